@@ -1,0 +1,13 @@
+// Everything corio offers, in one include.
+#pragma once
+
+#include <corio/clock.hpp>
+#include <corio/coro.hpp>
+#include <corio/errors.hpp>
+#include <corio/event_loop.hpp>
+#include <corio/future.hpp>
+#include <corio/handle.hpp>
+#include <corio/run.hpp>
+#include <corio/sleep.hpp>
+#include <corio/task.hpp>
+#include <corio/testing/virtual_clock.hpp>

@@ -1,0 +1,143 @@
+// corio::Coro<T>: the return type of every async function.
+//
+// Lazy, like a Python coroutine object: calling the function allocates its
+// frame and runs nothing. `co_await coro` runs it inline in the awaiting task,
+// with no task and no loop round trip (`await coro()` in Python). When it
+// finishes, control goes back to the awaiter through the trampoline in
+// detail/driver.hpp, so chains of any depth use constant stack. Move-only;
+// [[nodiscard]], so a forgotten co_await is a compiler warning.
+//
+// Suspends: never by itself; only where its body awaits something.
+// Resumed by: the task that drives it (see task.hpp).
+#pragma once
+
+#include <corio/detail/driver.hpp>
+#include <corio/detail/frame_alloc.hpp>
+
+#include <coroutine>
+#include <exception>
+#include <optional>
+#include <type_traits>
+#include <utility>
+
+namespace corio {
+
+template <class T = void>
+class Coro;
+
+namespace detail {
+
+class CoroPromiseBase {
+ public:
+  std::suspend_always initial_suspend() noexcept { return {}; }
+
+  struct FinalAwaiter {
+    bool await_ready() noexcept { return false; }
+    template <class P>
+    void await_suspend(std::coroutine_handle<P> h) noexcept {
+      // A task's root Coro has no continuation: the driver stops and the task
+      // collects the result.
+      if (auto c = h.promise().continuation_) transfer_to(c);
+    }
+    void await_resume() noexcept {}
+  };
+  FinalAwaiter final_suspend() noexcept { return {}; }
+  void unhandled_exception() noexcept { exception_ = std::current_exception(); }
+
+  static void* operator new(std::size_t n) { return frame_alloc(n); }
+  static void operator delete(void* p, std::size_t n) noexcept { frame_free(p, n); }
+
+  std::coroutine_handle<> continuation_;
+  std::exception_ptr exception_;
+};
+
+template <class T>
+class CoroPromise final : public CoroPromiseBase {
+ public:
+  Coro<T> get_return_object() noexcept;
+  template <class U = T>
+    requires std::is_convertible_v<U&&, T>
+  void return_value(U&& v) {
+    value_.emplace(std::forward<U>(v));
+  }
+  T take() {
+    if (exception_) std::rethrow_exception(exception_);
+    return std::move(*value_);
+  }
+  std::optional<T> value_;
+};
+
+template <>
+class CoroPromise<void> final : public CoroPromiseBase {
+ public:
+  Coro<void> get_return_object() noexcept;
+  void return_void() noexcept {}
+  void take() {
+    if (exception_) std::rethrow_exception(exception_);
+  }
+};
+
+}  // namespace detail
+
+template <class T>
+class [[nodiscard]] Coro {
+ public:
+  using promise_type = detail::CoroPromise<T>;
+  using value_type = T;
+  using handle_type = std::coroutine_handle<promise_type>;
+
+  Coro() noexcept = default;
+  explicit Coro(handle_type h) noexcept : h_(h) {}
+  Coro(Coro&& o) noexcept : h_(std::exchange(o.h_, nullptr)) {}
+  Coro& operator=(Coro&& o) noexcept {
+    if (this != &o) {
+      reset();
+      h_ = std::exchange(o.h_, nullptr);
+    }
+    return *this;
+  }
+  Coro(const Coro&) = delete;
+  Coro& operator=(const Coro&) = delete;
+  ~Coro() { reset(); }
+
+  bool valid() const noexcept { return static_cast<bool>(h_); }
+
+  class Awaiter {
+   public:
+    explicit Awaiter(handle_type h) noexcept : h_(h) {}
+    bool await_ready() const noexcept { return false; }
+    void await_suspend(std::coroutine_handle<> awaiting) noexcept {
+      h_.promise().continuation_ = awaiting;
+      detail::transfer_to(h_);
+    }
+    T await_resume() { return h_.promise().take(); }
+
+   private:
+    handle_type h_;
+  };
+
+  // Awaiting consumes the coroutine: it runs once.
+  Awaiter operator co_await() && noexcept { return Awaiter(h_); }
+  Awaiter operator co_await() & noexcept { return Awaiter(h_); }
+
+  // Hands the frame over (to a Task); the Coro becomes empty.
+  handle_type release() noexcept { return std::exchange(h_, nullptr); }
+
+ private:
+  void reset() noexcept {
+    if (h_) std::exchange(h_, nullptr).destroy();
+  }
+  handle_type h_;
+};
+
+template <class T>
+Coro<T> detail::CoroPromise<T>::get_return_object() noexcept {
+  return Coro<T>(Coro<T>::handle_type::from_promise(*this));
+}
+inline Coro<void> detail::CoroPromise<void>::get_return_object() noexcept {
+  return Coro<void>(Coro<void>::handle_type::from_promise(*this));
+}
+
+static_assert(std::is_move_constructible_v<Coro<int>> && !std::is_copy_constructible_v<Coro<int>>);
+
+}  // namespace corio

@@ -1,0 +1,88 @@
+// Awaiting a Future or Task from a task: link a Callback into the state's list
+// and suspend; completion wakes the task. Nothing is allocated: the callback
+// node and the await point live in this awaiter, in the coroutine frame.
+#pragma once
+
+#include <corio/detail/task_state.hpp>
+
+#include <type_traits>
+#include <utility>
+
+namespace corio::detail {
+
+// The result of a done state: copied, or moved when `may_move` (the awaited
+// handle was an rvalue) and no other handle shares the state, so no one else
+// can read the value. Move-only values are always moved: they can be taken once.
+template <class T>
+T take_result(FutureStateBase* s, bool may_move) {
+  s->rethrow_if_failed();
+  if constexpr (!std::is_void_v<T>) {
+    auto& box = value_of<T>(s);
+    if constexpr (std::is_copy_constructible_v<T>) {
+      if (!(may_move && s->ref_count() == 1)) return *box.v;
+    }
+    return std::move(*box.v);
+  }
+}
+
+enum class OnCancel : bool {
+  propagate,  // asyncio's `await fut`: cancelling the waiter cancels the awaited
+  detach,     // shield(): the waiter stops waiting, the awaited runs on
+};
+
+template <class T, OnCancel Policy = OnCancel::propagate>
+class FutureAwaiter : private Callback, private AwaitPoint {
+ public:
+  // `owner_moves`: the awaited handle was an rvalue; if no other handle can
+  // see the state, the value may be moved out instead of copied.
+  FutureAwaiter(FutureStateBase* s, bool owner_moves) noexcept : s_(s), owner_moves_(owner_moves) {
+    what = s->is_task() ? "task" : "future";
+  }
+  FutureAwaiter(const FutureAwaiter&) = delete;
+
+  bool await_ready() const noexcept { return s_->done(); }
+  void await_suspend(std::coroutine_handle<> h) {
+    task_ = &current_task_for("awaiting a Future");
+    if (static_cast<FutureStateBase*>(task_) == s_) {
+      throw RuntimeError("a task cannot await itself");
+    }
+    fire = &on_done;
+    cancel_fn = &on_cancel;
+    s_->add_callback(this);
+    task_->suspend_at(h, this);
+  }
+  T await_resume() {
+    if (interrupted) task_->throw_cancelled();
+    return take_result<T>(s_, owner_moves_);
+  }
+
+ private:
+  static void on_done(Callback* cb, FutureStateBase&) noexcept {
+    static_cast<FutureAwaiter*>(cb)->task_->wake();
+  }
+  // The waiting task always throws its own CancelledError (the step
+  // interrupts this point), even if an awaited task swallows the request:
+  // a cancelled task learns it was cancelled.
+  static bool on_cancel(AwaitPoint* p, const std::string& msg) noexcept {
+    auto* self = static_cast<FutureAwaiter*>(p);
+    if constexpr (Policy == OnCancel::propagate) {
+      try {
+        // Fires our callback, which wakes the task; an already done state
+        // has woken it already.
+        self->s_->cancel(msg);
+      } catch (...) {
+        self->task_->wake();  // copying the message failed: still deliver
+      }
+    } else {
+      self->unlink();
+      self->task_->wake();
+    }
+    return false;
+  }
+
+  FutureStateBase* s_;
+  TaskBase* task_ = nullptr;
+  bool owner_moves_;
+};
+
+}  // namespace corio::detail

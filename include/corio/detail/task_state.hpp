@@ -1,0 +1,151 @@
+// The state of a Task: a future that drives one Coro on the loop.
+//
+// A task is a ReadyNode: waking it pushes the task itself on the ready queue
+// (no allocation), and its step resumes the innermost suspended coroutine
+// through the trampoline. When the root Coro finishes, the typed TaskState
+// moves its result into the future part and fires the waiters.
+//
+// Where a task waits is an AwaitPoint, embedded in the awaiter object in the
+// coroutine frame. It is what Task::cancel() acts on while the task is
+// suspended, and what debug tooling reads to say what a task waits for.
+#pragma once
+
+#include <corio/coro.hpp>
+#include <corio/detail/future_state.hpp>
+
+#include <coroutine>
+#include <memory>
+#include <string>
+
+namespace corio::detail {
+
+struct AwaitPoint {
+  // Called by Task::cancel() while the task is suspended here. Must make sure
+  // the task gets woken (now, or it already is), and return true if that
+  // resumption will itself throw CancelledError (a cancelled future); false
+  // makes the task's next step interrupt this point instead.
+  bool (*cancel_fn)(AwaitPoint*, const std::string& msg) noexcept = nullptr;
+  const char* what = "";      // "sleep", "future", "task", ... for task dumps
+  bool interrupted = false;   // set by the task: await_resume must throw CancelledError
+};
+
+struct TaskExtra;  // name, cancel message: allocated only when used
+
+class TaskBase : public FutureStateBase, public ReadyNode {
+ public:
+  TaskBase(LoopCore* loop, std::coroutine_handle<> root, void (*on_ready)(ReadyNode*, bool),
+           DestroyFn destroy);
+
+  // Task.cancel(): ask the task to throw CancelledError at its current (or
+  // next) suspension point. False if it is already done.
+  bool request_cancel(std::string msg);
+  int cancelling() const noexcept { return cancel_requests_; }
+  int uncancel() noexcept;
+  std::uint64_t id() const noexcept { return id_; }
+  std::string name() const;
+  void set_name(std::string name);
+  // The CancelledError to throw at an interrupted await point.
+  [[noreturn]] void throw_cancelled() const;
+  AwaitPoint* waiting_on() const noexcept { return waiting_on_; }
+  // Combinators that collect a child's failure themselves turn off the
+  // "exception was never retrieved" report for it.
+  void set_suppress_unretrieved() noexcept { retrieved_ = true; }
+
+  // Schedule the next step. Idempotent while already queued.
+  void wake() noexcept {
+    if (!queued_) {
+      queued_ = true;
+      add_ref(this);
+      loop_->ready.push(this);
+    }
+  }
+  // Called from an awaiter's await_suspend once it has registered itself.
+  void suspend_at(std::coroutine_handle<> h, AwaitPoint* point) noexcept {
+    resume_ = h;
+    waiting_on_ = point;
+    if (must_cancel_) [[unlikely]]
+      cancel_at_suspend();
+  }
+  const std::string& cancel_message() const noexcept;
+
+ protected:
+  ~TaskBase();
+  // Runs one step; true when the root coroutine has finished and the typed
+  // part must collect its result.
+  bool step() noexcept;
+  void finish_from_root(std::exception_ptr e) noexcept;
+  void before_destroy() noexcept;
+  std::coroutine_handle<> root() const noexcept { return root_; }
+
+ private:
+  friend class ::corio::EventLoop;
+  void cancel_at_suspend() noexcept;
+  // Loop close: the state may outlive the loop; reports then go to stderr.
+  void detach_from_loop() noexcept;
+  void destroy_root() noexcept;
+
+  std::coroutine_handle<> root_;
+  std::coroutine_handle<> resume_;
+  AwaitPoint* waiting_on_ = nullptr;
+  std::unique_ptr<TaskExtra> extra_;
+  std::uint64_t id_;
+  int cancel_requests_ = 0;
+  bool must_cancel_ = false;
+  bool queued_ = false;
+  bool started_ = false;
+  struct RegistryHook : ListHook {
+    TaskBase* task;
+  } registry_;
+
+ public:
+  static TaskBase* from_registry(ListHook* h) noexcept {
+    return static_cast<RegistryHook*>(h)->task;
+  }
+};
+
+template <class T>
+class TaskState final : public TaskBase, public Pooled {
+ public:
+  using Handle = std::coroutine_handle<CoroPromise<T>>;
+  TaskState(LoopCore* loop, Handle root) : TaskBase(loop, root, &on_ready, &destroy) {}
+  ValueBox<T> value;
+
+ private:
+  static void on_ready(ReadyNode* n, bool run) noexcept {
+    auto* self = static_cast<TaskState*>(static_cast<TaskBase*>(n));
+    if (run && self->step()) self->collect();
+    release(self);  // the ready queue's reference
+  }
+  void collect() noexcept {
+    auto& promise = Handle::from_address(root().address()).promise();
+    std::exception_ptr e = promise.exception_;
+    if constexpr (!std::is_void_v<T>) {
+      if (!e) {
+        try {
+          value.v.emplace(std::move(*promise.value_));
+        } catch (...) {
+          e = std::current_exception();
+        }
+      }
+    }
+    finish_from_root(std::move(e));
+  }
+  static void destroy(FutureStateBase* s) noexcept {
+    auto* self = static_cast<TaskState*>(static_cast<TaskBase*>(s));
+    self->before_destroy();
+    delete self;
+  }
+};
+
+// The value slot of a Future<T> or Task<T> state.
+template <class T>
+ValueBox<T>& value_of(FutureStateBase* s) noexcept {
+  if (s->is_task()) return static_cast<TaskState<T>*>(static_cast<TaskBase*>(s))->value;
+  return static_cast<FutureState<T>*>(s)->value;
+}
+
+// The task running on this thread, or a RuntimeError naming `what` when a
+// corio awaitable is awaited outside any task.
+TaskBase& current_task_for(const char* what);
+
+}  // namespace corio::detail

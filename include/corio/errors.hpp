@@ -1,0 +1,62 @@
+// Exceptions with asyncio's names (DESIGN.md "Errors and bad input").
+#pragma once
+
+#include <exception>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace corio {
+
+// Thrown at a task's co_await when the task is cancelled.
+//
+// Like asyncio since Python 3.8, where CancelledError became a BaseException,
+// it deliberately does not derive from std::exception: a
+// `catch (const std::exception&)` written for ordinary failures must not
+// swallow a cancellation by accident. Catch it by name (or `...`) to clean up,
+// then rethrow.
+class CancelledError {
+ public:
+  explicit CancelledError(std::string msg = {}) : msg_(std::move(msg)) {}
+  const char* what() const noexcept { return msg_.empty() ? "CancelledError" : msg_.c_str(); }
+  const std::string& message() const noexcept { return msg_; }
+
+ private:
+  std::string msg_;
+};
+
+class TimeoutError : public std::runtime_error {
+ public:
+  TimeoutError() : std::runtime_error("TimeoutError") {}
+  explicit TimeoutError(const std::string& m) : std::runtime_error(m) {}
+};
+
+class InvalidStateError : public std::logic_error {
+ public:
+  using std::logic_error::logic_error;
+};
+
+class RuntimeError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class ValueError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+// Several failures at once (TaskGroup). what() lists each.
+class ExceptionGroup : public std::runtime_error {
+ public:
+  ExceptionGroup(const std::string& message, std::vector<std::exception_ptr> exceptions);
+  const std::vector<std::exception_ptr>& exceptions() const noexcept { return exceptions_; }
+
+ private:
+  std::vector<std::exception_ptr> exceptions_;
+};
+
+// One line describing an exception_ptr ("TimeoutError: ..."), for reports.
+std::string describe(const std::exception_ptr& e);
+
+}  // namespace corio

@@ -1,0 +1,186 @@
+// corio::EventLoop: one thread, one loop (asyncio's BaseEventLoop).
+//
+// Three structures and one rule (DESIGN.md): a FIFO ready queue, a timer
+// min-heap, and a poller (epoll) behind a small backend interface. Each
+// iteration runs exactly the callbacks that were ready when its run phase
+// began; work scheduled meanwhile runs in the next iteration.
+//
+// Everything is loop-affine except call_soon_threadsafe(), which may be called
+// from any thread and wakes a loop blocked in the poller.
+#pragma once
+
+#include <corio/clock.hpp>
+#include <corio/detail/loop_core.hpp>
+#include <corio/errors.hpp>
+#include <corio/handle.hpp>
+#include <corio/task.hpp>
+
+#include <chrono>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace corio {
+
+enum class Backend { best, epoll, io_uring };
+
+struct RunOptions {
+  bool debug = false;
+  Backend backend = Backend::best;
+  std::shared_ptr<Clock> clock;  // default: MonotonicClock
+};
+
+struct ExceptionContext {
+  std::string message;
+  std::exception_ptr exception;
+  std::optional<TaskRef> task;
+};
+
+using ExceptionHandler = std::function<void(EventLoop&, const ExceptionContext&)>;
+
+class EventLoop : public detail::LoopCore {
+ public:
+  EventLoop();
+  explicit EventLoop(RunOptions opts);
+  EventLoop(const EventLoop&) = delete;
+  EventLoop& operator=(const EventLoop&) = delete;
+  ~EventLoop();
+
+  // Runs the loop until the awaitable is done; returns its result or throws
+  // its exception. A Coro is wrapped in a task first.
+  template <class T>
+  T run_until_complete(Coro<T> coro) {
+    return run_until_complete(Future<T>(create_task(std::move(coro))));
+  }
+  template <class T>
+  T run_until_complete(Task<T> task) {
+    return run_until_complete(Future<T>(std::move(task)));
+  }
+  template <class T>
+  T run_until_complete(Future<T> fut);
+
+  void run_forever();
+  // Ends run_forever() after the current iteration's batch.
+  void stop() noexcept { stopping_ = true; }
+  // Destroys pending tasks (reporting each), drops queued callbacks, closes
+  // the poller. The loop must not be running.
+  void close();
+  bool is_running() const noexcept { return running_; }
+  bool is_closed() const noexcept { return closed_; }
+  // One iteration: poll, queue I/O and expired timers, run the ready batch.
+  void run_once();
+
+  double time() const;
+  Clock& clock() const noexcept { return *clock_; }
+
+  Handle call_soon(std::function<void()> fn);
+  template <class Rep, class Period>
+  TimerHandle call_later(std::chrono::duration<Rep, Period> delay, std::function<void()> fn) {
+    return call_at(time() + std::chrono::duration<double>(delay).count(), std::move(fn));
+  }
+  TimerHandle call_at(double when, std::function<void()> fn);
+  // The one entry point callable from any thread.
+  Handle call_soon_threadsafe(std::function<void()> fn);
+
+  template <class T = void>
+  Future<T> create_future() {
+    return Future<T>(detail::Ref<detail::FutureStateBase>(new detail::FutureState<T>(this)));
+  }
+  template <class T>
+  Task<T> create_task(Coro<T> coro, std::string name = {});
+
+  // Level-triggered readiness callbacks, as asyncio's add_reader/add_writer.
+  void add_reader(int fd, std::function<void()> fn);
+  bool remove_reader(int fd);
+  void add_writer(int fd, std::function<void()> fn);
+  bool remove_writer(int fd);
+
+  void set_debug(bool enabled) noexcept { debug_ = enabled; }
+  bool get_debug() const noexcept { return debug_; }
+  double slow_callback_duration = 0.1;  // seconds; reported in debug mode
+
+  void set_exception_handler(ExceptionHandler handler);
+  void call_exception_handler(const ExceptionContext& context) noexcept;
+  void default_exception_handler(const ExceptionContext& context) noexcept;
+  // What the default handler prints, usable without a loop.
+  static void report_to_stderr(const ExceptionContext& context) noexcept;
+
+  const char* backend_name() const noexcept;
+
+  // Timer heap access for awaiters that embed their TimerNode.
+  void add_timer(detail::TimerNode* node, double when);
+  void remove_timer(detail::TimerNode* node) noexcept;
+
+ private:
+  struct Impl;
+  void check_open() const;
+  void enter_run();
+  void leave_run() noexcept;
+  void push_handle(detail::CallbackHandle* h) noexcept;
+  static void run_handle(detail::ReadyNode* n, bool run) noexcept;
+  static void expire_handle(detail::TimerNode* n) noexcept;
+  void run_ready_batch() noexcept;
+  double poll_timeout() const;
+  void poll_io(double timeout);
+  void queue_expired_timers();
+  void destroy_pending_tasks() noexcept;
+
+  std::shared_ptr<Clock> clock_;
+  std::unique_ptr<Impl> impl_;
+  ExceptionHandler exception_handler_;
+  EventLoop* outer_loop_ = nullptr;
+  unsigned busy_iterations_ = 0;
+  bool running_ = false;
+  bool stopping_ = false;
+  bool closed_ = false;
+  bool debug_ = false;
+};
+
+inline EventLoop& detail::LoopCore::loop() noexcept { return static_cast<EventLoop&>(*this); }
+
+namespace detail {
+inline constinit thread_local EventLoop* tls_running_loop = nullptr;
+
+}  // namespace detail
+
+// The loop running in this thread; throws RuntimeError if there is none.
+EventLoop& get_running_loop();
+
+template <class T>
+T EventLoop::run_until_complete(Future<T> fut) {
+  check_open();
+  if (!fut.done()) {
+    struct StopWhenDone : detail::Callback {
+      EventLoop* loop;
+    } stopper;
+    stopper.loop = this;
+    stopper.fire = [](detail::Callback* cb, detail::FutureStateBase&) noexcept {
+      static_cast<StopWhenDone*>(cb)->loop->stop();
+    };
+    fut.state()->add_callback(&stopper);
+    run_forever();
+    if (!fut.done()) throw RuntimeError("Event loop stopped before Future completed.");
+  }
+  detail::FutureStateBase* s = fut.state();
+  return detail::take_result<T>(s, true);
+}
+
+template <class T>
+Task<T> EventLoop::create_task(Coro<T> coro, std::string name) {
+  check_open();
+  if (!coro.valid()) throw ValueError("create_task() needs a coroutine that has not run");
+  auto* st = new detail::TaskState<T>(this, coro.release());
+  Task<T> task(detail::Ref<detail::FutureStateBase>(static_cast<detail::TaskBase*>(st)));
+  if (!name.empty()) st->set_name(std::move(name));
+  st->wake();
+  return task;
+}
+
+template <class T>
+Task<T> create_task(Coro<T> coro, std::string name) {
+  return get_running_loop().create_task(std::move(coro), std::move(name));
+}
+
+}  // namespace corio

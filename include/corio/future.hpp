@@ -1,0 +1,81 @@
+// corio::Future<T>: a placeholder for a result (asyncio.Future).
+//
+// A copyable handle to shared, loop-affine state: pending, then finished with a
+// value or an exception, or cancelled. Done-callbacks are scheduled on the
+// loop, never called inline. Create one with loop.create_future<T>().
+//
+// Suspends: `co_await fut` suspends the awaiting task while fut is pending
+// (a done future returns at once, without yielding).
+// Resumed by: whoever completes it (set_result, set_exception, cancel), via
+// the loop's ready queue on the next iteration.
+// Cancelling the awaiting task cancels the future (as asyncio does).
+#pragma once
+
+#include <corio/detail/future_awaiter.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <type_traits>
+
+namespace corio {
+
+using CallbackId = std::uint64_t;
+
+template <class T = void>
+class Future {
+ public:
+  using value_type = T;
+
+  Future() noexcept = default;  // an empty handle; valid() is false
+  explicit Future(detail::Ref<detail::FutureStateBase> s) noexcept : s_(std::move(s)) {}
+
+  bool valid() const noexcept { return static_cast<bool>(s_); }
+  bool done() const noexcept { return s_->done(); }
+  bool cancelled() const noexcept { return s_->cancelled(); }
+
+  // The value, or throws the exception, CancelledError, or InvalidStateError
+  // while pending. Copies the value (moves it for move-only T: once).
+  T result() const { return detail::take_result<T>(s_.get(), false); }
+  // nullptr if finished with a value; throws CancelledError if cancelled,
+  // InvalidStateError if pending.
+  std::exception_ptr exception() const { return s_->exception(); }
+
+  void set_result()
+    requires std::is_void_v<T>
+  {
+    s_->check_pending("set_result");
+    s_->finish_ok();
+  }
+  template <class U = T>
+    requires(!std::is_void_v<T> && std::is_constructible_v<T, U &&>)
+  void set_result(U&& v) {
+    s_->check_pending("set_result");
+    detail::value_of<T>(s_.get()).v.emplace(std::forward<U>(v));
+    s_->finish_ok();
+  }
+  void set_exception(std::exception_ptr e) { s_->set_exception(std::move(e)); }
+  bool cancel(std::string msg = {}) { return s_->cancel(std::move(msg)); }
+
+  // fn(Future<T>) runs on the loop once the future is done (soon, if it is).
+  CallbackId add_done_callback(std::function<void(Future<T>)> fn) {
+    return s_->add_done_callback([fn = std::move(fn)](detail::FutureStateBase& s) {
+      fn(Future<T>(detail::Ref<detail::FutureStateBase>::share(&s)));
+    });
+  }
+  // Returns how many callbacks were removed (0 or 1).
+  std::size_t remove_done_callback(CallbackId id) noexcept { return s_->remove_done_callback(id); }
+
+  detail::FutureAwaiter<T> operator co_await() const& noexcept { return {s_.get(), false}; }
+  detail::FutureAwaiter<T> operator co_await() && noexcept { return {s_.get(), true}; }
+
+  friend bool operator==(const Future& a, const Future& b) noexcept { return a.s_ == b.s_; }
+
+  // For combinators and the loop.
+  detail::FutureStateBase* state() const noexcept { return s_.get(); }
+
+ protected:
+  detail::Ref<detail::FutureStateBase> s_;
+};
+
+}  // namespace corio

@@ -1,0 +1,63 @@
+// co_await corio::sleep(duration): asyncio.sleep.
+//
+// Suspends the task until the deadline. sleep(0s) (or any non-positive
+// duration) yields to the loop exactly once: the task goes to the back of the
+// ready queue and runs again in the next iteration. The timer node lives in
+// this awaiter, in the coroutine frame: sleeping allocates nothing.
+// Resumed by: the loop's expired-timers phase. Cancellation removes the timer
+// and throws CancelledError here.
+#pragma once
+
+#include <corio/event_loop.hpp>
+
+#include <chrono>
+#include <coroutine>
+
+namespace corio {
+
+class [[nodiscard]] SleepAwaiter : private detail::AwaitPoint, private detail::TimerNode {
+ public:
+  explicit SleepAwaiter(double seconds) noexcept : delay_(seconds) { what = "sleep"; }
+  SleepAwaiter(const SleepAwaiter&) = delete;
+  SleepAwaiter& operator=(const SleepAwaiter&) = delete;
+  ~SleepAwaiter() {
+    if (in_heap()) loop_->remove_timer(this);
+  }
+
+  bool await_ready() const noexcept { return false; }
+  void await_suspend(std::coroutine_handle<> h) {
+    task_ = &detail::current_task_for("sleep()");
+    cancel_fn = &on_cancel;
+    if (delay_ > 0) {
+      loop_ = &task_->loop()->loop();
+      expire = &on_expire;
+      loop_->add_timer(this, loop_->time() + delay_);
+    } else {
+      task_->wake();
+    }
+    task_->suspend_at(h, this);
+  }
+  void await_resume() const {
+    if (interrupted) task_->throw_cancelled();
+  }
+
+ private:
+  static void on_expire(detail::TimerNode* n) noexcept { static_cast<SleepAwaiter*>(n)->task_->wake(); }
+  static bool on_cancel(detail::AwaitPoint* p, const std::string&) noexcept {
+    auto* self = static_cast<SleepAwaiter*>(p);
+    if (self->in_heap()) self->loop_->remove_timer(self);
+    self->task_->wake();
+    return false;
+  }
+
+  double delay_;
+  detail::TaskBase* task_ = nullptr;
+  EventLoop* loop_ = nullptr;
+};
+
+template <class Rep, class Period>
+SleepAwaiter sleep(std::chrono::duration<Rep, Period> delay) noexcept {
+  return SleepAwaiter(std::chrono::duration<double>(delay).count());
+}
+
+}  // namespace corio

@@ -1,0 +1,87 @@
+// corio::Task<T>: a Future that drives one coroutine on the loop (asyncio.Task).
+//
+// create_task() schedules the first step; from then on the task runs whether
+// or not anyone awaits it (the loop owns a pending task; dropping every Task
+// handle does not stop it). Each step resumes the coroutine until it suspends
+// at an await point; whoever completes that await point wakes the task, which
+// steps again on the next loop iteration.
+//
+// cancel() makes the task's current (or next) co_await throw CancelledError;
+// destructors run as the exception unwinds, like `finally` blocks. A task that
+// catches CancelledError and carries on has "swallowed" the cancellation, as
+// in asyncio; cancelling() counts the requests and uncancel() withdraws one.
+//
+// Suspends: `co_await task` suspends until the task is done.
+// Cancelling the awaiting task cancels the awaited task (asyncio semantics;
+// see shield() to prevent it).
+#pragma once
+
+#include <corio/detail/loop_core.hpp>
+#include <corio/future.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace corio {
+
+template <class T = void>
+class Task : public Future<T> {
+ public:
+  Task() noexcept = default;
+  explicit Task(detail::Ref<detail::FutureStateBase> s) noexcept : Future<T>(std::move(s)) {}
+
+  bool cancel(std::string msg = {}) { return task()->request_cancel(std::move(msg)); }
+  int cancelling() const noexcept { return task()->cancelling(); }
+  int uncancel() noexcept { return task()->uncancel(); }
+  std::string get_name() const { return task()->name(); }
+  void set_name(std::string name) { task()->set_name(std::move(name)); }
+
+  // co_await of an rvalue task (e.g. `co_await create_task(f())`) moves the
+  // result out when no other handle shares it.
+  detail::FutureAwaiter<T> operator co_await() const& noexcept { return {this->s_.get(), false}; }
+  detail::FutureAwaiter<T> operator co_await() && noexcept { return {this->s_.get(), true}; }
+
+ private:
+  detail::TaskBase* task() const noexcept { return static_cast<detail::TaskBase*>(this->s_.get()); }
+};
+
+// A type-erased handle to a task of any result type (all_tasks, reports).
+class TaskRef {
+ public:
+  TaskRef() noexcept = default;
+  explicit TaskRef(detail::TaskBase* t) noexcept
+      : s_(detail::Ref<detail::FutureStateBase>::share(t)) {}
+  template <class T>
+  TaskRef(const Task<T>& t) noexcept  // NOLINT: implicit, as a base-class reference would be
+      : s_(detail::Ref<detail::FutureStateBase>::share(t.state())) {}
+
+  bool done() const noexcept { return s_->done(); }
+  bool cancelled() const noexcept { return s_->cancelled(); }
+  bool cancel(std::string msg = {}) { return task()->request_cancel(std::move(msg)); }
+  int cancelling() const noexcept { return task()->cancelling(); }
+  std::string get_name() const { return task()->name(); }
+  std::uint64_t id() const noexcept { return task()->id(); }
+  // What the task is suspended on ("sleep", "future", "task", ...), or "".
+  const char* waiting_on() const noexcept {
+    auto* p = task()->waiting_on();
+    return p ? p->what : "";
+  }
+  std::exception_ptr exception() const { return s_->exception(); }
+  friend bool operator==(const TaskRef& a, const TaskRef& b) noexcept { return a.s_ == b.s_; }
+
+  detail::TaskBase* task() const noexcept { return static_cast<detail::TaskBase*>(s_.get()); }
+
+ private:
+  detail::Ref<detail::FutureStateBase> s_;
+};
+
+// create_task on the running loop (throws RuntimeError outside one).
+template <class T>
+Task<T> create_task(Coro<T> coro, std::string name = {});
+
+// The task running now, if any, and every pending task of the running loop.
+std::optional<TaskRef> current_task();
+std::vector<TaskRef> all_tasks();
+
+}  // namespace corio
