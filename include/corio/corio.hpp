@@ -11,3 +11,10 @@
 #include <corio/sleep.hpp>
 #include <corio/task.hpp>
 #include <corio/testing/virtual_clock.hpp>
+#include <corio/as_completed.hpp>
+#include <corio/gather.hpp>
+#include <corio/outcome.hpp>
+#include <corio/shield.hpp>
+#include <corio/task_group.hpp>
+#include <corio/timeout.hpp>
+#include <corio/wait.hpp>

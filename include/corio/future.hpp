@@ -66,8 +66,12 @@ class Future {
   // Returns how many callbacks were removed (0 or 1).
   std::size_t remove_done_callback(CallbackId id) noexcept { return s_->remove_done_callback(id); }
 
-  detail::FutureAwaiter<T> operator co_await() const& noexcept { return {s_.get(), false}; }
-  detail::FutureAwaiter<T> operator co_await() && noexcept { return {s_.get(), true}; }
+  // co_await of an rvalue handle (e.g. `co_await create_task(f())`) moves
+  // the result out when no other handle shares it.
+  auto operator co_await() const& noexcept { return detail::FutureAwaiter<T>(s_.get()); }
+  auto operator co_await() && noexcept {
+    return detail::FutureAwaiter<T, detail::OnCancel::propagate, true>(s_.get());
+  }
 
   friend bool operator==(const Future& a, const Future& b) noexcept { return a.s_ == b.s_; }
 

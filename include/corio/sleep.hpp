@@ -17,7 +17,7 @@ namespace corio {
 
 class [[nodiscard]] SleepAwaiter : private detail::AwaitPoint, private detail::TimerNode {
  public:
-  explicit SleepAwaiter(double seconds) noexcept : delay_(seconds) { what = "sleep"; }
+  explicit SleepAwaiter(double seconds) noexcept : delay_(seconds) {}
   SleepAwaiter(const SleepAwaiter&) = delete;
   SleepAwaiter& operator=(const SleepAwaiter&) = delete;
   ~SleepAwaiter() {
@@ -27,7 +27,7 @@ class [[nodiscard]] SleepAwaiter : private detail::AwaitPoint, private detail::T
   bool await_ready() const noexcept { return false; }
   void await_suspend(std::coroutine_handle<> h) {
     task_ = &detail::current_task_for("sleep()");
-    cancel_fn = &on_cancel;
+    ops = &kOps;
     if (delay_ > 0) {
       loop_ = &task_->loop()->loop();
       expire = &on_expire;
@@ -50,6 +50,7 @@ class [[nodiscard]] SleepAwaiter : private detail::AwaitPoint, private detail::T
     return false;
   }
 
+  static constexpr Ops kOps{&on_cancel, "sleep"};
   double delay_;
   detail::TaskBase* task_ = nullptr;
   EventLoop* loop_ = nullptr;

@@ -37,11 +37,6 @@ class Task : public Future<T> {
   std::string get_name() const { return task()->name(); }
   void set_name(std::string name) { task()->set_name(std::move(name)); }
 
-  // co_await of an rvalue task (e.g. `co_await create_task(f())`) moves the
-  // result out when no other handle shares it.
-  detail::FutureAwaiter<T> operator co_await() const& noexcept { return {this->s_.get(), false}; }
-  detail::FutureAwaiter<T> operator co_await() && noexcept { return {this->s_.get(), true}; }
-
  private:
   detail::TaskBase* task() const noexcept { return static_cast<detail::TaskBase*>(this->s_.get()); }
 };
@@ -65,7 +60,7 @@ class TaskRef {
   // What the task is suspended on ("sleep", "future", "task", ...), or "".
   const char* waiting_on() const noexcept {
     auto* p = task()->waiting_on();
-    return p ? p->what : "";
+    return p ? p->ops->what : "";
   }
   std::exception_ptr exception() const { return s_->exception(); }
   friend bool operator==(const TaskRef& a, const TaskRef& b) noexcept { return a.s_ == b.s_; }

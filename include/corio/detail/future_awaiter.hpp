@@ -30,14 +30,14 @@ enum class OnCancel : bool {
   detach,     // shield(): the waiter stops waiting, the awaited runs on
 };
 
-template <class T, OnCancel Policy = OnCancel::propagate>
+// MayMove: the awaited handle was an rvalue, so if no other handle shares
+// the state, the value is moved out instead of copied. A template parameter,
+// not a member: this awaiter sits in every suspended frame (DESIGN.md's
+// 256-bytes-per-task budget).
+template <class T, OnCancel Policy = OnCancel::propagate, bool MayMove = false>
 class FutureAwaiter : private Callback, private AwaitPoint {
  public:
-  // `owner_moves`: the awaited handle was an rvalue; if no other handle can
-  // see the state, the value may be moved out instead of copied.
-  FutureAwaiter(FutureStateBase* s, bool owner_moves) noexcept : s_(s), owner_moves_(owner_moves) {
-    what = s->is_task() ? "task" : "future";
-  }
+  explicit FutureAwaiter(FutureStateBase* s) noexcept : s_(s) {}
   FutureAwaiter(const FutureAwaiter&) = delete;
 
   bool await_ready() const noexcept { return s_->done(); }
@@ -47,13 +47,13 @@ class FutureAwaiter : private Callback, private AwaitPoint {
       throw RuntimeError("a task cannot await itself");
     }
     fire = &on_done;
-    cancel_fn = &on_cancel;
+    ops = s_->is_task() ? &kTaskOps : &kFutureOps;
     s_->add_callback(this);
     task_->suspend_at(h, this);
   }
   T await_resume() {
     if (interrupted) task_->throw_cancelled();
-    return take_result<T>(s_, owner_moves_);
+    return take_result<T>(s_, MayMove);
   }
 
  private:
@@ -79,10 +79,11 @@ class FutureAwaiter : private Callback, private AwaitPoint {
     }
     return false;
   }
+  static constexpr Ops kFutureOps{&on_cancel, "future"};
+  static constexpr Ops kTaskOps{&on_cancel, "task"};
 
   FutureStateBase* s_;
   TaskBase* task_ = nullptr;
-  bool owner_moves_;
 };
 
 }  // namespace corio::detail

@@ -20,18 +20,25 @@
 namespace corio::detail {
 
 struct AwaitPoint {
-  // Called by Task::cancel() while the task is suspended here. Must make sure
-  // the task gets woken (now, or it already is), and return true if that
-  // resumption will itself throw CancelledError (a cancelled future); false
-  // makes the task's next step interrupt this point instead.
-  bool (*cancel_fn)(AwaitPoint*, const std::string& msg) noexcept = nullptr;
-  const char* what = "";      // "sleep", "future", "task", ... for task dumps
-  bool interrupted = false;   // set by the task: await_resume must throw CancelledError
+  struct Ops {
+    // Called by Task::cancel() while the task is suspended here. Must make
+    // sure the task gets woken (now, or it already is), and return true if
+    // that resumption will itself throw CancelledError; false makes the
+    // task's next step interrupt this point instead.
+    bool (*cancel)(AwaitPoint*, const std::string& msg) noexcept;
+    const char* what;  // "sleep", "future", "task", ... for task dumps
+  };
+  const Ops* ops = nullptr;  // one static table per awaiter type: 8 bytes per frame
+  bool interrupted = false;  // set by the task: await_resume must throw CancelledError
 };
 
 struct TaskExtra;  // name, cancel message: allocated only when used
 
-class TaskBase : public FutureStateBase, public ReadyNode {
+// Linked in the loop's task registry (pending tasks, or done ones with an
+// unretrieved exception).
+struct RegistryHook : ListHook {};
+
+class TaskBase : public FutureStateBase, public ReadyNode, public RegistryHook {
  public:
   TaskBase(LoopCore* loop, std::coroutine_handle<> root, void (*on_ready)(ReadyNode*, bool),
            DestroyFn destroy);
@@ -41,7 +48,7 @@ class TaskBase : public FutureStateBase, public ReadyNode {
   bool request_cancel(std::string msg);
   int cancelling() const noexcept { return cancel_requests_; }
   int uncancel() noexcept;
-  std::uint64_t id() const noexcept { return id_; }
+  std::uint32_t id() const noexcept { return id_; }
   std::string name() const;
   void set_name(std::string name);
   // The CancelledError to throw at an interrupted await point.
@@ -53,8 +60,8 @@ class TaskBase : public FutureStateBase, public ReadyNode {
 
   // Schedule the next step. Idempotent while already queued.
   void wake() noexcept {
-    if (!queued_) {
-      queued_ = true;
+    if (!(task_flags_ & kQueued)) {
+      task_flags_ |= kQueued;
       add_ref(this);
       loop_->ready.push(this);
     }
@@ -63,7 +70,7 @@ class TaskBase : public FutureStateBase, public ReadyNode {
   void suspend_at(std::coroutine_handle<> h, AwaitPoint* point) noexcept {
     resume_ = h;
     waiting_on_ = point;
-    if (must_cancel_) [[unlikely]]
+    if (task_flags_ & kMustCancel) [[unlikely]]
       cancel_at_suspend();
   }
   const std::string& cancel_message() const noexcept;
@@ -88,18 +95,14 @@ class TaskBase : public FutureStateBase, public ReadyNode {
   std::coroutine_handle<> resume_;
   AwaitPoint* waiting_on_ = nullptr;
   std::unique_ptr<TaskExtra> extra_;
-  std::uint64_t id_;
-  int cancel_requests_ = 0;
-  bool must_cancel_ = false;
-  bool queued_ = false;
-  bool started_ = false;
-  struct RegistryHook : ListHook {
-    TaskBase* task;
-  } registry_;
+  // 32-bit id and count, flags in FutureStateBase's spare byte: a task state
+  // is 120 bytes, one 128-byte malloc chunk (the per-task memory budget).
+  std::uint32_t id_;
+  std::int32_t cancel_requests_ = 0;
 
  public:
   static TaskBase* from_registry(ListHook* h) noexcept {
-    return static_cast<RegistryHook*>(h)->task;
+    return static_cast<TaskBase*>(static_cast<RegistryHook*>(h));
   }
 };
 
@@ -108,7 +111,7 @@ class TaskState final : public TaskBase, public Pooled {
  public:
   using Handle = std::coroutine_handle<CoroPromise<T>>;
   TaskState(LoopCore* loop, Handle root) : TaskBase(loop, root, &on_ready, &destroy) {}
-  ValueBox<T> value;
+  [[no_unique_address]] ValueBox<T> value;
 
  private:
   static void on_ready(ReadyNode* n, bool run) noexcept {

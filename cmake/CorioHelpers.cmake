@@ -1,0 +1,74 @@
+# Helpers used by corio's own CMakeLists. Not installed; consumers never see them.
+
+include_guard(GLOBAL)
+
+# corio_target_warnings(<target>)
+#
+# Warnings (and -Werror) for corio's own targets only, PRIVATE, and only when corio
+# is the top-level project: a user's add_subdirectory/FetchContent build must not
+# break because their compiler warns about something new.
+function(corio_target_warnings target)
+  if(NOT CORIO_WARNINGS)
+    return()
+  endif()
+  get_target_property(type ${target} TYPE)
+  if(type STREQUAL "INTERFACE_LIBRARY")
+    return()
+  endif()
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic)
+  if(CORIO_WERROR)
+    target_compile_options(${target} PRIVATE -Werror)
+  endif()
+endfunction()
+
+# corio_add_layer(<name> [DEPENDS <layer>...] [PUBLIC_LIBS <lib>...] [PRIVATE_LIBS <lib>...])
+#
+# One library per layer of DESIGN.md: target corio_<name>, alias corio::<name>,
+# exported as corio::<name>, sources src/<name>/**/*.cpp. DEPENDS names other
+# layers (linked PUBLIC). fmt and Threads come with every layer (fmt PRIVATE, as
+# ${CORIO_FMT_TARGET}: it never appears in public headers). src/ is a PRIVATE
+# include directory, for headers internal to the library. A layer with no .cpp yet is an INTERFACE
+# library, so the tree configures while a layer is still being written.
+#
+# Layers must be added in dependency order (core first); the order is kept for
+# the link line of corio.pc and for tests/CMakeLists.txt.
+function(corio_add_layer name)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "" "DEPENDS;PUBLIC_LIBS;PRIVATE_LIBS")
+  if(arg_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "corio_add_layer(${name}): unknown arguments ${arg_UNPARSED_ARGUMENTS}")
+  endif()
+  set(target corio_${name})
+  file(GLOB_RECURSE sources CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/src/${name}/*.cpp")
+
+  if(sources)
+    add_library(${target} ${sources})
+    set(scope PUBLIC)
+    set_target_properties(${target} PROPERTIES
+      VERSION ${PROJECT_VERSION}
+      SOVERSION ${PROJECT_VERSION_MAJOR})
+    target_include_directories(${target} PRIVATE "${PROJECT_SOURCE_DIR}/src")
+    target_link_libraries(${target} PRIVATE ${CORIO_FMT_TARGET} ${arg_PRIVATE_LIBS})
+    corio_target_warnings(${target})
+    set_property(GLOBAL APPEND PROPERTY CORIO_COMPILED_LAYERS ${name})
+  else()
+    message(STATUS "corio: layer '${name}' has no sources yet (INTERFACE library)")
+    add_library(${target} INTERFACE)
+    set(scope INTERFACE)
+  endif()
+  add_library(corio::${name} ALIAS ${target})
+  set_target_properties(${target} PROPERTIES EXPORT_NAME ${name})
+
+  target_compile_features(${target} ${scope} cxx_std_20)
+  target_include_directories(${target} ${scope}
+    "$<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>"
+    "$<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>")
+  target_link_libraries(${target} ${scope} Threads::Threads ${arg_PUBLIC_LIBS})
+  foreach(dep IN LISTS arg_DEPENDS)
+    if(NOT TARGET corio_${dep})
+      message(FATAL_ERROR "corio_add_layer(${name}): layer '${dep}' must be added first")
+    endif()
+    target_link_libraries(${target} ${scope} corio::${dep})
+  endforeach()
+
+  set_property(GLOBAL APPEND PROPERTY CORIO_LAYERS ${name})
+endfunction()

@@ -1,0 +1,82 @@
+# Install rules: headers, one library per layer, the exported package
+# (corioTargets.cmake with namespace corio::, corioConfig.cmake,
+# corioConfigVersion.cmake) and corio.pc. Included once from the top level.
+
+include_guard(GLOBAL)
+include(CMakePackageConfigHelpers)
+
+set(CORIO_CMAKE_INSTALL_DIR "${CMAKE_INSTALL_LIBDIR}/cmake/corio")
+get_property(_corio_layers GLOBAL PROPERTY CORIO_LAYERS)
+get_property(_corio_compiled_layers GLOBAL PROPERTY CORIO_COMPILED_LAYERS)
+
+if(EXISTS "${PROJECT_SOURCE_DIR}/include/")
+  install(DIRECTORY "${PROJECT_SOURCE_DIR}/include/"
+    DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
+endif()
+
+set(_corio_targets corio)
+foreach(layer IN LISTS _corio_layers)
+  list(APPEND _corio_targets corio_${layer})
+endforeach()
+install(TARGETS ${_corio_targets}
+  EXPORT corioTargets
+  ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}"
+  LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}"
+  RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}"
+  INCLUDES DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
+install(EXPORT corioTargets
+  NAMESPACE corio::
+  DESTINATION "${CORIO_CMAKE_INSTALL_DIR}")
+
+# Which packages corioConfig.cmake must find: the public ones always, the private
+# ones too when the layers are static libraries ($<LINK_ONLY:fmt::fmt>).
+set(CORIO_CONFIG_PACKAGES ${CORIO_PUBLIC_PACKAGES})
+if(NOT BUILD_SHARED_LIBS)
+  list(APPEND CORIO_CONFIG_PACKAGES ${CORIO_PRIVATE_PACKAGES})
+endif()
+configure_package_config_file(
+  "${PROJECT_SOURCE_DIR}/cmake/corioConfig.cmake.in"
+  "${PROJECT_BINARY_DIR}/corioConfig.cmake"
+  INSTALL_DESTINATION "${CORIO_CMAKE_INSTALL_DIR}")
+write_basic_package_version_file(
+  "${PROJECT_BINARY_DIR}/corioConfigVersion.cmake"
+  VERSION ${PROJECT_VERSION}
+  COMPATIBILITY SameMajorVersion)
+install(FILES
+  "${PROJECT_BINARY_DIR}/corioConfig.cmake"
+  "${PROJECT_BINARY_DIR}/corioConfigVersion.cmake"
+  DESTINATION "${CORIO_CMAKE_INSTALL_DIR}")
+
+# pkg-config: upper layers first on the link line (static link order). fmt goes
+# to Requires for a static build so that plain `pkg-config --libs corio` links.
+set(CORIO_PC_LIBS "")
+list(REVERSE _corio_compiled_layers)
+foreach(layer IN LISTS _corio_compiled_layers)
+  string(APPEND CORIO_PC_LIBS " -lcorio_${layer}")
+endforeach()
+if(BUILD_SHARED_LIBS)
+  set(CORIO_PC_REQUIRES "")
+  set(CORIO_PC_REQUIRES_PRIVATE "fmt")
+else()
+  set(CORIO_PC_REQUIRES "fmt")
+  set(CORIO_PC_REQUIRES_PRIVATE "")
+endif()
+# Relocatable: prefix is found from the .pc file's own place, so `cmake --install
+# --prefix <anywhere>` gives a working corio.pc.
+if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}")
+  set(CORIO_PC_PREFIX "${CMAKE_INSTALL_PREFIX}")
+  set(CORIO_PC_LIBDIR "${CMAKE_INSTALL_LIBDIR}")
+else()
+  file(RELATIVE_PATH _corio_up "/root/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/root")
+  string(REGEX REPLACE "/$" "" _corio_up "${_corio_up}")
+  set(CORIO_PC_PREFIX "\${pcfiledir}/${_corio_up}")
+  set(CORIO_PC_LIBDIR "\${prefix}/${CMAKE_INSTALL_LIBDIR}")
+endif()
+if(IS_ABSOLUTE "${CMAKE_INSTALL_INCLUDEDIR}")
+  set(CORIO_PC_INCLUDEDIR "${CMAKE_INSTALL_INCLUDEDIR}")
+else()
+  set(CORIO_PC_INCLUDEDIR "\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}")
+endif()
+configure_file("${PROJECT_SOURCE_DIR}/cmake/corio.pc.in" "${PROJECT_BINARY_DIR}/corio.pc" @ONLY)
+install(FILES "${PROJECT_BINARY_DIR}/corio.pc"
+  DESTINATION "${CMAKE_INSTALL_LIBDIR}/pkgconfig")

@@ -1,0 +1,47 @@
+// co_await wait(tasks, return_when, timeout): asyncio.wait.
+//
+// Waits until all tasks are done (ReturnWhen::all_completed), the first one is
+// (first_completed), or one fails with an exception (first_exception; a
+// cancelled task does not count), or until the optional timeout. Never
+// throws for the tasks' failures and never cancels them; returns the tasks
+// split into done and pending, each in the order given.
+#pragma once
+
+#include <corio/detail/multi_wait.hpp>
+
+#include <chrono>
+#include <optional>
+#include <vector>
+
+namespace corio {
+
+enum class ReturnWhen { all_completed, first_completed, first_exception };
+
+template <class T>
+struct WaitResult {
+  std::vector<Task<T>> done;
+  std::vector<Task<T>> pending;
+};
+
+template <class T>
+Coro<WaitResult<T>> wait(std::vector<Task<T>> tasks, ReturnWhen return_when = ReturnWhen::all_completed,
+                         std::optional<std::chrono::duration<double>> timeout = {}) {
+  if (tasks.empty()) throw ValueError("wait() needs at least one task");
+  std::vector<detail::FutureStateBase*> states;
+  states.reserve(tasks.size());
+  for (const Task<T>& t : tasks) states.push_back(t.state());
+  detail::MultiWaitOptions opts;
+  opts.until = return_when == ReturnWhen::all_completed     ? detail::Until::all
+               : return_when == ReturnWhen::first_completed ? detail::Until::first_completed
+                                                            : detail::Until::first_failure;
+  if (timeout) opts.deadline = get_running_loop().time() + std::max(0.0, timeout->count());
+  {
+    detail::MultiWait waiter(states, opts);
+    co_await waiter;
+  }
+  WaitResult<T> result;
+  for (Task<T>& t : tasks) (t.done() ? result.done : result.pending).push_back(std::move(t));
+  co_return result;
+}
+
+}  // namespace corio

@@ -1,0 +1,138 @@
+// epoll backend: level-triggered readiness, as asyncio's selector loop.
+//
+// Interest changes are batched per fd (libuv's watcher queue) and applied with
+// ADD/MOD/DEL just before epoll_wait. An eventfd registered at creation makes
+// wakeup() interrupt a blocked wait from any thread.
+#include "../backend.hpp"
+
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <system_error>
+#include <vector>
+
+namespace corio::detail {
+namespace {
+
+[[noreturn]] void throw_errno(const char* what) {
+  throw std::system_error(errno, std::generic_category(), what);
+}
+
+class EpollPoller final : public Poller {
+ public:
+  EpollPoller() {
+    epfd_ = epoll_create1(EPOLL_CLOEXEC);
+    if (epfd_ < 0) throw_errno("epoll_create1");
+    wakefd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (wakefd_ < 0) {
+      close(epfd_);
+      throw_errno("eventfd");
+    }
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.fd = wakefd_;
+    if (epoll_ctl(epfd_, EPOLL_CTL_ADD, wakefd_, &ev) < 0) throw_errno("epoll_ctl(eventfd)");
+  }
+  ~EpollPoller() override {
+    close(wakefd_);
+    close(epfd_);
+  }
+
+  const char* name() const noexcept override { return "epoll"; }
+
+  void set_interest(int fd, bool read, bool write) override {
+    if (fd < 0) throw std::system_error(EBADF, std::generic_category(), "add_reader/add_writer");
+    if (static_cast<std::size_t>(fd) >= fds_.size()) fds_.resize(static_cast<std::size_t>(fd) + 1);
+    FdState& st = fds_[static_cast<std::size_t>(fd)];
+    st.wanted = (read ? EPOLLIN : 0u) | (write ? EPOLLOUT : 0u);
+    if (st.registered == 0 && st.wanted != 0 && !st.dirty) {
+      // A new fd is registered at once, so that an fd epoll refuses (a
+      // regular file: EPERM) fails in add_reader() itself, as in asyncio.
+      ctl(fd, st);
+      return;
+    }
+    if (!st.dirty && st.wanted != st.registered) {
+      st.dirty = true;
+      changed_.push_back(fd);
+    }
+  }
+
+  int poll(int timeout_ms, IoEvent* out, int capacity) override {
+    apply_changes();
+    events_.resize(static_cast<std::size_t>(capacity));
+    int n = epoll_wait(epfd_, events_.data(), capacity, timeout_ms);
+    if (n < 0) {
+      if (errno == EINTR) return 0;
+      throw_errno("epoll_wait");
+    }
+    int count = 0;
+    for (int i = 0; i < n; ++i) {
+      const epoll_event& e = events_[static_cast<std::size_t>(i)];
+      if (e.data.fd == wakefd_) {
+        eventfd_t value;
+        (void)eventfd_read(wakefd_, &value);
+        continue;
+      }
+      const bool err = (e.events & (EPOLLERR | EPOLLHUP)) != 0;
+      out[count++] = IoEvent{e.data.fd, (e.events & EPOLLIN) != 0 || err,
+                             (e.events & EPOLLOUT) != 0 || err};
+    }
+    return count;
+  }
+
+  void wakeup() noexcept override { (void)eventfd_write(wakefd_, 1); }
+
+ private:
+  struct FdState {
+    unsigned wanted = 0;
+    unsigned registered = 0;
+    bool dirty = false;
+  };
+
+  void apply_changes() {
+    for (int fd : changed_) {
+      FdState& st = fds_[static_cast<std::size_t>(fd)];
+      st.dirty = false;
+      if (st.wanted != st.registered) ctl(fd, st);
+    }
+    changed_.clear();
+  }
+
+  // Moves the kernel's interest set for fd to st.wanted. An fd closed and
+  // reused behind our back is no longer registered: fall back to ADD.
+  void ctl(int fd, FdState& st) {
+    epoll_event ev{};
+    ev.events = st.wanted;
+    ev.data.fd = fd;
+    int rc;
+    if (st.wanted == 0) {
+      (void)epoll_ctl(epfd_, EPOLL_CTL_DEL, fd, &ev);  // a closed fd has left by itself
+      rc = 0;
+    } else if (st.registered == 0) {
+      rc = epoll_ctl(epfd_, EPOLL_CTL_ADD, fd, &ev);
+      if (rc < 0 && errno == EEXIST) rc = epoll_ctl(epfd_, EPOLL_CTL_MOD, fd, &ev);
+    } else {
+      rc = epoll_ctl(epfd_, EPOLL_CTL_MOD, fd, &ev);
+      if (rc < 0 && errno == ENOENT) rc = epoll_ctl(epfd_, EPOLL_CTL_ADD, fd, &ev);
+    }
+    if (rc < 0) {
+      st.registered = st.wanted = 0;
+      throw_errno("epoll_ctl");
+    }
+    st.registered = st.wanted;
+  }
+
+  int epfd_ = -1;
+  int wakefd_ = -1;
+  std::vector<FdState> fds_;
+  std::vector<int> changed_;
+  std::vector<epoll_event> events_;
+};
+
+}  // namespace
+
+std::unique_ptr<Poller> make_epoll_poller() { return std::make_unique<EpollPoller>(); }
+
+}  // namespace corio::detail

@@ -1,0 +1,13 @@
+#include <corio/clock.hpp>
+
+#include <time.h>
+
+namespace corio {
+
+double MonotonicClock::now() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+}  // namespace corio

@@ -1,0 +1,39 @@
+#include <corio/errors.hpp>
+
+#include <system_error>
+#include <typeinfo>
+
+namespace corio {
+
+namespace {
+std::string join_messages(const std::string& message, const std::vector<std::exception_ptr>& excs) {
+  std::string out = message + " (" + std::to_string(excs.size()) + " sub-exception" +
+                    (excs.size() == 1 ? "" : "s") + ")";
+  for (std::size_t i = 0; i < excs.size(); ++i) {
+    out += "\n  [" + std::to_string(i + 1) + "] " + describe(excs[i]);
+  }
+  return out;
+}
+}  // namespace
+
+ExceptionGroup::ExceptionGroup(const std::string& message, std::vector<std::exception_ptr> exceptions)
+    : std::runtime_error(join_messages(message, exceptions)), exceptions_(std::move(exceptions)) {}
+
+std::string describe(const std::exception_ptr& e) {
+  if (!e) return "no exception";
+  try {
+    std::rethrow_exception(e);
+  } catch (const CancelledError& c) {
+    return c.message().empty() ? "CancelledError" : "CancelledError: " + c.message();
+  } catch (const TimeoutError& t) {
+    return std::string("TimeoutError: ") + t.what();
+  } catch (const std::system_error& s) {
+    return std::string("system_error: ") + s.what();
+  } catch (const std::exception& x) {
+    return std::string(typeid(x).name()) + ": " + x.what();
+  } catch (...) {
+    return "unknown exception";
+  }
+}
+
+}  // namespace corio

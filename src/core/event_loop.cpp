@@ -1,0 +1,377 @@
+// The event loop (see event_loop.hpp). One iteration, run_once():
+//
+//   1. timeout  0 if anything is ready (or stopping, or cross-thread work
+//               is waiting), else until the earliest timer, else forever
+//   2. poll     wait for I/O up to the timeout; queue the fd callbacks;
+//               move call_soon_threadsafe work onto the ready queue
+//   3. timers   queue every timer whose deadline has passed, in
+//               (deadline, sequence) order
+//   4. run      run exactly the batch queued so far; whatever it schedules
+//               runs in the next iteration
+//
+// Lifetime rules:
+//   1. A queued ready node holds a reference on its owner; running (or, on
+//      close, dropping) it releases that reference.
+//   2. A call_later handle in the timer heap holds a reference; expiry moves
+//      it to the ready queue, cancel() releases it at once.
+//   3. Pending tasks are owned by the loop. close() destroys their frames,
+//      reporting each, and detaches done tasks whose exception is still
+//      unretrieved so that their later report goes to stderr.
+#include <corio/event_loop.hpp>
+
+#include "backend/backend.hpp"
+#include "timer_heap.hpp"
+
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <mutex>
+#include <vector>
+
+namespace corio {
+
+namespace {
+// While callbacks keep the ready queue busy, poll for I/O only every
+// kIoPollInterval iterations: a zero-timeout epoll_wait costs a syscall
+// (~0.3 us), more than a task switch. Tokio's scheduler checks its driver
+// every 61 ticks for the same reason. Idle loops always poll.
+constexpr unsigned kIoPollInterval = 61;
+constexpr int kMaxEventsPerPoll = 256;
+}  // namespace
+
+struct EventLoop::Impl {
+  std::unique_ptr<detail::Poller> poller;
+  detail::TimerHeap timers;
+  struct FdWatch {
+    detail::Ref<detail::CallbackHandle> reader, writer;
+  };
+  std::vector<FdWatch> watches;
+  std::size_t watched_fds = 0;
+
+  // Installs (h) or removes (empty h) the reader or writer callback of fd.
+  void watch(int fd, bool is_reader, detail::Ref<detail::CallbackHandle> h) {
+    if (fd < 0) throw ValueError("invalid file descriptor " + std::to_string(fd));
+    const auto index = static_cast<std::size_t>(fd);
+    if (index >= watches.size()) watches.resize(index + 1);
+    FdWatch& w = watches[index];
+    const bool was_watched = w.reader || w.writer;
+    const bool read = is_reader ? static_cast<bool>(h) : static_cast<bool>(w.reader);
+    const bool write = is_reader ? static_cast<bool>(w.writer) : static_cast<bool>(h);
+    poller->set_interest(fd, read, write);
+    auto& slot = is_reader ? w.reader : w.writer;
+    if (slot) slot->cancelled = true;  // a queued run of the old callback is skipped
+    slot = std::move(h);
+    if (read || write) {
+      if (!was_watched) ++watched_fds;
+    } else if (was_watched) {
+      --watched_fds;
+    }
+  }
+  detail::IoEvent events[kMaxEventsPerPoll];
+
+  // call_soon_threadsafe: the only state shared with other threads.
+  std::mutex ts_mutex;
+  std::vector<detail::CallbackHandle*> ts_queue;  // each holds one reference
+  std::atomic<bool> ts_pending{false};
+  bool ts_closed = false;
+};
+
+EventLoop::EventLoop() : EventLoop(RunOptions{}) {}
+
+EventLoop::EventLoop(RunOptions opts)
+    : clock_(opts.clock ? std::move(opts.clock) : std::make_shared<MonotonicClock>()),
+      impl_(std::make_unique<Impl>()),
+      debug_(opts.debug) {
+  // Backend::io_uring and Backend::best fall back to epoll until the
+  // io_uring backend lands (it must probe at run time anyway: seccomp
+  // profiles often forbid io_uring).
+  impl_->poller = detail::make_epoll_poller();
+}
+
+EventLoop::~EventLoop() {
+  if (!closed_ && !running_) close();
+}
+
+const char* EventLoop::backend_name() const noexcept { return impl_->poller->name(); }
+
+double EventLoop::time() const { return clock_->now(); }
+
+void EventLoop::check_open() const {
+  if (closed_) throw RuntimeError("Event loop is closed");
+}
+
+// ---- running -------------------------------------------------------------
+
+void EventLoop::enter_run() {
+  check_open();
+  if (running_) throw RuntimeError("This event loop is already running");
+  if (detail::tls_running_loop) {
+    throw RuntimeError("Cannot run the event loop while another loop is running");
+  }
+  running_ = true;
+  detail::tls_running_loop = this;
+}
+
+void EventLoop::leave_run() noexcept {
+  stopping_ = false;
+  running_ = false;
+  detail::tls_running_loop = nullptr;
+}
+
+void EventLoop::run_forever() {
+  enter_run();
+  try {
+    do {
+      run_once();
+    } while (!stopping_);
+  } catch (...) {
+    leave_run();
+    throw;
+  }
+  leave_run();
+}
+
+void EventLoop::run_once() {
+  poll_io(poll_timeout());
+  queue_expired_timers();
+  run_ready_batch();
+}
+
+double EventLoop::poll_timeout() const {
+  if (!ready.empty() || stopping_ || impl_->ts_pending.load(std::memory_order_acquire)) return 0;
+  if (!impl_->timers.empty()) return std::max(0.0, impl_->timers.top_when() - time());
+  return -1;
+}
+
+void EventLoop::poll_io(double timeout) {
+  Impl& im = *impl_;
+  const bool busy = timeout == 0;
+  if (!busy || (im.watched_fds > 0 && ++busy_iterations_ >= kIoPollInterval)) {
+    busy_iterations_ = 0;
+    if (!busy) timeout = clock_->on_idle(timeout);
+    const int ms = timeout < 0 ? -1
+                               : static_cast<int>(std::min(std::ceil(timeout * 1000), double{INT_MAX}));
+    const int n = im.poller->poll(ms, im.events, kMaxEventsPerPoll);
+    for (int i = 0; i < n; ++i) {
+      const detail::IoEvent& ev = im.events[i];
+      if (static_cast<std::size_t>(ev.fd) >= im.watches.size()) continue;
+      Impl::FdWatch& w = im.watches[static_cast<std::size_t>(ev.fd)];
+      if (ev.readable && w.reader && !w.reader->queued) {
+        add_ref(w.reader.get());
+        push_handle(w.reader.get());
+      }
+      if (ev.writable && w.writer && !w.writer->queued) {
+        add_ref(w.writer.get());
+        push_handle(w.writer.get());
+      }
+    }
+  }
+  if (im.ts_pending.load(std::memory_order_acquire)) {
+    std::vector<detail::CallbackHandle*> batch;
+    {
+      std::lock_guard lock(im.ts_mutex);
+      batch.swap(im.ts_queue);
+      im.ts_pending.store(false, std::memory_order_relaxed);
+    }
+    for (detail::CallbackHandle* h : batch) push_handle(h);
+  }
+}
+
+void EventLoop::queue_expired_timers() {
+  detail::TimerHeap& timers = impl_->timers;
+  if (timers.empty()) return;
+  const double now = time();  // read once per pass
+  while (!timers.empty() && timers.top_when() <= now) {
+    detail::TimerNode* n = timers.pop();
+    n->expire(n);
+  }
+}
+
+void EventLoop::run_ready_batch() noexcept {
+  detail::ReadyNode* n = ready.take_all();
+  while (n) {
+    detail::ReadyNode* next = n->next;  // n may be queued again while it runs
+    n->fn(n, true);
+    n = next;
+  }
+}
+
+// ---- callbacks and timers ------------------------------------------------
+
+void EventLoop::push_handle(detail::CallbackHandle* h) noexcept {
+  h->queued = true;
+  ready.push(h);
+}
+
+void EventLoop::run_handle(detail::ReadyNode* node, bool run) noexcept {
+  auto* h = static_cast<detail::CallbackHandle*>(node);
+  h->queued = false;
+  if (run && !h->cancelled) {
+    try {
+      h->fn();
+    } catch (...) {
+      h->loop->call_exception_handler({"Exception in callback", std::current_exception(), std::nullopt});
+    }
+  }
+  release(h);
+}
+
+void EventLoop::expire_handle(detail::TimerNode* n) noexcept {
+  auto* h = static_cast<detail::CallbackHandle*>(n);
+  h->loop->push_handle(h);  // the heap's reference moves to the queue
+}
+
+Handle EventLoop::call_soon(std::function<void()> fn) {
+  check_open();
+  auto* h = new detail::CallbackHandle(this, std::move(fn));
+  h->ReadyNode::fn = &run_handle;
+  add_ref(h);
+  push_handle(h);
+  return Handle(detail::Ref<detail::CallbackHandle>(h));
+}
+
+TimerHandle EventLoop::call_at(double when, std::function<void()> fn) {
+  check_open();
+  auto* h = new detail::CallbackHandle(this, std::move(fn));
+  h->ReadyNode::fn = &run_handle;
+  h->expire = &expire_handle;
+  add_ref(h);
+  impl_->timers.push(h, when);
+  return TimerHandle(detail::Ref<detail::CallbackHandle>(h));
+}
+
+Handle EventLoop::call_soon_threadsafe(std::function<void()> fn) {
+  auto* h = new detail::CallbackHandle(this, std::move(fn));
+  h->ReadyNode::fn = &run_handle;
+  Handle handle{detail::Ref<detail::CallbackHandle>(h)};
+  {
+    std::lock_guard lock(impl_->ts_mutex);
+    if (impl_->ts_closed) throw RuntimeError("Event loop is closed");
+    add_ref(h);
+    impl_->ts_queue.push_back(h);
+    impl_->ts_pending.store(true, std::memory_order_release);
+  }
+  impl_->poller->wakeup();
+  return handle;
+}
+
+void EventLoop::add_timer(detail::TimerNode* node, double when) { impl_->timers.push(node, when); }
+
+void EventLoop::remove_timer(detail::TimerNode* node) noexcept {
+  if (node->in_heap()) impl_->timers.remove(node);
+}
+
+void Handle::cancel() {
+  if (!h_ || h_->cancelled) return;
+  h_->cancelled = true;
+  h_->fn = nullptr;  // release captured state now, as asyncio does
+  if (h_->in_heap()) {
+    h_->loop->remove_timer(h_.get());
+    release(h_.get());  // the heap's reference
+  }
+}
+
+// ---- fd readiness ----------------------------------------------------------
+
+void EventLoop::add_reader(int fd, std::function<void()> fn) {
+  check_open();
+  auto* h = new detail::CallbackHandle(this, std::move(fn));
+  h->ReadyNode::fn = &run_handle;
+  impl_->watch(fd, true, detail::Ref<detail::CallbackHandle>(h));
+}
+
+void EventLoop::add_writer(int fd, std::function<void()> fn) {
+  check_open();
+  auto* h = new detail::CallbackHandle(this, std::move(fn));
+  h->ReadyNode::fn = &run_handle;
+  impl_->watch(fd, false, detail::Ref<detail::CallbackHandle>(h));
+}
+
+bool EventLoop::remove_reader(int fd) {
+  if (closed_ || fd < 0 || static_cast<std::size_t>(fd) >= impl_->watches.size()) return false;
+  if (!impl_->watches[static_cast<std::size_t>(fd)].reader) return false;
+  impl_->watch(fd, true, {});
+  return true;
+}
+
+bool EventLoop::remove_writer(int fd) {
+  if (closed_ || fd < 0 || static_cast<std::size_t>(fd) >= impl_->watches.size()) return false;
+  if (!impl_->watches[static_cast<std::size_t>(fd)].writer) return false;
+  impl_->watch(fd, false, {});
+  return true;
+}
+
+// ---- errors ----------------------------------------------------------------
+
+void EventLoop::set_exception_handler(ExceptionHandler handler) { exception_handler_ = std::move(handler); }
+
+void EventLoop::call_exception_handler(const ExceptionContext& context) noexcept {
+  if (!exception_handler_) {
+    default_exception_handler(context);
+    return;
+  }
+  try {
+    exception_handler_(*this, context);
+  } catch (...) {
+    report_to_stderr({"Unhandled error in exception handler", std::current_exception(), std::nullopt});
+    report_to_stderr(context);
+  }
+}
+
+void EventLoop::default_exception_handler(const ExceptionContext& context) noexcept {
+  report_to_stderr(context);
+}
+
+void EventLoop::report_to_stderr(const ExceptionContext& context) noexcept {
+  try {
+    std::string text = "corio: " + context.message + "\n";
+    if (context.task) text += "  task: " + context.task->get_name() + "\n";
+    if (context.exception) text += "  exception: " + describe(context.exception) + "\n";
+    std::fputs(text.c_str(), stderr);
+  } catch (...) {
+    std::fputs("corio: (failed to format an error report)\n", stderr);
+  }
+}
+
+// ---- close -------------------------------------------------------------------
+
+void EventLoop::destroy_pending_tasks() noexcept {
+  // A destroyed frame may cancel or even create tasks; bounded rounds.
+  for (int round = 0; round < 16 && !tasks.empty(); ++round) {
+    std::vector<TaskRef> pending;
+    tasks.for_each([&](detail::ListHook* h) { pending.emplace_back(detail::TaskBase::from_registry(h)); });
+    for (TaskRef& t : pending) {
+      if (t.done()) continue;
+      call_exception_handler({"Task was destroyed but it is pending!", nullptr, t});
+      t.task()->finish_from_root(std::make_exception_ptr(CancelledError("event loop closed")));
+    }
+  }
+}
+
+void EventLoop::close() {
+  if (running_) throw RuntimeError("Cannot close a running event loop");
+  if (closed_) return;
+  destroy_pending_tasks();
+  {
+    std::lock_guard lock(impl_->ts_mutex);
+    impl_->ts_closed = true;
+    for (detail::CallbackHandle* h : impl_->ts_queue) release(h);
+    impl_->ts_queue.clear();
+  }
+  // Pending call_later handles move to the ready queue, which drops them
+  // below; any other timer belongs to a frame destroyed above.
+  while (!impl_->timers.empty()) {
+    detail::TimerNode* n = impl_->timers.pop();
+    if (n->expire == &expire_handle) n->expire(n);
+  }
+  for (detail::ReadyNode* n = ready.take_all(); n;) {
+    detail::ReadyNode* next = n->next;
+    n->fn(n, false);
+    n = next;
+  }
+  impl_->watches.clear();
+  while (detail::ListHook* h = failed_tasks.front()) detail::TaskBase::from_registry(h)->detach_from_loop();
+  closed_ = true;
+}
+
+}  // namespace corio

@@ -1,0 +1,156 @@
+// Task stepping and cancellation (see detail/task_state.hpp and task.hpp).
+//
+// Cancellation protocol, as asyncio's Task.__step:
+//  - suspended at an await point: the point's ops->cancel makes sure the task
+//    is woken (cancelling the awaited future, removing the timer, ...) and
+//    the must-cancel flag is set;
+//  - running, or queued to run: the must-cancel flag is set;
+//  - at the next step with the flag set, the await point the task stopped
+//    at is marked interrupted and its await_resume throws CancelledError; a
+//    task that has not started yet finishes cancelled without running.
+#include <corio/event_loop.hpp>
+
+namespace corio::detail {
+
+struct TaskExtra {
+  std::string name;
+  std::string cancel_message;
+};
+
+TaskBase::TaskBase(LoopCore* loop, std::coroutine_handle<> root,
+                   void (*on_ready)(ReadyNode*, bool), DestroyFn destroy)
+    : FutureStateBase(loop, destroy, true),
+      root_(root),
+      resume_(root),
+      id_(static_cast<std::uint32_t>(loop->next_task_id++)) {
+  ReadyNode::fn = on_ready;
+  loop->tasks.push_back(static_cast<RegistryHook*>(this));
+  add_ref(this);  // the loop owns a pending task
+}
+
+TaskBase::~TaskBase() = default;
+
+TaskBase& current_task_for(const char* what) {
+  if (TaskBase* t = tls_current_task) return *t;
+  throw RuntimeError(std::string(what) + " must happen inside a task running on an event loop");
+}
+
+std::string TaskBase::name() const {
+  if (extra_ && !extra_->name.empty()) return extra_->name;
+  return "Task-" + std::to_string(id_);
+}
+
+void TaskBase::set_name(std::string name) {
+  if (!extra_) extra_ = std::make_unique<TaskExtra>();
+  extra_->name = std::move(name);
+}
+
+const std::string& TaskBase::cancel_message() const noexcept {
+  static const std::string empty;
+  return extra_ ? extra_->cancel_message : empty;
+}
+
+void TaskBase::throw_cancelled() const { throw CancelledError(cancel_message()); }
+
+bool TaskBase::request_cancel(std::string msg) {
+  if (done()) return false;
+  ++cancel_requests_;
+  if (!msg.empty() || extra_) {
+    if (!extra_) extra_ = std::make_unique<TaskExtra>();
+    extra_->cancel_message = std::move(msg);
+  }
+  task_flags_ |= kMustCancel;
+  if (waiting_on_ && waiting_on_->ops->cancel(waiting_on_, cancel_message())) task_flags_ &= ~kMustCancel;
+  return true;
+}
+
+void TaskBase::cancel_at_suspend() noexcept {
+  if (waiting_on_->ops->cancel(waiting_on_, cancel_message())) task_flags_ &= ~kMustCancel;
+}
+
+int TaskBase::uncancel() noexcept {
+  if (cancel_requests_ > 0) {
+    --cancel_requests_;
+    // Python 3.13: withdrawing the last request also withdraws the pending one.
+    if (cancel_requests_ == 0) task_flags_ &= ~kMustCancel;
+  }
+  return cancel_requests_;
+}
+
+bool TaskBase::step() noexcept {
+  task_flags_ &= ~kQueued;
+  if (done()) return false;
+  if (task_flags_ & kMustCancel) {
+    task_flags_ &= ~kMustCancel;
+    if (!(task_flags_ & kStarted)) {
+      destroy_root();
+      finish_from_root(std::make_exception_ptr(CancelledError(cancel_message())));
+      return false;
+    }
+    if (waiting_on_) waiting_on_->interrupted = true;
+  }
+  waiting_on_ = nullptr;
+  task_flags_ |= kStarted;
+  TaskBase* const outer = tls_current_task;
+  tls_current_task = this;
+  loop_->running_task.store(this, std::memory_order_relaxed);
+  drive(resume_);
+  tls_current_task = outer;
+  loop_->running_task.store(outer, std::memory_order_relaxed);
+  return root_.done();
+}
+
+void TaskBase::destroy_root() noexcept {
+  if (root_) std::exchange(root_, nullptr).destroy();
+  resume_ = nullptr;
+}
+
+void TaskBase::finish_from_root(std::exception_ptr e) noexcept {
+  destroy_root();
+  RegistryHook::unlink();
+  if (!e) {
+    finish_ok();
+  } else {
+    bool cancelled = false;
+    try {
+      std::rethrow_exception(e);
+    } catch (const CancelledError&) {
+      cancelled = true;
+    } catch (...) {
+    }
+    if (cancelled) {
+      finish_cancelled(std::move(e));
+    } else {
+      if (!retrieved_) loop_->failed_tasks.push_back(static_cast<RegistryHook*>(this));
+      finish_exception(std::move(e));
+    }
+  }
+  release(this);  // the loop's ownership ends with the task
+}
+
+void TaskBase::before_destroy() noexcept {
+  const bool pending = !done();
+  const bool unretrieved = status_ == Status::finished && exception_ && !retrieved_;
+  RegistryHook::unlink();
+  if (!pending && !unretrieved) return;
+  ExceptionContext ctx;
+  ctx.message = pending ? "Task was destroyed but it is pending!" : "Task exception was never retrieved";
+  if (unretrieved) ctx.exception = exception_;
+  try {
+    ctx.message += " (task " + name() + ")";
+  } catch (...) {
+  }
+  if (loop_) {
+    loop_->loop().call_exception_handler(ctx);
+  } else {
+    EventLoop::report_to_stderr(ctx);
+  }
+  destroy_root();
+}
+
+void TaskBase::detach_from_loop() noexcept {
+  RegistryHook::unlink();
+  loop_ = nullptr;
+}
+
+}  // namespace corio::detail
