@@ -38,7 +38,7 @@ class [[nodiscard]] SleepAwaiter : private detail::AwaitPoint, private detail::T
     task_->suspend_at(h, this);
   }
   void await_resume() const {
-    if (interrupted) task_->throw_cancelled();
+    task_->check_interrupt();
   }
 
  private:

@@ -57,7 +57,7 @@ void MultiWait::await_suspend(std::coroutine_handle<> h) {
 void MultiWait::await_resume() {
   nodes_.reset();  // unlinks the nodes of children still running
   if (loop_ && in_heap()) loop_->remove_timer(this);
-  if (interrupted) task_->throw_cancelled();
+  if (task_) task_->check_interrupt();
 }
 
 void MultiWait::on_child_done(FutureStateBase& s) noexcept {

@@ -52,6 +52,11 @@ const std::string& TaskBase::cancel_message() const noexcept {
 
 void TaskBase::throw_cancelled() const { throw CancelledError(cancel_message()); }
 
+void TaskBase::take_interrupt() const {
+  task_flags_ &= ~kInterrupt;
+  throw_cancelled();
+}
+
 bool TaskBase::request_cancel(std::string msg) {
   if (done()) return false;
   ++cancel_requests_;
@@ -87,7 +92,7 @@ bool TaskBase::step() noexcept {
       finish_from_root(std::make_exception_ptr(CancelledError(cancel_message())));
       return false;
     }
-    if (waiting_on_) waiting_on_->interrupted = true;
+    if (waiting_on_) task_flags_ |= kInterrupt;
   }
   waiting_on_ = nullptr;
   task_flags_ |= kStarted;

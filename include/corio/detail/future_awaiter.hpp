@@ -52,7 +52,7 @@ class FutureAwaiter : private Callback, private AwaitPoint {
     task_->suspend_at(h, this);
   }
   T await_resume() {
-    if (interrupted) task_->throw_cancelled();
+    if (task_) task_->check_interrupt();
     return take_result<T>(s_, MayMove);
   }
 

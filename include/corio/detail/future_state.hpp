@@ -87,8 +87,8 @@ class FutureStateBase {
   bool is_task_;
   bool retrieved_ = false;
   // TaskBase's flags, kept in what would be padding here.
-  enum : std::uint8_t { kMustCancel = 1, kQueued = 2, kStarted = 4 };
-  std::uint8_t task_flags_ = 0;
+  enum : std::uint8_t { kMustCancel = 1, kQueued = 2, kStarted = 4, kInterrupt = 8 };
+  mutable std::uint8_t task_flags_ = 0;
   LoopCore* loop_;
   std::exception_ptr exception_;
   ListHead callbacks_;

@@ -29,7 +29,6 @@ struct AwaitPoint {
     const char* what;  // "sleep", "future", "task", ... for task dumps
   };
   const Ops* ops = nullptr;  // one static table per awaiter type: 8 bytes per frame
-  bool interrupted = false;  // set by the task: await_resume must throw CancelledError
 };
 
 struct TaskExtra;  // name, cancel message: allocated only when used
@@ -53,6 +52,13 @@ class TaskBase : public FutureStateBase, public ReadyNode, public RegistryHook {
   void set_name(std::string name);
   // The CancelledError to throw at an interrupted await point.
   [[noreturn]] void throw_cancelled() const;
+  // First thing in an await point's await_resume: throws CancelledError if
+  // the step that resumed it was told to interrupt it. (A task flag, not a
+  // field of every awaiter: it keeps suspended frames small.)
+  void check_interrupt() const {
+    if (task_flags_ & kInterrupt) [[unlikely]]
+      take_interrupt();
+  }
   AwaitPoint* waiting_on() const noexcept { return waiting_on_; }
   // Combinators that collect a child's failure themselves turn off the
   // "exception was never retrieved" report for it.
@@ -87,6 +93,7 @@ class TaskBase : public FutureStateBase, public ReadyNode, public RegistryHook {
  private:
   friend class ::corio::EventLoop;
   void cancel_at_suspend() noexcept;
+  [[noreturn]] void take_interrupt() const;
   // Loop close: the state may outlive the loop; reports then go to stderr.
   void detach_from_loop() noexcept;
   void destroy_root() noexcept;
