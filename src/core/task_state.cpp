@@ -86,13 +86,15 @@ bool TaskBase::step() noexcept {
   task_flags_ &= ~kQueued;
   if (done()) return false;
   if (task_flags_ & kMustCancel) {
-    task_flags_ &= ~kMustCancel;
     if (!(task_flags_ & kStarted)) {
       destroy_root();
       finish_from_root(std::make_exception_ptr(CancelledError(cancel_message())));
       return false;
     }
-    if (waiting_on_) task_flags_ |= kInterrupt;
+    // Delivered by the await point the task resumes at. Suspended at
+    // something that is not a corio await point, the request waits for the
+    // next one (suspend_at).
+    if (waiting_on_) task_flags_ = (task_flags_ & ~kMustCancel) | kInterrupt;
   }
   waiting_on_ = nullptr;
   task_flags_ |= kStarted;
