@@ -61,6 +61,7 @@ function(corio_add_layer name)
   target_compile_features(${target} ${scope} cxx_std_20)
   target_include_directories(${target} ${scope}
     "$<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>"
+    "$<BUILD_INTERFACE:${PROJECT_BINARY_DIR}/include>"
     "$<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>")
   target_link_libraries(${target} ${scope} Threads::Threads ${arg_PUBLIC_LIBS})
   foreach(dep IN LISTS arg_DEPENDS)

@@ -13,6 +13,8 @@ if(EXISTS "${PROJECT_SOURCE_DIR}/include/")
   install(DIRECTORY "${PROJECT_SOURCE_DIR}/include/"
     DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
 endif()
+install(FILES "${PROJECT_BINARY_DIR}/include/corio/version.hpp"
+  DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/corio")
 
 set(_corio_targets corio)
 foreach(layer IN LISTS _corio_layers)

@@ -11,6 +11,7 @@
 #include <corio/sleep.hpp>
 #include <corio/task.hpp>
 #include <corio/testing/virtual_clock.hpp>
+#include <corio/version.hpp>
 #include <corio/as_completed.hpp>
 #include <corio/gather.hpp>
 #include <corio/outcome.hpp>

@@ -130,7 +130,6 @@ class EventLoop : public detail::LoopCore {
   std::shared_ptr<Clock> clock_;
   std::unique_ptr<Impl> impl_;
   ExceptionHandler exception_handler_;
-  EventLoop* outer_loop_ = nullptr;
   unsigned busy_iterations_ = 0;
   bool running_ = false;
   bool stopping_ = false;

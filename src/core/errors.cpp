@@ -1,11 +1,22 @@
 #include <corio/errors.hpp>
 
+#include <cxxabi.h>
+
+#include <cstdlib>
+#include <memory>
 #include <system_error>
 #include <typeinfo>
 
 namespace corio {
 
 namespace {
+std::string type_name(const std::type_info& t) {
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> name(abi::__cxa_demangle(t.name(), nullptr, nullptr, &status),
+                                              std::free);
+  return status == 0 && name ? std::string(name.get()) : std::string(t.name());
+}
+
 std::string join_messages(const std::string& message, const std::vector<std::exception_ptr>& excs) {
   std::string out = message + " (" + std::to_string(excs.size()) + " sub-exception" +
                     (excs.size() == 1 ? "" : "s") + ")";
@@ -30,7 +41,7 @@ std::string describe(const std::exception_ptr& e) {
   } catch (const std::system_error& s) {
     return std::string("system_error: ") + s.what();
   } catch (const std::exception& x) {
-    return std::string(typeid(x).name()) + ": " + x.what();
+    return type_name(typeid(x)) + ": " + x.what();
   } catch (...) {
     return "unknown exception";
   }
