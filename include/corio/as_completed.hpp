@@ -68,6 +68,7 @@ class AsCompleted {
     TimerHandle timer;
 
     void fill(detail::FutureStateBase& st) noexcept {
+      while (filled < slots.size() && slots[filled].done()) ++filled;  // its awaiter gave up
       if (filled == slots.size()) return;  // timed out already
       Future<T>& slot = slots[filled++];
       try {
@@ -84,7 +85,9 @@ class AsCompleted {
       }
     }
     void expire() {
-      while (filled < slots.size()) slots[filled++].set_exception(std::make_exception_ptr(TimeoutError()));
+      for (; filled < slots.size(); ++filled) {
+        if (!slots[filled].done()) slots[filled].set_exception(std::make_exception_ptr(TimeoutError()));
+      }
     }
   };
   std::unique_ptr<Shared> s_;

@@ -2,7 +2,8 @@
 //
 // Awaits aw (a Coro becomes a task first) so that cancelling the awaiting task
 // does not cancel aw: the awaiter gets CancelledError at once, while the
-// inner task runs on to completion, owned by the loop.
+// inner task runs on to completion, owned by the loop. Lazy like every corio
+// combinator: a Coro starts as a task when the shield is first awaited.
 #pragma once
 
 #include <corio/detail/awaitable.hpp>
@@ -10,15 +11,16 @@
 namespace corio {
 
 namespace detail {
-template <class T>
-Coro<T> shield_future(Future<T> inner) {
-  co_return co_await FutureAwaiter<T, OnCancel::detach>(inner.state());
+template <class A>
+Coro<result_t<A>> shield_start(A aw) {
+  auto inner = ensure_future(std::move(aw));
+  co_return co_await FutureAwaiter<result_t<A>, OnCancel::detach>(inner.state());
 }
 }  // namespace detail
 
 template <detail::Awaitable A>
 Coro<detail::result_t<A>> shield(A aw) {
-  return detail::shield_future(detail::ensure_future(std::move(aw)));
+  return detail::shield_start(std::move(aw));
 }
 
 }  // namespace corio

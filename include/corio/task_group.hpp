@@ -58,6 +58,7 @@ class TaskGroup {
   std::list<Child> children_;
   std::vector<std::exception_ptr> errors_;
   Future<void> all_done_;
+  Handle abort_soon_;
   bool aborting_ = false;
   bool finished_ = false;
 };

@@ -5,6 +5,7 @@ namespace corio {
 TaskGroup::TaskGroup() : loop_(get_running_loop()) {}
 
 TaskGroup::~TaskGroup() {
+  abort_soon_.cancel();
   abort();
   children_.clear();  // unlinks the nodes; the cancelled tasks unwind on the loop
 }
@@ -33,7 +34,13 @@ void TaskGroup::on_child_done(Child& child, detail::FutureStateBase& task) noexc
       errors_.push_back(task.peek_exception());
     } catch (...) {
     }
-    abort();
+    if (!aborting_ && !abort_soon_) {
+      try {
+        abort_soon_ = loop_.call_soon([this] { abort(); });
+      } catch (...) {
+        abort();
+      }
+    }
   }
   children_.erase(child.self);
   if (children_.empty() && all_done_.valid() && !all_done_.done()) all_done_.set_result();
@@ -46,20 +53,20 @@ void TaskGroup::abort() noexcept {
 }
 
 Coro<void> TaskGroup::wait() {
-  bool cancelled = false;
+  std::exception_ptr cancelled;
   while (!children_.empty()) {
     all_done_ = loop_.create_future<void>();
     try {
       co_await all_done_;
     } catch (const CancelledError&) {
-      cancelled = true;
+      if (!cancelled) cancelled = std::current_exception();
       abort();
     }
   }
   finished_ = true;
   if (errors_.size() == 1) std::rethrow_exception(errors_.front());
   if (errors_.size() > 1) throw ExceptionGroup("unhandled errors in a TaskGroup", errors_);
-  if (cancelled) throw CancelledError();
+  if (cancelled) std::rethrow_exception(cancelled);
 }
 
 }  // namespace corio
