@@ -68,7 +68,7 @@ class EventLoop : public detail::LoopCore {
   // the poller. The loop must not be running.
   void close();
   bool is_running() const noexcept { return running_; }
-  bool is_closed() const noexcept { return closed_; }
+  bool is_closed() const noexcept { return closed; }
   // One iteration: poll, queue I/O and expired timers, run the ready batch.
   void run_once();
 
@@ -133,7 +133,6 @@ class EventLoop : public detail::LoopCore {
   unsigned busy_iterations_ = 0;
   bool running_ = false;
   bool stopping_ = false;
-  bool closed_ = false;
   bool debug_ = false;
 };
 

@@ -44,6 +44,7 @@ class CallbackHandle final : public ReadyNode, public TimerNode, public Pooled {
   std::atomic<std::uint32_t> refs{1};
   bool cancelled = false;
   bool queued = false;
+  bool running = false;  // fn is executing: cancel() must not destroy it
 
   friend void add_ref(CallbackHandle* h) noexcept { h->refs.fetch_add(1, std::memory_order_relaxed); }
   friend void release(CallbackHandle* h) noexcept {

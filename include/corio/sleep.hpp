@@ -38,22 +38,29 @@ class [[nodiscard]] SleepAwaiter : private detail::AwaitPoint, private detail::T
     task_->suspend_at(h, this);
   }
   void await_resume() const {
-    task_->check_interrupt();
+    task_->check_interrupt();  // first: it also clears the task's interrupt flag
+    if (cancelled_) task_->throw_cancelled();
   }
 
  private:
   static void on_expire(detail::TimerNode* n) noexcept { static_cast<SleepAwaiter*>(n)->task_->wake(); }
+  // Once the timer is withdrawn the sleep is over: it ends in CancelledError
+  // even if the request is withdrawn (uncancel) before the task runs, as a
+  // cancelled asyncio future stays cancelled.
   static bool on_cancel(detail::AwaitPoint* p, const std::string&) noexcept {
     auto* self = static_cast<SleepAwaiter*>(p);
-    if (self->in_heap()) self->loop_->remove_timer(self);
+    if (!self->in_heap()) return false;  // already expired: the step interrupts
+    self->loop_->remove_timer(self);
+    self->cancelled_ = true;
     self->task_->wake();
-    return false;
+    return true;
   }
 
   static constexpr Ops kOps{&on_cancel, "sleep"};
   double delay_;
   detail::TaskBase* task_ = nullptr;
   EventLoop* loop_ = nullptr;
+  bool cancelled_ = false;
 };
 
 template <class Rep, class Period>

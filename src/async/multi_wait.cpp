@@ -57,7 +57,8 @@ void MultiWait::await_suspend(std::coroutine_handle<> h) {
 void MultiWait::await_resume() {
   nodes_.reset();  // unlinks the nodes of children still running
   if (loop_ && in_heap()) loop_->remove_timer(this);
-  if (task_) task_->check_interrupt();
+  if (task_) task_->check_interrupt();  // first: it also clears the task's interrupt flag
+  if (cancelled_) task_->throw_cancelled();
 }
 
 void MultiWait::on_child_done(FutureStateBase& s) noexcept {
@@ -73,9 +74,11 @@ void MultiWait::fire_node(Callback* cb, FutureStateBase& s) noexcept {
 
 bool MultiWait::on_cancel(AwaitPoint* p, const std::string& msg) noexcept {
   auto* self = static_cast<MultiWait*>(p);
+  if (self->satisfied()) return false;  // the task is woken already: the step interrupts
+  self->cancelled_ = true;
   if (!self->opts_.cancel_children) {
     self->task_->wake();
-    return false;
+    return true;
   }
   // gather: cancel every child, then wait for all of them before the
   // waiter sees its CancelledError (asyncio's _GatheringFuture.cancel).
@@ -89,7 +92,7 @@ bool MultiWait::on_cancel(AwaitPoint* p, const std::string& msg) noexcept {
     }
   }
   if (self->pending_ == 0) self->task_->wake();
-  return false;
+  return true;
 }
 
 void MultiWait::on_deadline(TimerNode* n) noexcept {

@@ -89,7 +89,7 @@ EventLoop::EventLoop(RunOptions opts)
 }
 
 EventLoop::~EventLoop() {
-  if (!closed_ && !running_) close();
+  if (!closed && !running_) close();
 }
 
 const char* EventLoop::backend_name() const noexcept { return impl_->poller->name(); }
@@ -97,7 +97,7 @@ const char* EventLoop::backend_name() const noexcept { return impl_->poller->nam
 double EventLoop::time() const { return clock_->now(); }
 
 void EventLoop::check_open() const {
-  if (closed_) throw RuntimeError("Event loop is closed");
+  if (closed) throw RuntimeError("Event loop is closed");
 }
 
 // ---- running -------------------------------------------------------------
@@ -207,9 +207,12 @@ void EventLoop::run_handle(detail::ReadyNode* node, bool run) noexcept {
   auto* h = static_cast<detail::CallbackHandle*>(node);
   h->queued = false;
   if (run && !h->cancelled) {
+    h->running = true;
     try {
       h->fn();
+      h->running = false;
     } catch (...) {
+      h->running = false;
       h->loop->call_exception_handler({"Exception in callback", std::current_exception(), std::nullopt});
     }
   }
@@ -264,7 +267,7 @@ void EventLoop::remove_timer(detail::TimerNode* node) noexcept {
 void Handle::cancel() {
   if (!h_ || h_->cancelled) return;
   h_->cancelled = true;
-  h_->fn = nullptr;  // release captured state now, as asyncio does
+  if (!h_->running) h_->fn = nullptr;  // release captured state now, as asyncio does
   if (h_->in_heap()) {
     h_->loop->remove_timer(h_.get());
     release(h_.get());  // the heap's reference
@@ -288,14 +291,14 @@ void EventLoop::add_writer(int fd, std::function<void()> fn) {
 }
 
 bool EventLoop::remove_reader(int fd) {
-  if (closed_ || fd < 0 || static_cast<std::size_t>(fd) >= impl_->watches.size()) return false;
+  if (closed || fd < 0 || static_cast<std::size_t>(fd) >= impl_->watches.size()) return false;
   if (!impl_->watches[static_cast<std::size_t>(fd)].reader) return false;
   impl_->watch(fd, true, {});
   return true;
 }
 
 bool EventLoop::remove_writer(int fd) {
-  if (closed_ || fd < 0 || static_cast<std::size_t>(fd) >= impl_->watches.size()) return false;
+  if (closed || fd < 0 || static_cast<std::size_t>(fd) >= impl_->watches.size()) return false;
   if (!impl_->watches[static_cast<std::size_t>(fd)].writer) return false;
   impl_->watch(fd, false, {});
   return true;
@@ -350,7 +353,7 @@ void EventLoop::destroy_pending_tasks() noexcept {
 
 void EventLoop::close() {
   if (running_) throw RuntimeError("Cannot close a running event loop");
-  if (closed_) return;
+  if (closed) return;
   destroy_pending_tasks();
   {
     std::lock_guard lock(impl_->ts_mutex);
@@ -371,7 +374,7 @@ void EventLoop::close() {
   }
   impl_->watches.clear();
   while (detail::ListHook* h = failed_tasks.front()) detail::TaskBase::from_registry(h)->detach_from_loop();
-  closed_ = true;
+  closed = true;
 }
 
 }  // namespace corio

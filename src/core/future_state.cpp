@@ -14,6 +14,10 @@ struct UserCallback final : Callback, ReadyNode, Pooled {
 
   static void on_fire(Callback* cb, FutureStateBase& s) noexcept {
     auto* self = static_cast<UserCallback*>(cb);
+    if (s.loop()->closed) {  // nothing will ever run it
+      delete self;
+      return;
+    }
     add_ref(&s);
     self->state = &s;
     s.loop()->ready.push(self);

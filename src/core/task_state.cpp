@@ -115,6 +115,11 @@ void TaskBase::destroy_root() noexcept {
 void TaskBase::finish_from_root(std::exception_ptr e) noexcept {
   destroy_root();
   RegistryHook::unlink();
+  if (!e && (task_flags_ & kMustCancel)) {
+    // Cancelled during its last step, with no await left to deliver it: the
+    // task ends cancelled (asyncio's Task.__step does the same).
+    e = std::make_exception_ptr(CancelledError(cancel_message()));
+  }
   if (!e) {
     finish_ok();
   } else {

@@ -29,6 +29,7 @@ struct LoopCore {
   // The task whose step is running. Atomic so that a watchdog thread can name
   // the task that stalls the loop; relaxed stores cost a plain mov on x86.
   std::atomic<TaskBase*> running_task{nullptr};
+  bool closed = false;
 
   EventLoop& loop() noexcept;
 };

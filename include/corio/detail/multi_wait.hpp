@@ -52,6 +52,7 @@ class MultiWait : private AwaitPoint, private TimerNode {
   FutureStateBase* first_failure_ = nullptr;
   bool any_done_ = false;
   bool timed_out_ = false;
+  bool cancelled_ = false;  // accepted a cancellation: await_resume throws
   TaskBase* task_ = nullptr;
   EventLoop* loop_ = nullptr;
 };

@@ -1,7 +1,8 @@
 // epoll backend: level-triggered readiness, as asyncio's selector loop.
 //
-// Interest changes are batched per fd (libuv's watcher queue) and applied with
-// ADD/MOD/DEL just before epoll_wait. An eventfd registered at creation makes
+// Changes of an fd's interest set (reader and writer toggling) are batched per
+// fd (libuv's watcher queue) and applied with MOD just before epoll_wait;
+// registration and removal are immediate. An eventfd registered at creation makes
 // wakeup() interrupt a blocked wait from any thread.
 #include "../backend.hpp"
 
@@ -47,9 +48,12 @@ class EpollPoller final : public Poller {
     if (static_cast<std::size_t>(fd) >= fds_.size()) fds_.resize(static_cast<std::size_t>(fd) + 1);
     FdState& st = fds_[static_cast<std::size_t>(fd)];
     st.wanted = (read ? EPOLLIN : 0u) | (write ? EPOLLOUT : 0u);
-    if (st.registered == 0 && st.wanted != 0 && !st.dirty) {
-      // A new fd is registered at once, so that an fd epoll refuses (a
-      // regular file: EPERM) fails in add_reader() itself, as in asyncio.
+    if ((st.registered == 0) != (st.wanted == 0)) {
+      // Registration and removal are immediate. A new fd fails in
+      // add_reader() itself if epoll refuses it (a regular file: EPERM), as in
+      // asyncio; and a removed fd leaves the set before it can be closed and
+      // its number reused, which a batched DEL would otherwise confuse with
+      // the new fd's registration. Only changes of an interest set wait.
       ctl(fd, st);
       return;
     }
