@@ -16,6 +16,9 @@ class Clock {
   // no deadline). Returns how long it should really wait. A virtual clock
   // advances itself here and answers 0.
   virtual double on_idle(double timeout) { return timeout; }
+  // A virtual clock makes the loop check for ready I/O before it asks
+  // on_idle() to jump, so that I/O is handled at the instant it is ready.
+  virtual bool is_virtual() const noexcept { return false; }
 };
 
 // CLOCK_MONOTONIC, as asyncio's loop.time() uses time.monotonic().

@@ -124,6 +124,7 @@ class EventLoop : public detail::LoopCore {
   void run_ready_batch() noexcept;
   double poll_timeout() const;
   void poll_io(double timeout);
+  int wait_for_io(double timeout);
   void queue_expired_timers();
   void destroy_pending_tasks() noexcept;
 

@@ -143,15 +143,32 @@ double EventLoop::poll_timeout() const {
   return -1;
 }
 
+namespace {
+int to_poll_ms(double timeout) {
+  // Rounded up: a wait that ends before the deadline would only spin.
+  return timeout < 0 ? -1 : static_cast<int>(std::min(std::ceil(timeout * 1000), double{INT_MAX}));
+}
+}  // namespace
+
+int EventLoop::wait_for_io(double timeout) {
+  Impl& im = *impl_;
+  if (timeout == 0 || !clock_->is_virtual()) {
+    return im.poller->poll(to_poll_ms(timeout), im.events, kMaxEventsPerPoll);
+  }
+  // Virtual time jumps only when nothing at all can run: I/O that is ready
+  // now is handled at the current instant, before the jump to the next timer.
+  const int n = im.poller->poll(0, im.events, kMaxEventsPerPoll);
+  if (n > 0 || im.ts_pending.load(std::memory_order_acquire)) return n;
+  timeout = clock_->on_idle(timeout);
+  return timeout == 0 ? 0 : im.poller->poll(to_poll_ms(timeout), im.events, kMaxEventsPerPoll);
+}
+
 void EventLoop::poll_io(double timeout) {
   Impl& im = *impl_;
   const bool busy = timeout == 0;
   if (!busy || (im.watched_fds > 0 && ++busy_iterations_ >= kIoPollInterval)) {
     busy_iterations_ = 0;
-    if (!busy) timeout = clock_->on_idle(timeout);
-    const int ms = timeout < 0 ? -1
-                               : static_cast<int>(std::min(std::ceil(timeout * 1000), double{INT_MAX}));
-    const int n = im.poller->poll(ms, im.events, kMaxEventsPerPoll);
+    const int n = wait_for_io(timeout);
     for (int i = 0; i < n; ++i) {
       const detail::IoEvent& ev = im.events[i];
       if (static_cast<std::size_t>(ev.fd) >= im.watches.size()) continue;
@@ -210,11 +227,11 @@ void EventLoop::run_handle(detail::ReadyNode* node, bool run) noexcept {
     h->running = true;
     try {
       h->fn();
-      h->running = false;
     } catch (...) {
-      h->running = false;
       h->loop->call_exception_handler({"Exception in callback", std::current_exception(), std::nullopt});
     }
+    h->running = false;
+    if (h->cancelled) h->fn = nullptr;  // cancelled by itself: release its captures now
   }
   release(h);
 }

@@ -20,6 +20,7 @@ class VirtualClock final : public Clock {
   explicit VirtualClock(double start = 0.0) : now_(start) {}
   double now() override { return now_; }
   double on_idle(double timeout) override;
+  bool is_virtual() const noexcept override { return true; }
   // Moves time forward by hand (tests that want to stop between timers).
   void advance(double seconds);
 
