@@ -2,9 +2,9 @@
 //
 // Lazy, like a Python coroutine object: calling the function allocates its
 // frame and runs nothing. `co_await coro` runs it inline in the awaiting task,
-// with no task and no loop round trip (`await coro()` in Python). When it
-// finishes, control goes back to the awaiter through the trampoline in
-// detail/driver.hpp, so chains of any depth use constant stack. Move-only;
+// with no task and no loop round trip (`await coro()` in Python): nested on the
+// stack when it finishes at once, through the trampoline in detail/driver.hpp
+// otherwise, so chains of any depth use bounded stack. Move-only;
 // [[nodiscard]], so a forgotten co_await is a compiler warning.
 //
 // Suspends: never by itself; only where its body awaits something.
@@ -15,6 +15,7 @@
 #include <corio/detail/frame_alloc.hpp>
 
 #include <coroutine>
+#include <cstdint>
 #include <exception>
 #include <optional>
 #include <type_traits>
@@ -35,9 +36,12 @@ class CoroPromiseBase {
     bool await_ready() noexcept { return false; }
     template <class P>
     void await_suspend(std::coroutine_handle<P> h) noexcept {
-      // A task's root Coro has no continuation: the driver stops and the task
-      // collects the result.
-      if (auto c = h.promise().continuation_) transfer_to(c);
+      CoroPromiseBase& p = h.promise();
+      // Started inline: return into the awaiter's await_suspend, which lets
+      // the awaiting coroutine continue without suspending. A task's root
+      // has no continuation: the driver stops and the task collects it.
+      if (p.started_inline()) return;
+      if (auto c = p.continuation()) transfer_to(c);
     }
     void await_resume() noexcept {}
   };
@@ -47,8 +51,23 @@ class CoroPromiseBase {
   static void* operator new(std::size_t n) { return frame_alloc(n); }
   static void operator delete(void* p, std::size_t n) noexcept { frame_free(p, n); }
 
-  std::coroutine_handle<> continuation_;
+  std::coroutine_handle<> continuation() const noexcept {
+    return std::coroutine_handle<>::from_address(reinterpret_cast<void*>(continuation_ & ~kInline));
+  }
+  bool started_inline() const noexcept { return (continuation_ & kInline) != 0; }
+  void set_continuation(std::coroutine_handle<> c, bool inline_start) noexcept {
+    continuation_ = reinterpret_cast<std::uintptr_t>(c.address()) | (inline_start ? kInline : 0);
+  }
+
   std::exception_ptr exception_;
+
+ private:
+  // The awaiting coroutine's frame address, with bit 0 saying "started
+  // inline" (frames are at least 8-aligned): a flag of its own would cost
+  // 8 bytes in every frame, and a suspended task's frame is on the
+  // 256-byte budget.
+  static constexpr std::uintptr_t kInline = 1;
+  std::uintptr_t continuation_ = 0;
 };
 
 template <class T>
@@ -106,9 +125,21 @@ class [[nodiscard]] Coro {
    public:
     explicit Awaiter(handle_type h) noexcept : h_(h) {}
     bool await_ready() const noexcept { return false; }
-    void await_suspend(std::coroutine_handle<> awaiting) noexcept {
-      h_.promise().continuation_ = awaiting;
+    // Runs the coroutine right here, nested on the stack, up to a bounded
+    // depth: if it finishes without suspending (the common case), the awaiter
+    // goes on without ever suspending. Past the bound, or when it does
+    // suspend, control goes through the trampoline (detail/driver.hpp).
+    bool await_suspend(std::coroutine_handle<> awaiting) noexcept {
+      auto& p = h_.promise();
+      if (detail::InlineScope scope; scope.entered()) {
+        p.set_continuation(awaiting, true);
+        h_.resume();
+        p.set_continuation(awaiting, false);  // if it suspended, it transfers back when done
+        return !h_.done();
+      }
+      p.set_continuation(awaiting, false);
       detail::transfer_to(h_);
+      return true;
     }
     T await_resume() { return h_.promise().take(); }
 
