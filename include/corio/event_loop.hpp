@@ -119,7 +119,7 @@ class EventLoop : public detail::LoopCore {
   void enter_run();
   void leave_run() noexcept;
   void push_handle(detail::CallbackHandle* h) noexcept;
-  static void run_handle(detail::ReadyNode* n, bool run) noexcept;
+  static void run_handle(detail::ReadyNode* n, detail::ReadyOp op) noexcept;
   static void expire_handle(detail::TimerNode* n) noexcept;
   void run_ready_batch() noexcept;
   double poll_timeout() const;
@@ -170,7 +170,14 @@ template <class T>
 Task<T> EventLoop::create_task(Coro<T> coro, std::string name) {
   check_open();
   if (!coro.valid()) throw ValueError("create_task() needs a coroutine that has not run");
-  auto* st = new detail::TaskState<T>(this, coro.release());
+  auto root = coro.release();
+  detail::TaskState<T>* st;
+  try {
+    st = new detail::TaskState<T>(this, root);
+  } catch (...) {
+    root.destroy();
+    throw;
+  }
   Task<T> task(detail::Ref<detail::FutureStateBase>(static_cast<detail::TaskBase*>(st)));
   if (!name.empty()) st->set_name(std::move(name));
   st->wake();

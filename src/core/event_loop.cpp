@@ -208,7 +208,7 @@ void EventLoop::run_ready_batch() noexcept {
   detail::ReadyNode* n = ready.take_all();
   while (n) {
     detail::ReadyNode* next = n->next;  // n may be queued again while it runs
-    n->fn(n, true);
+    n->fn(n, detail::ReadyOp::run);
     n = next;
   }
 }
@@ -220,10 +220,10 @@ void EventLoop::push_handle(detail::CallbackHandle* h) noexcept {
   ready.push(h);
 }
 
-void EventLoop::run_handle(detail::ReadyNode* node, bool run) noexcept {
+void EventLoop::run_handle(detail::ReadyNode* node, detail::ReadyOp op) noexcept {
   auto* h = static_cast<detail::CallbackHandle*>(node);
   h->queued = false;
-  if (run && !h->cancelled) {
+  if (op == detail::ReadyOp::run && !h->cancelled) {
     h->running = true;
     try {
       h->fn();
@@ -359,7 +359,7 @@ void EventLoop::destroy_pending_tasks() noexcept {
   // A destroyed frame may cancel or even create tasks; bounded rounds.
   for (int round = 0; round < 16 && !tasks.empty(); ++round) {
     std::vector<TaskRef> pending;
-    tasks.for_each([&](detail::ListHook* h) { pending.emplace_back(detail::TaskBase::from_registry(h)); });
+    for (detail::TaskBase* t : tasks.snapshot()) pending.emplace_back(t);
     for (TaskRef& t : pending) {
       if (t.done()) continue;
       call_exception_handler({"Task was destroyed but it is pending!", nullptr, t});
@@ -386,11 +386,11 @@ void EventLoop::close() {
   }
   for (detail::ReadyNode* n = ready.take_all(); n;) {
     detail::ReadyNode* next = n->next;
-    n->fn(n, false);
+    n->fn(n, detail::ReadyOp::drop);
     n = next;
   }
   impl_->watches.clear();
-  while (detail::ListHook* h = failed_tasks.front()) detail::TaskBase::from_registry(h)->detach_from_loop();
+  while (!failed_tasks.empty()) failed_tasks.back()->detach_from_loop();
   closed = true;
 }
 

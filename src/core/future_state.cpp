@@ -22,10 +22,10 @@ struct UserCallback final : Callback, ReadyNode, Pooled {
     self->state = &s;
     s.loop()->ready.push(self);
   }
-  static void on_ready(ReadyNode* n, bool run) noexcept {
+  static void on_ready(ReadyNode* n, ReadyOp op) noexcept {
     auto* self = static_cast<UserCallback*>(n);
     FutureStateBase* s = self->state;
-    if (run) {
+    if (op == ReadyOp::run) {
       try {
         self->fn(*s);
       } catch (...) {
@@ -46,6 +46,16 @@ FutureStateBase::~FutureStateBase() {
   while (ListHook* n = callbacks_.pop_front()) {
     auto* cb = static_cast<Callback*>(n);
     if (cb->fire == &UserCallback::on_fire) delete static_cast<UserCallback*>(cb);
+  }
+}
+
+void FutureStateBase::destroy() noexcept {
+  if (is_task_) {
+    auto* task = static_cast<TaskBase*>(this);
+    task->ReadyNode::fn(task, ReadyOp::destroy);
+  } else {
+    auto* plain = static_cast<PlainFutureState*>(this);
+    plain->destroy_(plain);
   }
 }
 

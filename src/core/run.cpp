@@ -16,7 +16,7 @@ std::optional<TaskRef> current_task() {
 std::vector<TaskRef> all_tasks() {
   EventLoop& loop = get_running_loop();
   std::vector<TaskRef> out;
-  loop.tasks.for_each([&](detail::ListHook* h) { out.emplace_back(detail::TaskBase::from_registry(h)); });
+  for (detail::TaskBase* t : loop.tasks.snapshot()) out.emplace_back(t);
   return out;
 }
 
@@ -29,7 +29,7 @@ void check_no_running_loop() {
 namespace {
 std::vector<TaskRef> pending_tasks(EventLoop& loop) {
   std::vector<TaskRef> out;
-  loop.tasks.for_each([&](ListHook* h) { out.emplace_back(TaskBase::from_registry(h)); });
+  for (TaskBase* t : loop.tasks.snapshot()) out.emplace_back(t);
   return out;
 }
 

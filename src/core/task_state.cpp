@@ -17,15 +17,31 @@ struct TaskExtra {
   std::string cancel_message;
 };
 
-TaskBase::TaskBase(LoopCore* loop, std::coroutine_handle<> root,
-                   void (*on_ready)(ReadyNode*, bool), DestroyFn destroy)
-    : FutureStateBase(loop, destroy, true),
-      root_(root),
-      resume_(root),
-      id_(static_cast<std::uint32_t>(loop->next_task_id++)) {
+TaskBase::TaskBase(LoopCore* loop, std::coroutine_handle<> root, void (*on_ready)(ReadyNode*, ReadyOp))
+    : FutureStateBase(loop, true), root_(root), resume_(root), id_(static_cast<std::uint32_t>(loop->next_task_id++)) {
   ReadyNode::fn = on_ready;
-  loop->tasks.push_back(static_cast<RegistryHook*>(this));
+  loop->tasks.insert(this);
   add_ref(this);  // the loop owns a pending task
+}
+
+void TaskRegistry::insert(TaskBase* t) {
+  tasks_.push_back(t);
+  t->registry_index_ = static_cast<std::uint32_t>(tasks_.size() - 1);
+  t->task_flags_ |= TaskBase::kRegistered;
+}
+
+void TaskRegistry::erase(TaskBase* t) noexcept {
+  TaskBase* last = tasks_.back();
+  tasks_[t->registry_index_] = last;
+  last->registry_index_ = t->registry_index_;
+  tasks_.pop_back();
+  t->task_flags_ &= ~TaskBase::kRegistered;
+}
+
+// A pending task is in loop.tasks, a done one (unretrieved exception) in
+// loop.failed_tasks.
+void TaskBase::leave_registry() noexcept {
+  if (task_flags_ & kRegistered) (done() ? loop_->failed_tasks : loop_->tasks).erase(this);
 }
 
 TaskBase::~TaskBase() = default;
@@ -114,7 +130,7 @@ void TaskBase::destroy_root() noexcept {
 
 void TaskBase::finish_from_root(std::exception_ptr e) noexcept {
   destroy_root();
-  RegistryHook::unlink();
+  leave_registry();
   if (!e && (task_flags_ & kMustCancel)) {
     // Cancelled during its last step, with no await left to deliver it: the
     // task ends cancelled (asyncio's Task.__step does the same).
@@ -133,7 +149,12 @@ void TaskBase::finish_from_root(std::exception_ptr e) noexcept {
     if (cancelled) {
       finish_cancelled(std::move(e));
     } else {
-      if (!retrieved_) loop_->failed_tasks.push_back(static_cast<RegistryHook*>(this));
+      if (!retrieved_) {
+        try {
+          loop_->failed_tasks.insert(this);
+        } catch (...) {  // out of memory: the report may then find the loop closed
+        }
+      }
       finish_exception(std::move(e));
     }
   }
@@ -143,7 +164,7 @@ void TaskBase::finish_from_root(std::exception_ptr e) noexcept {
 void TaskBase::before_destroy() noexcept {
   const bool pending = !done();
   const bool unretrieved = status_ == Status::finished && exception_ && !retrieved_;
-  RegistryHook::unlink();
+  leave_registry();
   if (!pending && !unretrieved) return;
   ExceptionContext ctx;
   ctx.message = pending ? "Task was destroyed but it is pending!" : "Task exception was never retrieved";
@@ -161,7 +182,7 @@ void TaskBase::before_destroy() noexcept {
 }
 
 void TaskBase::detach_from_loop() noexcept {
-  RegistryHook::unlink();
+  leave_registry();
   loop_ = nullptr;
 }
 

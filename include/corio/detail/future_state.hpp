@@ -33,10 +33,8 @@ struct Callback : ListHook {
 class FutureStateBase {
  public:
   enum class Status : std::uint8_t { pending, finished, cancelled };
-  using DestroyFn = void (*)(FutureStateBase*) noexcept;
 
-  FutureStateBase(LoopCore* loop, DestroyFn destroy, bool is_task) noexcept
-      : is_task_(is_task), loop_(loop), destroy_(destroy) {}
+  FutureStateBase(LoopCore* loop, bool is_task) noexcept : is_task_(is_task), loop_(loop) {}
   FutureStateBase(const FutureStateBase&) = delete;
   FutureStateBase& operator=(const FutureStateBase&) = delete;
 
@@ -73,11 +71,14 @@ class FutureStateBase {
 
   friend void add_ref(FutureStateBase* s) noexcept { ++s->refs_; }
   friend void release(FutureStateBase* s) noexcept {
-    if (--s->refs_ == 0) s->destroy_(s);
+    if (--s->refs_ == 0) s->destroy();
   }
 
  protected:
   ~FutureStateBase();
+  // Deletes the concrete state: a task through its ready function
+  // (ReadyOp::destroy), a plain future through PlainFutureState::destroy_.
+  void destroy() noexcept;
   void finish_exception(std::exception_ptr e) noexcept;
   void finish_cancelled(std::exception_ptr e) noexcept;
   void fire_callbacks() noexcept;
@@ -87,12 +88,31 @@ class FutureStateBase {
   bool is_task_;
   bool retrieved_ = false;
   // TaskBase's flags, kept in what would be padding here.
-  enum : std::uint8_t { kMustCancel = 1, kQueued = 2, kStarted = 4, kInterrupt = 8 };
+  enum : std::uint8_t {
+    kMustCancel = 1,
+    kQueued = 2,
+    kStarted = 4,
+    kInterrupt = 8,
+    kRegistered = 16,  // in loop.tasks (pending) or loop.failed_tasks (done)
+  };
   mutable std::uint8_t task_flags_ = 0;
   LoopCore* loop_;
   std::exception_ptr exception_;
   ListHead callbacks_;
+};
+
+// A plain future's state: the type-erased way to delete it. (A task reaches
+// its concrete type through its ready function instead, saving these 8 bytes
+// in every task.)
+class PlainFutureState : public FutureStateBase {
+ public:
+  using DestroyFn = void (*)(FutureStateBase*) noexcept;
+  PlainFutureState(LoopCore* loop, DestroyFn destroy) noexcept
+      : FutureStateBase(loop, false), destroy_(destroy) {}
   DestroyFn destroy_;
+
+ protected:
+  ~PlainFutureState() = default;
 };
 
 template <class T>
@@ -103,9 +123,9 @@ template <>
 struct ValueBox<void> {};
 
 template <class T>
-class FutureState final : public FutureStateBase, public Pooled {
+class FutureState final : public PlainFutureState, public Pooled {
  public:
-  explicit FutureState(LoopCore* loop) noexcept : FutureStateBase(loop, &destroy, false) {}
+  explicit FutureState(LoopCore* loop) noexcept : PlainFutureState(loop, &destroy) {}
   ValueBox<T> value;
 
  private:

@@ -82,12 +82,17 @@ class ListHead : private ListHook {
   }
 };
 
-// A unit of work in the loop's ready queue. `fn(node, true)` runs it; on loop
-// close, `fn(node, false)` releases it without running. Each queued node holds
-// one reference on its owner, released by fn.
+// What a ReadyNode's function is asked to do: run the work (and release the
+// queue's reference), drop it unrun on loop close (release only), or, for a
+// task state whose last reference went away, destroy the owner: a task's one
+// per-type function pointer serves all three.
+enum class ReadyOp : std::uint8_t { run, drop, destroy };
+
+// A unit of work in the loop's ready queue. Each queued node holds one
+// reference on its owner, released by fn.
 struct ReadyNode {
   ReadyNode* next = nullptr;
-  void (*fn)(ReadyNode*, bool run) = nullptr;
+  void (*fn)(ReadyNode*, ReadyOp) = nullptr;
 };
 
 // FIFO of ReadyNodes. take_all() detaches the whole batch in O(1): the loop runs

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <vector>
 
 namespace corio {
 class EventLoop;
@@ -16,14 +17,32 @@ namespace corio::detail {
 
 class TaskBase;
 
+// A set of tasks with O(1) insert and erase: each task keeps its index here,
+// and erase moves the last task into the hole. (A 4-byte index in the task
+// instead of a 16-byte list hook.) Iteration order is unspecified, as for
+// asyncio's all_tasks().
+class TaskRegistry {
+ public:
+  bool empty() const noexcept { return tasks_.empty(); }
+  std::size_t size() const noexcept { return tasks_.size(); }
+  void insert(TaskBase* t);
+  void erase(TaskBase* t) noexcept;
+  TaskBase* back() const noexcept { return tasks_.back(); }
+  // A copy: callers run code that may change the registry.
+  std::vector<TaskBase*> snapshot() const { return tasks_; }
+
+ private:
+  std::vector<TaskBase*> tasks_;
+};
+
 struct LoopCore {
   ReadyQueue ready;
   // Pending tasks, each owned by the loop (a fire-and-forget task keeps
   // running). all_tasks() and close() walk it.
-  ListHead tasks;
+  TaskRegistry tasks;
   // Done tasks holding an exception nobody has retrieved yet: the report, made
   // when the task is destroyed, needs the loop; close() detaches them.
-  ListHead failed_tasks;
+  TaskRegistry failed_tasks;
   std::uint64_t next_task_id = 1;
   std::uint64_t next_callback_id = 0;
   // The task whose step is running. Atomic so that a watchdog thread can name

@@ -33,14 +33,9 @@ struct AwaitPoint {
 
 struct TaskExtra;  // name, cancel message: allocated only when used
 
-// Linked in the loop's task registry (pending tasks, or done ones with an
-// unretrieved exception).
-struct RegistryHook : ListHook {};
-
-class TaskBase : public FutureStateBase, public ReadyNode, public RegistryHook {
+class TaskBase : public FutureStateBase, public ReadyNode {
  public:
-  TaskBase(LoopCore* loop, std::coroutine_handle<> root, void (*on_ready)(ReadyNode*, bool),
-           DestroyFn destroy);
+  TaskBase(LoopCore* loop, std::coroutine_handle<> root, void (*on_ready)(ReadyNode*, ReadyOp));
 
   // Task.cancel(): ask the task to throw CancelledError at its current (or
   // next) suspension point. False if it is already done.
@@ -102,28 +97,32 @@ class TaskBase : public FutureStateBase, public ReadyNode, public RegistryHook {
   std::coroutine_handle<> resume_;
   AwaitPoint* waiting_on_ = nullptr;
   std::unique_ptr<TaskExtra> extra_;
-  // 32-bit id and count, flags in FutureStateBase's spare byte: a task state
-  // is 120 bytes, one 128-byte malloc chunk (the per-task memory budget).
+  // 32-bit id, count and registry index, flags in FutureStateBase's spare
+  // byte: a task state is 104 bytes, one 112-byte malloc chunk (the budget
+  // is 256 bytes per suspended task, frame included).
   std::uint32_t id_;
   std::int32_t cancel_requests_ = 0;
-
- public:
-  static TaskBase* from_registry(ListHook* h) noexcept {
-    return static_cast<TaskBase*>(static_cast<RegistryHook*>(h));
-  }
+  std::uint32_t registry_index_ = 0;
+  friend class TaskRegistry;
+  void leave_registry() noexcept;
 };
 
 template <class T>
 class TaskState final : public TaskBase, public Pooled {
  public:
   using Handle = std::coroutine_handle<CoroPromise<T>>;
-  TaskState(LoopCore* loop, Handle root) : TaskBase(loop, root, &on_ready, &destroy) {}
+  TaskState(LoopCore* loop, Handle root) : TaskBase(loop, root, &on_ready) {}
   [[no_unique_address]] ValueBox<T> value;
 
  private:
-  static void on_ready(ReadyNode* n, bool run) noexcept {
+  static void on_ready(ReadyNode* n, ReadyOp op) noexcept {
     auto* self = static_cast<TaskState*>(static_cast<TaskBase*>(n));
-    if (run && self->step()) self->collect();
+    if (op == ReadyOp::destroy) {
+      self->before_destroy();
+      delete self;
+      return;
+    }
+    if (op == ReadyOp::run && self->step()) self->collect();
     release(self);  // the ready queue's reference
   }
   void collect() noexcept {
@@ -139,11 +138,6 @@ class TaskState final : public TaskBase, public Pooled {
       }
     }
     finish_from_root(std::move(e));
-  }
-  static void destroy(FutureStateBase* s) noexcept {
-    auto* self = static_cast<TaskState*>(static_cast<TaskBase*>(s));
-    self->before_destroy();
-    delete self;
   }
 };
 
