@@ -8,19 +8,20 @@
 // outlive the iteration (a range-for over the temporary does that).
 #pragma once
 
-#include <corio/detail/awaitable.hpp>
-
 #include <chrono>
 #include <memory>
 #include <optional>
 #include <vector>
+
+#include <corio/detail/awaitable.hpp>
 
 namespace corio {
 
 template <class T>
 class AsCompleted {
  public:
-  explicit AsCompleted(std::vector<Task<T>> tasks, std::optional<std::chrono::duration<double>> timeout = {})
+  explicit AsCompleted(std::vector<Task<T>> tasks,
+                       std::optional<std::chrono::duration<double>> timeout = {})
       : s_(std::make_unique<Shared>()) {
     EventLoop& loop = get_running_loop();
     Shared& s = *s_;
@@ -69,7 +70,7 @@ class AsCompleted {
 
     void fill(detail::FutureStateBase& st) noexcept {
       while (filled < slots.size() && slots[filled].done()) ++filled;  // its awaiter gave up
-      if (filled == slots.size()) return;  // timed out already
+      if (filled == slots.size()) return;                              // timed out already
       Future<T>& slot = slots[filled++];
       try {
         if (st.cancelled() || st.peek_exception()) {
@@ -86,7 +87,8 @@ class AsCompleted {
     }
     void expire() {
       for (; filled < slots.size(); ++filled) {
-        if (!slots[filled].done()) slots[filled].set_exception(std::make_exception_ptr(TimeoutError()));
+        if (!slots[filled].done())
+          slots[filled].set_exception(std::make_exception_ptr(TimeoutError()));
       }
     }
   };

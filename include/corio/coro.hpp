@@ -11,15 +11,15 @@
 // Resumed by: the task that drives it (see task.hpp).
 #pragma once
 
-#include <corio/detail/driver.hpp>
-#include <corio/detail/frame_alloc.hpp>
-
 #include <coroutine>
 #include <cstdint>
 #include <exception>
 #include <optional>
 #include <type_traits>
 #include <utility>
+
+#include <corio/detail/driver.hpp>
+#include <corio/detail/frame_alloc.hpp>
 
 namespace corio {
 
@@ -75,10 +75,8 @@ class CoroPromise final : public CoroPromiseBase {
  public:
   Coro<T> get_return_object() noexcept;
   template <class U = T>
-    requires std::is_convertible_v<U&&, T>
-  void return_value(U&& v) {
-    value_.emplace(std::forward<U>(v));
-  }
+  requires std::is_convertible_v<U&&, T>
+  void return_value(U&& v) { value_.emplace(std::forward<U>(v)); }
   T take() {
     if (exception_) std::rethrow_exception(exception_);
     return std::move(*value_);

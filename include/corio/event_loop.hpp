@@ -9,18 +9,18 @@
 // from any thread and wakes a loop blocked in the poller.
 #pragma once
 
-#include <corio/clock.hpp>
-#include <corio/detail/loop_core.hpp>
-#include <corio/errors.hpp>
-#include <corio/handle.hpp>
-#include <corio/task.hpp>
-
 #include <chrono>
 #include <exception>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+
+#include <corio/clock.hpp>
+#include <corio/detail/loop_core.hpp>
+#include <corio/errors.hpp>
+#include <corio/handle.hpp>
+#include <corio/task.hpp>
 
 namespace corio {
 

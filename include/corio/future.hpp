@@ -11,12 +11,12 @@
 // Cancelling the awaiting task cancels the future (as asyncio does).
 #pragma once
 
-#include <corio/detail/future_awaiter.hpp>
-
 #include <cstdint>
 #include <functional>
 #include <string>
 #include <type_traits>
+
+#include <corio/detail/future_awaiter.hpp>
 
 namespace corio {
 
@@ -41,15 +41,12 @@ class Future {
   // InvalidStateError if pending.
   std::exception_ptr exception() const { return s_->exception(); }
 
-  void set_result()
-    requires std::is_void_v<T>
-  {
+  void set_result() requires std::is_void_v<T> {
     s_->check_pending("set_result");
     s_->finish_ok();
   }
   template <class U = T>
-    requires(!std::is_void_v<T> && std::is_constructible_v<T, U &&>)
-  void set_result(U&& v) {
+  requires(!std::is_void_v<T> && std::is_constructible_v<T, U&&>) void set_result(U&& v) {
     s_->check_pending("set_result");
     detail::value_of<T>(s_.get()).v.emplace(std::forward<U>(v));
     s_->finish_ok();

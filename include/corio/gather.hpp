@@ -16,13 +16,13 @@
 // when it is first awaited (or when it is passed to create_task).
 #pragma once
 
-#include <corio/detail/awaitable.hpp>
-#include <corio/outcome.hpp>
-
 #include <array>
 #include <span>
 #include <tuple>
 #include <vector>
+
+#include <corio/detail/awaitable.hpp>
+#include <corio/outcome.hpp>
 
 namespace corio {
 
@@ -120,15 +120,15 @@ Coro<std::vector<Outcome<value_or_monostate<T>>>> start_vector_outcomes(std::vec
 }  // namespace detail
 
 template <detail::Awaitable... A>
-  requires(sizeof...(A) > 0)
-Coro<std::tuple<detail::value_or_monostate<detail::result_t<A>>...>> gather(A... aws) {
+requires(sizeof...(A) >
+         0) Coro<std::tuple<detail::value_or_monostate<detail::result_t<A>>...>> gather(A... aws) {
   return detail::start_tuple(std::move(aws)...);
 }
 
 template <detail::Awaitable... A>
-  requires(sizeof...(A) > 0)
-Coro<std::tuple<Outcome<detail::value_or_monostate<detail::result_t<A>>>...>> gather(ReturnExceptions,
-                                                                                    A... aws) {
+requires(sizeof...(A) > 0)
+    Coro<std::tuple<Outcome<detail::value_or_monostate<detail::result_t<A>>>...>> gather(
+        ReturnExceptions, A... aws) {
   return detail::start_tuple_outcomes(std::move(aws)...);
 }
 
@@ -138,8 +138,8 @@ Coro<std::vector<detail::value_or_monostate<detail::result_t<A>>>> gather(std::v
 }
 
 template <detail::Awaitable A>
-Coro<std::vector<Outcome<detail::value_or_monostate<detail::result_t<A>>>>> gather(ReturnExceptions,
-                                                                                  std::vector<A> aws) {
+Coro<std::vector<Outcome<detail::value_or_monostate<detail::result_t<A>>>>> gather(
+    ReturnExceptions, std::vector<A> aws) {
   return detail::start_vector_outcomes<detail::result_t<A>>(std::move(aws));
 }
 

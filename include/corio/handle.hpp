@@ -5,14 +5,14 @@
 // timer leaves the timer heap immediately.
 #pragma once
 
-#include <corio/detail/frame_alloc.hpp>
-#include <corio/detail/intrusive.hpp>
-
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <limits>
+
+#include <corio/detail/frame_alloc.hpp>
+#include <corio/detail/intrusive.hpp>
 
 namespace corio {
 
@@ -46,7 +46,9 @@ class CallbackHandle final : public ReadyNode, public TimerNode, public Pooled {
   bool queued = false;
   bool running = false;  // fn is executing: cancel() must not destroy it
 
-  friend void add_ref(CallbackHandle* h) noexcept { h->refs.fetch_add(1, std::memory_order_relaxed); }
+  friend void add_ref(CallbackHandle* h) noexcept {
+    h->refs.fetch_add(1, std::memory_order_relaxed);
+  }
   friend void release(CallbackHandle* h) noexcept {
     if (h->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete h;
   }

@@ -12,7 +12,9 @@ template <class T>
 class Outcome {
  public:
   static Outcome success(T v) { return Outcome(std::in_place_index<0>, std::move(v)); }
-  static Outcome failure(std::exception_ptr e) { return Outcome(std::in_place_index<1>, std::move(e)); }
+  static Outcome failure(std::exception_ptr e) {
+    return Outcome(std::in_place_index<1>, std::move(e));
+  }
 
   bool has_value() const noexcept { return v_.index() == 0; }
   explicit operator bool() const noexcept { return has_value(); }

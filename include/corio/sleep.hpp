@@ -8,10 +8,10 @@
 // and throws CancelledError here.
 #pragma once
 
-#include <corio/event_loop.hpp>
-
 #include <chrono>
 #include <coroutine>
+
+#include <corio/event_loop.hpp>
 
 namespace corio {
 
@@ -43,7 +43,9 @@ class [[nodiscard]] SleepAwaiter : private detail::AwaitPoint, private detail::T
   }
 
  private:
-  static void on_expire(detail::TimerNode* n) noexcept { static_cast<SleepAwaiter*>(n)->task_->wake(); }
+  static void on_expire(detail::TimerNode* n) noexcept {
+    static_cast<SleepAwaiter*>(n)->task_->wake();
+  }
   // Once the timer is withdrawn the sleep is over: it ends in CancelledError
   // even if the request is withdrawn (uncancel) before the task runs, as a
   // cancelled asyncio future stays cancelled.

@@ -16,12 +16,12 @@
 // see shield() to prevent it).
 #pragma once
 
-#include <corio/detail/loop_core.hpp>
-#include <corio/future.hpp>
-
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <corio/detail/loop_core.hpp>
+#include <corio/future.hpp>
 
 namespace corio {
 

@@ -16,10 +16,10 @@
 // group while it is still creating children: the failure surfaces in wait().
 #pragma once
 
-#include <corio/event_loop.hpp>
-
 #include <list>
 #include <vector>
+
+#include <corio/event_loop.hpp>
 
 namespace corio {
 

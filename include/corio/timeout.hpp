@@ -8,9 +8,9 @@
 // outer cancellations compose.
 #pragma once
 
-#include <corio/detail/awaitable.hpp>
-
 #include <chrono>
+
+#include <corio/detail/awaitable.hpp>
 
 namespace corio {
 
@@ -50,8 +50,8 @@ Coro<T> with_deadline(double deadline, bool relative, A aw) {
 
 template <detail::Awaitable A, class Rep, class Period>
 Coro<detail::result_t<A>> timeout(std::chrono::duration<Rep, Period> delay, A aw) {
-  return detail::with_deadline<detail::result_t<A>>(std::chrono::duration<double>(delay).count(), true,
-                                                    std::move(aw));
+  return detail::with_deadline<detail::result_t<A>>(std::chrono::duration<double>(delay).count(),
+                                                    true, std::move(aw));
 }
 
 // `when` is on the loop's time() scale.

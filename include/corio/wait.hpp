@@ -7,11 +7,11 @@
 // split into done and pending, each in the order given.
 #pragma once
 
-#include <corio/detail/multi_wait.hpp>
-
 #include <chrono>
 #include <optional>
 #include <vector>
+
+#include <corio/detail/multi_wait.hpp>
 
 namespace corio {
 
@@ -24,7 +24,8 @@ struct WaitResult {
 };
 
 template <class T>
-Coro<WaitResult<T>> wait(std::vector<Task<T>> tasks, ReturnWhen return_when = ReturnWhen::all_completed,
+Coro<WaitResult<T>> wait(std::vector<Task<T>> tasks,
+                         ReturnWhen return_when = ReturnWhen::all_completed,
                          std::optional<std::chrono::duration<double>> timeout = {}) {
   if (tasks.empty()) throw ValueError("wait() needs at least one task");
   std::vector<detail::FutureStateBase*> states;

@@ -1,6 +1,6 @@
-#include <corio/clock.hpp>
-
 #include <time.h>
+
+#include <corio/clock.hpp>
 
 namespace corio {
 

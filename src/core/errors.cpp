@@ -1,5 +1,3 @@
-#include <corio/errors.hpp>
-
 #include <cxxabi.h>
 
 #include <cstdlib>
@@ -7,13 +5,15 @@
 #include <system_error>
 #include <typeinfo>
 
+#include <corio/errors.hpp>
+
 namespace corio {
 
 namespace {
 std::string type_name(const std::type_info& t) {
   int status = 0;
-  std::unique_ptr<char, void (*)(void*)> name(abi::__cxa_demangle(t.name(), nullptr, nullptr, &status),
-                                              std::free);
+  std::unique_ptr<char, void (*)(void*)> name(
+      abi::__cxa_demangle(t.name(), nullptr, nullptr, &status), std::free);
   return status == 0 && name ? std::string(name.get()) : std::string(t.name());
 }
 
@@ -27,7 +27,8 @@ std::string join_messages(const std::string& message, const std::vector<std::exc
 }
 }  // namespace
 
-ExceptionGroup::ExceptionGroup(const std::string& message, std::vector<std::exception_ptr> exceptions)
+ExceptionGroup::ExceptionGroup(const std::string& message,
+                               std::vector<std::exception_ptr> exceptions)
     : std::runtime_error(join_messages(message, exceptions)), exceptions_(std::move(exceptions)) {}
 
 std::string describe(const std::exception_ptr& e) {

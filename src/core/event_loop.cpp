@@ -17,16 +17,15 @@
 //   3. Pending tasks are owned by the loop. close() destroys their frames,
 //      reporting each, and detaches done tasks whose exception is still
 //      unretrieved so that their later report goes to stderr.
-#include <corio/event_loop.hpp>
-
-#include "backend/backend.hpp"
-#include "timer_heap.hpp"
-
 #include <climits>
 #include <cmath>
 #include <cstdio>
 #include <mutex>
 #include <vector>
+
+#include "backend/backend.hpp"
+#include "timer_heap.hpp"
+#include <corio/event_loop.hpp>
 
 namespace corio {
 
@@ -228,7 +227,8 @@ void EventLoop::run_handle(detail::ReadyNode* node, detail::ReadyOp op) noexcept
     try {
       h->fn();
     } catch (...) {
-      h->loop->call_exception_handler({"Exception in callback", std::current_exception(), std::nullopt});
+      h->loop->call_exception_handler(
+          {"Exception in callback", std::current_exception(), std::nullopt});
     }
     h->running = false;
     if (h->cancelled) h->fn = nullptr;  // cancelled by itself: release its captures now
@@ -323,7 +323,9 @@ bool EventLoop::remove_writer(int fd) {
 
 // ---- errors ----------------------------------------------------------------
 
-void EventLoop::set_exception_handler(ExceptionHandler handler) { exception_handler_ = std::move(handler); }
+void EventLoop::set_exception_handler(ExceptionHandler handler) {
+  exception_handler_ = std::move(handler);
+}
 
 void EventLoop::call_exception_handler(const ExceptionContext& context) noexcept {
   if (!exception_handler_) {
@@ -333,7 +335,8 @@ void EventLoop::call_exception_handler(const ExceptionContext& context) noexcept
   try {
     exception_handler_(*this, context);
   } catch (...) {
-    report_to_stderr({"Unhandled error in exception handler", std::current_exception(), std::nullopt});
+    report_to_stderr(
+        {"Unhandled error in exception handler", std::current_exception(), std::nullopt});
     report_to_stderr(context);
   }
 }

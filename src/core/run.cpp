@@ -23,7 +23,8 @@ std::vector<TaskRef> all_tasks() {
 namespace detail {
 
 void check_no_running_loop() {
-  if (tls_running_loop) throw RuntimeError("corio::run() cannot be called from a running event loop");
+  if (tls_running_loop)
+    throw RuntimeError("corio::run() cannot be called from a running event loop");
 }
 
 namespace {
@@ -55,15 +56,16 @@ void finish_run(EventLoop& loop) noexcept {
       loop.run_until_complete(wait_done(leftovers));
       for (TaskRef& t : leftovers) {
         if (!t.cancelled() && t.task()->peek_exception()) {
-          loop.call_exception_handler({"unhandled exception during corio::run() shutdown",
-                                       t.task()->peek_exception(), t});
+          loop.call_exception_handler(
+              {"unhandled exception during corio::run() shutdown", t.task()->peek_exception(), t});
           t.task()->mark_retrieved();
         }
       }
     }
     loop.close();
   } catch (...) {
-    EventLoop::report_to_stderr({"error while closing the event loop", std::current_exception(), std::nullopt});
+    EventLoop::report_to_stderr(
+        {"error while closing the event loop", std::current_exception(), std::nullopt});
   }
 }
 

@@ -17,8 +17,12 @@ struct TaskExtra {
   std::string cancel_message;
 };
 
-TaskBase::TaskBase(LoopCore* loop, std::coroutine_handle<> root, void (*on_ready)(ReadyNode*, ReadyOp))
-    : FutureStateBase(loop, true), root_(root), resume_(root), id_(static_cast<std::uint32_t>(loop->next_task_id++)) {
+TaskBase::TaskBase(LoopCore* loop, std::coroutine_handle<> root,
+                   void (*on_ready)(ReadyNode*, ReadyOp))
+    : FutureStateBase(loop, true),
+      root_(root),
+      resume_(root),
+      id_(static_cast<std::uint32_t>(loop->next_task_id++)) {
   ReadyNode::fn = on_ready;
   loop->tasks.insert(this);
   add_ref(this);  // the loop owns a pending task
@@ -81,7 +85,8 @@ bool TaskBase::request_cancel(std::string msg) {
     extra_->cancel_message = std::move(msg);
   }
   task_flags_ |= kMustCancel;
-  if (waiting_on_ && waiting_on_->ops->cancel(waiting_on_, cancel_message())) task_flags_ &= ~kMustCancel;
+  if (waiting_on_ && waiting_on_->ops->cancel(waiting_on_, cancel_message()))
+    task_flags_ &= ~kMustCancel;
   return true;
 }
 
@@ -167,7 +172,8 @@ void TaskBase::before_destroy() noexcept {
   leave_registry();
   if (!pending && !unretrieved) return;
   ExceptionContext ctx;
-  ctx.message = pending ? "Task was destroyed but it is pending!" : "Task exception was never retrieved";
+  ctx.message =
+      pending ? "Task was destroyed but it is pending!" : "Task exception was never retrieved";
   if (unretrieved) ctx.exception = exception_;
   try {
     ctx.message += " (task " + name() + ")";

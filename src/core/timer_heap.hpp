@@ -8,10 +8,10 @@
 // deadlines in scheduling order (asyncio's heap of (when, seq) pairs).
 #pragma once
 
-#include <corio/handle.hpp>
-
 #include <cstdint>
 #include <vector>
+
+#include <corio/handle.hpp>
 
 namespace corio::detail {
 

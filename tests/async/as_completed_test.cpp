@@ -183,7 +183,8 @@ TEST(AsCompleted, AnItemCancelledByItsAwaiterDoesNotBreakLaterCompletions) {
       ::testing::ExitedWithCode(0), "");
 }
 
-Coro<void> timeout_after_cancelled_item(std::vector<std::string>* seen, std::vector<double>* times) {
+Coro<void> timeout_after_cancelled_item(std::vector<std::string>* seen,
+                                        std::vector<double>* times) {
   std::vector<Task<int>> tasks = start({5, 3, 4});
   int i = 0;
   for (auto next : corio::as_completed(tasks, 1s)) {

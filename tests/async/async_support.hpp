@@ -7,10 +7,6 @@
 // (DESIGN.md "Known toolchain traps").
 #pragma once
 
-#include <corio/corio.hpp>
-
-#include <gtest/gtest.h>
-
 #include <chrono>
 #include <exception>
 #include <memory>
@@ -19,14 +15,18 @@
 #include <utility>
 #include <vector>
 
+#include <gtest/gtest.h>
+
+#include <corio/corio.hpp>
+
 // ASSERT_* expands to `return`, which a coroutine cannot contain: this is
 // the coroutine (Coro<void>) form.
-#define CO_ASSERT(cond)                               \
-  do {                                                \
-    if (!(cond)) {                                    \
-      ADD_FAILURE() << "assertion failed: " #cond;    \
-      co_return;                                      \
-    }                                                 \
+#define CO_ASSERT(cond)                            \
+  do {                                             \
+    if (!(cond)) {                                 \
+      ADD_FAILURE() << "assertion failed: " #cond; \
+      co_return;                                   \
+    }                                              \
   } while (0)
 
 namespace corio_async_test {
@@ -118,7 +118,8 @@ inline bool is_cancelled_error(const std::exception_ptr& e) {
 // Loop times are sums of virtual-clock steps: compare with a tolerance.
 inline void expect_times(const std::vector<double>& got, const std::vector<double>& want) {
   ASSERT_EQ(got.size(), want.size());
-  for (std::size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-9) << "at index " << i;
+  for (std::size_t i = 0; i < got.size(); ++i)
+    EXPECT_NEAR(got[i], want[i], 1e-9) << "at index " << i;
 }
 
 // A log of events with the virtual time each happened at.

@@ -1,11 +1,11 @@
 // gather(): argument-order results, completion-order failures, return_exceptions,
 // cancellation in both directions, laziness. All on virtual time.
-#include "async/async_support.hpp"
-
 #include <memory>
 #include <tuple>
 #include <type_traits>
 #include <variant>
+
+#include "async/async_support.hpp"
 
 namespace corio_async_test {
 namespace {
@@ -28,8 +28,9 @@ Coro<void> tuple_in_argument_order(Log* log) {
 TEST(Gather, TupleIsInArgumentOrderWhileChildrenFinishInTimeOrder) {
   Log log;
   run_vt(tuple_in_argument_order(&log));
-  const std::vector<std::string> expected{"1:start", "2:start", "3:start", "2:done",    "2:cleanup",
-                                          "3:done",  "3:cleanup", "1:done", "1:cleanup"};
+  const std::vector<std::string> expected{"1:start",   "2:start",   "3:start",
+                                          "2:done",    "2:cleanup", "3:done",
+                                          "3:cleanup", "1:done",    "1:cleanup"};
   EXPECT_EQ(log.events, expected);
 }
 
@@ -178,7 +179,8 @@ TEST(Gather, CanBeBuiltOutsideTheLoopAndRunAsMain) {
 }
 
 Coro<void> as_a_task() {
-  Task<std::tuple<int, int>> t = corio::create_task(corio::gather(value_after(0.2, 1), value_after(0.1, 2)));
+  Task<std::tuple<int, int>> t =
+      corio::create_task(corio::gather(value_after(0.2, 1), value_after(0.1, 2)));
   co_await corio::sleep(0.15s);
   EXPECT_FALSE(t.done());
   auto r = co_await t;
@@ -198,8 +200,8 @@ Coro<int> count_done(int* done, double secs, int v) {
 
 Coro<void> first_failure_propagates_at_once(int* done) {
   try {
-    co_await corio::gather(count_done(done, 1.0, 1), fail_after(0.2, "first"), fail_after(0.5, "second"),
-                           count_done(done, 0.7, 2));
+    co_await corio::gather(count_done(done, 1.0, 1), fail_after(0.2, "first"),
+                           fail_after(0.5, "second"), count_done(done, 0.7, 2));
     ADD_FAILURE() << "gather should have thrown";
   } catch (const std::runtime_error& e) {
     EXPECT_STREQ(e.what(), "first");
@@ -277,9 +279,8 @@ Coro<void> return_exceptions_tuple() {
   Task<int> doomed = corio::create_task(value_after(5, 0));
   Task<void> canceller = corio::create_task(cancel_after(0.1, doomed));
   const double t0 = now();
-  auto [ok, bad, cancelled, nothing] =
-      co_await corio::gather(corio::return_exceptions, value_after(0.3, 1), fail_after(0.1, "bad"), doomed,
-                             void_child());
+  auto [ok, bad, cancelled, nothing] = co_await corio::gather(
+      corio::return_exceptions, value_after(0.3, 1), fail_after(0.1, "bad"), doomed, void_child());
   EXPECT_DOUBLE_EQ(now() - t0, 0.3);  // waits for all
   static_assert(std::is_same_v<decltype(ok), corio::Outcome<int>>);
   static_assert(std::is_same_v<decltype(nothing), corio::Outcome<std::monostate>>);

@@ -2,9 +2,9 @@
 // virtual time: say() gathered, compute() tasks, fetches under an overall
 // wait_for (with and without return_exceptions), shield through an outer
 // timeout, and cancellation whose cleanup runs. Plus sleep(0)'s one yield.
-#include "async/async_support.hpp"
-
 #include <tuple>
+
+#include "async/async_support.hpp"
 
 namespace corio_async_test {
 namespace {
@@ -21,7 +21,8 @@ Coro<void> say(std::vector<std::string>* out, int seq, std::string word, double 
 
 Coro<void> say_main(std::vector<std::string>* out) {
   const double t0 = now();
-  co_await corio::gather(say(out, 1, "hello", 0.3), say(out, 2, "world", 0.1), say(out, 3, "async", 0.2));
+  co_await corio::gather(say(out, 1, "hello", 0.3), say(out, 2, "world", 0.1),
+                         say(out, 3, "async", 0.2));
   EXPECT_DOUBLE_EQ(now() - t0, 0.3);  // concurrent: the longest, not the sum
 }
 
@@ -36,7 +37,7 @@ TEST(Seeds, GatherOfThreeSays) {
 Coro<int> compute(std::vector<std::string>* out, int x) {
   out->push_back("compute " + std::to_string(x));
   co_await corio::sleep(0.1s);
-  co_return x * x;
+  co_return x* x;
 }
 
 Coro<void> compute_main(std::vector<std::string>* out) {
@@ -71,7 +72,8 @@ Coro<std::string> fetch(Log* log, Fetch f) {
   co_return f.url + " 200";
 }
 
-Coro<std::tuple<std::string, std::string, std::string>> gather_all(Log* log, std::vector<Fetch> fs) {
+Coro<std::tuple<std::string, std::string, std::string>> gather_all(Log* log,
+                                                                   std::vector<Fetch> fs) {
   co_return co_await corio::gather(fetch(log, fs[0]), fetch(log, fs[1]), fetch(log, fs[2]));
 }
 
@@ -92,8 +94,8 @@ TEST(Seeds, GatherOfFetchesUnderAnOverallTimeout) {
   EXPECT_TRUE(timed_out);
   // The two quick fetches finished; the slow one was cancelled and released its
   // session before wait_for raised.
-  EXPECT_EQ(log.events,
-            (std::vector<std::string>{"example.com:cleanup", "python.org:cleanup", "httpbin.org:cleanup"}));
+  EXPECT_EQ(log.events, (std::vector<std::string>{"example.com:cleanup", "python.org:cleanup",
+                                                  "httpbin.org:cleanup"}));
   expect_times(log.times, {1, 2, 5});
 }
 
@@ -183,7 +185,8 @@ Coro<void> cancel_main(Log* log) {
 TEST(Seeds, CancellationRunsTheCleanup) {
   Log log;
   run_vt(cancel_main(&log));
-  EXPECT_EQ(log.events, (std::vector<std::string>{"tick 0", "tick 1", "resource:cleanup", "main:cancelled"}));
+  EXPECT_EQ(log.events,
+            (std::vector<std::string>{"tick 0", "tick 1", "resource:cleanup", "main:cancelled"}));
   expect_times(log.times, {1, 2, 2.5, 2.5});
 }
 
@@ -220,8 +223,8 @@ Coro<void> sleep_zero_main(std::vector<std::string>* out) {
 TEST(Seeds, SleepZeroYieldsExactlyOnce) {
   std::vector<std::string> out;
   run_vt(sleep_zero_main(&out));
-  EXPECT_EQ(out, (std::vector<std::string>{"a1", "b1", "a2", "b2", "a3", "b3", "cb1", "resumed", "cb2",
-                                           "resumed again"}));
+  EXPECT_EQ(out, (std::vector<std::string>{"a1", "b1", "a2", "b2", "a3", "b3", "cb1", "resumed",
+                                           "cb2", "resumed again"}));
 }
 
 }  // namespace

@@ -60,8 +60,8 @@ Coro<void> one_failure(Log* log) {
 TEST(TaskGroup, FirstFailureCancelsSiblingsAndIsRethrownAfterTheyFinished) {
   Log log;
   run_vt(one_failure(&log));
-  EXPECT_EQ(log.events, (std::vector<std::string>{"sibling:start", "sibling:cleanup", "slow:cleaned",
-                                                  "parent:caught"}));
+  EXPECT_EQ(log.events, (std::vector<std::string>{"sibling:start", "sibling:cleanup",
+                                                  "slow:cleaned", "parent:caught"}));
   expect_times(log.times, {0, 0.1, 0.6, 0.6});
 }
 
@@ -88,7 +88,9 @@ Coro<void> failure_before_wait() {
   EXPECT_FALSE(ran);
 }
 
-TEST(TaskGroup, FailureBeforeWaitSurfacesInWaitAndCreateTaskThenThrows) { run_vt(failure_before_wait()); }
+TEST(TaskGroup, FailureBeforeWaitSurfacesInWaitAndCreateTaskThenThrows) {
+  run_vt(failure_before_wait());
+}
 
 Coro<void> finished_group() {
   TaskGroup tg;
@@ -155,7 +157,9 @@ Coro<void> same_instant_failures() {
   co_await expect_group(&tg, want);
 }
 
-TEST(TaskGroup, ChildrenFailingAtTheSameInstantGiveAnExceptionGroup) { run_vt(same_instant_failures()); }
+TEST(TaskGroup, ChildrenFailingAtTheSameInstantGiveAnExceptionGroup) {
+  run_vt(same_instant_failures());
+}
 
 Coro<int> fail_now(std::string msg) {
   throw std::runtime_error(msg);
@@ -172,7 +176,9 @@ Coro<void> first_step_failures() {
   co_await expect_group(&tg, want);
 }
 
-TEST(TaskGroup, ChildrenFailingInTheirFirstStepGiveAnExceptionGroup) { run_vt(first_step_failures()); }
+TEST(TaskGroup, ChildrenFailingInTheirFirstStepGiveAnExceptionGroup) {
+  run_vt(first_step_failures());
+}
 
 Coro<void> child_cancelled_directly() {
   TaskGroup tg;
@@ -227,7 +233,8 @@ TEST(TaskGroup, ChildErrorsDuringParentCancellationTakePrecedence) {
   // As asyncio: errors of the children are raised rather than the CancelledError.
   Log log;
   run_vt(cancel_parent(&log, true));
-  EXPECT_EQ(log.events, (std::vector<std::string>{"b:cleaned", "a:cleaned", "parent:cleanup failed"}));
+  EXPECT_EQ(log.events,
+            (std::vector<std::string>{"b:cleaned", "a:cleaned", "parent:cleanup failed"}));
 }
 
 Coro<void> parent_with_message(std::string* message) {
@@ -307,7 +314,8 @@ TEST(TaskGroup, DestroyedAtTheEndOfMainIsCleanedUpByRun) {
     r->install();
     co_await scope_without_wait(l);
   }(&log, &reports));
-  EXPECT_EQ(log.events, (std::vector<std::string>{"a:start", "b:start", "scope:exit", "a:cleanup", "b:cleanup"}));
+  EXPECT_EQ(log.events, (std::vector<std::string>{"a:start", "b:start", "scope:exit", "a:cleanup",
+                                                  "b:cleanup"}));
   EXPECT_EQ(reports.size(), 0u) << reports.joined();
 }
 
@@ -331,7 +339,8 @@ TEST(TaskGroup, ParentCancelledInTheBodyCancelsChildrenOnUnwind) {
     EXPECT_THROW(co_await parent, corio::CancelledError);
     co_await corio::sleep(0s);
   }(&log));
-  EXPECT_EQ(log.events, (std::vector<std::string>{"child:start", "body:cancelled", "child:cleanup"}));
+  EXPECT_EQ(log.events,
+            (std::vector<std::string>{"child:start", "body:cancelled", "child:cleanup"}));
   expect_times(log.times, {0, 1, 1});
 }
 
@@ -351,7 +360,8 @@ Coro<void> spawn_from_child(Log* log) {
 TEST(TaskGroup, ChildrenCreatedWhileWaitingAreWaitedFor) {
   Log log;
   run_vt(spawn_from_child(&log));
-  EXPECT_EQ(log.events, (std::vector<std::string>{"grandchild:start", "grandchild:done", "grandchild:cleanup"}));
+  EXPECT_EQ(log.events, (std::vector<std::string>{"grandchild:start", "grandchild:done",
+                                                  "grandchild:cleanup"}));
 }
 
 Coro<void> many_children() {

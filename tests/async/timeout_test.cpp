@@ -224,7 +224,9 @@ Coro<void> converted() {
   co_await expect_no_pending_cancel(0);
 }
 
-TEST(Timeout, InnerErrorRaisedOnCancellationPropagatesAndNothingIsLeftPending) { run_vt(converted()); }
+TEST(Timeout, InnerErrorRaisedOnCancellationPropagatesAndNothingIsLeftPending) {
+  run_vt(converted());
+}
 
 // ---- laziness -----------------------------------------------------------------------
 

@@ -60,7 +60,9 @@ Coro<void> first_completed_same_instant() {
   EXPECT_EQ(ids(r.pending, tasks), (std::vector<int>{0}));
 }
 
-TEST(Wait, FirstCompletedTakesEveryTaskDoneAtThatInstant) { run_vt(first_completed_same_instant()); }
+TEST(Wait, FirstCompletedTakesEveryTaskDoneAtThatInstant) {
+  run_vt(first_completed_same_instant());
+}
 
 Coro<void> first_exception() {
   std::vector<Task<int>> tasks;

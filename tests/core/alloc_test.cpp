@@ -6,11 +6,11 @@
 // state, and checks the count. Frames, task states and callback handles come
 // from corio's per-thread pool; sanitizer builds turn that pool off
 // (CORIO_NO_FRAME_POOL), so the tests that create frames allow for it.
-#include <gtest/gtest.h>
-
 #include <cstdlib>
 #include <new>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "core/test_support.hpp"
 
@@ -76,7 +76,6 @@ void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
 void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
 #endif
-
 
 using namespace std::chrono_literals;
 using corio::Coro;

@@ -1,10 +1,10 @@
 // Task cancellation: at each kind of await point, RAII cleanup, swallowing,
 // cancel before start, cancelling()/uncancel(), messages.
-#include <gtest/gtest.h>
-
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "core/test_support.hpp"
 
@@ -100,8 +100,7 @@ TEST(Cancel, AtAnotherTaskCancelsTheAwaitedTask) {
   auto outer = loop.create_task(await_task_logged(inner, &log));
   cancel_after_first_step(loop, outer, "both");
   EXPECT_TRUE(inner.cancelled());
-  EXPECT_EQ(log,
-            (Log{"cancelled:both", "cleanup sleep", "outer cancelled:both", "cleanup outer"}));
+  EXPECT_EQ(log, (Log{"cancelled:both", "cleanup sleep", "outer cancelled:both", "cleanup outer"}));
   EXPECT_EQ(loop.time(), 0.0);
 }
 

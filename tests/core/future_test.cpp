@@ -1,11 +1,11 @@
 // Future<T>: every state transition, its errors, done-callbacks, and awaiting
 // a future from a task.
-#include <gtest/gtest.h>
-
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "core/test_support.hpp"
 
@@ -217,8 +217,10 @@ TEST(FutureCallbacks, FireOnExceptionAndOnCancel) {
   auto failed = loop.create_future<int>();
   auto cancelled = loop.create_future<int>();
   Log log;
-  failed.add_done_callback([&](Future<int> g) { log.push_back(corio_test::what_of(g.exception())); });
-  cancelled.add_done_callback([&](Future<int> g) { log.push_back(g.cancelled() ? "cancelled" : "?"); });
+  failed.add_done_callback(
+      [&](Future<int> g) { log.push_back(corio_test::what_of(g.exception())); });
+  cancelled.add_done_callback(
+      [&](Future<int> g) { log.push_back(g.cancelled() ? "cancelled" : "?"); });
   failed.set_exception(make_error("err"));
   cancelled.cancel();
   loop.run_once();

@@ -1,9 +1,5 @@
 // EventLoop and other threads (call_soon_threadsafe) and fd readiness
 // (add_reader/add_writer).
-#include <gtest/gtest.h>
-
-#include <sys/socket.h>
-
 #include <chrono>
 #include <condition_variable>
 #include <memory>
@@ -12,6 +8,9 @@
 #include <system_error>
 #include <thread>
 #include <vector>
+
+#include <gtest/gtest.h>
+#include <sys/socket.h>
 
 #include "core/test_support.hpp"
 
@@ -148,7 +147,7 @@ TEST(EventLoopIo, ReaderIsLevelTriggered) {
       loop.stop();
     }
   });
-  p.write_byte();  // never drained: stays readable
+  p.write_byte();                              // never drained: stays readable
   loop.call_later(10s, [&] { loop.stop(); });  // guard only
   loop.run_forever();
   EXPECT_EQ(calls, 3);
@@ -240,8 +239,8 @@ TEST(EventLoopIo, FdNumberReusedBeforeTheNextPollIsWatched) {
   loop.run_once();  // the first pipe is registered with the poller
 
   EXPECT_TRUE(loop.remove_reader(fd));
-  first.reset();      // closes both ends: the kernel forgets the registration
-  Pipe second;        // lowest free numbers: the same fds again
+  first.reset();  // closes both ends: the kernel forgets the registration
+  Pipe second;    // lowest free numbers: the same fds again
   ASSERT_EQ(second.r, fd);
   bool fired = false;
   loop.add_reader(second.r, [&] {
@@ -255,7 +254,6 @@ TEST(EventLoopIo, FdNumberReusedBeforeTheNextPollIsWatched) {
   EXPECT_TRUE(fired) << "a reader on a reused fd number never fired";
   loop.remove_reader(second.r);
 }
-
 
 TEST(EventLoopIo, ReaderFiresOnHangUp) {
   EventLoop loop;

@@ -1,12 +1,12 @@
 // EventLoop: callback ordering, stop/run/close, exception handling, the
 // running-loop queries. Timers and handles: timer_test.cpp; threads and fds:
 // loop_io_test.cpp.
-#include <gtest/gtest.h>
-
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "core/test_support.hpp"
 
@@ -215,9 +215,8 @@ TEST(EventLoop, ExceptionInACallbackGoesToTheHandlerAndTheLoopContinues) {
 
 TEST(EventLoop, AThrowingExceptionHandlerDoesNotStopTheLoop) {
   EventLoop loop;
-  loop.set_exception_handler([](EventLoop&, const corio::ExceptionContext&) {
-    throw std::logic_error("handler broke");
-  });
+  loop.set_exception_handler(
+      [](EventLoop&, const corio::ExceptionContext&) { throw std::logic_error("handler broke"); });
   bool after = false;
   loop.call_soon([] { throw std::runtime_error("boom"); });
   loop.call_soon([&] {

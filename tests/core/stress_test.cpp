@@ -1,13 +1,13 @@
 // Scale: many concurrent tasks, long runs of synchronously completing awaits,
 // deep chains of nested Coros. The stack must stay flat in every build,
 // including g++ -O0 and ASan (DESIGN.md "Known toolchain traps").
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <random>
 #include <stdexcept>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "core/test_support.hpp"
 

@@ -1,13 +1,13 @@
 // Task<T>: results, names, the task registry, stepping order, and reports of
 // lost exceptions and destroyed pending tasks. Cancellation is in
 // cancel_test.cpp, the big scale tests in stress_test.cpp.
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "core/test_support.hpp"
 
@@ -55,7 +55,7 @@ Coro<bool> results_main() {
   // Awaiting again / result() on a done task returns at once.
   const int i2 = co_await ti;
   co_return i == 42 && i2 == 42 && ti.result() == 42 && s == std::string(64, 'q') &&
-      ts.result() == s && touched == 1 && u && *u == 5;
+      ts.result() == s&& touched == 1 && u&&* u == 5;
 }
 
 TEST(Task, ResultsOfEveryKind) { EXPECT_TRUE(corio::run(results_main(), virtual_time())); }
@@ -293,7 +293,7 @@ Coro<void> unretrieved_main(Reports* reports) {
     auto t = corio::create_task(fail_soon());
     while (!t.done()) co_await corio::sleep(0s);
     if (reports->size() != 0) co_return;  // not while a handle is alive
-  }  // the last handle drops here
+  }                                       // the last handle drops here
 }
 
 TEST(TaskReports, UnretrievedExceptionIsReportedWhenTheLastHandleDrops) {

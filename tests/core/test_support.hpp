@@ -2,6 +2,14 @@
 #pragma once
 
 // Core headers only: the core tests must not depend on later layers.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <exception>
+#include <memory>
+#include <string>
+#include <vector>
+
 #include <corio/clock.hpp>
 #include <corio/coro.hpp>
 #include <corio/errors.hpp>
@@ -12,14 +20,6 @@
 #include <corio/sleep.hpp>
 #include <corio/task.hpp>
 #include <corio/testing/virtual_clock.hpp>
-
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <exception>
-#include <memory>
-#include <string>
-#include <vector>
 
 namespace corio_test {
 

@@ -1,12 +1,12 @@
 // Timers (call_later/call_at, on virtual time) and Handle/TimerHandle.
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <memory>
 #include <random>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "core/test_support.hpp"
 
@@ -177,7 +177,7 @@ struct Churn {
   EventLoop* loop;
   std::vector<corio::TimerHandle> handles;
   std::vector<double> deadline;
-  std::vector<int> fired;        // ids in firing order
+  std::vector<int> fired;  // ids in firing order
   std::vector<double> fired_at;
   std::vector<bool> cancelled;
   std::vector<bool> done;

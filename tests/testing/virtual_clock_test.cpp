@@ -1,12 +1,5 @@
 // corio::testing::VirtualClock: time stands still while work is ready and
 // jumps to the next timer when the loop would otherwise wait.
-#include <gtest/gtest.h>
-
-#include <corio/event_loop.hpp>
-#include <corio/run.hpp>
-#include <corio/sleep.hpp>
-#include <corio/testing/virtual_clock.hpp>
-
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -14,6 +7,13 @@
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
+
+#include <corio/event_loop.hpp>
+#include <corio/run.hpp>
+#include <corio/sleep.hpp>
+#include <corio/testing/virtual_clock.hpp>
 
 using namespace std::chrono_literals;
 using corio::Coro;

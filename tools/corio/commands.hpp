@@ -13,10 +13,10 @@
 // tools/CMakeLists.txt globs tools/corio/*.cpp, so nothing else changes.
 #pragma once
 
-#include <corio/version.hpp>
-
 #include <functional>
 #include <string>
+
+#include <corio/version.hpp>
 
 namespace corio_cli {
 

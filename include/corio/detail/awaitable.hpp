@@ -3,10 +3,10 @@
 // Future<T>.
 #pragma once
 
-#include <corio/event_loop.hpp>
-
 #include <type_traits>
 #include <variant>
+
+#include <corio/event_loop.hpp>
 
 namespace corio::detail {
 
@@ -26,7 +26,9 @@ struct AwaitableTraits<Task<T>> {
 };
 
 template <class A>
-concept Awaitable = requires { typename AwaitableTraits<std::remove_cvref_t<A>>::result; };
+concept Awaitable = requires {
+  typename AwaitableTraits<std::remove_cvref_t<A>>::result;
+};
 
 template <class A>
 using result_t = typename AwaitableTraits<std::remove_cvref_t<A>>::result;

@@ -3,10 +3,10 @@
 // node and the await point live in this awaiter, in the coroutine frame.
 #pragma once
 
-#include <corio/detail/task_state.hpp>
-
 #include <type_traits>
 #include <utility>
+
+#include <corio/detail/task_state.hpp>
 
 namespace corio::detail {
 

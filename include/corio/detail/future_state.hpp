@@ -8,17 +8,17 @@
 // done callbacks with call_soon for the same reason).
 #pragma once
 
-#include <corio/detail/frame_alloc.hpp>
-#include <corio/detail/intrusive.hpp>
-#include <corio/detail/loop_core.hpp>
-#include <corio/errors.hpp>
-
 #include <cstdint>
 #include <exception>
 #include <functional>
 #include <optional>
 #include <string>
 #include <type_traits>
+
+#include <corio/detail/frame_alloc.hpp>
+#include <corio/detail/intrusive.hpp>
+#include <corio/detail/loop_core.hpp>
+#include <corio/errors.hpp>
 
 namespace corio::detail {
 

@@ -3,11 +3,11 @@
 // derives from it; everything else of the loop lives behind its .cpp.
 #pragma once
 
-#include <corio/detail/intrusive.hpp>
-
 #include <atomic>
 #include <cstdint>
 #include <vector>
+
+#include <corio/detail/intrusive.hpp>
 
 namespace corio {
 class EventLoop;

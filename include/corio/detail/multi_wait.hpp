@@ -5,10 +5,10 @@
 // when the awaiter is destroyed, so an abandoned wait leaves nothing behind.
 #pragma once
 
-#include <corio/event_loop.hpp>
-
 #include <memory>
 #include <span>
+
+#include <corio/event_loop.hpp>
 
 namespace corio::detail {
 

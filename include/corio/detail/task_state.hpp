@@ -10,12 +10,12 @@
 // suspended, and what debug tooling reads to say what a task waits for.
 #pragma once
 
-#include <corio/coro.hpp>
-#include <corio/detail/future_state.hpp>
-
 #include <coroutine>
 #include <memory>
 #include <string>
+
+#include <corio/coro.hpp>
+#include <corio/detail/future_state.hpp>
 
 namespace corio::detail {
 

@@ -4,15 +4,16 @@
 // fd (libuv's watcher queue) and applied with MOD just before epoll_wait;
 // registration and removal are immediate. An eventfd registered at creation makes
 // wakeup() interrupt a blocked wait from any thread.
-#include "../backend.hpp"
-
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <system_error>
 #include <vector>
+
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+
+#include "../backend.hpp"
 
 namespace corio::detail {
 namespace {
@@ -80,8 +81,8 @@ class EpollPoller final : public Poller {
         continue;
       }
       const bool err = (e.events & (EPOLLERR | EPOLLHUP)) != 0;
-      out[count++] = IoEvent{e.data.fd, (e.events & EPOLLIN) != 0 || err,
-                             (e.events & EPOLLOUT) != 0 || err};
+      out[count++] =
+          IoEvent{e.data.fd, (e.events & EPOLLIN) != 0 || err, (e.events & EPOLLOUT) != 0 || err};
     }
     return count;
   }
