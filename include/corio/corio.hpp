@@ -5,12 +5,15 @@
 #include <corio/clock.hpp>
 #include <corio/coro.hpp>
 #include <corio/errors.hpp>
+#include <corio/event.hpp>
 #include <corio/event_loop.hpp>
 #include <corio/future.hpp>
 #include <corio/gather.hpp>
 #include <corio/handle.hpp>
+#include <corio/lock.hpp>
 #include <corio/outcome.hpp>
 #include <corio/run.hpp>
+#include <corio/semaphore.hpp>
 #include <corio/shield.hpp>
 #include <corio/sleep.hpp>
 #include <corio/task.hpp>

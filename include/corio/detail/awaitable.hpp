@@ -25,6 +25,18 @@ struct AwaitableTraits<Task<T>> {
   using result = T;
 };
 
+// Any awaiter object (sleep(), lock.acquire(), event.wait(), ...).
+template <class A>
+concept AwaiterObject = requires(A& a) {
+  a.await_ready();
+  a.await_resume();
+};
+template <class A>
+requires AwaiterObject<A>
+struct AwaitableTraits<A> {
+  using result = decltype(std::declval<A&>().await_resume());
+};
+
 template <class A>
 concept Awaitable = requires {
   typename AwaitableTraits<std::remove_cvref_t<A>>::result;
@@ -49,6 +61,15 @@ Future<T> ensure_future(Future<T> f) {
 template <class T>
 Future<T> ensure_future(Task<T> t) {
   return t;
+}
+// An awaiter object runs in a task of its own, wrapped in a Coro.
+template <AwaiterObject A>
+Coro<result_t<A>> await_in_coro(A aw) {
+  co_return co_await std::move(aw);
+}
+template <AwaiterObject A>
+Future<result_t<A>> ensure_future(A aw) {
+  return ensure_future(await_in_coro(std::move(aw)));
 }
 
 // The value of a done state as value_or_monostate<T>.

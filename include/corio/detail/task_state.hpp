@@ -50,6 +50,7 @@ class TaskBase : public FutureStateBase, public ReadyNode {
   // First thing in an await point's await_resume: throws CancelledError if
   // the step that resumed it was told to interrupt it. (A task flag, not a
   // field of every awaiter: it keeps suspended frames small.)
+  bool interrupt_pending() const noexcept { return (task_flags_ & kInterrupt) != 0; }
   void check_interrupt() const {
     if (task_flags_ & kInterrupt) [[unlikely]]
       take_interrupt();

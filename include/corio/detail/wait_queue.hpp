@@ -1,0 +1,79 @@
+// The one wait queue under every sync primitive (Trio's ParkingLot, Tokio's
+// batch_semaphore): FIFO, intrusive, cancellable in O(1).
+//
+// A Waiter is the awaiter object itself, in the suspended coroutine's frame:
+// parking allocates nothing. The primitive wakes waiters in arrival order and
+// hands each woken one a *grant* (the lock, a permit, "the event is set").
+// Cancellation has two cases, the second being where asyncio's own
+// primitives had bugs:
+//   1. still queued: the waiter leaves the queue and throws CancelledError;
+//   2. granted, but cancelled before it ran: it throws CancelledError and
+//      gives the grant back through the primitive's abandon function, which
+//      passes it on: no stolen permit, no lost wake-up.
+#pragma once
+
+#include <cstddef>
+
+#include <corio/detail/task_state.hpp>
+
+namespace corio::detail {
+
+class WaitQueue {
+ public:
+  class Waiter;
+  // Called with the primitive when a granted waiter is cancelled before it
+  // could use the grant.
+  using AbandonFn = void (*)(void* primitive) noexcept;
+
+  WaitQueue() = default;
+  WaitQueue(const WaitQueue&) = delete;
+  WaitQueue& operator=(const WaitQueue&) = delete;
+
+  bool empty() const noexcept { return waiters_.empty(); }
+  // Grants the longest-waiting task and wakes it. False if nobody waits.
+  bool wake_one() noexcept;
+  // Grants every waiter, in order.
+  void wake_all() noexcept {
+    while (wake_one()) {
+    }
+  }
+
+ private:
+  ListHead waiters_;
+};
+
+class WaitQueue::Waiter : private ListHook, private AwaitPoint {
+ public:
+  // `ops` names the primitive for task dumps; its cancel must be on_cancel.
+  Waiter(WaitQueue& queue, void* primitive, AbandonFn abandon, const AwaitPoint::Ops* ops) noexcept
+      : queue_(queue), primitive_(primitive), abandon_(abandon) {
+    this->ops = ops;
+  }
+  // Movable until awaited, so that `wait_for(lock.acquire(), 1s)` can carry
+  // the awaiter into the combinator's frame.
+  Waiter(Waiter&& o) noexcept : queue_(o.queue_), primitive_(o.primitive_), abandon_(o.abandon_) {
+    this->ops = o.ops;
+  }
+  Waiter& operator=(Waiter&&) = delete;
+  ~Waiter() { unlink(); }
+
+  void await_suspend(std::coroutine_handle<> h) {
+    task_ = &current_task_for("waiting on a Lock, Event, Semaphore or Queue");
+    queue_.waiters_.push_back(this);
+    task_->suspend_at(h, this);
+  }
+  void await_resume();
+
+  static bool on_cancel(AwaitPoint* p, const std::string& msg) noexcept;
+
+ private:
+  friend class WaitQueue;
+  WaitQueue& queue_;
+  void* primitive_;
+  AbandonFn abandon_;
+  TaskBase* task_ = nullptr;
+  bool granted_ = false;
+  bool cancelled_ = false;
+};
+
+}  // namespace corio::detail

@@ -1,0 +1,49 @@
+// corio::Lock: asyncio.Lock, FIFO-fair.
+//
+//   co_await lock.acquire(); ... lock.release();
+//   auto guard = co_await lock.scoped_lock();   // `async with lock:`
+//
+// Suspends: acquire() while the lock is held or others are already waiting
+// (an unlocked lock with no waiters is taken without yielding).
+// Resumed by: release(), which hands the lock straight to the longest
+// waiter, so a task arriving later cannot barge in ahead of it. A waiter
+// cancelled after being handed the lock passes it on (see wait_queue.hpp).
+#pragma once
+
+#include <corio/detail/acquire.hpp>
+
+namespace corio {
+
+class Lock {
+ public:
+  Lock() = default;
+  Lock(const Lock&) = delete;
+  Lock& operator=(const Lock&) = delete;
+
+  detail::AcquireAwaiter<Lock> acquire() noexcept { return detail::AcquireAwaiter<Lock>(*this); }
+  detail::ScopedAcquireAwaiter<Lock> scoped_lock() noexcept {
+    return detail::ScopedAcquireAwaiter<Lock>(*this);
+  }
+  // Throws RuntimeError if the lock is not held.
+  void release();
+  bool locked() const noexcept { return locked_; }
+
+  using Guard = detail::ReleaseGuard<Lock>;
+
+ private:
+  friend class detail::AcquireAwaiter<Lock>;
+  friend class detail::ReleaseGuard<Lock>;
+  bool try_acquire() noexcept {
+    if (locked_ || !waiters_.empty()) return false;
+    locked_ = true;
+    return true;
+  }
+  void release_owned() noexcept;
+  static void abandon(void* self) noexcept { static_cast<Lock*>(self)->release_owned(); }
+  static const detail::AwaitPoint::Ops kWaitOps;
+
+  bool locked_ = false;
+  detail::WaitQueue waiters_;
+};
+
+}  // namespace corio
