@@ -7,8 +7,6 @@
 namespace corio_sync_test {
 namespace {
 
-using Order = std::vector<std::string>;
-
 // Waits for the event, then records `name`.
 Coro<void> waiter(corio::Event* ev, Order* order, std::string name) {
   co_await ev->wait();

@@ -7,31 +7,6 @@
 namespace corio_sync_test {
 namespace {
 
-using Order = std::vector<std::string>;
-
-// Takes the lock, records `name`, holds it for `hold` yields, releases.
-Coro<void> locker(corio::Lock* lock, Order* order, std::string name, int hold) {
-  co_await lock->acquire();
-  order->push_back(name);
-  co_await yield_n(hold);
-  lock->release();
-}
-
-// As locker(), through scoped_lock().
-Coro<void> scoped_locker(corio::Lock* lock, Order* order, std::string name, int hold) {
-  auto guard = co_await lock->scoped_lock();
-  order->push_back(name);
-  co_await yield_n(hold);
-}
-
-// Sleeps `delay`, records "arrive:name", then as locker().
-Coro<void> late_locker(corio::Lock* lock, Order* arrivals, Order* order, std::string name,
-                       double delay) {
-  co_await corio::sleep(Secs(delay));
-  arrivals->push_back(name);
-  co_await locker(lock, order, name, 1);
-}
-
 // ---- state ----------------------------------------------------------------------------
 
 Coro<void> basic_state(corio::Lock* lock) {
@@ -85,7 +60,7 @@ Coro<void> fifo_order(Order* arrivals, Order* order) {
   std::vector<Task<void>> tasks;
   for (int i = 0; i < 8; ++i)
     tasks.push_back(corio::create_task(
-        late_locker(&lock, arrivals, order, "t" + std::to_string(i), delays[i])));
+        late_taker(&lock, arrivals, order, "t" + std::to_string(i), delays[i], 1)));
   co_await corio::sleep(2s);
   EXPECT_TRUE(order->empty());
   lock.release();
@@ -105,9 +80,9 @@ TEST(Lock, WaitersAcquireInArrivalOrder) {
 Coro<void> no_barging(Order* order) {
   corio::Lock lock;
   co_await lock.acquire();
-  Task<void> a = corio::create_task(locker(&lock, order, "A", 2));
+  Task<void> a = corio::create_task(taker(&lock, order, "A", 2));
   co_await corio::sleep(0s);  // A is queued
-  Task<void> b = corio::create_task(locker(&lock, order, "B", 0));
+  Task<void> b = corio::create_task(taker(&lock, order, "B", 0));
   lock.release();
   EXPECT_TRUE(lock.locked()) << "release() with a waiter must hand the lock over";
   co_await lock.acquire();  // must queue behind A (and ahead of B, who arrives later)
@@ -156,9 +131,7 @@ TEST(Lock, MutualExclusionUnderContention) { run_vt(mutual_exclusion()); }
 Coro<void> cancel_queued(int victim, Order* order) {
   corio::Lock lock;
   co_await lock.acquire();
-  std::vector<Task<void>> tasks;
-  for (const char* n : {"A", "B", "C"})
-    tasks.push_back(corio::create_task(locker(&lock, order, n, 1)));
+  std::vector<Task<void>> tasks = spawn_abc(&lock, order, 1);
   co_await corio::sleep(0s);  // all three queued
   tasks[victim].cancel();
   co_await corio::sleep(0s);
@@ -172,12 +145,7 @@ Coro<void> cancel_queued(int victim, Order* order) {
 }
 
 TEST(LockCancel, QueuedWaiterIsRemovedOthersKeepOrder) {
-  const Order want[] = {{"B", "C"}, {"A", "C"}, {"A", "B"}};
-  for (int victim = 0; victim < 3; ++victim) {
-    Order order;
-    run_vt(cancel_queued(victim, &order));
-    EXPECT_EQ(order, want[victim]) << "victim " << victim;
-  }
+  expect_queued_cancel_keeps_order(cancel_queued);
 }
 
 // ---- cancellation: (b) granted, then cancelled before it ran ----------------------------
@@ -185,9 +153,9 @@ TEST(LockCancel, QueuedWaiterIsRemovedOthersKeepOrder) {
 Coro<void> granted_cancel_passes_on(bool scoped, Order* order) {
   corio::Lock lock;
   co_await lock.acquire();
-  Task<void> a = corio::create_task(scoped ? scoped_locker(&lock, order, "A", 1)
-                                           : locker(&lock, order, "A", 1));
-  Task<void> b = corio::create_task(locker(&lock, order, "B", 1));
+  Task<void> a =
+      corio::create_task(scoped ? scoped_taker(&lock, order, "A", 1) : taker(&lock, order, "A", 1));
+  Task<void> b = corio::create_task(taker(&lock, order, "B", 1));
   co_await corio::sleep(0s);  // A and B queued
   lock.release();             // granted to A ...
   a.cancel();                 // ... who is cancelled before it runs
@@ -216,8 +184,8 @@ TEST(LockCancel, GrantedScopedWaiterCancelledBeforeRunningPassesLockOn) {
 Coro<void> granted_cancel_in_callback(Order* order) {
   corio::Lock lock;
   co_await lock.acquire();
-  Task<void> a = corio::create_task(locker(&lock, order, "A", 1));
-  Task<void> b = corio::create_task(locker(&lock, order, "B", 1));
+  Task<void> a = corio::create_task(taker(&lock, order, "A", 1));
+  Task<void> b = corio::create_task(taker(&lock, order, "B", 1));
   co_await corio::sleep(0s);
   corio::Lock* l = &lock;
   corio::TaskRef ra = a;
@@ -242,12 +210,7 @@ TEST(LockCancel, GrantedWaiterCancelledInSameCallbackPassesLockOn) {
 Coro<void> granted_cancel_alone() {
   corio::Lock lock;
   Order order;
-  co_await lock.acquire();
-  Task<void> a = corio::create_task(locker(&lock, &order, "A", 1));
-  co_await corio::sleep(0s);
-  lock.release();
-  a.cancel();
-  co_await finish(a);
+  co_await grant_then_cancel(&lock, &order);
   EXPECT_TRUE(order.empty());
   EXPECT_FALSE(lock.locked()) << "lock lost: held by a cancelled task";
   bool ran = false;
@@ -267,9 +230,7 @@ TEST(LockCancel, GrantedWaiterCancelledWithNoOtherWaiterFreesLock) {
 Coro<void> chained_grant_cancels(bool same_step, Order* order) {
   corio::Lock lock;
   co_await lock.acquire();
-  std::vector<Task<void>> tasks;
-  for (const char* n : {"A", "B", "C"})
-    tasks.push_back(corio::create_task(locker(&lock, order, n, 1)));
+  std::vector<Task<void>> tasks = spawn_abc(&lock, order, 1);
   co_await corio::sleep(0s);
   lock.release();
   tasks[0].cancel();
@@ -296,8 +257,8 @@ TEST(LockCancel, ChainedCancelsOfGrantedWaiters) {
 Coro<void> granted_cancel_uncancel(Order* order) {
   corio::Lock lock;
   co_await lock.acquire();
-  Task<void> a = corio::create_task(locker(&lock, order, "A", 1));
-  Task<void> b = corio::create_task(locker(&lock, order, "B", 1));
+  Task<void> a = corio::create_task(taker(&lock, order, "A", 1));
+  Task<void> b = corio::create_task(taker(&lock, order, "B", 1));
   co_await corio::sleep(0s);
   lock.release();
   a.cancel();
@@ -321,42 +282,19 @@ TEST(LockCancel, GrantedWaiterCancelledThenUncancelledStaysConsistent) {
 
 // ---- cancellation: (c) wait_for() timeouts ----------------------------------------------
 
-// `direct`: wait_for(lock.acquire(), t), else wait_for on a Coro that acquires.
-Coro<void> timed_locker(corio::Lock* lock, double timeout, End* end, Order* order,
-                        bool direct = true) {
-  try {
-    if (direct)
-      co_await corio::wait_for(lock->acquire(), Secs(timeout));
-    else
-      co_await corio::wait_for(lock_acquire(lock), Secs(timeout));
-  } catch (const corio::TimeoutError&) {
-    *end = End::timeout;
-    co_return;
-  }
-  *end = End::value;
-  order->push_back("T");
-  co_await corio::sleep(0s);
-  lock->release();
-}
-
-Coro<void> wait_for_times_out(Order* order) {
+// `race`: release_at_deadline(), else timeout_behind_holder().
+Coro<void> timed_out_or_raced(bool race, Order* order) {
   corio::Lock lock;
-  End end = End::none;
-  co_await lock.acquire();
-  Task<void> t = corio::create_task(timed_locker(&lock, 1.0, &end, order));
-  Task<void> b = corio::create_task(late_locker(&lock, order, order, "B", 0.5));
-  co_await corio::sleep(1.5s);
-  EXPECT_EQ(end, End::timeout);
-  EXPECT_TRUE(t.done());
-  EXPECT_TRUE(lock.locked());
-  lock.release();  // to B, the only one left
-  co_await b;
+  if (race)
+    co_await release_at_deadline(&lock, order, 1);
+  else
+    co_await timeout_behind_holder(&lock, order, 1);
   EXPECT_FALSE(lock.locked());
 }
 
 TEST(LockCancel, WaitForTimeoutLeavesLockConsistent) {
   Order order;
-  run_vt(wait_for_times_out(&order));
+  run_vt(timed_out_or_raced(false, &order));
   EXPECT_EQ(order, (Order{"B", "B"}));  // arrival, then acquisition
 }
 
@@ -364,7 +302,7 @@ Coro<void> wait_for_in_time(Order* order) {
   corio::Lock lock;
   End end = End::none;
   co_await lock.acquire();
-  Task<void> t = corio::create_task(timed_locker(&lock, 1.0, &end, order));
+  Task<void> t = corio::create_task(timed_taker(&lock, 1.0, &end, order));
   co_await corio::sleep(0.5s);
   lock.release();
   co_await t;
@@ -386,26 +324,9 @@ TEST(LockCancel, WaitForAcquiredInTime) {
   EXPECT_EQ(order, (Order{"T"}));
 }
 
-// The release and the deadline fall at the same instant (the release from a
-// timer callback): whichever wins, the lock ends consistent.
-Coro<void> wait_for_race(Order* order) {
-  corio::Lock lock;
-  End end = End::none;
-  co_await lock.acquire();
-  corio::Lock* l = &lock;
-  corio::get_running_loop().call_later(1s, [l] { l->release(); });
-  Task<void> t = corio::create_task(timed_locker(&lock, 1.0, &end, order, false));
-  Task<void> b = corio::create_task(late_locker(&lock, order, order, "B", 0.5));
-  std::vector<Task<void>> tasks{t, b};
-  co_await drain(&tasks);
-  EXPECT_TRUE(end == End::timeout || end == End::value) << end;
-  EXPECT_EQ(end_of(b), End::value);
-  EXPECT_FALSE(lock.locked());
-}
-
 TEST(LockCancel, WaitForDeadlineAtTheReleaseInstant) {
   Order order;
-  run_vt(wait_for_race(&order));
+  run_vt(timed_out_or_raced(true, &order));
   // B arrives, then acquires (with T first if T won the race).
   EXPECT_TRUE(order == (Order{"B", "B"}) || order == (Order{"B", "T", "B"})) << order.size();
 }
@@ -425,7 +346,7 @@ Coro<void> guard_released_on_cancel(Log* log) {
   Task<void> h = corio::create_task(scoped_holder(&lock, log));
   co_await corio::sleep(0.1s);
   EXPECT_TRUE(lock.locked());
-  Task<void> w = corio::create_task(locker(&lock, &order, "W", 0));
+  Task<void> w = corio::create_task(taker(&lock, &order, "W", 0));
   co_await corio::sleep(0.9s);
   h.cancel();
   co_await w;
@@ -452,7 +373,7 @@ Coro<void> guard_unlock_and_move() {
     guard.unlock();
     EXPECT_FALSE(guard.owns());
     EXPECT_FALSE(lock.locked());
-    Task<void> w = corio::create_task(locker(&lock, &order, "W", 5));
+    Task<void> w = corio::create_task(taker(&lock, &order, "W", 5));
     co_await corio::sleep(0s);
     CO_ASSERT(order == (Order{"W"}));
     EXPECT_TRUE(lock.locked());
@@ -481,8 +402,8 @@ Coro<void> cancel_queued_scoped() {
   corio::Lock lock;
   Order order;
   co_await lock.acquire();
-  Task<void> a = corio::create_task(scoped_locker(&lock, &order, "A", 0));
-  Task<void> b = corio::create_task(scoped_locker(&lock, &order, "B", 0));
+  Task<void> a = corio::create_task(scoped_taker(&lock, &order, "A", 0));
+  Task<void> b = corio::create_task(scoped_taker(&lock, &order, "B", 0));
   co_await corio::sleep(0s);
   a.cancel();
   co_await corio::sleep(0s);

@@ -9,8 +9,6 @@
 namespace corio_sync_test {
 namespace {
 
-using Order = std::vector<std::string>;
-
 // How many permits are free now: takes them all without suspending (locked()
 // says when acquire() would wait), then gives them back.
 template <class S>
@@ -22,21 +20,6 @@ Coro<int> free_permits(S* sem) {
   }
   for (int i = 0; i < n; ++i) sem->release();
   co_return n;
-}
-
-// Takes a permit, records `name`, holds it for `hold` yields, releases.
-template <class S>
-Coro<void> taker(S* sem, Order* order, std::string name, int hold) {
-  co_await sem->acquire();
-  order->push_back(name);
-  co_await yield_n(hold);
-  sem->release();
-}
-
-Coro<void> scoped_taker(corio::Semaphore* sem, Order* order, std::string name, int hold) {
-  auto permit = co_await sem->scoped_acquire();
-  order->push_back(name);
-  co_await yield_n(hold);
 }
 
 // Holds a permit for `secs` while tracking the concurrency.
@@ -137,21 +120,14 @@ TEST(BoundedSemaphore, ZeroBoundReleaseWithWaiterThrows) {
 
 // ---- fairness and limits --------------------------------------------------------------------
 
-Coro<void> late_taker(corio::Semaphore* sem, Order* arrivals, Order* order, std::string name,
-                      double delay) {
-  co_await corio::sleep(Secs(delay));
-  arrivals->push_back(name);
-  co_await taker(sem, order, name, 3);
-}
-
 Coro<void> fifo_order(int permits, Order* arrivals, Order* order) {
   corio::Semaphore sem(permits);
   for (int i = 0; i < permits; ++i) co_await sem.acquire();
   const double delays[] = {0.5, 0.2, 0.9, 0.1, 0.7, 0.3, 0.8, 0.4};
   std::vector<Task<void>> tasks;
   for (int i = 0; i < 8; ++i)
-    tasks.push_back(
-        corio::create_task(late_taker(&sem, arrivals, order, "t" + std::to_string(i), delays[i])));
+    tasks.push_back(corio::create_task(
+        late_taker(&sem, arrivals, order, "t" + std::to_string(i), delays[i], 3)));
   co_await corio::sleep(2s);
   for (int i = 0; i < permits; ++i) sem.release();
   co_await drain(&tasks);
@@ -217,9 +193,7 @@ TEST(Semaphore, SeedHundredTasksUnderSemaphoreTen) {
 Coro<void> cancel_queued(int victim, Order* order) {
   corio::Semaphore sem(1);
   co_await sem.acquire();
-  std::vector<Task<void>> tasks;
-  for (const char* n : {"A", "B", "C"})
-    tasks.push_back(corio::create_task(taker(&sem, order, n, 1)));
+  std::vector<Task<void>> tasks = spawn_abc(&sem, order, 1);
   co_await corio::sleep(0s);
   tasks[victim].cancel();
   co_await corio::sleep(0s);
@@ -231,12 +205,7 @@ Coro<void> cancel_queued(int victim, Order* order) {
 }
 
 TEST(SemaphoreCancel, QueuedWaiterIsRemovedOthersKeepOrder) {
-  const Order want[] = {{"B", "C"}, {"A", "C"}, {"A", "B"}};
-  for (int victim = 0; victim < 3; ++victim) {
-    Order order;
-    run_vt(cancel_queued(victim, &order));
-    EXPECT_EQ(order, want[victim]) << "victim " << victim;
-  }
+  expect_queued_cancel_keeps_order(cancel_queued);
 }
 
 // ---- cancellation: (b) granted, then cancelled before it ran ----------------------------------
@@ -268,12 +237,7 @@ TEST(SemaphoreCancel, GrantedWaiterCancelledBeforeRunningPassesPermitOn) {
 Coro<void> granted_cancel_alone() {
   corio::Semaphore sem(1);
   Order order;
-  co_await sem.acquire();
-  Task<void> a = corio::create_task(taker(&sem, &order, "A", 1));
-  co_await corio::sleep(0s);
-  sem.release();
-  a.cancel();
-  co_await finish(a);
+  co_await grant_then_cancel(&sem, &order);
   EXPECT_TRUE(order.empty());
   EXPECT_FALSE(sem.locked()) << "permit lost with the cancelled task";
   EXPECT_EQ(co_await free_permits(&sem), 1);
@@ -287,9 +251,7 @@ TEST(SemaphoreCancel, GrantedWaiterCancelledWithNoOtherWaiterReturnsPermit) {
 // two permits.
 Coro<void> two_grants_one_cancelled(Order* order) {
   corio::Semaphore sem(0);
-  std::vector<Task<void>> tasks;
-  for (const char* n : {"A", "B", "C"})
-    tasks.push_back(corio::create_task(taker(&sem, order, n, 2)));
+  std::vector<Task<void>> tasks = spawn_abc(&sem, order, 2);
   co_await corio::sleep(0s);
   sem.release();
   sem.release();
@@ -312,12 +274,7 @@ TEST(SemaphoreCancel, OneOfTwoGrantedWaitersCancelled) {
 Coro<void> bounded_granted_cancel() {
   corio::BoundedSemaphore sem(1);
   Order order;
-  co_await sem.acquire();
-  Task<void> a = corio::create_task(taker(&sem, &order, "A", 1));
-  co_await corio::sleep(0s);
-  sem.release();
-  a.cancel();
-  co_await finish(a);
+  co_await grant_then_cancel(&sem, &order);
   EXPECT_TRUE(order.empty());
   EXPECT_EQ(co_await free_permits(&sem), 1);
   EXPECT_THROW(sem.release(), corio::ValueError);
@@ -329,61 +286,25 @@ TEST(SemaphoreCancel, BoundedGrantedWaiterCancelledReturnsPermitWithinBound) {
 
 // ---- cancellation: (c) wait_for() timeouts --------------------------------------------------
 
-Coro<void> timed_taker(corio::Semaphore* sem, double timeout, End* end, Order* order,
-                       bool direct = true) {
-  try {
-    if (direct)
-      co_await corio::wait_for(sem->acquire(), Secs(timeout));
-    else
-      co_await corio::wait_for(sem_acquire(sem), Secs(timeout));
-  } catch (const corio::TimeoutError&) {
-    *end = End::timeout;
-    co_return;
-  }
-  *end = End::value;
-  order->push_back("T");
-  co_await corio::sleep(0s);
-  sem->release();
-}
-
-Coro<void> wait_for_times_out(Order* order) {
+// `race`: release_at_deadline(), else timeout_behind_holder().
+Coro<void> timed_out_or_raced(bool race, Order* order) {
   corio::Semaphore sem(1);
-  End end = End::none;
-  co_await sem.acquire();
-  Task<void> t = corio::create_task(timed_taker(&sem, 1.0, &end, order));
-  Task<void> b = corio::create_task(late_taker(&sem, order, order, "B", 0.5));
-  co_await corio::sleep(1.5s);
-  EXPECT_EQ(end, End::timeout);
-  EXPECT_TRUE(sem.locked());
-  sem.release();
-  co_await b;
+  if (race)
+    co_await release_at_deadline(&sem, order, 3);
+  else
+    co_await timeout_behind_holder(&sem, order, 3);
   EXPECT_EQ(co_await free_permits(&sem), 1);
 }
 
 TEST(SemaphoreCancel, WaitForTimeoutLeavesCountConsistent) {
   Order order;
-  run_vt(wait_for_times_out(&order));
+  run_vt(timed_out_or_raced(false, &order));
   EXPECT_EQ(order, (Order{"B", "B"}));
-}
-
-Coro<void> wait_for_race(Order* order) {
-  corio::Semaphore sem(1);
-  End end = End::none;
-  co_await sem.acquire();
-  corio::Semaphore* s = &sem;
-  corio::get_running_loop().call_later(1s, [s] { s->release(); });
-  Task<void> t = corio::create_task(timed_taker(&sem, 1.0, &end, order, false));
-  Task<void> b = corio::create_task(late_taker(&sem, order, order, "B", 0.5));
-  std::vector<Task<void>> tasks{t, b};
-  co_await drain(&tasks);
-  EXPECT_TRUE(end == End::timeout || end == End::value) << end;
-  EXPECT_EQ(end_of(b), End::value);
-  EXPECT_EQ(co_await free_permits(&sem), 1);
 }
 
 TEST(SemaphoreCancel, WaitForDeadlineAtTheReleaseInstant) {
   Order order;
-  run_vt(wait_for_race(&order));
+  run_vt(timed_out_or_raced(true, &order));
   EXPECT_TRUE(order == (Order{"B", "B"}) || order == (Order{"B", "T", "B"})) << order.size();
 }
 
