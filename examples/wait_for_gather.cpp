@@ -65,22 +65,11 @@ corio::Coro<Response> fetch(std::string url, Seconds delay, bool fail) {
   co_return Response{url, 200};
 }
 
-// The text of an exception, for printing an error result.
-std::string message_of(const std::exception_ptr& error) {
-  try {
-    std::rethrow_exception(error);
-  } catch (const std::exception& e) {
-    return e.what();
-  } catch (const corio::CancelledError&) {  // not a std::exception: caught by name
-    return "cancelled";
-  }
-}
-
 void print_result(const corio::Outcome<Response>& result) {
   if (result.has_value()) {
     std::printf("  (%s, %d)\n", result.value().first.c_str(), result.value().second);
   } else {
-    std::printf("  error: %s\n", message_of(result.error()).c_str());
+    std::printf("  error: %s\n", corio::describe(result.error()).c_str());
   }
 }
 
@@ -123,7 +112,8 @@ corio::Coro<> fetch_all_reporting_partial_results(std::vector<Site> sites) {
       if (task.cancelled()) {
         std::printf("  %-26s cancelled by the timeout\n", name.c_str());
       } else if (task.exception()) {
-        std::printf("  %-26s failed: %s\n", name.c_str(), message_of(task.exception()).c_str());
+        std::printf("  %-26s failed: %s\n", name.c_str(),
+                    corio::describe(task.exception()).c_str());
       } else {
         std::printf("  %-26s completed: status %d\n", name.c_str(), task.result().second);
       }

@@ -50,8 +50,7 @@ void TaskBase::leave_registry() noexcept {
 
 TaskBase::~TaskBase() = default;
 
-TaskBase& current_task_for(const char* what) {
-  if (TaskBase* t = tls_current_task) return *t;
+void throw_no_current_task(const char* what) {
   throw RuntimeError(std::string(what) + " must happen inside a task running on an event loop");
 }
 

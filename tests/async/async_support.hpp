@@ -196,4 +196,28 @@ corio::Coro<void> cancel_after(double secs, corio::Task<T> t) {
   t.cancel();
 }
 
+// How an await ended; with a log, also recorded there as "awaiter:<end>".
+enum class End { value, timeout, cancelled, other };
+
+template <class A>
+corio::Coro<End> outcome_of(A aw, Log* log = nullptr) {
+  End end;
+  try {
+    co_await std::move(aw);
+    end = End::value;
+  } catch (const corio::TimeoutError&) {
+    end = End::timeout;
+  } catch (const corio::CancelledError&) {
+    end = End::cancelled;
+  } catch (...) {
+    end = End::other;
+  }
+  if (log) {
+    static constexpr const char* kNames[] = {"awaiter:value", "awaiter:timeout",
+                                             "awaiter:cancelled", "awaiter:other"};
+    log->add(kNames[static_cast<int>(end)]);
+  }
+  co_return end;
+}
+
 }  // namespace corio_async_test

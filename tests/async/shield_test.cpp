@@ -8,26 +8,6 @@ namespace {
 using corio::Coro;
 using corio::Task;
 
-enum class End { value, timeout, cancelled, other };
-
-template <class A>
-Coro<End> outcome_of(A aw, Log* log) {
-  try {
-    co_await std::move(aw);
-    log->add("awaiter:value");
-    co_return End::value;
-  } catch (const corio::TimeoutError&) {
-    log->add("awaiter:timeout");
-    co_return End::timeout;
-  } catch (const corio::CancelledError&) {
-    log->add("awaiter:cancelled");
-    co_return End::cancelled;
-  } catch (...) {
-    log->add("awaiter:other");
-    co_return End::other;
-  }
-}
-
 Coro<void> passes_the_result() {
   Task<int> inner = corio::create_task(value_after(0.5, 5));
   EXPECT_EQ(co_await corio::shield(inner), 5);

@@ -10,22 +10,6 @@ using corio::Coro;
 using corio::Task;
 
 // What a wrapped await ended with.
-enum class End { value, timeout, cancelled, other };
-
-template <class A>
-Coro<End> outcome_of(A aw) {
-  try {
-    co_await std::move(aw);
-    co_return End::value;
-  } catch (const corio::TimeoutError&) {
-    co_return End::timeout;
-  } catch (const corio::CancelledError&) {
-    co_return End::cancelled;
-  } catch (...) {
-    co_return End::other;
-  }
-}
-
 // After a timeout block, the task must have no cancellation left: its
 // count is back where it was and the next await is not interrupted.
 Coro<void> expect_no_pending_cancel(int cancelling_at_entry) {

@@ -37,16 +37,6 @@ corio::Coro<Response> fetch(Demo& demo, std::string url, Seconds delay, bool fai
   co_return Response{url, 200};
 }
 
-std::string message_of(const std::exception_ptr& error) {
-  try {
-    std::rethrow_exception(error);
-  } catch (const std::exception& e) {
-    return e.what();
-  } catch (const corio::CancelledError&) {
-    return "cancelled";
-  }
-}
-
 // The seed's _gather_all: every fetch at once, failures returned as results.
 corio::Coro<std::vector<corio::Outcome<Response>>> gather_all(Demo& demo, std::vector<Site> sites) {
   std::vector<corio::Coro<Response>> fetches;
@@ -63,7 +53,7 @@ corio::Coro<> all_in_time(Demo& demo, std::vector<Site> sites) {
       if (r) {
         demo.out("  ({}, {})", r.value().first, r.value().second);
       } else {
-        demo.out("  error: {}", message_of(r.error()));
+        demo.out("  error: {}", corio::describe(r.error()));
       }
     }
     demo.expect(results.size() == 3 && results[0].has_value() && !results[1].has_value() &&
@@ -92,7 +82,7 @@ corio::Coro<> with_a_slow_site(Demo& demo, std::vector<Site> sites) {
       if (task.cancelled()) {
         demo.out("  {:<26} cancelled by the timeout", task.get_name());
       } else if (task.exception()) {
-        demo.out("  {:<26} failed: {}", task.get_name(), message_of(task.exception()));
+        demo.out("  {:<26} failed: {}", task.get_name(), corio::describe(task.exception()));
       } else {
         demo.out("  {:<26} completed in time: ({}, {})", task.get_name(), task.result().first,
                  task.result().second);

@@ -36,7 +36,6 @@ class Ref {
   T* operator->() const noexcept { return p_; }
   T& operator*() const noexcept { return *p_; }
   explicit operator bool() const noexcept { return p_ != nullptr; }
-  T* detach() noexcept { return std::exchange(p_, nullptr); }
   friend bool operator==(const Ref& a, const Ref& b) noexcept { return a.p_ == b.p_; }
 
  private:

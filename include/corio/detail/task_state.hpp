@@ -151,6 +151,11 @@ ValueBox<T>& value_of(FutureStateBase* s) noexcept {
 
 // The task running on this thread, or a RuntimeError naming `what` when a
 // corio awaitable is awaited outside any task.
-TaskBase& current_task_for(const char* what);
+[[noreturn]] void throw_no_current_task(const char* what);
+inline TaskBase& current_task_for(const char* what) {
+  if (TaskBase* t = tls_current_task) [[likely]]
+    return *t;
+  throw_no_current_task(what);
+}
 
 }  // namespace corio::detail
