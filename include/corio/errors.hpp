@@ -46,6 +46,30 @@ class ValueError : public std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
+// Queue<T>::put_nowait on a full queue.
+class QueueFull : public std::runtime_error {
+ public:
+  QueueFull() : std::runtime_error("QueueFull") {}
+};
+
+// Queue<T>::get_nowait on an empty queue.
+class QueueEmpty : public std::runtime_error {
+ public:
+  QueueEmpty() : std::runtime_error("QueueEmpty") {}
+};
+
+// put/get on a queue after shutdown() (asyncio 3.13).
+class QueueShutDown : public std::runtime_error {
+ public:
+  QueueShutDown() : std::runtime_error("QueueShutDown") {}
+};
+
+// Barrier::wait on a barrier that was aborted or reset under it.
+class BrokenBarrierError : public std::runtime_error {
+ public:
+  BrokenBarrierError() : std::runtime_error("BrokenBarrierError") {}
+};
+
 // Several failures at once (TaskGroup). what() lists each.
 class ExceptionGroup : public std::runtime_error {
  public:

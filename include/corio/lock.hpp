@@ -39,7 +39,9 @@ class Lock {
     return true;
   }
   void release_owned() noexcept;
-  static void abandon(void* self) noexcept { static_cast<Lock*>(self)->release_owned(); }
+  static void abandon(void* self, detail::WaitQueue::Grant) noexcept {
+    static_cast<Lock*>(self)->release_owned();
+  }
   static const detail::AwaitPoint::Ops kWaitOps;
 
   bool locked_ = false;

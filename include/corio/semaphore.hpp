@@ -41,7 +41,9 @@ class Semaphore {
     return true;
   }
   void release_owned() noexcept;
-  static void abandon(void* self) noexcept { static_cast<Semaphore*>(self)->release_owned(); }
+  static void abandon(void* self, detail::WaitQueue::Grant) noexcept {
+    static_cast<Semaphore*>(self)->release_owned();
+  }
   static const detail::AwaitPoint::Ops kWaitOps;
 
   int value_;

@@ -1,19 +1,21 @@
+#include <utility>
+
 #include <corio/detail/wait_queue.hpp>
 
 namespace corio::detail {
 
-bool WaitQueue::wake_one() noexcept {
+bool WaitQueue::wake_one(Grant grant) noexcept {
   ListHook* n = waiters_.pop_front();
   if (!n) return false;
   auto* w = static_cast<Waiter*>(n);
-  w->granted_ = true;
+  w->grant_ = grant;
   w->task_->wake();
   return true;
 }
 
 bool WaitQueue::Waiter::on_cancel(AwaitPoint* p, const std::string&) noexcept {
   auto* self = static_cast<Waiter*>(p);
-  if (self->granted_) return false;  // case 2: the step interrupts; await_resume gives it back
+  if (self->grant_) return false;  // case 2: the step interrupts; await_resume gives it back
   self->unlink();                    // case 1
   self->cancelled_ = true;
   self->task_->wake();
@@ -22,9 +24,8 @@ bool WaitQueue::Waiter::on_cancel(AwaitPoint* p, const std::string&) noexcept {
 
 void WaitQueue::Waiter::await_resume() {
   if (!task_) return;  // never suspended: the primitive was free
-  if (task_->interrupt_pending() && granted_) {
-    granted_ = false;
-    if (abandon_) abandon_(primitive_);
+  if (task_->interrupt_pending() && grant_) {
+    if (abandon_) abandon_(primitive_, std::exchange(grant_, 0));
   }
   task_->check_interrupt();
   if (cancelled_) task_->throw_cancelled();

@@ -3,7 +3,7 @@
 // fast path, the wait, and `auto guard = co_await x.scoped_...()`.
 //
 // P provides: bool try_acquire() noexcept; WaitQueue waiters_;
-// static void abandon(void*) noexcept; static const AwaitPoint::Ops kWaitOps;
+// static void abandon(void*, WaitQueue::Grant) noexcept; static const AwaitPoint::Ops kWaitOps;
 // void release().
 #pragma once
 

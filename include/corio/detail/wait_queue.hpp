@@ -10,6 +10,9 @@
 //   2. granted, but cancelled before it ran: it throws CancelledError and
 //      gives the grant back through the primitive's abandon function, which
 //      passes it on: no stolen permit, no lost wake-up.
+// A grant is a small number the primitive chooses (0 means "not granted"), so
+// that one queue can wake for different reasons: a Queue's getter is woken
+// either with an item reserved for it or because the queue shut down.
 #pragma once
 
 #include <cstddef>
@@ -21,9 +24,11 @@ namespace corio::detail {
 class WaitQueue {
  public:
   class Waiter;
-  // Called with the primitive when a granted waiter is cancelled before it
-  // could use the grant.
-  using AbandonFn = void (*)(void* primitive) noexcept;
+  using Grant = unsigned;
+  static constexpr Grant kGranted = 1;
+  // Called with the primitive and the grant when a granted waiter is
+  // cancelled before it could use the grant.
+  using AbandonFn = void (*)(void* primitive, Grant grant) noexcept;
 
   WaitQueue() = default;
   WaitQueue(const WaitQueue&) = delete;
@@ -31,10 +36,10 @@ class WaitQueue {
 
   bool empty() const noexcept { return waiters_.empty(); }
   // Grants the longest-waiting task and wakes it. False if nobody waits.
-  bool wake_one() noexcept;
+  bool wake_one(Grant grant = kGranted) noexcept;
   // Grants every waiter, in order.
-  void wake_all() noexcept {
-    while (wake_one()) {
+  void wake_all(Grant grant = kGranted) noexcept {
+    while (wake_one(grant)) {
     }
   }
 
@@ -63,6 +68,8 @@ class WaitQueue::Waiter : private ListHook, private AwaitPoint {
     task_->suspend_at(h, this);
   }
   void await_resume();
+  // After await_resume: what the waiter was woken with (0 if it never waited).
+  Grant grant() const noexcept { return grant_; }
 
   static bool on_cancel(AwaitPoint* p, const std::string& msg) noexcept;
 
@@ -72,7 +79,7 @@ class WaitQueue::Waiter : private ListHook, private AwaitPoint {
   void* primitive_;
   AbandonFn abandon_;
   TaskBase* task_ = nullptr;
-  bool granted_ = false;
+  Grant grant_ = 0;
   bool cancelled_ = false;
 };
 
