@@ -14,11 +14,15 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <corio/source_location.hpp>
 #include <string>
+#include <thread>
+#include <type_traits>
 
 #include <corio/clock.hpp>
 #include <corio/detail/loop_core.hpp>
 #include <corio/errors.hpp>
+#include <corio/executor.hpp>
 #include <corio/handle.hpp>
 #include <corio/task.hpp>
 
@@ -27,7 +31,7 @@ namespace corio {
 enum class Backend { best, epoll, io_uring };
 
 struct RunOptions {
-  bool debug = false;
+  bool debug = false;  // also on when the environment has CORIO_DEBUG=1
   Backend backend = Backend::best;
   std::shared_ptr<Clock> clock;  // default: MonotonicClock
 };
@@ -51,8 +55,9 @@ class EventLoop : public detail::LoopCore {
   // Runs the loop until the awaitable is done; returns its result or throws
   // its exception. A Coro is wrapped in a task first.
   template <class T>
-  T run_until_complete(Coro<T> coro) {
-    return run_until_complete(Future<T>(create_task(std::move(coro))));
+  T run_until_complete(Coro<T> coro,
+                       SourceLocation where = SourceLocation::current()) {
+    return run_until_complete(Future<T>(create_task(std::move(coro), {}, where)));
   }
   template <class T>
   T run_until_complete(Task<T> task) {
@@ -83,13 +88,29 @@ class EventLoop : public detail::LoopCore {
   TimerHandle call_at(double when, std::function<void()> fn);
   // The one entry point callable from any thread.
   Handle call_soon_threadsafe(std::function<void()> fn);
+  // What call_soon_threadsafe queues, without allocating: a node that owns
+  // itself. False (node untouched) once the loop is closed.
+  bool post_threadsafe(detail::ReadyNode* node);
 
   template <class T = void>
   Future<T> create_future() {
     return Future<T>(detail::Ref<detail::FutureStateBase>(new detail::FutureState<T>(this)));
   }
+  // In debug mode the task remembers `where` for its reports.
   template <class T>
-  Task<T> create_task(Coro<T> coro, std::string name = {});
+  Task<T> create_task(Coro<T> coro, std::string name = {},
+                      SourceLocation where = SourceLocation::current());
+
+  // Runs fn() on a worker thread of `executor` (nullptr: the loop's default
+  // pool) and returns a Future for its result or exception, completed on
+  // this loop. Cancelling the Future does not stop fn; its result is then
+  // dropped. close() waits for every call to come back.
+  template <class F>
+  Future<std::invoke_result_t<F&>> run_in_executor(Executor* executor, F fn);
+  // The pool run_in_executor(nullptr, ...) and to_thread use; created on
+  // first use, shut down by close().
+  Executor& default_executor();
+  void set_default_executor(std::unique_ptr<Executor> executor);
 
   // Level-triggered readiness callbacks, as asyncio's add_reader/add_writer.
   void add_reader(int fd, std::function<void()> fn);
@@ -97,6 +118,10 @@ class EventLoop : public detail::LoopCore {
   void add_writer(int fd, std::function<void()> fn);
   bool remove_writer(int fd);
 
+  // Debug mode (asyncio's): reports callbacks and task steps that run longer
+  // than slow_callback_duration, remembers where tasks were created, and
+  // throws RuntimeError when call_soon, call_at or create_task is called
+  // from a thread other than the one running the loop.
   void set_debug(bool enabled) noexcept { debug_ = enabled; }
   bool get_debug() const noexcept { return debug_; }
   double slow_callback_duration = 0.1;  // seconds; reported in debug mode
@@ -122,6 +147,10 @@ class EventLoop : public detail::LoopCore {
   static void run_handle(detail::ReadyNode* n, detail::ReadyOp op) noexcept;
   static void expire_handle(detail::TimerNode* n) noexcept;
   void run_ready_batch() noexcept;
+  void run_ready_batch_debug() noexcept;
+  void report_slow(detail::TaskBase* task, double seconds) noexcept;
+  void check_thread() const;
+  void wait_executor_calls() noexcept;
   double poll_timeout() const;
   void poll_io(double timeout);
   int wait_for_io(double timeout);
@@ -131,6 +160,9 @@ class EventLoop : public detail::LoopCore {
   std::shared_ptr<Clock> clock_;
   std::unique_ptr<Impl> impl_;
   ExceptionHandler exception_handler_;
+  std::unique_ptr<Executor> default_executor_;
+  // The thread running the loop (none when stopped), for debug mode's check.
+  std::atomic<std::thread::id> owner_thread_{};
   unsigned busy_iterations_ = 0;
   bool running_ = false;
   bool stopping_ = false;
@@ -167,8 +199,10 @@ T EventLoop::run_until_complete(Future<T> fut) {
 }
 
 template <class T>
-Task<T> EventLoop::create_task(Coro<T> coro, std::string name) {
+Task<T> EventLoop::create_task(Coro<T> coro, std::string name, SourceLocation where) {
   check_open();
+  if (debug_) [[unlikely]]
+    check_thread();
   if (!coro.valid()) throw ValueError("create_task() needs a coroutine that has not run");
   auto root = coro.release();
   detail::TaskState<T>* st;
@@ -180,13 +214,82 @@ Task<T> EventLoop::create_task(Coro<T> coro, std::string name) {
   }
   Task<T> task(detail::Ref<detail::FutureStateBase>(static_cast<detail::TaskBase*>(st)));
   if (!name.empty()) st->set_name(std::move(name));
+  if (debug_) [[unlikely]]
+    st->set_created_at(where);
   st->wake();
   return task;
 }
 
 template <class T>
-Task<T> create_task(Coro<T> coro, std::string name) {
-  return get_running_loop().create_task(std::move(coro), std::move(name));
+Task<T> create_task(Coro<T> coro, std::string name, SourceLocation where) {
+  return get_running_loop().create_task(std::move(coro), std::move(name), where);
+}
+
+namespace detail {
+
+// One run_in_executor call. It runs on a worker thread, then travels back to
+// its loop as a ready node (post_threadsafe: no allocation, cannot fail),
+// where it completes the Future. Future references are not atomic, so the
+// Future is only touched on the loop thread.
+template <class F, class R>
+class ExecutorCall final : public ExecutorJob, public ReadyNode {
+ public:
+  ExecutorCall(EventLoop* loop, Future<R> fut, F fn)
+      : loop_(loop), fut_(std::move(fut)), fn_(std::move(fn)) {
+    ReadyNode::fn = &on_ready;
+  }
+
+  void run(std::unique_ptr<ExecutorJob> self) noexcept override {
+    try {
+      if constexpr (std::is_void_v<R>) {
+        fn_();
+      } else {
+        result_.emplace(fn_());
+      }
+    } catch (...) {
+      error_ = std::current_exception();
+    }
+    // From here the call owns itself. Posting cannot fail: close() waits for
+    // every call before it closes the queue.
+    self.release();
+    loop_->post_threadsafe(this);
+  }
+
+ private:
+  // Runs on the loop thread, or is dropped by close(): either way the call
+  // ends here, and the Future keeps whatever state it has (a cancelled
+  // Future ignores the late result).
+  static void on_ready(ReadyNode* n, ReadyOp op) noexcept {
+    std::unique_ptr<ExecutorCall> self(static_cast<ExecutorCall*>(n));
+    --self->loop_->executor_calls;
+    if (op != ReadyOp::run || self->fut_.done()) return;
+    if (self->error_) {
+      self->fut_.set_exception(self->error_);
+    } else if constexpr (std::is_void_v<R>) {
+      self->fut_.set_result();
+    } else {
+      self->fut_.set_result(std::move(*self->result_));
+    }
+  }
+
+  EventLoop* loop_;
+  Future<R> fut_;
+  F fn_;
+  std::optional<std::conditional_t<std::is_void_v<R>, char, R>> result_;
+  std::exception_ptr error_;
+};
+
+}  // namespace detail
+
+template <class F>
+Future<std::invoke_result_t<F&>> EventLoop::run_in_executor(Executor* executor, F fn) {
+  using R = std::invoke_result_t<F&>;
+  check_open();
+  Future<R> fut = create_future<R>();
+  Executor& ex = executor ? *executor : default_executor();
+  ex.submit(std::make_unique<detail::ExecutorCall<F, R>>(this, fut, std::move(fn)));
+  ++executor_calls;  // after submit: the call comes back on this thread, later
+  return fut;
 }
 
 }  // namespace corio

@@ -17,14 +17,15 @@ void finish_run(EventLoop& loop) noexcept;
 }  // namespace detail
 
 template <class T>
-T run(Coro<T> main, RunOptions opts = {}) {
+T run(Coro<T> main, RunOptions opts = {},
+      SourceLocation where = SourceLocation::current()) {
   detail::check_no_running_loop();
   EventLoop loop(std::move(opts));
   struct Finish {
     EventLoop& loop;
     ~Finish() { detail::finish_run(loop); }
   } finish{loop};
-  return loop.run_until_complete(std::move(main));
+  return loop.run_until_complete(std::move(main), where);
 }
 
 }  // namespace corio

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <optional>
+#include <corio/source_location.hpp>
 #include <string>
 #include <vector>
 
@@ -73,7 +74,8 @@ class TaskRef {
 
 // create_task on the running loop (throws RuntimeError outside one).
 template <class T>
-Task<T> create_task(Coro<T> coro, std::string name = {});
+Task<T> create_task(Coro<T> coro, std::string name = {},
+                    SourceLocation where = SourceLocation::current());
 
 // The task running now, if any, and every pending task of the running loop.
 std::optional<TaskRef> current_task();

@@ -31,9 +31,10 @@ class TaskGroup {
   ~TaskGroup();
 
   template <class T>
-  Task<T> create_task(Coro<T> coro, std::string name = {}) {
+  Task<T> create_task(Coro<T> coro, std::string name = {},
+                      SourceLocation where = SourceLocation::current()) {
     check_accepting();
-    Task<T> task = loop_.create_task(std::move(coro), std::move(name));
+    Task<T> task = loop_.create_task(std::move(coro), std::move(name), where);
     adopt(task.state());
     return task;
   }

@@ -19,7 +19,10 @@
 //      unretrieved so that their later report goes to stderr.
 #include <climits>
 #include <cmath>
+#include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <vector>
 
@@ -68,19 +71,33 @@ struct EventLoop::Impl {
   }
   detail::IoEvent events[kMaxEventsPerPoll];
 
-  // call_soon_threadsafe: the only state shared with other threads.
+  // post_threadsafe: the only state shared with other threads.
   std::mutex ts_mutex;
-  std::vector<detail::CallbackHandle*> ts_queue;  // each holds one reference
+  std::condition_variable ts_posted;  // close() waits on it for executor calls
+  detail::ReadyQueue ts_queue;        // each node owns itself or a reference
   std::atomic<bool> ts_pending{false};
   bool ts_closed = false;
+
+  detail::ReadyNode* take_posted() {
+    std::lock_guard lock(ts_mutex);
+    ts_pending.store(false, std::memory_order_relaxed);
+    return ts_queue.take_all();
+  }
 };
+
+namespace {
+bool debug_from_environment() {
+  const char* v = std::getenv("CORIO_DEBUG");
+  return v && *v && std::strcmp(v, "0") != 0;
+}
+}  // namespace
 
 EventLoop::EventLoop() : EventLoop(RunOptions{}) {}
 
 EventLoop::EventLoop(RunOptions opts)
     : clock_(opts.clock ? std::move(opts.clock) : std::make_shared<MonotonicClock>()),
       impl_(std::make_unique<Impl>()),
-      debug_(opts.debug) {
+      debug_(opts.debug || debug_from_environment()) {
   // Backend::io_uring and Backend::best fall back to epoll until the
   // io_uring backend lands (it must probe at run time anyway: seccomp
   // profiles often forbid io_uring).
@@ -109,12 +126,14 @@ void EventLoop::enter_run() {
   }
   running_ = true;
   detail::tls_running_loop = this;
+  owner_thread_.store(std::this_thread::get_id(), std::memory_order_relaxed);
 }
 
 void EventLoop::leave_run() noexcept {
   stopping_ = false;
   running_ = false;
   detail::tls_running_loop = nullptr;
+  owner_thread_.store({}, std::memory_order_relaxed);
 }
 
 void EventLoop::run_forever() {
@@ -183,13 +202,11 @@ void EventLoop::poll_io(double timeout) {
     }
   }
   if (im.ts_pending.load(std::memory_order_acquire)) {
-    std::vector<detail::CallbackHandle*> batch;
-    {
-      std::lock_guard lock(im.ts_mutex);
-      batch.swap(im.ts_queue);
-      im.ts_pending.store(false, std::memory_order_relaxed);
+    for (detail::ReadyNode* n = im.take_posted(); n;) {
+      detail::ReadyNode* next = n->next;
+      ready.push(n);
+      n = next;
     }
-    for (detail::CallbackHandle* h : batch) push_handle(h);
   }
 }
 
@@ -204,6 +221,9 @@ void EventLoop::queue_expired_timers() {
 }
 
 void EventLoop::run_ready_batch() noexcept {
+  timing_steps = debug_;
+  if (debug_) [[unlikely]]
+    return run_ready_batch_debug();
   detail::ReadyNode* n = ready.take_all();
   while (n) {
     detail::ReadyNode* next = n->next;  // n may be queued again while it runs
@@ -243,6 +263,8 @@ void EventLoop::expire_handle(detail::TimerNode* n) noexcept {
 
 Handle EventLoop::call_soon(std::function<void()> fn) {
   check_open();
+  if (debug_) [[unlikely]]
+    check_thread();
   auto* h = new detail::CallbackHandle(this, std::move(fn));
   h->ReadyNode::fn = &run_handle;
   add_ref(h);
@@ -252,6 +274,8 @@ Handle EventLoop::call_soon(std::function<void()> fn) {
 
 TimerHandle EventLoop::call_at(double when, std::function<void()> fn) {
   check_open();
+  if (debug_) [[unlikely]]
+    check_thread();
   auto* h = new detail::CallbackHandle(this, std::move(fn));
   h->ReadyNode::fn = &run_handle;
   h->expire = &expire_handle;
@@ -263,16 +287,26 @@ TimerHandle EventLoop::call_at(double when, std::function<void()> fn) {
 Handle EventLoop::call_soon_threadsafe(std::function<void()> fn) {
   auto* h = new detail::CallbackHandle(this, std::move(fn));
   h->ReadyNode::fn = &run_handle;
+  h->queued = true;
   Handle handle{detail::Ref<detail::CallbackHandle>(h)};
+  add_ref(h);  // the queue's
+  if (!post_threadsafe(h)) {
+    release(h);
+    throw RuntimeError("Event loop is closed");
+  }
+  return handle;
+}
+
+bool EventLoop::post_threadsafe(detail::ReadyNode* node) {
   {
     std::lock_guard lock(impl_->ts_mutex);
-    if (impl_->ts_closed) throw RuntimeError("Event loop is closed");
-    add_ref(h);
-    impl_->ts_queue.push_back(h);
+    if (impl_->ts_closed) return false;
+    impl_->ts_queue.push(node);
     impl_->ts_pending.store(true, std::memory_order_release);
   }
+  impl_->ts_posted.notify_one();
   impl_->poller->wakeup();
-  return handle;
+  return true;
 }
 
 void EventLoop::add_timer(detail::TimerNode* node, double when) { impl_->timers.push(node, when); }
@@ -356,6 +390,44 @@ void EventLoop::report_to_stderr(const ExceptionContext& context) noexcept {
   }
 }
 
+// ---- executors ---------------------------------------------------------------
+
+Executor& EventLoop::default_executor() {
+  check_open();
+  if (!default_executor_) default_executor_ = std::make_unique<ThreadPoolExecutor>();
+  return *default_executor_;
+}
+
+void EventLoop::set_default_executor(std::unique_ptr<Executor> executor) {
+  check_open();
+  default_executor_ = std::move(executor);
+}
+
+namespace {
+void drop_all(detail::ReadyNode* n) noexcept {
+  while (n) {
+    detail::ReadyNode* next = n->next;
+    n->fn(n, detail::ReadyOp::drop);
+    n = next;
+  }
+}
+}  // namespace
+
+// A worker thread still running a run_in_executor call will post it back to
+// this loop: wait for it rather than let it touch a destroyed loop (asyncio's
+// run() likewise waits in shutdown_default_executor). Arrivals are dropped;
+// their tasks are gone.
+void EventLoop::wait_executor_calls() noexcept {
+  Impl& im = *impl_;
+  while (executor_calls > 0) {
+    {
+      std::unique_lock lock(im.ts_mutex);
+      im.ts_posted.wait(lock, [&im] { return !im.ts_queue.empty(); });
+    }
+    drop_all(im.take_posted());
+  }
+}
+
 // ---- close -------------------------------------------------------------------
 
 void EventLoop::destroy_pending_tasks() noexcept {
@@ -365,7 +437,7 @@ void EventLoop::destroy_pending_tasks() noexcept {
     for (detail::TaskBase* t : tasks.snapshot()) pending.emplace_back(t);
     for (TaskRef& t : pending) {
       if (t.done()) continue;
-      call_exception_handler({"Task was destroyed but it is pending!", nullptr, t});
+      call_exception_handler({"Task was destroyed but it is pending! " + t.task()->repr(), nullptr, t});
       t.task()->finish_from_root(std::make_exception_ptr(CancelledError("event loop closed")));
     }
   }
@@ -375,23 +447,20 @@ void EventLoop::close() {
   if (running_) throw RuntimeError("Cannot close a running event loop");
   if (closed) return;
   destroy_pending_tasks();
+  wait_executor_calls();
+  default_executor_.reset();  // joins its (now idle) threads
   {
     std::lock_guard lock(impl_->ts_mutex);
     impl_->ts_closed = true;
-    for (detail::CallbackHandle* h : impl_->ts_queue) release(h);
-    impl_->ts_queue.clear();
   }
+  drop_all(impl_->take_posted());
   // Pending call_later handles move to the ready queue, which drops them
   // below; any other timer belongs to a frame destroyed above.
   while (!impl_->timers.empty()) {
     detail::TimerNode* n = impl_->timers.pop();
     if (n->expire == &expire_handle) n->expire(n);
   }
-  for (detail::ReadyNode* n = ready.take_all(); n;) {
-    detail::ReadyNode* next = n->next;
-    n->fn(n, detail::ReadyOp::drop);
-    n = next;
-  }
+  drop_all(ready.take_all());
   impl_->watches.clear();
   while (!failed_tasks.empty()) failed_tasks.back()->detach_from_loop();
   closed = true;

@@ -15,6 +15,7 @@ namespace corio::detail {
 struct TaskExtra {
   std::string name;
   std::string cancel_message;
+  std::optional<SourceLocation> created_at;
 };
 
 TaskBase::TaskBase(LoopCore* loop, std::coroutine_handle<> root,
@@ -59,9 +60,22 @@ std::string TaskBase::name() const {
   return "Task-" + std::to_string(id_);
 }
 
-void TaskBase::set_name(std::string name) {
+TaskExtra& TaskBase::extra() {
   if (!extra_) extra_ = std::make_unique<TaskExtra>();
-  extra_->name = std::move(name);
+  return *extra_;
+}
+
+void TaskBase::set_name(std::string name) { extra().name = std::move(name); }
+
+void TaskBase::set_created_at(SourceLocation where) { extra().created_at = where; }
+
+std::string TaskBase::repr() const {
+  std::string s = "<Task name='" + name() + "'";
+  if (extra_ && extra_->created_at) {
+    const SourceLocation& w = *extra_->created_at;
+    s += " created at " + std::string(w.file_name()) + ":" + std::to_string(w.line());
+  }
+  return s + ">";
 }
 
 const std::string& TaskBase::cancel_message() const noexcept {
@@ -79,10 +93,7 @@ void TaskBase::take_interrupt() const {
 bool TaskBase::request_cancel(std::string msg) {
   if (done()) return false;
   ++cancel_requests_;
-  if (!msg.empty() || extra_) {
-    if (!extra_) extra_ = std::make_unique<TaskExtra>();
-    extra_->cancel_message = std::move(msg);
-  }
+  if (!msg.empty() || extra_) extra().cancel_message = std::move(msg);
   task_flags_ |= kMustCancel;
   if (waiting_on_ && waiting_on_->ops->cancel(waiting_on_, cancel_message()))
     task_flags_ &= ~kMustCancel;
@@ -118,6 +129,10 @@ bool TaskBase::step() noexcept {
   }
   waiting_on_ = nullptr;
   task_flags_ |= kStarted;
+  if (loop_->timing_steps) [[unlikely]] {  // the loop times the step, then releases this
+    add_ref(this);
+    loop_->stepped_task = this;
+  }
   TaskBase* const outer = tls_current_task;
   tls_current_task = this;
   loop_->running_task.store(this, std::memory_order_relaxed);
@@ -175,7 +190,7 @@ void TaskBase::before_destroy() noexcept {
       pending ? "Task was destroyed but it is pending!" : "Task exception was never retrieved";
   if (unretrieved) ctx.exception = exception_;
   try {
-    ctx.message += " (task " + name() + ")";
+    ctx.message += " " + repr();
   } catch (...) {
   }
   if (loop_) {

@@ -48,6 +48,13 @@ struct LoopCore {
   // The task whose step is running. Atomic so that a watchdog thread can name
   // the task that stalls the loop; relaxed stores cost a plain mov on x86.
   std::atomic<TaskBase*> running_task{nullptr};
+  // run_in_executor calls not yet back on the loop; close() waits for them.
+  std::size_t executor_calls = 0;
+  // Debug mode, latched for a whole ready batch: while on, each task step
+  // leaves a reference to its task in stepped_task for the loop to time and
+  // name the step.
+  bool timing_steps = false;
+  TaskBase* stepped_task = nullptr;
   bool closed = false;
 
   EventLoop& loop() noexcept;

@@ -12,6 +12,7 @@
 
 #include <coroutine>
 #include <memory>
+#include <corio/source_location.hpp>
 #include <string>
 
 #include <corio/coro.hpp>
@@ -45,6 +46,10 @@ class TaskBase : public FutureStateBase, public ReadyNode {
   std::uint32_t id() const noexcept { return id_; }
   std::string name() const;
   void set_name(std::string name);
+  // Debug mode: where create_task was called, shown in reports.
+  void set_created_at(SourceLocation where);
+  // "<Task name='Task-3'>", plus " created at file:line" when known.
+  std::string repr() const;
   // The CancelledError to throw at an interrupted await point.
   [[noreturn]] void throw_cancelled() const;
   // First thing in an await point's await_resume: throws CancelledError if
@@ -97,6 +102,7 @@ class TaskBase : public FutureStateBase, public ReadyNode {
   std::coroutine_handle<> root_;
   std::coroutine_handle<> resume_;
   AwaitPoint* waiting_on_ = nullptr;
+  TaskExtra& extra();
   std::unique_ptr<TaskExtra> extra_;
   // 32-bit id, count and registry index, flags in FutureStateBase's spare
   // byte: a task state is 104 bytes, one 112-byte malloc chunk (the budget

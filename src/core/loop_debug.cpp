@@ -1,0 +1,51 @@
+// Debug mode (asyncio's PYTHONASYNCIODEBUG): the slow-callback report and the
+// thread check. Kept out of event_loop.cpp so that the plain run phase stays
+// a loop of a few lines.
+#include <fmt/format.h>
+
+#include <corio/event_loop.hpp>
+
+namespace corio {
+
+// The run phase with a stopwatch around each node. A task step leaves its
+// task (with a reference) in stepped_task, so a slow step is reported by
+// name even when the step was the task's last.
+void EventLoop::run_ready_batch_debug() noexcept {
+  detail::ReadyNode* n = ready.take_all();
+  while (n) {
+    detail::ReadyNode* next = n->next;
+    const double start = time();
+    n->fn(n, detail::ReadyOp::run);
+    const double took = time() - start;
+    detail::TaskBase* task = std::exchange(stepped_task, nullptr);
+    if (took >= slow_callback_duration) report_slow(task, took);
+    if (task) release(task);
+    n = next;
+  }
+}
+
+void EventLoop::report_slow(detail::TaskBase* task, double seconds) noexcept {
+  try {
+    ExceptionContext ctx;
+    if (task) {
+      ctx.message = fmt::format("Executing {} took {:.3f} seconds", task->repr(), seconds);
+      ctx.task = TaskRef(task);
+    } else {
+      ctx.message = fmt::format("Executing <Handle> took {:.3f} seconds", seconds);
+    }
+    call_exception_handler(ctx);
+  } catch (...) {  // out of memory while formatting: the report is lost, not the loop
+  }
+}
+
+// A loop is not thread-safe; debug mode catches the mistake where it is made.
+void EventLoop::check_thread() const {
+  const std::thread::id owner = owner_thread_.load(std::memory_order_relaxed);
+  if (owner != std::thread::id{} && owner != std::this_thread::get_id()) {
+    throw RuntimeError(
+        "Non-thread-safe operation invoked on an event loop other than the current one "
+        "(use call_soon_threadsafe)");
+  }
+}
+
+}  // namespace corio

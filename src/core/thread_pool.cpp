@@ -1,0 +1,72 @@
+// ThreadPoolExecutor (see executor.hpp).
+#include <algorithm>
+
+#include <corio/errors.hpp>
+#include <corio/executor.hpp>
+
+namespace corio {
+
+namespace {
+std::size_t default_workers() {
+  return std::min<std::size_t>(32, std::max(1u, std::thread::hardware_concurrency()) + 4);
+}
+}  // namespace
+
+ThreadPoolExecutor::ThreadPoolExecutor(std::size_t max_workers)
+    : max_workers_(max_workers ? max_workers : default_workers()) {}
+
+ThreadPoolExecutor::~ThreadPoolExecutor() { shutdown(true); }
+
+std::size_t ThreadPoolExecutor::thread_count() const {
+  std::lock_guard lock(mutex_);
+  return threads_.size();
+}
+
+void ThreadPoolExecutor::submit(std::unique_ptr<ExecutorJob> job) {
+  std::unique_lock lock(mutex_);
+  if (shutdown_) throw RuntimeError("cannot schedule new work after shutdown");
+  jobs_.push_back(std::move(job));
+  // A new thread only when every started one is busy: a burst of jobs on an
+  // idle pool does not spawn threads it does not need.
+  if (jobs_.size() > idle_ && threads_.size() < max_workers_) {
+    try {
+      threads_.emplace_back([this] { worker(); });
+    } catch (...) {
+      if (threads_.empty()) {  // nobody would ever run the job
+        jobs_.pop_back();
+        throw;
+      }
+    }
+  }
+  lock.unlock();
+  cv_.notify_one();
+}
+
+void ThreadPoolExecutor::worker() noexcept {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    ++idle_;
+    cv_.wait(lock, [this] { return shutdown_ || !jobs_.empty(); });
+    --idle_;
+    if (jobs_.empty()) return;  // shut down and drained
+    std::unique_ptr<ExecutorJob> job = std::move(jobs_.front());
+    jobs_.pop_front();
+    lock.unlock();
+    ExecutorJob* j = job.get();
+    j->run(std::move(job));
+    lock.lock();
+  }
+}
+
+void ThreadPoolExecutor::shutdown(bool wait) {
+  std::vector<std::thread> threads;
+  {
+    std::lock_guard lock(mutex_);
+    shutdown_ = true;
+    if (wait) threads.swap(threads_);
+  }
+  cv_.notify_all();
+  for (std::thread& t : threads) t.join();
+}
+
+}  // namespace corio
