@@ -15,6 +15,7 @@
 #include <corio/handle.hpp>
 #include <corio/lock.hpp>
 #include <corio/outcome.hpp>
+#include <corio/queue.hpp>
 #include <corio/run.hpp>
 #include <corio/semaphore.hpp>
 #include <corio/shield.hpp>
