@@ -50,7 +50,7 @@ class Barrier {
 
  private:
   enum class State { filling, draining, resetting, broken };
-  class Park;
+  detail::Park park() noexcept;
   void leave() noexcept;
   static const detail::AwaitPoint::Ops kWaitOps;
 

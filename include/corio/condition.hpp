@@ -65,7 +65,7 @@ class Condition {
   void notify_all();
 
  private:
-  class Park;
+  detail::Park park() noexcept;
   void wake(std::size_t n) noexcept;
   // A notified waiter was cancelled before it ran: wake another instead.
   static void abandon(void* self, detail::WaitQueue::Grant) noexcept {

@@ -11,16 +11,7 @@ const detail::AwaitPoint::Ops Barrier::kWaitOps{&WaitQueue::Waiter::on_cancel, "
 
 // One wait for the next state change. A woken waiter cancelled before it ran
 // needs no abandon function: every waiter was woken, so no wake-up is owed.
-class Barrier::Park {
- public:
-  explicit Park(Barrier& b) noexcept : waiter_(b.waiters_, &b, nullptr, &kWaitOps) {}
-  bool await_ready() const noexcept { return false; }
-  void await_suspend(std::coroutine_handle<> h) { waiter_.await_suspend(h); }
-  void await_resume() { waiter_.await_resume(); }
-
- private:
-  WaitQueue::Waiter waiter_;
-};
+detail::Park Barrier::park() noexcept { return detail::Park(waiters_, this, nullptr, &kWaitOps); }
 
 Barrier::Barrier(int parties) : parties_(static_cast<std::size_t>(parties)) {
   if (parties < 1) throw ValueError("parties must be > 0");
@@ -28,7 +19,7 @@ Barrier::Barrier(int parties) : parties_(static_cast<std::size_t>(parties)) {
 
 Coro<std::size_t> Barrier::wait() {
   // The previous round is still leaving, or a reset is: not this round yet.
-  while (state_ == State::draining || state_ == State::resetting) co_await Park(*this);
+  while (state_ == State::draining || state_ == State::resetting) co_await park();
   if (state_ == State::broken) throw BrokenBarrierError();
   const std::size_t index = count_++;
   // From here the task counts as inside: it must leave() however it ends
@@ -39,7 +30,7 @@ Coro<std::size_t> Barrier::wait() {
       state_ = State::draining;  // the round is complete: release everyone
       waiters_.wake_all();
     } else {
-      while (state_ == State::filling) co_await Park(*this);
+      while (state_ == State::filling) co_await park();
       if (state_ == State::broken || state_ == State::resetting) throw BrokenBarrierError();
     }
   } catch (...) {

@@ -14,22 +14,14 @@ using detail::WaitQueue;
 
 const detail::AwaitPoint::Ops Condition::kWaitOps{&WaitQueue::Waiter::on_cancel, "condition"};
 
-// The park step of wait(): always suspends (there is no "already notified"
-// to check), until notify() grants it or a cancellation unlinks it.
-class Condition::Park {
- public:
-  explicit Park(Condition& c) noexcept : waiter_(c.waiters_, &c, &Condition::abandon, &kWaitOps) {}
-  bool await_ready() const noexcept { return false; }
-  void await_suspend(std::coroutine_handle<> h) { waiter_.await_suspend(h); }
-  void await_resume() { waiter_.await_resume(); }
-
- private:
-  WaitQueue::Waiter waiter_;
-};
+// The park step of wait(): there is no "already notified" to check.
+detail::Park Condition::park() noexcept {
+  return detail::Park(waiters_, this, &Condition::abandon, &kWaitOps);
+}
 
 // Cancellation, by where it lands:
 //  - parked, not notified: the waiter leaves the queue; nothing to pass on;
-//  - notified but not yet run: Park's abandon wakes the next waiter;
+//  - notified but not yet run: the park's abandon wakes the next waiter;
 //  - notified, then cancelled while re-acquiring the lock: the notification
 //    was consumed but the caller will not act on it, so it is passed on here
 //    (asyncio 3.13 does `self._notify(1)` for the same reason).
@@ -41,7 +33,7 @@ Coro<void> Condition::wait() {
   std::exception_ptr error;
   bool notified = false;
   try {
-    co_await Park(*this);
+    co_await park();
     notified = true;
   } catch (...) {
     error = std::current_exception();

@@ -83,4 +83,20 @@ class WaitQueue::Waiter : private ListHook, private AwaitPoint {
   bool cancelled_ = false;
 };
 
+// A wait that always suspends (nothing to check first), until the primitive
+// grants it or a cancellation unlinks it: Condition's park, Barrier's wait for
+// the next state change.
+class [[nodiscard]] Park {
+ public:
+  Park(WaitQueue& queue, void* primitive, WaitQueue::AbandonFn abandon,
+       const AwaitPoint::Ops* ops) noexcept
+      : waiter_(queue, primitive, abandon, ops) {}
+  bool await_ready() const noexcept { return false; }
+  void await_suspend(std::coroutine_handle<> h) { waiter_.await_suspend(h); }
+  void await_resume() { waiter_.await_resume(); }
+
+ private:
+  WaitQueue::Waiter waiter_;
+};
+
 }  // namespace corio::detail
