@@ -297,15 +297,21 @@ Handle EventLoop::call_soon_threadsafe(std::function<void()> fn) {
   return handle;
 }
 
+// The wake-ups happen under the mutex: once a poster lets go of it, it never
+// touches the loop again, so close() (which takes the mutex) cannot free the
+// loop under a poster's feet. Only the first post of a batch wakes anyone;
+// later ones find the loop already woken for the batch.
 bool EventLoop::post_threadsafe(detail::ReadyNode* node) {
-  {
-    std::lock_guard lock(impl_->ts_mutex);
-    if (impl_->ts_closed) return false;
-    impl_->ts_queue.push(node);
-    impl_->ts_pending.store(true, std::memory_order_release);
+  Impl& im = *impl_;
+  std::lock_guard lock(im.ts_mutex);
+  if (im.ts_closed) return false;
+  const bool first = im.ts_queue.empty();
+  im.ts_queue.push(node);
+  if (first) {
+    im.ts_pending.store(true, std::memory_order_release);
+    im.ts_posted.notify_one();
+    im.poller->wakeup();
   }
-  impl_->ts_posted.notify_one();
-  impl_->poller->wakeup();
   return true;
 }
 

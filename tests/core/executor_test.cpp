@@ -28,11 +28,11 @@ using namespace std::chrono_literals;
 // A one-shot gate threads wait on; opened from the loop (or the test).
 class Gate {
  public:
+  // Notifies under the lock: a waiter may destroy the gate as soon as it
+  // sees it open.
   void open() {
-    {
-      std::lock_guard lock(m_);
-      open_ = true;
-    }
+    std::lock_guard lock(m_);
+    open_ = true;
     cv_.notify_all();
   }
   void wait() {
