@@ -8,6 +8,8 @@
 //  - at the next step with the flag set, the await point the task stopped
 //    at is marked interrupted and its await_resume throws CancelledError; a
 //    task that has not started yet finishes cancelled without running.
+#include <fmt/format.h>
+
 #include <corio/event_loop.hpp>
 
 namespace corio::detail {
@@ -70,12 +72,11 @@ void TaskBase::set_name(std::string name) { extra().name = std::move(name); }
 void TaskBase::set_created_at(SourceLocation where) { extra().created_at = where; }
 
 std::string TaskBase::repr() const {
-  std::string s = "<Task name='" + name() + "'";
   if (extra_ && extra_->created_at) {
     const SourceLocation& w = *extra_->created_at;
-    s += " created at " + std::string(w.file_name()) + ":" + std::to_string(w.line());
+    return fmt::format("<Task name='{}' created at {}:{}>", name(), w.file_name(), w.line());
   }
-  return s + ">";
+  return fmt::format("<Task name='{}'>", name());
 }
 
 const std::string& TaskBase::cancel_message() const noexcept {
@@ -186,12 +187,13 @@ void TaskBase::before_destroy() noexcept {
   leave_registry();
   if (!pending && !unretrieved) return;
   ExceptionContext ctx;
-  ctx.message =
+  const char* what =
       pending ? "Task was destroyed but it is pending!" : "Task exception was never retrieved";
   if (unretrieved) ctx.exception = exception_;
   try {
-    ctx.message += " " + repr();
-  } catch (...) {
+    ctx.message = fmt::format("{} {}", what, repr());
+  } catch (...) {  // out of memory: the report goes out without the task
+    ctx.message = what;
   }
   if (loop_) {
     loop_->loop().call_exception_handler(ctx);
