@@ -18,24 +18,21 @@ Equivalents:
 Usage: asyncio_core.py [--quick] [--reps N] [--impl asyncio|uvloop|all] [--only METRIC]
   --quick: ~0.1 s per timed metric, 1 rep, 100k timers instead of 1M.
 """
-import argparse
 import asyncio
 import gc
-import json
 import os
 import random
 import statistics
-import sys
 import time
 import tracemalloc
+
+import peer_common
+from peer_common import emit
 
 MEM_TASKS = 100_000
 TIMERS = 1_000_000
 PAGE = os.sysconf("SC_PAGESIZE")
 
-
-def emit(impl, metric, value, unit):
-    print(json.dumps({"impl": impl, "metric": metric, "value": value, "unit": unit}), flush=True)
 
 
 def rss_bytes():
@@ -176,25 +173,6 @@ def run_impl(impl, loop_factory, args):
         emit(impl, f"{name}_sched", sched, "s")
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--impl", choices=["asyncio", "uvloop", "all"], default="all")
-    ap.add_argument("--only", default=None)
-    args = ap.parse_args()
-    if args.quick:
-        args.reps = 1
-    if args.impl in ("asyncio", "all"):
-        run_impl("asyncio", asyncio.new_event_loop, args)  # new_event_loop: selector (epoll) loop
-    if args.impl in ("uvloop", "all"):
-        try:
-            import uvloop
-        except ImportError:
-            print("uvloop not importable; skipping (apt-get install python3-uvloop)", file=sys.stderr)
-        else:
-            run_impl("uvloop", uvloop.new_event_loop, args)
-
 
 if __name__ == "__main__":
-    main()
+    peer_common.main(__doc__, run_impl)

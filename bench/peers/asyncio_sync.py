@@ -17,20 +17,17 @@ Equivalents:
 Usage: asyncio_sync.py [--quick] [--reps N] [--impl asyncio|uvloop|all] [--only METRIC]
   --quick: ~0.1 s per metric and 1 rep (otherwise ~0.5 s and 3 reps, median).
 """
-import argparse
 import asyncio
-import json
 import statistics
-import sys
 import time
+
+import peer_common
+from peer_common import emit
 
 LOCK_TASKS = 4  # sync_bench.cpp kLockTasks
 QUEUE_MAX = 100  # kQueueMax
 BURST = 100  # kBurst
 
-
-def emit(impl, metric, value, unit):
-    print(json.dumps({"impl": impl, "metric": metric, "value": value, "unit": unit}), flush=True)
 
 
 # Each benchmark coroutine takes n and returns (seconds, operations).
@@ -148,25 +145,6 @@ def run_impl(impl, loop_factory, args):
                 emit(impl, name, measure_ns(r, fn, args.quick, args.reps), "ns")
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--impl", choices=["asyncio", "uvloop", "all"], default="all")
-    ap.add_argument("--only", default=None)
-    args = ap.parse_args()
-    if args.quick:
-        args.reps = 1
-    if args.impl in ("asyncio", "all"):
-        run_impl("asyncio", asyncio.new_event_loop, args)  # new_event_loop: selector (epoll) loop
-    if args.impl in ("uvloop", "all"):
-        try:
-            import uvloop
-        except ImportError:
-            print("uvloop not importable; skipping (apt-get install python3-uvloop)", file=sys.stderr)
-        else:
-            run_impl("uvloop", uvloop.new_event_loop, args)
-
 
 if __name__ == "__main__":
-    main()
+    peer_common.main(__doc__, run_impl)
