@@ -14,19 +14,28 @@
 #include <functional>
 #include <memory>
 #include <optional>
-#include <corio/source_location.hpp>
+#include <span>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <type_traits>
+#include <utility>
 
 #include <corio/clock.hpp>
+#include <corio/detail/io_wait.hpp>
 #include <corio/detail/loop_core.hpp>
 #include <corio/errors.hpp>
 #include <corio/executor.hpp>
 #include <corio/handle.hpp>
+#include <corio/socket.hpp>
+#include <corio/source_location.hpp>
 #include <corio/task.hpp>
 
 namespace corio {
+
+namespace detail {
+class SignalHandlers;
+}
 
 enum class Backend { best, epoll, io_uring };
 
@@ -118,6 +127,35 @@ class EventLoop : public detail::LoopCore {
   void add_writer(int fd, std::function<void()> fn);
   bool remove_writer(int fd);
 
+  // Socket operations, as asyncio's loop.sock_*: each tries its syscall at
+  // once and waits for readiness only when it would block (edge-triggered,
+  // registered once per socket). The socket and the buffers must outlive the
+  // await. OS errors are std::system_error with the errno; sends never raise
+  // SIGPIPE (EPIPE instead). Two tasks waiting to read (or to write) the same
+  // socket at once is a RuntimeError.
+  Coro<std::string> sock_recv(Socket& sock, std::size_t max_bytes);  // "" at EOF
+  Coro<std::size_t> sock_recv_into(Socket& sock, std::span<char> buf);
+  Coro<void> sock_sendall(Socket& sock, std::string_view data);
+  Coro<std::pair<Socket, SocketAddress>> sock_accept(Socket& sock);
+  Coro<void> sock_connect(Socket& sock, SocketAddress addr);
+  Coro<std::pair<std::string, SocketAddress>> sock_recvfrom(Socket& sock, std::size_t max_bytes);
+  Coro<std::size_t> sock_sendto(Socket& sock, std::string_view data, SocketAddress addr);
+  // The wait under those operations, for code making its own syscalls
+  // (streams): use only after the syscall failed with EAGAIN.
+  detail::IoWait wait_readable(Socket& sock);
+  detail::IoWait wait_writable(Socket& sock);
+  // Backend hooks for IoWait and Socket.
+  void watch_fd_edges(int fd);
+  void forget_fd(int fd) noexcept;
+  void park_io(detail::IoWait* w);
+  void unpark_io(detail::IoWait* w) noexcept;
+
+  // Unix signals, as asyncio's: fn runs on the loop as an ordinary callback
+  // (through a signalfd, so the signal is blocked in this thread while a
+  // handler is set). Throws ValueError for a signal that cannot be caught.
+  void add_signal_handler(int signo, std::function<void()> fn);
+  bool remove_signal_handler(int signo);
+
   // Debug mode (asyncio's): reports callbacks and task steps that run longer
   // than slow_callback_duration, remembers where tasks were created, and
   // throws RuntimeError when call_soon, call_at or create_task is called
@@ -161,6 +199,7 @@ class EventLoop : public detail::LoopCore {
   std::unique_ptr<Impl> impl_;
   ExceptionHandler exception_handler_;
   std::unique_ptr<Executor> default_executor_;
+  std::unique_ptr<detail::SignalHandlers> signals_;
   // The thread running the loop (none when stopped), for debug mode's check.
   std::atomic<std::thread::id> owner_thread_{};
   unsigned busy_iterations_ = 0;

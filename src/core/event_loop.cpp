@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "backend/backend.hpp"
+#include "signals.hpp"
 #include "timer_heap.hpp"
 #include <corio/event_loop.hpp>
 
@@ -45,17 +46,28 @@ struct EventLoop::Impl {
   std::unique_ptr<detail::Poller> poller;
   detail::TimerHeap timers;
   struct FdWatch {
-    detail::Ref<detail::CallbackHandle> reader, writer;
+    detail::Ref<detail::CallbackHandle> reader, writer;  // add_reader/add_writer
+    detail::IoWait* read_wait = nullptr;                  // socket operations
+    detail::IoWait* write_wait = nullptr;
   };
+  FdWatch& slot(int fd) {
+    const auto index = static_cast<std::size_t>(fd);
+    if (index >= watches.size()) watches.resize(index + 1);
+    return watches[index];
+  }
+  // Waits parked in slots: a busy loop must still poll for them.
+  std::size_t parked_io = 0;
+  void fire(detail::IoWait*& parked, bool closed) noexcept {
+    --parked_io;
+    std::exchange(parked, nullptr)->fire(closed);
+  }
   std::vector<FdWatch> watches;
   std::size_t watched_fds = 0;
 
   // Installs (h) or removes (empty h) the reader or writer callback of fd.
   void watch(int fd, bool is_reader, detail::Ref<detail::CallbackHandle> h) {
     if (fd < 0) throw ValueError("invalid file descriptor " + std::to_string(fd));
-    const auto index = static_cast<std::size_t>(fd);
-    if (index >= watches.size()) watches.resize(index + 1);
-    FdWatch& w = watches[index];
+    FdWatch& w = slot(fd);
     const bool was_watched = w.reader || w.writer;
     const bool read = is_reader ? static_cast<bool>(h) : static_cast<bool>(w.reader);
     const bool write = is_reader ? static_cast<bool>(w.writer) : static_cast<bool>(h);
@@ -184,13 +196,16 @@ int EventLoop::wait_for_io(double timeout) {
 void EventLoop::poll_io(double timeout) {
   Impl& im = *impl_;
   const bool busy = timeout == 0;
-  if (!busy || (im.watched_fds > 0 && ++busy_iterations_ >= kIoPollInterval)) {
+  const bool io_wanted = im.watched_fds > 0 || im.parked_io > 0;
+  if (!busy || (io_wanted && ++busy_iterations_ >= kIoPollInterval)) {
     busy_iterations_ = 0;
     const int n = wait_for_io(timeout);
     for (int i = 0; i < n; ++i) {
       const detail::IoEvent& ev = im.events[i];
       if (static_cast<std::size_t>(ev.fd) >= im.watches.size()) continue;
       Impl::FdWatch& w = im.watches[static_cast<std::size_t>(ev.fd)];
+      if (ev.readable && w.read_wait) im.fire(w.read_wait, false);
+      if (ev.writable && w.write_wait) im.fire(w.write_wait, false);
       if (ev.readable && w.reader && !w.reader->queued) {
         add_ref(w.reader.get());
         push_handle(w.reader.get());
@@ -361,6 +376,44 @@ bool EventLoop::remove_writer(int fd) {
   return true;
 }
 
+// ---- socket readiness -------------------------------------------------------
+
+void EventLoop::watch_fd_edges(int fd) {
+  check_open();
+  impl_->poller->watch_edges(fd);
+  impl_->slot(fd);  // the slot exists before any wait parks in it
+}
+
+// The socket is closing: its waiters learn it (EBADF) instead of hanging.
+void EventLoop::forget_fd(int fd) noexcept {
+  if (closed || fd < 0 || static_cast<std::size_t>(fd) >= impl_->watches.size()) return;
+  impl_->poller->forget(fd);
+  Impl::FdWatch& w = impl_->watches[static_cast<std::size_t>(fd)];
+  if (w.read_wait) impl_->fire(w.read_wait, true);
+  if (w.write_wait) impl_->fire(w.write_wait, true);
+}
+
+void EventLoop::park_io(detail::IoWait* w) {
+  Impl::FdWatch& slot = impl_->slot(w->fd());
+  detail::IoWait*& parked = w->for_write() ? slot.write_wait : slot.read_wait;
+  if (parked) {
+    throw RuntimeError(w->for_write() ? "another task is already waiting to write this socket"
+                                      : "another task is already waiting to read this socket");
+  }
+  parked = w;
+  ++impl_->parked_io;
+}
+
+void EventLoop::unpark_io(detail::IoWait* w) noexcept {
+  if (static_cast<std::size_t>(w->fd()) >= impl_->watches.size()) return;
+  Impl::FdWatch& slot = impl_->watches[static_cast<std::size_t>(w->fd())];
+  detail::IoWait*& parked = w->for_write() ? slot.write_wait : slot.read_wait;
+  if (parked == w) {
+    parked = nullptr;
+    --impl_->parked_io;
+  }
+}
+
 // ---- errors ----------------------------------------------------------------
 
 void EventLoop::set_exception_handler(ExceptionHandler handler) {
@@ -466,6 +519,7 @@ void EventLoop::close() {
     detail::TimerNode* n = impl_->timers.pop();
     if (n->expire == &expire_handle) n->expire(n);
   }
+  signals_.reset();
   drop_all(ready.take_all());
   impl_->watches.clear();
   while (!failed_tasks.empty()) failed_tasks.back()->detach_from_loop();

@@ -28,6 +28,12 @@ class Poller {
   // Waits up to timeout_ms (-1: no limit) and appends ready fds to `out`.
   // Returns the number appended.
   virtual int poll(int timeout_ms, IoEvent* out, int capacity) = 0;
+  // Socket operations: registers fd once for both directions, edge-triggered
+  // (an event means "became ready": the operation tries first and waits only
+  // after EAGAIN, so no edge is missed). Not for fds used with set_interest.
+  virtual void watch_edges(int fd) = 0;
+  // Ends watch_edges(fd) before the fd is closed.
+  virtual void forget(int fd) noexcept = 0;
   // Thread-safe: makes a blocked or upcoming poll() return promptly.
   virtual void wakeup() noexcept = 0;
 };

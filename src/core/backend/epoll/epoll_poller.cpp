@@ -1,4 +1,6 @@
-// epoll backend: level-triggered readiness, as asyncio's selector loop.
+// epoll backend: level-triggered readiness for add_reader/add_writer, as
+// asyncio's selector loop; edge-triggered for socket operations, registered
+// once per socket (Boost.Asio and Tokio do the same: no epoll_ctl per wait).
 //
 // Changes of an fd's interest set (reader and writer toggling) are batched per
 // fd (libuv's watcher queue) and applied with MOD just before epoll_wait;
@@ -45,9 +47,10 @@ class EpollPoller final : public Poller {
   const char* name() const noexcept override { return "epoll"; }
 
   void set_interest(int fd, bool read, bool write) override {
-    if (fd < 0) throw std::system_error(EBADF, std::generic_category(), "add_reader/add_writer");
-    if (static_cast<std::size_t>(fd) >= fds_.size()) fds_.resize(static_cast<std::size_t>(fd) + 1);
-    FdState& st = fds_[static_cast<std::size_t>(fd)];
+    FdState& st = state(fd, "add_reader/add_writer");
+    if (st.registered & EPOLLET) {
+      throw std::system_error(EBUSY, std::generic_category(), "fd is in use by socket operations");
+    }
     st.wanted = (read ? EPOLLIN : 0u) | (write ? EPOLLOUT : 0u);
     if ((st.registered == 0) != (st.wanted == 0)) {
       // Registration and removal are immediate. A new fd fails in
@@ -81,10 +84,34 @@ class EpollPoller final : public Poller {
         continue;
       }
       const bool err = (e.events & (EPOLLERR | EPOLLHUP)) != 0;
-      out[count++] =
-          IoEvent{e.data.fd, (e.events & EPOLLIN) != 0 || err, (e.events & EPOLLOUT) != 0 || err};
+      const bool in = (e.events & (EPOLLIN | EPOLLRDHUP)) != 0;  // RDHUP: read() sees EOF
+      out[count++] = IoEvent{e.data.fd, in || err, (e.events & EPOLLOUT) != 0 || err};
     }
     return count;
+  }
+
+  void watch_edges(int fd) override {
+    FdState& st = state(fd, "socket operation");
+    epoll_event ev{};
+    ev.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
+    ev.data.fd = fd;
+    // EEXIST: this very fd was watched and not forgotten (a Socket closed
+    // with no loop running); the kernel drops closed fds, so it is a new one.
+    if (epoll_ctl(epfd_, EPOLL_CTL_ADD, fd, &ev) < 0 &&
+        (errno != EEXIST || epoll_ctl(epfd_, EPOLL_CTL_MOD, fd, &ev) < 0)) {
+      throw_errno("epoll_ctl(socket)");
+    }
+    st = FdState{};
+    st.registered = st.wanted = ev.events;
+  }
+
+  void forget(int fd) noexcept override {
+    if (fd < 0 || static_cast<std::size_t>(fd) >= fds_.size()) return;
+    FdState& st = fds_[static_cast<std::size_t>(fd)];
+    if (!(st.registered & EPOLLET)) return;
+    epoll_event ev{};
+    (void)epoll_ctl(epfd_, EPOLL_CTL_DEL, fd, &ev);
+    st = FdState{};
   }
 
   void wakeup() noexcept override { (void)eventfd_write(wakefd_, 1); }
@@ -95,6 +122,12 @@ class EpollPoller final : public Poller {
     unsigned registered = 0;
     bool dirty = false;
   };
+
+  FdState& state(int fd, const char* what) {
+    if (fd < 0) throw std::system_error(EBADF, std::generic_category(), what);
+    if (static_cast<std::size_t>(fd) >= fds_.size()) fds_.resize(static_cast<std::size_t>(fd) + 1);
+    return fds_[static_cast<std::size_t>(fd)];
+  }
 
   void apply_changes() {
     for (int fd : changed_) {

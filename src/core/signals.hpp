@@ -1,0 +1,61 @@
+// Unix signal handlers of one loop (loop.add_signal_handler), on a signalfd
+// watched with add_reader: a signal becomes an ordinary callback on the loop.
+// Internal to the core layer; see signals.cpp.
+//
+// A signalfd only reads signals that are pending, i.e. blocked: a handled
+// signal is blocked in the thread that calls add() (the loop's thread; its
+// previous mask bit is restored by remove() and the destructor). The rules
+// that follow from it (libuv avoids them with a sigaction handler writing to
+// a self-pipe; asyncio with set_wakeup_fd):
+//   1. A signal sent to the process goes to any thread that does not block
+//      it, where it takes its normal action (for SIGINT and SIGTERM: the
+//      process dies, as if no handler were set). So every thread must block
+//      the handled signals. Threads created by the loop's thread after add()
+//      inherit its mask; ThreadPoolExecutor workers block all asynchronous
+//      signals; threads the program starts otherwise must block them too.
+//   2. The disposition (sigaction) is left alone. A signal whose disposition
+//      is SIG_IGN, or SIG_DFL with "ignore" as default action (SIGCHLD,
+//      SIGWINCH), is dropped when sent unless the main thread blocks it:
+//      handle those from a loop running on the main thread.
+//   3. Signals coalesce as the kernel does: several SIGUSR1 sent before the
+//      loop reads them run the handler once (real-time signals queue).
+//   4. add() and remove() are loop-affine and must run on the thread that
+//      runs the loop (the mask is per thread). Two loops handling the same
+//      signal in different threads is not supported: whichever reads first
+//      gets a process-directed signal.
+#pragma once
+
+#include <functional>
+#include <memory>
+
+namespace corio {
+class EventLoop;
+}
+
+namespace corio::detail {
+
+class SignalHandlers {
+ public:
+  explicit SignalHandlers(EventLoop& loop);
+  SignalHandlers(const SignalHandlers&) = delete;
+  SignalHandlers& operator=(const SignalHandlers&) = delete;
+  // Removes every handler: restores the signal mask, closes the signalfd.
+  ~SignalHandlers();
+
+  // Throws ValueError for an invalid signal or one that cannot be caught
+  // (SIGKILL, SIGSTOP, and the two glibc reserves for itself).
+  static void check_signal(int signo);
+
+  // Replaces any handler of signo. Throws as check_signal.
+  void add(int signo, std::function<void()> fn);
+  // False if signo had no handler. Restores signo's bit of the mask; if that
+  // unblocks it, instances sent but not yet read are discarded first
+  // (unblocked, they would take their default action).
+  bool remove(int signo);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace corio::detail

@@ -1,0 +1,319 @@
+// Socket, SocketAddress and the loop's sock_* operations (see socket.hpp).
+//
+// Every operation has the same shape: try the non-blocking syscall; on
+// EAGAIN wait for the socket's next readiness edge and try again. That is the
+// readiness half of DESIGN.md's "I/O shape"; a completion backend will
+// implement the same operations natively.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <system_error>
+
+#include <corio/event_loop.hpp>
+
+namespace corio {
+
+namespace {
+
+[[noreturn]] void throw_errno(int err, const char* what) {
+  throw std::system_error(err, std::generic_category(), what);
+}
+
+bool would_block(int err) noexcept { return err == EAGAIN || err == EWOULDBLOCK; }
+
+}  // namespace
+
+// ---- SocketAddress -------------------------------------------------------------
+
+SocketAddress::SocketAddress(const sockaddr* addr, socklen_t len) {
+  if (len > capacity()) throw ValueError("socket address too long");
+  std::memcpy(&storage_, addr, len);
+  len_ = len;
+}
+
+SocketAddress SocketAddress::ip(std::string_view numeric_host, std::uint16_t port) {
+  SocketAddress a;
+  const std::string host(numeric_host);
+  auto* v4 = reinterpret_cast<sockaddr_in*>(&a.storage_);
+  auto* v6 = reinterpret_cast<sockaddr_in6*>(&a.storage_);
+  if (inet_pton(AF_INET, host.c_str(), &v4->sin_addr) == 1) {
+    v4->sin_family = AF_INET;
+    v4->sin_port = htons(port);
+    a.len_ = sizeof(sockaddr_in);
+  } else if (inet_pton(AF_INET6, host.c_str(), &v6->sin6_addr) == 1) {
+    v6->sin6_family = AF_INET6;
+    v6->sin6_port = htons(port);
+    a.len_ = sizeof(sockaddr_in6);
+  } else {
+    throw ValueError("not a numeric IP address: '" + host + "'");
+  }
+  return a;
+}
+
+SocketAddress SocketAddress::unix_path(std::string_view path) {
+  SocketAddress a;
+  auto* un = reinterpret_cast<sockaddr_un*>(&a.storage_);
+  if (path.empty() || path.size() >= sizeof(un->sun_path)) {
+    throw ValueError("Unix socket path empty or longer than " +
+                     std::to_string(sizeof(un->sun_path) - 1) + " bytes");
+  }
+  un->sun_family = AF_UNIX;
+  std::memcpy(un->sun_path, path.data(), path.size());
+  a.len_ = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + path.size() + 1);
+  return a;
+}
+
+std::string SocketAddress::host() const {
+  char buf[INET6_ADDRSTRLEN] = {};
+  switch (family()) {
+    case AF_INET:
+      inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(&storage_)->sin_addr, buf,
+                sizeof buf);
+      return buf;
+    case AF_INET6:
+      inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(&storage_)->sin6_addr, buf,
+                sizeof buf);
+      return buf;
+    case AF_UNIX: {
+      const auto* un = reinterpret_cast<const sockaddr_un*>(&storage_);
+      const std::size_t max = len_ > offsetof(sockaddr_un, sun_path)
+                                  ? len_ - offsetof(sockaddr_un, sun_path)
+                                  : 0;
+      return std::string(un->sun_path, strnlen(un->sun_path, max));
+    }
+    default:
+      return {};
+  }
+}
+
+std::uint16_t SocketAddress::port() const noexcept {
+  if (family() == AF_INET) return ntohs(reinterpret_cast<const sockaddr_in*>(&storage_)->sin_port);
+  if (family() == AF_INET6) {
+    return ntohs(reinterpret_cast<const sockaddr_in6*>(&storage_)->sin6_port);
+  }
+  return 0;
+}
+
+std::string SocketAddress::to_string() const {
+  if (family() == AF_INET) return host() + ":" + std::to_string(port());
+  if (family() == AF_INET6) return "[" + host() + "]:" + std::to_string(port());
+  return host();
+}
+
+// ---- Socket ----------------------------------------------------------------------
+
+Socket Socket::create(int family, int type, int protocol) {
+  const int fd = ::socket(family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, protocol);
+  if (fd < 0) throw_errno(errno, "socket");
+  return Socket(fd);
+}
+
+Socket::Socket(Socket&& o) noexcept
+    : fd_(std::exchange(o.fd_, -1)), watched_by_(std::exchange(o.watched_by_, nullptr)) {}
+
+Socket& Socket::operator=(Socket&& o) noexcept {
+  if (this != &o) {
+    close();
+    fd_ = std::exchange(o.fd_, -1);
+    watched_by_ = std::exchange(o.watched_by_, nullptr);
+  }
+  return *this;
+}
+
+void Socket::close() noexcept {
+  if (fd_ < 0) return;
+  // Only the loop running now can be told; one that is gone (or another
+  // built at the same address) is never dereferenced.
+  if (watched_by_ && watched_by_ == detail::tls_running_loop) watched_by_->forget_fd(fd_);
+  watched_by_ = nullptr;
+  ::close(std::exchange(fd_, -1));
+}
+
+int Socket::release() noexcept {
+  if (watched_by_ && watched_by_ == detail::tls_running_loop) watched_by_->forget_fd(fd_);
+  watched_by_ = nullptr;
+  return std::exchange(fd_, -1);
+}
+
+void Socket::watch(EventLoop& loop) {
+  if (fd_ < 0) throw_errno(EBADF, "socket operation on a closed socket");
+  if (watched_by_ == &loop) return;
+  loop.watch_fd_edges(fd_);
+  watched_by_ = &loop;
+}
+
+void Socket::bind(const SocketAddress& addr) {
+  if (::bind(fd_, addr.data(), addr.size()) < 0) throw_errno(errno, "bind");
+}
+
+void Socket::listen(int backlog) {
+  if (::listen(fd_, backlog) < 0) throw_errno(errno, "listen");
+}
+
+void Socket::set_option(int level, int name, int value) {
+  if (::setsockopt(fd_, level, name, &value, sizeof value) < 0) throw_errno(errno, "setsockopt");
+}
+
+void Socket::shutdown(int how) {
+  if (::shutdown(fd_, how) < 0 && errno != ENOTCONN) throw_errno(errno, "shutdown");
+}
+
+SocketAddress Socket::local_address() const {
+  SocketAddress a;
+  socklen_t len = SocketAddress::capacity();
+  if (::getsockname(fd_, a.data(), &len) < 0) throw_errno(errno, "getsockname");
+  a.resize(len);
+  return a;
+}
+
+SocketAddress Socket::peer_address() const {
+  SocketAddress a;
+  socklen_t len = SocketAddress::capacity();
+  if (::getpeername(fd_, a.data(), &len) < 0) throw_errno(errno, "getpeername");
+  a.resize(len);
+  return a;
+}
+
+// ---- IoWait ------------------------------------------------------------------------
+
+namespace detail {
+
+const AwaitPoint::Ops IoWait::kOps{&IoWait::on_cancel, "socket"};
+
+IoWait::~IoWait() {
+  if (parked_) loop_.unpark_io(this);
+}
+
+void IoWait::await_suspend(std::coroutine_handle<> h) {
+  task_ = &current_task_for("a socket operation");
+  loop_.park_io(this);
+  parked_ = true;
+  task_->suspend_at(h, this);
+}
+
+void IoWait::fire(bool closed) noexcept {
+  parked_ = false;
+  closed_ = closed;
+  task_->wake();
+}
+
+bool IoWait::on_cancel(AwaitPoint* p, const std::string&) noexcept {
+  auto* self = static_cast<IoWait*>(p);
+  if (!self->parked_) return false;  // the edge came first: the step interrupts
+  self->loop_.unpark_io(self);
+  self->parked_ = false;
+  self->cancelled_ = true;
+  self->task_->wake();
+  return true;
+}
+
+void IoWait::await_resume() {
+  task_->check_interrupt();
+  if (cancelled_) task_->throw_cancelled();
+  if (closed_) throw_errno(EBADF, "socket closed while a task was waiting on it");
+}
+
+}  // namespace detail
+
+// ---- the operations ------------------------------------------------------------------
+
+detail::IoWait EventLoop::wait_readable(Socket& sock) {
+  sock.watch(*this);
+  return detail::IoWait(*this, sock.fd(), false);
+}
+
+detail::IoWait EventLoop::wait_writable(Socket& sock) {
+  sock.watch(*this);
+  return detail::IoWait(*this, sock.fd(), true);
+}
+
+Coro<std::size_t> EventLoop::sock_recv_into(Socket& sock, std::span<char> buf) {
+  for (;;) {
+    const ssize_t n = ::recv(sock.fd(), buf.data(), buf.size(), 0);
+    if (n >= 0) co_return static_cast<std::size_t>(n);
+    if (errno == EINTR) continue;
+    if (!would_block(errno)) throw_errno(errno, "recv");
+    co_await wait_readable(sock);
+  }
+}
+
+Coro<std::string> EventLoop::sock_recv(Socket& sock, std::size_t max_bytes) {
+  std::string data(max_bytes, '\0');
+  const std::size_t n = co_await sock_recv_into(sock, std::span<char>(data));
+  data.resize(n);
+  co_return data;
+}
+
+Coro<void> EventLoop::sock_sendall(Socket& sock, std::string_view data) {
+  while (!data.empty()) {
+    const ssize_t n = ::send(sock.fd(), data.data(), data.size(), MSG_NOSIGNAL);
+    if (n >= 0) {
+      data.remove_prefix(static_cast<std::size_t>(n));
+      continue;
+    }
+    if (errno == EINTR) continue;
+    if (!would_block(errno)) throw_errno(errno, "send");
+    co_await wait_writable(sock);
+  }
+}
+
+Coro<std::pair<Socket, SocketAddress>> EventLoop::sock_accept(Socket& sock) {
+  for (;;) {
+    SocketAddress peer;
+    socklen_t len = SocketAddress::capacity();
+    const int fd = ::accept4(sock.fd(), peer.data(), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd >= 0) {
+      peer.resize(len);
+      co_return std::pair<Socket, SocketAddress>(Socket(fd), peer);
+    }
+    // A connection that died in the backlog is the peer's problem, not ours.
+    if (errno == EINTR || errno == ECONNABORTED) continue;
+    if (!would_block(errno)) throw_errno(errno, "accept");
+    co_await wait_readable(sock);
+  }
+}
+
+Coro<void> EventLoop::sock_connect(Socket& sock, SocketAddress addr) {
+  if (::connect(sock.fd(), addr.data(), addr.size()) == 0) co_return;
+  if (errno != EINPROGRESS && errno != EINTR) throw_errno(errno, "connect");
+  co_await wait_writable(sock);
+  int err = 0;
+  socklen_t len = sizeof err;
+  if (::getsockopt(sock.fd(), SOL_SOCKET, SO_ERROR, &err, &len) < 0) err = errno;
+  if (err != 0) throw_errno(err, "connect");
+}
+
+Coro<std::pair<std::string, SocketAddress>> EventLoop::sock_recvfrom(Socket& sock,
+                                                                     std::size_t max_bytes) {
+  std::string data(max_bytes, '\0');
+  for (;;) {
+    SocketAddress from;
+    socklen_t len = SocketAddress::capacity();
+    const ssize_t n = ::recvfrom(sock.fd(), data.data(), data.size(), 0, from.data(), &len);
+    if (n >= 0) {
+      data.resize(static_cast<std::size_t>(n));
+      from.resize(len);
+      co_return std::pair<std::string, SocketAddress>(std::move(data), from);
+    }
+    if (errno == EINTR) continue;
+    if (!would_block(errno)) throw_errno(errno, "recvfrom");
+    co_await wait_readable(sock);
+  }
+}
+
+Coro<std::size_t> EventLoop::sock_sendto(Socket& sock, std::string_view data, SocketAddress addr) {
+  for (;;) {
+    const ssize_t n =
+        ::sendto(sock.fd(), data.data(), data.size(), MSG_NOSIGNAL, addr.data(), addr.size());
+    if (n >= 0) co_return static_cast<std::size_t>(n);
+    if (errno == EINTR) continue;
+    if (!would_block(errno)) throw_errno(errno, "sendto");
+    co_await wait_writable(sock);
+  }
+}
+
+}  // namespace corio
