@@ -6,6 +6,7 @@
 #include <corio/clock.hpp>
 #include <corio/condition.hpp>
 #include <corio/coro.hpp>
+#include <corio/datagram.hpp>
 #include <corio/errors.hpp>
 #include <corio/event.hpp>
 #include <corio/event_loop.hpp>
@@ -20,6 +21,7 @@
 #include <corio/semaphore.hpp>
 #include <corio/shield.hpp>
 #include <corio/sleep.hpp>
+#include <corio/socket.hpp>
 #include <corio/task.hpp>
 #include <corio/task_group.hpp>
 #include <corio/testing/virtual_clock.hpp>

@@ -1,7 +1,9 @@
 // Exceptions with asyncio's names (DESIGN.md "Errors and bad input").
 #pragma once
 
+#include <cstddef>
 #include <exception>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -23,6 +25,19 @@ class CancelledError {
 
  private:
   std::string msg_;
+};
+
+// Thrown by corio::run() when Ctrl-C (SIGINT) cancelled the main task and
+// the task let the cancellation end it (asyncio.Runner since Python 3.11).
+//
+// Python's KeyboardInterrupt is a BaseException for the reason CancelledError
+// is (above), so neither derives from std::exception here: a
+// `catch (const std::exception&)` must not swallow Ctrl-C. Uncaught, it ends
+// the program through std::terminate (abort); catch it in main() and, say,
+// return 130, the shell's code for a SIGINT death.
+class KeyboardInterrupt {
+ public:
+  const char* what() const noexcept { return "KeyboardInterrupt"; }
 };
 
 class TimeoutError : public std::runtime_error {
@@ -78,6 +93,34 @@ class ExceptionGroup : public std::runtime_error {
 
  private:
   std::vector<std::exception_ptr> exceptions_;
+};
+
+// StreamReader::readexactly() or readuntil() reached EOF first
+// (asyncio.IncompleteReadError). `partial` holds the bytes read before EOF
+// (taken out of the reader's buffer); `expected` is how many were asked for,
+// empty for readuntil(), as asyncio's None.
+class IncompleteReadError : public std::runtime_error {
+ public:
+  IncompleteReadError(std::string partial_bytes, std::optional<std::size_t> expected_bytes)
+      : std::runtime_error(std::to_string(partial_bytes.size()) + " bytes read on a total of " +
+                           (expected_bytes ? std::to_string(*expected_bytes) : "undefined") +
+                           " expected bytes"),
+        partial(std::move(partial_bytes)),
+        expected(expected_bytes) {}
+  std::string partial;
+  std::optional<std::size_t> expected;
+};
+
+// StreamReader::readuntil() or readline() found no separator within the
+// reader's limit (asyncio.LimitOverrunError). `consumed` is how many bytes
+// were scanned (where the separator was found, if it was, beyond the limit).
+// A ValueError because asyncio's readline() raises ValueError here: code
+// ported from `except ValueError` still catches it.
+class LimitOverrunError : public ValueError {
+ public:
+  LimitOverrunError(const std::string& message, std::size_t consumed_bytes)
+      : ValueError(message), consumed(consumed_bytes) {}
+  std::size_t consumed;
 };
 
 // One line describing an exception_ptr ("TimeoutError: ..."), for reports.

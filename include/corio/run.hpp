@@ -4,6 +4,17 @@
 // every task still pending, runs the loop until they have unwound, and closes
 // the loop. Returns main's result or rethrows its exception. Calling it from a
 // running loop throws RuntimeError (nested loops would starve the outer one).
+//
+// Ctrl-C, as asyncio.Runner since Python 3.11: when run() is called on the
+// main thread and SIGINT has its default action, a SIGINT cancels main (the
+// loop handles SIGINT meanwhile; see EventLoop::add_signal_handler). If main
+// then ends in CancelledError and no other cancellation of it is pending
+// (uncancel() reaches 0), run() throws KeyboardInterrupt once the loop is
+// closed; if main swallows the CancelledError, run() returns or throws what
+// main does. A second SIGINT before main is done ends the process as Ctrl-C
+// always does: SIGINT's default action, no unwinding (asyncio raises
+// KeyboardInterrupt out of the loop there, which C++ callbacks cannot do).
+// SIGINT has its default action again while run() cancels the leftovers.
 #pragma once
 
 #include <corio/event_loop.hpp>
@@ -14,6 +25,26 @@ namespace detail {
 void check_no_running_loop();
 // Cancels what main left running, lets it unwind, closes the loop.
 void finish_run(EventLoop& loop) noexcept;
+
+// run()'s SIGINT handler for the lifetime of one run() (see above).
+class SigintCancelsMain {
+ public:
+  SigintCancelsMain(EventLoop& loop, TaskRef main);
+  SigintCancelsMain(const SigintCancelsMain&) = delete;
+  SigintCancelsMain& operator=(const SigintCancelsMain&) = delete;
+  ~SigintCancelsMain();
+  // Called when main ended in CancelledError: throws KeyboardInterrupt if a
+  // SIGINT cancelled it and nothing else did.
+  void throw_if_interrupted();
+
+ private:
+  void on_sigint();
+
+  EventLoop& loop_;
+  TaskRef main_;
+  int interrupts_ = 0;
+  bool installed_ = false;
+};
 }  // namespace detail
 
 template <class T>
@@ -25,7 +56,15 @@ T run(Coro<T> main, RunOptions opts = {},
     EventLoop& loop;
     ~Finish() { detail::finish_run(loop); }
   } finish{loop};
-  return loop.run_until_complete(std::move(main), where);
+  Task<T> task = loop.create_task(std::move(main), {}, where);
+  // Destroyed before `finish`: asyncio, too, restores SIGINT before closing.
+  detail::SigintCancelsMain sigint(loop, task);
+  try {
+    return loop.run_until_complete(task);
+  } catch (const CancelledError&) {
+    sigint.throw_if_interrupted();
+    throw;
+  }
 }
 
 }  // namespace corio

@@ -37,6 +37,8 @@ std::string describe(const std::exception_ptr& e) {
     std::rethrow_exception(e);
   } catch (const CancelledError& c) {
     return c.message().empty() ? "CancelledError" : "CancelledError: " + c.message();
+  } catch (const KeyboardInterrupt&) {
+    return "KeyboardInterrupt";
   } catch (const TimeoutError& t) {
     return std::string("TimeoutError: ") + t.what();
   } catch (const std::system_error& s) {

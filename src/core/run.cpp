@@ -1,4 +1,10 @@
 // corio::run() support and the running-loop / current-task queries.
+#include <pthread.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdlib>
+
 #include <corio/run.hpp>
 
 namespace corio {
@@ -44,6 +50,59 @@ Coro<void> wait_done(std::vector<TaskRef> tasks) {
   }
 }
 }  // namespace
+
+namespace {
+// Python checks for its default_int_handler; the C++ equivalent is SIG_DFL.
+// Anything else (SIG_IGN under nohup, a program's own handler) is left alone.
+bool sigint_has_default_action() {
+  struct sigaction sa {};
+  if (::sigaction(SIGINT, nullptr, &sa) != 0) return false;
+  return (sa.sa_flags & SA_SIGINFO) == 0 && sa.sa_handler == SIG_DFL;
+}
+
+[[noreturn]] void die_of_sigint() noexcept {
+  ::signal(SIGINT, SIG_DFL);
+  const sigset_t one = [] {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    return set;
+  }();
+  ::pthread_sigmask(SIG_UNBLOCK, &one, nullptr);
+  ::raise(SIGINT);
+  std::_Exit(128 + SIGINT);  // not reached: SIGINT's default action ends the process
+}
+}  // namespace
+
+SigintCancelsMain::SigintCancelsMain(EventLoop& loop, TaskRef main)
+    : loop_(loop), main_(std::move(main)) {
+  // Only the main thread: signals belong to the process, and a run() in a
+  // worker thread must not take Ctrl-C from the program.
+  if (::gettid() != ::getpid() || !sigint_has_default_action()) return;
+  try {
+    loop_.add_signal_handler(SIGINT, [this] { on_sigint(); });
+    installed_ = true;
+  } catch (const std::exception&) {
+    // No signalfd (out of descriptors): Ctrl-C keeps its default action,
+    // which is no reason to refuse to run main.
+  }
+}
+
+SigintCancelsMain::~SigintCancelsMain() {
+  if (installed_) loop_.remove_signal_handler(SIGINT);
+}
+
+void SigintCancelsMain::on_sigint() {
+  if (++interrupts_ == 1 && !main_.done()) {
+    main_.cancel();
+    return;
+  }
+  die_of_sigint();
+}
+
+void SigintCancelsMain::throw_if_interrupted() {
+  if (interrupts_ > 0 && main_.task()->uncancel() == 0) throw KeyboardInterrupt();
+}
 
 void finish_run(EventLoop& loop) noexcept {
   try {

@@ -1,5 +1,8 @@
 // ThreadPoolExecutor (see executor.hpp).
+#include <pthread.h>
+
 #include <algorithm>
+#include <csignal>
 
 #include <corio/errors.hpp>
 #include <corio/executor.hpp>
@@ -10,6 +13,29 @@ namespace {
 std::size_t default_workers() {
   return std::min<std::size_t>(32, std::max(1u, std::thread::hardware_concurrency()) + 4);
 }
+
+// Blocks, for its lifetime, the asynchronous signals in the calling thread, so
+// that a thread created meanwhile starts with them blocked (no window before
+// it could block them itself). A signal sent to the process goes to some
+// thread that does not block it, and a loop's signalfd only sees it if no
+// thread does (src/core/signals.hpp): workers must never be that thread.
+// Faults stay unblocked: a blocked SIGSEGV kills without a crash handler.
+class BlockAsyncSignals {
+ public:
+  BlockAsyncSignals() {
+    sigset_t set;
+    sigfillset(&set);
+    for (int fault : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS}) sigdelset(&set, fault);
+    ::pthread_sigmask(SIG_BLOCK, &set, &old_);
+  }
+  BlockAsyncSignals(const BlockAsyncSignals&) = delete;
+  BlockAsyncSignals& operator=(const BlockAsyncSignals&) = delete;
+  ~BlockAsyncSignals() { ::pthread_sigmask(SIG_SETMASK, &old_, nullptr); }
+
+ private:
+  sigset_t old_;
+};
+
 }  // namespace
 
 ThreadPoolExecutor::ThreadPoolExecutor(std::size_t max_workers)
@@ -30,6 +56,7 @@ void ThreadPoolExecutor::submit(std::unique_ptr<ExecutorJob> job) {
   // idle pool does not spawn threads it does not need.
   if (jobs_.size() > idle_ && threads_.size() < max_workers_) {
     try {
+      const BlockAsyncSignals inherited_by_the_worker;
       threads_.emplace_back([this] { worker(); });
     } catch (...) {
       if (threads_.empty()) {  // nobody would ever run the job
