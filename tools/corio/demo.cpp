@@ -31,6 +31,10 @@ constexpr Section kSections[] = {
     {"shield: the timeout gives up waiting, the work goes on", &demo::shield_section},
     {"cancellation: CancelledError at the await, destructors clean up", &demo::cancel_section},
     {"TaskGroup: one child fails, its siblings are cancelled", &demo::task_group_section},
+    {"Lock: the counter race, and where it really is", &demo::lock_section},
+    {"debug mode and to_thread: a blocking call stalls the loop", &demo::blocking_section},
+    {"Queue: producers and consumers, back-pressure, join() and shutdown()", &demo::queue_section},
+    {"Semaphore: 100 tasks, at most 5 at a time", &demo::semaphore_section},
 };
 constexpr int kSectionCount = static_cast<int>(std::size(kSections));
 
@@ -70,8 +74,8 @@ Command demo_command() {
   auto opts = std::make_shared<DemoOptions>();
   return Command{
       "demo",
-      "Run the seed programs (gather, create_task, wait_for, shield, cancellation, TaskGroup), "
-      "narrated",
+      "Run the seed programs (gather, create_task, wait_for, shield, cancellation, TaskGroup, "
+      "Lock, to_thread and debug mode, Queue, Semaphore), narrated",
       [opts](Options& o) {
         o.option("--section", opts->section,
                  fmt::format("Run only section N (1-{})", kSectionCount), 1, kSectionCount);

@@ -83,5 +83,9 @@ corio::Coro<> wait_for_section(Demo& demo);     // demo_wait_for.cpp
 corio::Coro<> shield_section(Demo& demo);       // demo_shield.cpp
 corio::Coro<> cancel_section(Demo& demo);       // demo_cancel.cpp
 corio::Coro<> task_group_section(Demo& demo);   // demo_task_group.cpp
+corio::Coro<> lock_section(Demo& demo);         // demo_sync.cpp
+corio::Coro<> blocking_section(Demo& demo);     // demo_threads.cpp
+corio::Coro<> queue_section(Demo& demo);        // demo_sync.cpp
+corio::Coro<> semaphore_section(Demo& demo);    // demo_sync.cpp
 
 }  // namespace corio_cli::demo
