@@ -115,7 +115,7 @@ class EventLoop : public detail::LoopCore {
   // this loop. Cancelling the Future does not stop fn; its result is then
   // dropped. close() waits for every call to come back.
   template <class F>
-  Future<std::invoke_result_t<F&>> run_in_executor(Executor* executor, F fn);
+  Future<std::decay_t<std::invoke_result_t<F&>>> run_in_executor(Executor* executor, F fn);
   // The pool run_in_executor(nullptr, ...) and to_thread use; created on
   // first use, shut down by close().
   Executor& default_executor();
@@ -321,8 +321,8 @@ class ExecutorCall final : public ExecutorJob, public ReadyNode {
 }  // namespace detail
 
 template <class F>
-Future<std::invoke_result_t<F&>> EventLoop::run_in_executor(Executor* executor, F fn) {
-  using R = std::invoke_result_t<F&>;
+Future<std::decay_t<std::invoke_result_t<F&>>> EventLoop::run_in_executor(Executor* executor, F fn) {
+  using R = std::decay_t<std::invoke_result_t<F&>>;  // a returned reference is copied out
   check_open();
   Future<R> fut = create_future<R>();
   Executor& ex = executor ? *executor : default_executor();

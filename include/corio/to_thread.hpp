@@ -18,7 +18,7 @@
 namespace corio {
 
 template <class F, class... Args>
-Coro<std::invoke_result_t<F, Args...>> to_thread(F fn, Args... args) {
+Coro<std::decay_t<std::invoke_result_t<F, Args...>>> to_thread(F fn, Args... args) {
   auto call = [fn = std::move(fn), ... args = std::move(args)]() mutable {
     return std::invoke(std::move(fn), std::move(args)...);
   };

@@ -157,6 +157,17 @@ TEST(ToThread, MoveOnlyArgumentsAndResults) {
   EXPECT_EQ(corio::run(move_only(std::make_unique<int>(21))), 42);
 }
 
+const std::string& config_name() {
+  static const std::string name = "corio.toml";
+  return name;
+}
+
+Coro<std::string> returns_a_reference() { co_return co_await corio::to_thread(config_name); }
+
+TEST(ToThread, AReturnedReferenceIsCopiedOut) {
+  EXPECT_EQ(corio::run(returns_a_reference()), "corio.toml");
+}
+
 // 100 calls at once on a 4-thread pool. Every call blocks on a gate that only
 // a ticker task on the loop opens, after ticking 20 times while all four
 // threads are blocked: if the loop were blocked, this would never finish.
