@@ -7,6 +7,7 @@
 #include <corio/condition.hpp>
 #include <corio/coro.hpp>
 #include <corio/datagram.hpp>
+#include <corio/dns.hpp>
 #include <corio/errors.hpp>
 #include <corio/event.hpp>
 #include <corio/event_loop.hpp>
@@ -22,6 +23,7 @@
 #include <corio/shield.hpp>
 #include <corio/sleep.hpp>
 #include <corio/socket.hpp>
+#include <corio/streams.hpp>
 #include <corio/task.hpp>
 #include <corio/task_group.hpp>
 #include <corio/testing/virtual_clock.hpp>

@@ -1,0 +1,87 @@
+// corio::Server: asyncio.Server, what start_server() and start_unix_server()
+// return (streams.hpp).
+//
+// One accept-loop task per listening socket; each accepted connection runs
+// the handler as a task of its own. A handler's exception is reported
+// through the loop's exception handler ("Unhandled exception in
+// client_connected_cb") and ends only that connection.
+//
+// Move-only; destroying the handle closes the server (the `async with
+// server:` of asyncio), which stops accepting but leaves the connections
+// running. The handler object lives as long as any of its connections,
+// so even a lambda coroutine with captures is safe as a handler.
+//
+// Running out of descriptors (EMFILE, ENFILE, ENOBUFS, ENOMEM on accept)
+// does not stop the server: the error is reported once, accepting pauses
+// for 100 ms and resumes; existing connections are served meanwhile, and
+// new ones are accepted as soon as descriptors free up. (asyncio pauses 1 s;
+// 100 ms recovers sooner, and ten failed accept() calls a second cost
+// nothing.) Further failures are not reported until an accept succeeds.
+//
+// Suspends: wait_closed() until close() and every handler task has ended
+// (asyncio 3.12); serve_forever() until close().
+// Resumed by: close() and the end of the last handler.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include <corio/coro.hpp>
+#include <corio/detail/intrusive.hpp>
+#include <corio/socket.hpp>
+#include <corio/stream_reader.hpp>
+#include <corio/stream_writer.hpp>
+
+namespace corio {
+
+// What start_server() calls for each connection.
+using ClientConnected = std::function<Coro<void>(StreamReader, StreamWriter)>;
+
+struct ServerOptions {
+  std::size_t limit = kDefaultStreamLimit;  // each connection's StreamReader limit
+  int backlog = 100;                        // asyncio's default
+  bool reuse_address = true;                // SO_REUSEADDR (TCP only)
+  bool reuse_port = false;                  // SO_REUSEPORT: one listener per loop/thread
+};
+
+namespace detail {
+class ServerState;
+void add_ref(ServerState* s) noexcept;
+void release(ServerState* s) noexcept;
+}  // namespace detail
+
+class Server {
+ public:
+  Server() noexcept = default;  // an empty handle
+  explicit Server(detail::Ref<detail::ServerState> s) noexcept : s_(std::move(s)) {}
+  Server(Server&&) noexcept = default;
+  Server& operator=(Server&& o) noexcept;
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+  ~Server();
+
+  // The addresses listened on (asyncio's sockets); empty once closed.
+  std::vector<SocketAddress> sockets() const;
+  // The port of the first listening socket (0 for a Unix server): the one
+  // to connect to after binding port 0.
+  std::uint16_t port() const noexcept;
+  bool is_serving() const noexcept;
+
+  // Stops accepting and closes the listening sockets (a Unix server removes
+  // its socket file). Connections keep running. Idempotent.
+  void close();
+  // close() on each connection's writer (flush, then close) / abort() on it.
+  void close_clients();
+  void abort_clients();
+  // Until closed and every handler task has ended.
+  Coro<void> wait_closed();
+  // Until close(). Cancelled, it closes the server and rethrows (unlike
+  // asyncio it does not wait for the handlers: call wait_closed() for that).
+  Coro<void> serve_forever();
+
+ private:
+  detail::Ref<detail::ServerState> s_;
+};
+
+}  // namespace corio

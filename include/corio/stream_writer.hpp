@@ -1,0 +1,82 @@
+// corio::StreamWriter: asyncio.StreamWriter, the writing half of a
+// connection made by open_connection() or start_server() (streams.hpp).
+//
+// A copyable handle to the connection's shared state, like StreamReader.
+//
+// write() never suspends: with nothing buffered it sends at once; what the
+// socket does not take is buffered and sent by a background task that waits
+// for the socket (started when needed), so bytes go out even if nobody
+// calls drain(). drain() is the flow control: above the high-water mark
+// (default 64 KiB) it waits until the buffer is down to the low-water mark
+// (default 16 KiB), as asyncio's pause_writing/resume_writing.
+//
+// Suspends: drain() while the buffer is above the marks; wait_closed()
+// until the transport is closed.
+// Resumed by: the background flusher (as the buffer drains, or when the
+// connection fails or closes).
+//
+// Errors: a failed send (EPIPE, ECONNRESET, as std::system_error; never
+// SIGPIPE) is raised by drain() and wait_closed(); later writes are dropped,
+// as asyncio does. write() after close() or write_eof() is a RuntimeError.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include <corio/coro.hpp>
+#include <corio/socket.hpp>
+#include <corio/stream_reader.hpp>
+
+namespace corio {
+
+class StreamWriter {
+ public:
+  StreamWriter() noexcept = default;  // an empty handle: valid() is false
+  explicit StreamWriter(detail::Ref<detail::Connection> c) noexcept : c_(std::move(c)) {}
+  bool valid() const noexcept { return static_cast<bool>(c_); }
+
+  void write(std::string_view data);
+  // Returns at once unless the buffer is above the high-water mark; then
+  // waits until it is at or below the low-water mark. Throws the error the
+  // connection failed with (the reader's too, as asyncio), or
+  // std::system_error(ECONNRESET) once the transport is closed.
+  Coro<void> drain();
+
+  bool can_write_eof() const noexcept { return true; }
+  // Half-close once the buffer is flushed: the peer reads EOF, this side can
+  // still read. Ignored after close().
+  void write_eof();
+  // Stops writing; the buffer is flushed in the background, then the
+  // transport closes (a pending read then returns EOF). Idempotent.
+  void close();
+  // Closes at once, dropping the buffer (asyncio's transport.abort()).
+  void abort();
+  bool is_closing() const noexcept;
+  // Until the transport is closed; throws the write error, if the
+  // connection failed (asyncio's wait_closed()).
+  Coro<void> wait_closed();
+
+  // "peername" or "sockname" as text ("127.0.0.1:8080", "[::1]:80", a Unix
+  // path); "" for an unknown name or an address the OS did not give.
+  std::string get_extra_info(std::string_view name) const;
+  SocketAddress peername() const noexcept;
+  SocketAddress sockname() const noexcept;
+  // The socket's descriptor, for options corio has no call for
+  // (asyncio's get_extra_info("socket")); -1 once closed.
+  int fileno() const noexcept;
+
+  // asyncio's transport.set_write_buffer_limits: high defaults to 64 KiB (or
+  // 4 * low), low to high / 4. ValueError unless high >= low.
+  void set_write_buffer_limits(std::optional<std::size_t> high = {},
+                               std::optional<std::size_t> low = {});
+  std::pair<std::size_t, std::size_t> get_write_buffer_limits() const noexcept;  // {low, high}
+  std::size_t get_write_buffer_size() const noexcept;
+
+ private:
+  detail::Ref<detail::Connection> c_;
+};
+
+}  // namespace corio

@@ -1,0 +1,78 @@
+// The state one StreamReader and StreamWriter share: the transport, the
+// read buffer, the write buffer and its flow control.
+//
+// Lifetime rules:
+//   1. Counted by the StreamReader/StreamWriter handles and by the
+//      background flusher while it runs (plain integer: loop-affine).
+//   2. The last reference gone closes the transport (Socket's destructor).
+//      Since a running flusher holds one, bytes buffered when the user drops
+//      the handles still go out first.
+//   3. close_transport() closes the socket under any waiting read or
+//      flush: both wake with EBADF, which `closed` turns into EOF (read)
+//      or a quiet end (flush).
+#pragma once
+
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <utility>
+
+#include <corio/event.hpp>
+#include <corio/stream_reader.hpp>
+#include <corio/stream_writer.hpp>
+
+#include "net/byte_buffer.hpp"
+#include "net/transport.hpp"
+
+namespace corio::detail {
+
+class Connection {
+ public:
+  Connection(EventLoop& loop, std::unique_ptr<Transport> transport, std::size_t limit)
+      : loop(loop), transport(std::move(transport)), limit(limit) {
+    resumed.set();
+  }
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  // Writer side, in stream_writer.cpp.
+  void start_flusher();
+  // Wakes drain() once the buffer is at or below the low-water mark; pauses
+  // it above the high-water mark.
+  void update_pause() noexcept;
+  void fail_write(std::exception_ptr error) noexcept;
+  // After the buffer went out: the pending write_eof, then the close.
+  void after_flush() noexcept;
+  void close_transport() noexcept;
+
+  EventLoop& loop;
+  std::unique_ptr<Transport> transport;
+  std::uint32_t refs = 1;
+  bool closed = false;  // the transport is closed
+
+  // Reader.
+  ByteBuffer rbuf;
+  std::size_t limit;
+  bool eof = false;
+  bool reading = false;  // a read is in progress (one at a time)
+  std::exception_ptr read_error;
+
+  // Writer.
+  ByteBuffer wbuf;
+  std::size_t high_water = 64 * 1024;
+  std::size_t low_water = 16 * 1024;
+  bool paused = false;    // above the marks: drain() waits
+  bool flushing = false;  // the flusher task runs
+  bool eof_requested = false;
+  bool eof_sent = false;
+  bool closing = false;  // close() or abort() was called
+  std::exception_ptr write_error;
+  Event resumed;  // set while not paused
+  Event closed_event;
+};
+
+// A connection over `transport` as a reader/writer pair (a new reference each).
+std::pair<StreamReader, StreamWriter> make_streams(std::unique_ptr<Transport> transport,
+                                                   std::size_t limit);
+
+}  // namespace corio::detail

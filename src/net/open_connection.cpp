@@ -1,0 +1,155 @@
+// open_connection, open_unix_connection and the Happy Eyeballs race under
+// them (see streams.hpp).
+#include <netdb.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <memory>
+#include <system_error>
+
+#include <corio/streams.hpp>
+#include <corio/wait.hpp>
+
+#include "net/connection.hpp"
+
+namespace corio {
+
+namespace {
+
+void check_no_tls(const ConnectOptions& opts) {
+  if (opts.ssl) throw ValueError("TLS (ConnectOptions::ssl) is not implemented yet");
+}
+
+std::pair<StreamReader, StreamWriter> streams_over(Socket sock, std::size_t limit) {
+  return detail::make_streams(
+      std::make_unique<detail::SocketTransport>(get_running_loop(), std::move(sock)), limit);
+}
+
+// RFC 8305 section 4: alternate the families, starting with the resolver's
+// first (asyncio's _interleave_addrinfos with first_address_family_count 1).
+std::vector<SocketAddress> interleave_families(const std::vector<AddrInfo>& infos) {
+  std::vector<SocketAddress> first, other;
+  for (const AddrInfo& ai : infos) {
+    (ai.family == infos.front().family ? first : other).push_back(ai.address);
+  }
+  std::vector<SocketAddress> out;
+  for (std::size_t i = 0; i < std::max(first.size(), other.size()); ++i) {
+    if (i < first.size()) out.push_back(first[i]);
+    if (i < other.size()) out.push_back(other[i]);
+  }
+  return out;
+}
+
+// One attempt: a socket of the address's family, bound first if asked.
+Coro<Socket> connect_one(SocketAddress address, std::optional<SocketAddress> local) {
+  Socket sock = Socket::create(address.family(), SOCK_STREAM);
+  if (local) sock.bind(*local);
+  co_await get_running_loop().sock_connect(sock, address);
+  co_return sock;
+}
+
+// The attempts still running when the race ends, won, lost or cancelled,
+// are cancelled: their sockets close as they unwind.
+struct CancelAttempts {
+  std::vector<Task<Socket>>& running;
+  explicit CancelAttempts(std::vector<Task<Socket>>& r) noexcept : running(r) {}
+  CancelAttempts(const CancelAttempts&) = delete;
+  CancelAttempts& operator=(const CancelAttempts&) = delete;
+  ~CancelAttempts() {
+    for (Task<Socket>& t : running) {
+      if (!t.done()) t.cancel();
+    }
+  }
+};
+
+// Only the local address's family can be reached from it (asyncio filters
+// the same way).
+std::vector<SocketAddress> reachable_from(std::vector<SocketAddress> addresses,
+                                          const std::optional<SocketAddress>& local) {
+  if (!local) return addresses;
+  std::erase_if(addresses,
+                [&local](const SocketAddress& a) { return a.family() != local->family(); });
+  if (addresses.empty()) {
+    throw std::system_error(EAFNOSUPPORT, std::generic_category(),
+                            "no address of the local address's family (" + local->to_string() +
+                                ")");
+  }
+  return addresses;
+}
+
+// A finished attempt: its socket, or its error filed under its start order.
+std::optional<Socket> collect(Task<Socket>& t, const std::vector<Task<Socket>>& started,
+                              std::vector<std::exception_ptr>& errors) {
+  if (std::exception_ptr e = t.exception()) {
+    const auto index = std::find(started.begin(), started.end(), t) - started.begin();
+    errors[static_cast<std::size_t>(index)] = e;
+    return std::nullopt;
+  }
+  return t.result();
+}
+
+[[noreturn]] void throw_first(const std::vector<std::exception_ptr>& errors) {
+  for (const std::exception_ptr& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+  throw RuntimeError("no connection attempt was made");
+}
+
+}  // namespace
+
+namespace detail {
+
+// asyncio's staggered_race: each turn starts the next attempt, then waits
+// for one to finish or for the delay (no delay once all have started).
+Coro<Socket> connect_staggered(std::vector<SocketAddress> addresses, ConnectOptions opts) {
+  if (addresses.empty()) throw ValueError("no address to connect to");
+  addresses = reachable_from(std::move(addresses), opts.local_address);
+  if (addresses.size() == 1) co_return co_await connect_one(addresses[0], opts.local_address);
+  EventLoop& loop = get_running_loop();
+  std::vector<Task<Socket>> started, pending;
+  std::vector<std::exception_ptr> errors(addresses.size());
+  CancelAttempts cancel_on_exit(pending);
+  for (;;) {
+    if (started.size() < addresses.size()) {
+      Coro<Socket> attempt = connect_one(addresses[started.size()], opts.local_address);
+      started.push_back(loop.create_task(std::move(attempt)));
+      pending.push_back(started.back());
+    }
+    std::optional<std::chrono::duration<double>> delay;
+    if (started.size() < addresses.size()) delay = opts.happy_eyeballs_delay;
+    WaitResult<Socket> turn = co_await wait(pending, ReturnWhen::first_completed, delay);
+    pending = std::move(turn.pending);
+    std::optional<Socket> winner;
+    for (Task<Socket>& t : turn.done) {
+      std::optional<Socket> sock = collect(t, started, errors);
+      if (sock && !winner) winner = std::move(sock);  // a second one in the same turn closes
+    }
+    if (winner) co_return std::move(*winner);
+    if (pending.empty() && started.size() == addresses.size()) throw_first(errors);
+  }
+}
+
+}  // namespace detail
+
+Coro<std::pair<StreamReader, StreamWriter>> open_connection(std::string host, std::uint16_t port,
+                                                            ConnectOptions opts) {
+  check_no_tls(opts);
+  std::vector<AddrInfo> infos = co_await getaddrinfo(host, port, AF_UNSPEC, SOCK_STREAM);
+  if (infos.empty()) {
+    throw std::system_error(EAI_NONAME, gai_category(), "getaddrinfo '" + host + "'");
+  }
+  std::vector<SocketAddress> addresses = interleave_families(infos);
+  Socket sock = co_await detail::connect_staggered(std::move(addresses), opts);
+  co_return streams_over(std::move(sock), opts.limit);
+}
+
+Coro<std::pair<StreamReader, StreamWriter>> open_unix_connection(std::string path,
+                                                                 ConnectOptions opts) {
+  check_no_tls(opts);
+  const SocketAddress address = SocketAddress::unix_path(path);
+  Socket sock = Socket::create(AF_UNIX, SOCK_STREAM);
+  co_await get_running_loop().sock_connect(sock, address);
+  co_return streams_over(std::move(sock), opts.limit);
+}
+
+}  // namespace corio

@@ -1,0 +1,336 @@
+// Server, start_server and start_unix_server (see server.hpp, streams.hpp).
+//
+// Lifetime rules:
+//   1. ServerState is counted by the Server handle, each accept-loop task
+//      and each connection's task (plain integer: loop-affine). The handler
+//      lives in it, so it outlives every connection it serves.
+//   2. The listening sockets stay in `listeners` until the state dies;
+//      close() only closes them, so an accept loop's reference to its
+//      socket never dangles.
+//   3. A connection's node lives in its task's frame and unlinks itself when
+//      the task ends, however it ends; the last one out of a closed server
+//      wakes wait_closed().
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <optional>
+#include <system_error>
+
+#include <corio/sleep.hpp>
+#include <corio/streams.hpp>
+
+#include "net/connection.hpp"
+
+namespace corio {
+
+namespace detail {
+
+class ServerState {
+ public:
+  ServerState(EventLoop& l, ClientConnected h, std::size_t lim)
+      : loop(l), handler(std::move(h)), limit(lim) {}
+  ServerState(const ServerState&) = delete;
+  ServerState& operator=(const ServerState&) = delete;
+
+  void add_listener(Socket sock);
+  void start_accepting();
+  void start_client(Socket sock);
+  void close() noexcept;
+  void maybe_idle() noexcept {
+    if (closed && clients.empty()) idle_event.set();
+  }
+  template <class F>
+  void for_each_client(F f);
+  // A Unix server's socket file, removed on close if it is still ours.
+  void own_socket_file(std::string path);
+
+  std::uint32_t refs = 1;
+  EventLoop& loop;
+  ClientConnected handler;
+  std::size_t limit;
+  std::vector<Socket> listeners;
+  std::vector<SocketAddress> addresses;
+  std::vector<Task<void>> acceptors;
+  ListHead clients;
+  std::string unix_path;
+  struct stat unix_stat {};
+  Event closed_event;  // close() was called: serve_forever() returns
+  Event idle_event;    // closed and no connection left: wait_closed() returns
+  bool closed = false;
+  bool serving_forever = false;
+};
+
+void add_ref(ServerState* s) noexcept { ++s->refs; }
+void release(ServerState* s) noexcept {
+  if (--s->refs == 0) delete s;
+}
+
+namespace {
+
+// asyncio pauses 1 s (constants.ACCEPT_RETRY_DELAY); see server.hpp.
+constexpr std::chrono::milliseconds kAcceptPause{100};
+
+bool out_of_resources(int err) noexcept {
+  return err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM;
+}
+
+void report_accept_failure(ServerState& s, std::size_t index, std::exception_ptr failure) {
+  std::string message = "socket.accept() failed";
+  try {
+    std::rethrow_exception(failure);
+  } catch (const std::system_error& e) {
+    if (out_of_resources(e.code().value())) message = "socket.accept() out of system resource";
+  }
+  message += " on " + s.addresses[index].to_string() + "; accepting again in " +
+             std::to_string(kAcceptPause.count()) + " ms";
+  s.loop.call_exception_handler({std::move(message), failure, current_task()});
+}
+
+// One listening socket's accept loop. Errors other than close() pause it
+// (see server.hpp); the first of a series is reported.
+Coro<void> accept_loop(Ref<ServerState> ref, std::size_t index) {
+  ServerState& s = *ref;
+  bool reported = false;
+  while (!s.closed) {
+    std::exception_ptr failure;
+    try {
+      std::pair<Socket, SocketAddress> accepted = co_await s.loop.sock_accept(s.listeners[index]);
+      s.start_client(std::move(accepted.first));
+      reported = false;
+      continue;
+    } catch (const std::system_error&) {
+      if (s.closed) co_return;  // close() closed the socket under the accept
+      failure = std::current_exception();
+    }
+    if (!reported) report_accept_failure(s, index, failure);
+    reported = true;
+    co_await sleep(kAcceptPause);
+  }
+}
+
+// A connection in its server's list, for close_clients() and wait_closed().
+struct ClientNode : ListHook {
+  ServerState& server;
+  StreamWriter writer;
+  ClientNode(ServerState& s, StreamWriter w) : server(s), writer(std::move(w)) {
+    server.clients.push_back(this);
+  }
+  ClientNode(const ClientNode&) = delete;
+  ClientNode& operator=(const ClientNode&) = delete;
+  ~ClientNode() {
+    unlink();
+    server.maybe_idle();
+  }
+};
+
+Coro<void> run_client(Ref<ServerState> ref, StreamReader reader, StreamWriter writer) {
+  ServerState& s = *ref;
+  ClientNode node(s, writer);
+  try {
+    Coro<void> body = s.handler(std::move(reader), std::move(writer));
+    co_await std::move(body);
+  } catch (const CancelledError&) {
+    throw;
+  } catch (...) {
+    s.loop.call_exception_handler(
+        {"Unhandled exception in client_connected_cb", std::current_exception(), current_task()});
+  }
+}
+
+}  // namespace
+
+void ServerState::add_listener(Socket sock) {
+  addresses.push_back(sock.local_address());
+  listeners.push_back(std::move(sock));
+}
+
+// After every listener is in place: the tasks index `listeners`.
+void ServerState::start_accepting() {
+  for (std::size_t i = 0; i < listeners.size(); ++i) {
+    acceptors.push_back(loop.create_task(accept_loop(Ref<ServerState>::share(this), i)));
+  }
+}
+
+void ServerState::start_client(Socket sock) {
+  auto [reader, writer] =
+      make_streams(std::make_unique<SocketTransport>(loop, std::move(sock)), limit);
+  loop.create_task(run_client(Ref<ServerState>::share(this), std::move(reader), std::move(writer)));
+}
+
+template <class F>
+void ServerState::for_each_client(F f) {
+  clients.for_each([&f](ListHook* n) { f(static_cast<ClientNode*>(n)->writer); });
+}
+
+void ServerState::own_socket_file(std::string path) {
+  if (::stat(path.c_str(), &unix_stat) == 0) unix_path = std::move(path);
+}
+
+void ServerState::close() noexcept {
+  if (closed) return;
+  closed = true;
+  for (Task<void>& t : acceptors) {
+    try {
+      t.cancel();
+    } catch (...) {
+      // Only copying an empty message could throw; the socket closes below anyway.
+    }
+  }
+  for (Socket& sock : listeners) sock.close();
+  struct stat now {};
+  if (!unix_path.empty() && ::stat(unix_path.c_str(), &now) == 0 &&
+      now.st_dev == unix_stat.st_dev && now.st_ino == unix_stat.st_ino) {
+    ::unlink(unix_path.c_str());  // ours still: not a file someone put there since
+  }
+  closed_event.set();
+  maybe_idle();
+}
+
+}  // namespace detail
+
+using detail::Ref;
+using detail::ServerState;
+
+// ---- Server ----------------------------------------------------------------------
+
+namespace {
+
+Coro<void> wait_server_closed(Ref<ServerState> ref) { co_await ref->idle_event.wait(); }
+
+Coro<void> serve_until_closed(Ref<ServerState> ref) {
+  ServerState& s = *ref;
+  if (s.closed) throw RuntimeError("server is closed");
+  if (s.serving_forever) throw RuntimeError("server is already being awaited on serve_forever()");
+  s.serving_forever = true;
+  struct Reset {
+    bool& flag;
+    ~Reset() { flag = false; }
+  } reset{s.serving_forever};
+  try {
+    co_await s.closed_event.wait();
+  } catch (const CancelledError&) {
+    s.close();
+    throw;
+  }
+}
+
+}  // namespace
+
+Server& Server::operator=(Server&& o) noexcept {
+  if (this != &o) {
+    if (s_) s_->close();
+    s_ = std::move(o.s_);
+  }
+  return *this;
+}
+
+Server::~Server() {
+  if (s_) s_->close();
+}
+
+std::vector<SocketAddress> Server::sockets() const {
+  return s_->closed ? std::vector<SocketAddress>() : s_->addresses;
+}
+
+std::uint16_t Server::port() const noexcept {
+  return s_->addresses.empty() ? 0 : s_->addresses.front().port();
+}
+
+bool Server::is_serving() const noexcept { return !s_->closed; }
+
+void Server::close() { s_->close(); }
+
+void Server::close_clients() {
+  s_->for_each_client([](StreamWriter& w) { w.close(); });
+}
+
+void Server::abort_clients() {
+  s_->for_each_client([](StreamWriter& w) { w.abort(); });
+}
+
+Coro<void> Server::wait_closed() { return wait_server_closed(s_); }
+
+Coro<void> Server::serve_forever() { return serve_until_closed(s_); }
+
+// ---- start_server ----------------------------------------------------------------
+
+namespace {
+
+SocketAddress with_port(SocketAddress a, std::uint16_t port) {
+  if (a.family() == AF_INET) reinterpret_cast<sockaddr_in*>(a.data())->sin_port = htons(port);
+  if (a.family() == AF_INET6) reinterpret_cast<sockaddr_in6*>(a.data())->sin6_port = htons(port);
+  return a;
+}
+
+void bind_and_listen(Socket& sock, const SocketAddress& address, int backlog) {
+  try {
+    sock.bind(address);
+    sock.listen(backlog);
+  } catch (const std::system_error& e) {
+    throw std::system_error(e.code(),
+                            "error while attempting to bind on address " + address.to_string());
+  }
+}
+
+// A listening TCP socket, or nothing if this kind of socket cannot exist
+// here (no IPv6 in the kernel): asyncio skips those addresses too.
+std::optional<Socket> tcp_listener(const AddrInfo& ai, std::uint16_t port,
+                                   const ServerOptions& opts) {
+  std::optional<Socket> sock;
+  try {
+    sock = Socket::create(ai.family, SOCK_STREAM, ai.protocol);
+  } catch (const std::system_error&) {
+    return std::nullopt;
+  }
+  if (opts.reuse_address) sock->set_option(SOL_SOCKET, SO_REUSEADDR, 1);
+  if (opts.reuse_port) sock->set_option(SOL_SOCKET, SO_REUSEPORT, 1);
+  // IPv6 sockets take only IPv6: "" binds 0.0.0.0 and :: side by side.
+  if (ai.family == AF_INET6) sock->set_option(IPPROTO_IPV6, IPV6_V6ONLY, 1);
+  bind_and_listen(*sock, with_port(ai.address, port), opts.backlog);
+  return sock;
+}
+
+Ref<ServerState> new_state(ClientConnected handler, std::size_t limit) {
+  if (!handler) throw ValueError("start_server() needs a handler");
+  if (limit == 0) throw ValueError("stream limit must be positive");
+  return Ref<ServerState>(new ServerState(get_running_loop(), std::move(handler), limit));
+}
+
+}  // namespace
+
+Coro<Server> start_server(ClientConnected handler, std::string host, std::uint16_t port,
+                          ServerOptions opts) {
+  Ref<ServerState> state = new_state(std::move(handler), opts.limit);
+  std::vector<AddrInfo> infos = co_await getaddrinfo(host, port, AF_UNSPEC, SOCK_STREAM, AI_PASSIVE);
+  for (const AddrInfo& ai : infos) {
+    std::optional<Socket> sock = tcp_listener(ai, port, opts);
+    if (!sock) continue;
+    state->add_listener(std::move(*sock));
+    port = state->addresses.front().port();  // port 0: the others share the first one's
+  }
+  if (state->listeners.empty()) {
+    throw std::system_error(EAFNOSUPPORT, std::generic_category(),
+                            "start_server: no address of '" + host + "' can be listened on");
+  }
+  state->start_accepting();
+  co_return Server(std::move(state));
+}
+
+Coro<Server> start_unix_server(ClientConnected handler, std::string path, ServerOptions opts) {
+  Ref<ServerState> state = new_state(std::move(handler), opts.limit);
+  const SocketAddress address = SocketAddress::unix_path(path);
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) ::unlink(path.c_str());  // stale
+  Socket sock = Socket::create(AF_UNIX, SOCK_STREAM);
+  bind_and_listen(sock, address, opts.backlog);
+  state->own_socket_file(std::move(path));
+  state->add_listener(std::move(sock));
+  state->start_accepting();
+  co_return Server(std::move(state));
+}
+
+}  // namespace corio

@@ -1,0 +1,164 @@
+// StreamReader (see stream_reader.hpp): asyncio's read algorithms on a
+// pull-model buffer.
+//
+// Each public call hands the connection reference to a coroutine as a
+// parameter, so a read in flight keeps its connection alive even if the
+// handle it was called on goes away.
+//
+// readuntil() is CPython's, step for step: the search resumes where the
+// previous one stopped (minus the separator's length), the limit is checked
+// on what was scanned, and data stays buffered on LimitOverrunError.
+// readline() is CPython's too, including what it drops on overrun.
+#include <algorithm>
+#include <system_error>
+
+#include "net/connection.hpp"
+
+namespace corio {
+
+using detail::Connection;
+using detail::Ref;
+
+namespace {
+
+// What one read asks of the transport. asyncio's selector transport reads
+// 256 KiB; 64 KiB (the default limit) keeps an idle buffer smaller.
+constexpr std::size_t kReadChunk = 64 * 1024;
+
+// Marks the one read in progress; rethrows the error an earlier read met.
+class ReadScope {
+ public:
+  ReadScope(Connection& c, const char* op) : c_(c) {
+    if (c.reading) {
+      throw RuntimeError(std::string(op) +
+                         "() called while another coroutine is already waiting for incoming data");
+    }
+    if (c.read_error) std::rethrow_exception(c.read_error);
+    c.reading = true;
+  }
+  ReadScope(const ReadScope&) = delete;
+  ReadScope& operator=(const ReadScope&) = delete;
+  ~ReadScope() { c_.reading = false; }
+
+ private:
+  Connection& c_;
+};
+
+// Reads once from the transport into the buffer (at least `want` bytes of
+// room); sets eof at the end of the stream, or once this side closed it.
+Coro<void> fill(Connection& c, std::size_t want = kReadChunk) {
+  if (c.closed) {
+    c.eof = true;
+    co_return;
+  }
+  std::span<char> room = c.rbuf.prepare(std::max(want, kReadChunk));
+  std::size_t n = 0;
+  try {
+    n = co_await c.transport->read_some(room);
+  } catch (const std::system_error&) {
+    if (c.closed) {  // our own close() woke the read: EOF, as asyncio's connection_lost(None)
+      c.eof = true;
+      co_return;
+    }
+    c.read_error = std::current_exception();
+    throw;
+  }
+  c.rbuf.commit(n);
+  if (n == 0) c.eof = true;
+}
+
+// CPython's readuntil() loop: the index of sep in the buffer, reading more
+// as needed. Throws IncompleteReadError (taking the buffer) at EOF and
+// LimitOverrunError (leaving the buffer) past the limit.
+Coro<std::size_t> find_separator(Connection& c, std::string_view sep) {
+  std::size_t offset = 0;
+  for (;;) {
+    const std::string_view buf = c.rbuf.view();
+    if (buf.size() >= offset + sep.size()) {
+      const std::size_t isep = buf.find(sep, offset);
+      if (isep != std::string_view::npos) {
+        if (isep > c.limit) {
+          throw LimitOverrunError("Separator is found, but chunk is longer than limit", isep);
+        }
+        co_return isep;
+      }
+      offset = buf.size() + 1 - sep.size();
+      if (offset > c.limit) {
+        throw LimitOverrunError("Separator is not found, and chunk exceed the limit", offset);
+      }
+    }
+    if (c.eof) throw IncompleteReadError(c.rbuf.take(buf.size()), std::nullopt);
+    co_await fill(c);
+  }
+}
+
+Coro<std::string> read_some_or_all(Ref<Connection> ref, std::ptrdiff_t n) {
+  Connection& c = *ref;
+  ReadScope scope(c, "read");
+  if (n == 0) co_return std::string();
+  if (n < 0) {
+    while (!c.eof) co_await fill(c);
+    co_return c.rbuf.take(c.rbuf.size());
+  }
+  if (c.rbuf.empty() && !c.eof) co_await fill(c);
+  co_return c.rbuf.take(static_cast<std::size_t>(n));
+}
+
+Coro<std::string> read_exactly(Ref<Connection> ref, std::size_t n) {
+  Connection& c = *ref;
+  ReadScope scope(c, "readexactly");
+  while (c.rbuf.size() < n) {
+    if (c.eof) throw IncompleteReadError(c.rbuf.take(c.rbuf.size()), n);
+    co_await fill(c, n - c.rbuf.size());
+  }
+  co_return c.rbuf.take(n);
+}
+
+Coro<std::string> read_until(Ref<Connection> ref, std::string sep) {
+  if (sep.empty()) throw ValueError("Separator should be at least one-byte string");
+  Connection& c = *ref;
+  ReadScope scope(c, "readuntil");
+  const std::size_t isep = co_await find_separator(c, sep);
+  co_return c.rbuf.take(isep + sep.size());
+}
+
+Coro<std::string> read_line(Ref<Connection> ref) {
+  Connection& c = *ref;
+  ReadScope scope(c, "readline");
+  try {
+    const std::size_t isep = co_await find_separator(c, "\n");
+    co_return c.rbuf.take(isep + 1);
+  } catch (IncompleteReadError& e) {
+    co_return std::move(e.partial);
+  } catch (const LimitOverrunError& e) {
+    // CPython: drop the overlong line through its "\n" if it is there,
+    // else everything, so the next readline() starts afresh.
+    const std::string_view buf = c.rbuf.view();
+    if (buf.substr(e.consumed, 1) == "\n") {
+      c.rbuf.consume(e.consumed + 1);
+    } else {
+      c.rbuf.clear();
+    }
+    throw;
+  }
+}
+
+}  // namespace
+
+Coro<std::string> StreamReader::read(std::ptrdiff_t n) { return read_some_or_all(c_, n); }
+
+Coro<std::string> StreamReader::readline() { return read_line(c_); }
+
+Coro<std::string> StreamReader::readexactly(std::size_t n) { return read_exactly(c_, n); }
+
+Coro<std::string> StreamReader::readuntil(std::string separator) {
+  return read_until(c_, std::move(separator));
+}
+
+bool StreamReader::at_eof() const noexcept { return c_->eof && c_->rbuf.empty(); }
+
+std::exception_ptr StreamReader::exception() const noexcept { return c_->read_error; }
+
+std::size_t StreamReader::limit() const noexcept { return c_->limit; }
+
+}  // namespace corio

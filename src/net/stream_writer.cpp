@@ -1,0 +1,194 @@
+// StreamWriter (see stream_writer.hpp) and the writer half of Connection:
+// the buffer, the background flusher, flow control, EOF and close.
+//
+// The flusher is a task started when write() leaves bytes behind and ending
+// when the buffer is empty: an idle connection has none, a busy one the
+// same one for as long as the socket stays behind. It is the only task that
+// waits to write the socket, so the loop's one-writer rule always holds.
+#include <cerrno>
+#include <system_error>
+
+#include "net/connection.hpp"
+
+namespace corio {
+
+using detail::Connection;
+using detail::Ref;
+
+namespace {
+
+// After a burst, the write buffer gives back storage beyond this.
+constexpr std::size_t kKeepWriteBuffer = 256 * 1024;
+
+// Clears `flushing` (set by start_flusher) however the flusher ends,
+// CancelledError at loop close included, so a later write() can start
+// another.
+struct FlushingScope {
+  Connection& c;
+  explicit FlushingScope(Connection& conn) noexcept : c(conn) {}
+  FlushingScope(const FlushingScope&) = delete;
+  FlushingScope& operator=(const FlushingScope&) = delete;
+  ~FlushingScope() { c.flushing = false; }
+};
+
+Coro<void> flush_in_background(Ref<Connection> ref) {
+  Connection& c = *ref;
+  {
+    FlushingScope scope(c);
+    try {
+      while (!c.wbuf.empty() && !c.closed) {
+        const std::size_t n = c.transport->try_write(c.wbuf.view());
+        c.wbuf.consume(n);
+        c.update_pause();
+        if (n == 0) co_await c.transport->wait_writable();
+      }
+    } catch (const std::system_error&) {
+      if (!c.closed) c.fail_write(std::current_exception());  // else: abort() woke us
+    }
+  }
+  c.wbuf.shrink_if_empty(kKeepWriteBuffer);
+  c.after_flush();
+}
+
+Coro<void> drain_connection(Ref<Connection> ref) {
+  Connection& c = *ref;
+  // asyncio's drain() raises the reader's exception too: a connection that
+  // was reset is not worth writing to.
+  if (c.read_error) std::rethrow_exception(c.read_error);
+  while (c.paused && !c.write_error) co_await c.resumed.wait();
+  if (c.write_error) std::rethrow_exception(c.write_error);
+  if (c.closed) throw std::system_error(ECONNRESET, std::generic_category(), "Connection lost");
+}
+
+Coro<void> wait_connection_closed(Ref<Connection> ref) {
+  co_await ref->closed_event.wait();
+  if (ref->write_error) std::rethrow_exception(ref->write_error);
+}
+
+}  // namespace
+
+namespace detail {
+
+void Connection::start_flusher() {
+  if (flushing) return;
+  // The task holds a reference: bytes go out even if every handle is dropped.
+  loop.create_task(flush_in_background(Ref<Connection>::share(this)));
+  flushing = true;  // now, not when the task first runs: no second flusher
+}
+
+void Connection::update_pause() noexcept {
+  if (!paused && wbuf.size() > high_water) {
+    paused = true;
+    resumed.clear();
+  } else if (paused && wbuf.size() <= low_water) {
+    paused = false;
+    resumed.set();
+  }
+}
+
+void Connection::fail_write(std::exception_ptr error) noexcept {
+  write_error = std::move(error);
+  wbuf.clear();
+  paused = false;
+  resumed.set();
+}
+
+void Connection::after_flush() noexcept {
+  if (closed) return;
+  if (eof_requested && !eof_sent) {
+    eof_sent = true;
+    try {
+      transport->shutdown_write();
+    } catch (const std::system_error&) {
+      fail_write(std::current_exception());
+    }
+  }
+  if (closing) close_transport();
+}
+
+void Connection::close_transport() noexcept {
+  if (closed) return;
+  closed = true;
+  transport->close();
+  wbuf.clear();
+  paused = false;
+  resumed.set();
+  closed_event.set();
+}
+
+}  // namespace detail
+
+void StreamWriter::write(std::string_view data) {
+  Connection& c = *c_;
+  if (c.closing) throw RuntimeError("write() on a closed StreamWriter");
+  if (c.eof_requested) throw RuntimeError("Cannot call write() after write_eof()");
+  if (data.empty() || c.write_error) return;  // a failed connection drops writes; drain() tells
+  if (c.wbuf.empty()) {
+    try {
+      data.remove_prefix(c.transport->try_write(data));
+    } catch (const std::system_error&) {
+      c.fail_write(std::current_exception());
+      return;
+    }
+    if (data.empty()) return;
+  }
+  c.wbuf.append(data);
+  c.update_pause();
+  c.start_flusher();
+}
+
+Coro<void> StreamWriter::drain() { return drain_connection(c_); }
+
+void StreamWriter::write_eof() {
+  Connection& c = *c_;
+  if (c.closing || c.eof_requested) return;
+  c.eof_requested = true;
+  if (!c.flushing) c.after_flush();
+}
+
+void StreamWriter::close() {
+  Connection& c = *c_;
+  if (c.closing) return;
+  c.closing = true;
+  if (!c.flushing) c.close_transport();
+}
+
+void StreamWriter::abort() {
+  c_->closing = true;
+  c_->close_transport();
+}
+
+bool StreamWriter::is_closing() const noexcept { return c_->closing; }
+
+Coro<void> StreamWriter::wait_closed() { return wait_connection_closed(c_); }
+
+std::string StreamWriter::get_extra_info(std::string_view name) const {
+  if (name == "peername") return peername().to_string();
+  if (name == "sockname") return sockname().to_string();
+  return {};
+}
+
+SocketAddress StreamWriter::peername() const noexcept { return c_->transport->peer_address(); }
+
+SocketAddress StreamWriter::sockname() const noexcept { return c_->transport->local_address(); }
+
+int StreamWriter::fileno() const noexcept { return c_->transport->fileno(); }
+
+void StreamWriter::set_write_buffer_limits(std::optional<std::size_t> high,
+                                           std::optional<std::size_t> low) {
+  // asyncio's _set_write_buffer_limits.
+  if (!high) high = low ? 4 * *low : 64 * 1024;
+  if (!low) low = *high / 4;
+  if (*high < *low) throw ValueError("high must be >= low");
+  c_->high_water = *high;
+  c_->low_water = *low;
+  c_->update_pause();
+}
+
+std::pair<std::size_t, std::size_t> StreamWriter::get_write_buffer_limits() const noexcept {
+  return {c_->low_water, c_->high_water};
+}
+
+std::size_t StreamWriter::get_write_buffer_size() const noexcept { return c_->wbuf.size(); }
+
+}  // namespace corio

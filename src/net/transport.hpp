@@ -1,0 +1,70 @@
+// The seam between the streams and what carries their bytes.
+//
+// StreamReader and StreamWriter never touch a file descriptor: they read and
+// write through a Transport. SocketTransport is the one there is now, over
+// the loop's socket operations; TLS will be a Transport wrapping another one
+// (the streams do not change), as asyncio's SSL transport sits under the
+// same StreamReaderProtocol.
+//
+// The write side is "try, then wait" rather than one awaitable write:
+// StreamWriter::write() must never suspend, so it needs an attempt that
+// returns at once; only the background flusher waits.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string_view>
+
+#include <corio/coro.hpp>
+#include <corio/event_loop.hpp>
+#include <corio/socket.hpp>
+
+namespace corio::detail {
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+
+  // Reads what is available into buf, waiting until something is; 0 at
+  // EOF. At most one read at a time. OS errors are std::system_error.
+  virtual Coro<std::size_t> read_some(std::span<char> buf) = 0;
+  // Sends what can go without waiting; returns how much went (0: none could).
+  virtual std::size_t try_write(std::string_view data) = 0;
+  // Waits until try_write can take more. Only after it took less than asked.
+  virtual Coro<void> wait_writable() = 0;
+  // Half-close: the peer reads EOF; reading goes on.
+  virtual void shutdown_write() = 0;
+  // Closes at once; a read or write waiting on the transport wakes with
+  // std::system_error(EBADF). Idempotent.
+  virtual void close() noexcept = 0;
+
+  // Both known at creation (empty when the OS has none: an unnamed Unix peer).
+  virtual const SocketAddress& peer_address() const noexcept = 0;
+  virtual const SocketAddress& local_address() const noexcept = 0;
+  // The underlying socket's descriptor, -1 once closed (for socket options).
+  virtual int fileno() const noexcept = 0;
+};
+
+class SocketTransport final : public Transport {
+ public:
+  // Takes a connected, non-blocking socket. TCP sockets get TCP_NODELAY, as
+  // asyncio sets it on every TCP transport: the writer buffers already.
+  SocketTransport(EventLoop& loop, Socket sock);
+
+  Coro<std::size_t> read_some(std::span<char> buf) override;
+  std::size_t try_write(std::string_view data) override;
+  Coro<void> wait_writable() override;
+  void shutdown_write() override { sock_.shutdown(SHUT_WR); }
+  void close() noexcept override { sock_.close(); }
+  const SocketAddress& peer_address() const noexcept override { return peer_; }
+  const SocketAddress& local_address() const noexcept override { return local_; }
+  int fileno() const noexcept override { return sock_.fd(); }
+
+ private:
+  EventLoop& loop_;
+  Socket sock_;
+  SocketAddress peer_;
+  SocketAddress local_;
+};
+
+}  // namespace corio::detail
