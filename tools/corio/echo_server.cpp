@@ -1,0 +1,70 @@
+// `corio echo-server`: a TCP echo server on corio's streams (the benchmarks'
+// corio peer, bench/run --suite echo). Every byte received is sent back;
+// Ctrl-C stops it (run() turns SIGINT into cancellation).
+#include <system_error>
+
+#include <fmt/core.h>
+
+#include <corio/corio.hpp>
+#include <corio/streams.hpp>
+
+#include "commands.hpp"
+
+namespace corio_cli {
+namespace {
+
+struct EchoServerArgs {
+  std::string host = "127.0.0.1";
+  int port = 8888;
+};
+
+corio::Coro<> echo(corio::StreamReader reader, corio::StreamWriter writer) {
+  try {
+    for (;;) {
+      std::string data = co_await reader.read(65536);
+      if (data.empty()) break;
+      writer.write(data);
+      co_await writer.drain();
+    }
+  } catch (const std::system_error&) {
+    // A peer that resets its connection ends only that connection.
+  }
+  writer.close();
+  co_await writer.wait_closed();
+}
+
+corio::Coro<> serve(const EchoServerArgs* args) {
+  corio::ClientConnected handler = echo;  // named: see streams.hpp on g++ 12
+  corio::Server server =
+      co_await corio::start_server(handler, args->host, static_cast<std::uint16_t>(args->port));
+  // The first line names the port (useful with --port 0).
+  fmt::print("listening on {}\n", server.sockets().front().to_string());
+  std::fflush(stdout);
+  co_await server.serve_forever();
+}
+
+}  // namespace
+
+Command echo_server_command() {
+  static EchoServerArgs args;
+  return Command{
+      "echo-server",
+      "TCP echo server on corio streams (the benchmarks' corio peer)",
+      [](Options& o) {
+        o.option("--host", args.host, "address to listen on (default 127.0.0.1)");
+        o.option("--port", args.port, "port (0: any free port; default 8888)", 0, 65535);
+      },
+      [] {
+        try {
+          corio::run(serve(&args));
+        } catch (const corio::KeyboardInterrupt&) {
+          return 130;  // the shell's code for "ended by SIGINT"
+        } catch (const std::exception& e) {
+          fmt::print(stderr, "corio echo-server: {}\n", e.what());
+          return 1;
+        }
+        return 0;
+      }};
+}
+
+}  // namespace corio_cli
