@@ -35,6 +35,7 @@ constexpr Section kSections[] = {
     {"debug mode and to_thread: a blocking call stalls the loop", &demo::blocking_section},
     {"Queue: producers and consumers, back-pressure, join() and shutdown()", &demo::queue_section},
     {"Semaphore: 100 tasks, at most 5 at a time", &demo::semaphore_section},
+    {"team news: five pages sequentially, with threads, with tasks", &demo::news_section},
 };
 constexpr int kSectionCount = static_cast<int>(std::size(kSections));
 

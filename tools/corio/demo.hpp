@@ -87,5 +87,6 @@ corio::Coro<> lock_section(Demo& demo);         // demo_sync.cpp
 corio::Coro<> blocking_section(Demo& demo);     // demo_threads.cpp
 corio::Coro<> queue_section(Demo& demo);        // demo_sync.cpp
 corio::Coro<> semaphore_section(Demo& demo);    // demo_sync.cpp
+corio::Coro<> news_section(Demo& demo);         // demo_news.cpp
 
 }  // namespace corio_cli::demo
