@@ -49,8 +49,9 @@ install(FILES
   "${PROJECT_BINARY_DIR}/corioConfigVersion.cmake"
   DESTINATION "${CORIO_CMAKE_INSTALL_DIR}")
 
-# pkg-config: upper layers first on the link line (static link order). fmt goes
-# to Requires for a static build so that plain `pkg-config --libs corio` links.
+# pkg-config: upper layers first on the link line (static link order). fmt and
+# OpenSSL go to Requires for a static build so that plain `pkg-config --libs
+# corio` links ("openssl" is libssl and libcrypto: the net layer calls both).
 set(CORIO_PC_LIBS "")
 list(REVERSE _corio_compiled_layers)
 foreach(layer IN LISTS _corio_compiled_layers)
@@ -58,9 +59,9 @@ foreach(layer IN LISTS _corio_compiled_layers)
 endforeach()
 if(BUILD_SHARED_LIBS)
   set(CORIO_PC_REQUIRES "")
-  set(CORIO_PC_REQUIRES_PRIVATE "fmt")
+  set(CORIO_PC_REQUIRES_PRIVATE "fmt openssl")
 else()
-  set(CORIO_PC_REQUIRES "fmt")
+  set(CORIO_PC_REQUIRES "fmt openssl")
   set(CORIO_PC_REQUIRES_PRIVATE "")
 endif()
 # Relocatable: prefix is found from the .pc file's own place, so `cmake --install

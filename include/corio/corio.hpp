@@ -23,7 +23,9 @@
 #include <corio/shield.hpp>
 #include <corio/sleep.hpp>
 #include <corio/socket.hpp>
+#include <corio/ssl.hpp>
 #include <corio/streams.hpp>
+#include <corio/subprocess.hpp>
 #include <corio/task.hpp>
 #include <corio/task_group.hpp>
 #include <corio/testing/virtual_clock.hpp>

@@ -23,13 +23,16 @@
 // Resumed by: close() and the end of the last handler.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include <corio/coro.hpp>
 #include <corio/detail/intrusive.hpp>
 #include <corio/socket.hpp>
+#include <corio/ssl.hpp>
 #include <corio/stream_reader.hpp>
 #include <corio/stream_writer.hpp>
 
@@ -43,6 +46,13 @@ struct ServerOptions {
   int backlog = 100;                        // asyncio's default
   bool reuse_address = true;                // SO_REUSEADDR (TCP only)
   bool reuse_port = false;                  // SO_REUSEPORT: one listener per loop/thread
+
+  // TLS (ssl.hpp): a server context; each connection's handshake runs
+  // before the handler, within ssl_handshake_timeout. A failed one closes
+  // that connection only, reported in debug mode alone (asyncio).
+  std::optional<SslContext> ssl;
+  std::chrono::milliseconds ssl_handshake_timeout{60'000};  // asyncio's 60 s
+  std::chrono::milliseconds ssl_shutdown_timeout{30'000};   // asyncio's 30 s
 };
 
 namespace detail {
@@ -71,7 +81,8 @@ class Server {
   // Stops accepting and closes the listening sockets (a Unix server removes
   // its socket file). Connections keep running. Idempotent.
   void close();
-  // close() on each connection's writer (flush, then close) / abort() on it.
+  // close() on each connection's writer (flush, then close) / abort() on it;
+  // a connection still in its TLS handshake is closed at once either way.
   void close_clients();
   void abort_clients();
   // Until closed and every handler task has ended.

@@ -50,7 +50,8 @@ class StreamWriter {
   // still read. Ignored after close().
   void write_eof();
   // Stops writing; the buffer is flushed in the background, then the
-  // transport closes (a pending read then returns EOF). Idempotent.
+  // transport closes (a pending read then returns EOF); a TLS transport
+  // exchanges close_notify first, within ssl_shutdown_timeout. Idempotent.
   void close();
   // Closes at once, dropping the buffer (asyncio's transport.abort()).
   void abort();
@@ -60,7 +61,8 @@ class StreamWriter {
   Coro<void> wait_closed();
 
   // "peername" or "sockname" as text ("127.0.0.1:8080", "[::1]:80", a Unix
-  // path); "" for an unknown name or an address the OS did not give.
+  // path), or a TLS detail (ssl.hpp: "ssl_version", "cipher", ...); "" for
+  // an unknown name or an address the OS did not give.
   std::string get_extra_info(std::string_view name) const;
   SocketAddress peername() const noexcept;
   SocketAddress sockname() const noexcept;

@@ -17,6 +17,11 @@
 // fail, the first attempt's error is thrown (asyncio raises one combining
 // them; its errno is kept here: ECONNREFUSED, ETIMEDOUT, ...).
 //
+// TLS: ConnectOptions::ssl and ServerOptions::ssl (ssl.hpp says what
+// changes on a TLS stream). A handshake failure is an SslError (an
+// SslCertVerificationError for a rejected certificate); one that takes too
+// long, TimeoutError.
+//
 // With g++ 12, name a lambda handler before the co_await (`ClientConnected
 // h = [...](StreamReader r, StreamWriter w) {...}; co_await start_server(h,
 // ...)`): g++ 12 destroys a closure temporary inside a co_await expression
@@ -39,6 +44,7 @@
 #include <corio/dns.hpp>
 #include <corio/server.hpp>
 #include <corio/socket.hpp>
+#include <corio/ssl.hpp>
 #include <corio/stream_reader.hpp>
 #include <corio/stream_writer.hpp>
 
@@ -48,8 +54,17 @@ struct ConnectOptions {
   std::size_t limit = kDefaultStreamLimit;  // the StreamReader's limit
   std::chrono::milliseconds happy_eyeballs_delay{250};  // RFC 8305's recommended value
   std::optional<SocketAddress> local_address;  // bind here before connecting (its family only)
-  // Reserved for TLS, which is not implemented yet: true is a ValueError.
-  bool ssl = false;
+
+  // TLS (ssl.hpp): a client context wraps the connection, whose handshake
+  // then runs inside open_connection.
+  std::optional<SslContext> ssl;
+  // The name sent as SNI and checked against the certificate. Default: the
+  // host of open_connection (an IP address is checked, not sent); none for
+  // open_unix_connection, where a context that checks host names needs one.
+  // "" sends and checks none. Without ssl: ValueError.
+  std::optional<std::string> server_hostname;
+  std::chrono::milliseconds ssl_handshake_timeout{60'000};  // asyncio's 60 s
+  std::chrono::milliseconds ssl_shutdown_timeout{30'000};   // asyncio's 30 s
 };
 
 Coro<std::pair<StreamReader, StreamWriter>> open_connection(std::string host, std::uint16_t port,

@@ -6,7 +6,18 @@ namespace corio::detail {
 void add_ref(Connection* c) noexcept { ++c->refs; }
 
 void release(Connection* c) noexcept {
-  if (--c->refs == 0) delete c;  // ~Transport closes the socket
+  if (--c->refs != 0) return;
+  // Dropped without close(): close as close() would, so a TLS peer still
+  // gets its close_notify (asyncio's StreamWriter.__del__ closes too). A
+  // goodbye task holds a reference of its own; a stopped loop (closing)
+  // runs no tasks, so there ~Transport just closes the socket.
+  if (!c->closing && c->loop.is_running()) {
+    c->refs = 1;
+    c->closing = true;
+    c->finish_close();
+    if (--c->refs != 0) return;
+  }
+  delete c;
 }
 
 std::pair<StreamReader, StreamWriter> make_streams(std::unique_ptr<Transport> transport,

@@ -4,9 +4,10 @@
 // Lifetime rules:
 //   1. Counted by the StreamReader/StreamWriter handles and by the
 //      background flusher while it runs (plain integer: loop-affine).
-//   2. The last reference gone closes the transport (Socket's destructor).
-//      Since a running flusher holds one, bytes buffered when the user drops
-//      the handles still go out first.
+//   2. The last reference gone closes the transport as close() would: the
+//      transport's goodbye first (TLS close_notify), in a task holding a new
+//      reference. Since a running flusher holds one, bytes buffered when the
+//      user drops the handles still go out first.
 //   3. close_transport() closes the socket under any waiting read or
 //      flush: both wake with EBADF, which `closed` turns into EOF (read)
 //      or a quiet end (flush).
@@ -43,6 +44,9 @@ class Connection {
   void fail_write(std::exception_ptr error) noexcept;
   // After the buffer went out: the pending write_eof, then the close.
   void after_flush() noexcept;
+  // Closing, the buffer out: the transport's goodbye (in a task), then
+  // close_transport().
+  void finish_close() noexcept;
   void close_transport() noexcept;
 
   EventLoop& loop;

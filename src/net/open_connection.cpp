@@ -11,18 +11,37 @@
 #include <corio/wait.hpp>
 
 #include "net/connection.hpp"
+#include "net/tls.hpp"
 
 namespace corio {
 
 namespace {
 
-void check_no_tls(const ConnectOptions& opts) {
-  if (opts.ssl) throw ValueError("TLS (ConnectOptions::ssl) is not implemented yet");
+// The name TLS sends and checks (see ConnectOptions::server_hostname),
+// ValueError for options that cannot work: before connecting.
+std::string tls_hostname(const ConnectOptions& opts, const std::string& host) {
+  if (!opts.ssl) {
+    if (opts.server_hostname) throw ValueError("server_hostname is only meaningful with ssl");
+    return {};
+  }
+  std::string name = opts.server_hostname.value_or(host);
+  detail::check_client_tls(*opts.ssl, name);
+  return name;
 }
 
-std::pair<StreamReader, StreamWriter> streams_over(Socket sock, std::size_t limit) {
-  return detail::make_streams(
-      std::make_unique<detail::SocketTransport>(get_running_loop(), std::move(sock)), limit);
+// The streams over a connected socket, after the TLS handshake if opts.ssl.
+Coro<std::pair<StreamReader, StreamWriter>> streams_over(Socket sock, ConnectOptions opts,
+                                                         std::string hostname) {
+  EventLoop& loop = get_running_loop();
+  auto transport = std::make_unique<detail::SocketTransport>(loop, std::move(sock));
+  if (!opts.ssl) co_return detail::make_streams(std::move(transport), opts.limit);
+  detail::TlsParams params;
+  params.server_hostname = std::move(hostname);
+  params.shutdown_timeout = opts.ssl_shutdown_timeout;
+  auto tls = std::make_unique<detail::TlsTransport>(loop, std::move(transport), *opts.ssl,
+                                                    std::move(params));
+  co_await tls->handshake(opts.ssl_handshake_timeout);
+  co_return detail::make_streams(std::move(tls), opts.limit);
 }
 
 // RFC 8305 section 4: alternate the families, starting with the resolver's
@@ -133,23 +152,23 @@ Coro<Socket> connect_staggered(std::vector<SocketAddress> addresses, ConnectOpti
 
 Coro<std::pair<StreamReader, StreamWriter>> open_connection(std::string host, std::uint16_t port,
                                                             ConnectOptions opts) {
-  check_no_tls(opts);
+  std::string hostname = tls_hostname(opts, host);
   std::vector<AddrInfo> infos = co_await getaddrinfo(host, port, AF_UNSPEC, SOCK_STREAM);
   if (infos.empty()) {
     throw std::system_error(EAI_NONAME, gai_category(), "getaddrinfo '" + host + "'");
   }
   std::vector<SocketAddress> addresses = interleave_families(infos);
   Socket sock = co_await detail::connect_staggered(std::move(addresses), opts);
-  co_return streams_over(std::move(sock), opts.limit);
+  co_return co_await streams_over(std::move(sock), std::move(opts), std::move(hostname));
 }
 
 Coro<std::pair<StreamReader, StreamWriter>> open_unix_connection(std::string path,
                                                                  ConnectOptions opts) {
-  check_no_tls(opts);
+  std::string hostname = tls_hostname(opts, "");
   const SocketAddress address = SocketAddress::unix_path(path);
   Socket sock = Socket::create(AF_UNIX, SOCK_STREAM);
   co_await get_running_loop().sock_connect(sock, address);
-  co_return streams_over(std::move(sock), opts.limit);
+  co_return co_await streams_over(std::move(sock), std::move(opts), std::move(hostname));
 }
 
 }  // namespace corio

@@ -24,6 +24,7 @@
 #include <corio/streams.hpp>
 
 #include "net/connection.hpp"
+#include "net/tls.hpp"
 
 namespace corio {
 
@@ -31,8 +32,13 @@ namespace detail {
 
 class ServerState {
  public:
-  ServerState(EventLoop& l, ClientConnected h, std::size_t lim)
-      : loop(l), handler(std::move(h)), limit(lim) {}
+  ServerState(EventLoop& l, ClientConnected h, const ServerOptions& opts)
+      : loop(l),
+        handler(std::move(h)),
+        limit(opts.limit),
+        ssl(opts.ssl),
+        ssl_handshake_timeout(opts.ssl_handshake_timeout),
+        ssl_shutdown_timeout(opts.ssl_shutdown_timeout) {}
   ServerState(const ServerState&) = delete;
   ServerState& operator=(const ServerState&) = delete;
 
@@ -43,8 +49,8 @@ class ServerState {
   void maybe_idle() noexcept {
     if (closed && clients.empty()) idle_event.set();
   }
-  template <class F>
-  void for_each_client(F f);
+  // close_clients() / abort_clients().
+  void end_clients(bool abort);
   // A Unix server's socket file, removed on close if it is still ours.
   void own_socket_file(std::string path);
 
@@ -52,6 +58,9 @@ class ServerState {
   EventLoop& loop;
   ClientConnected handler;
   std::size_t limit;
+  std::optional<SslContext> ssl;
+  std::chrono::milliseconds ssl_handshake_timeout;
+  std::chrono::milliseconds ssl_shutdown_timeout;
   std::vector<Socket> listeners;
   std::vector<SocketAddress> addresses;
   std::vector<Task<void>> acceptors;
@@ -115,21 +124,62 @@ Coro<void> accept_loop(Ref<ServerState> ref, std::size_t index) {
 // A connection in its server's list, for close_clients() and wait_closed().
 struct ClientNode : ListHook {
   ServerState& server;
-  StreamWriter writer;
-  ClientNode(ServerState& s, StreamWriter w) : server(s), writer(std::move(w)) {
-    server.clients.push_back(this);
-  }
+  StreamWriter writer;               // once the streams exist
+  Transport* handshaking = nullptr;  // before that, during a TLS handshake
+  explicit ClientNode(ServerState& s) : server(s) { server.clients.push_back(this); }
   ClientNode(const ClientNode&) = delete;
   ClientNode& operator=(const ClientNode&) = delete;
   ~ClientNode() {
     unlink();
     server.maybe_idle();
   }
+  // A handshake has nothing to flush: closing ends it as aborting does.
+  void end(bool abort) {
+    if (writer.valid()) {
+      abort ? writer.abort() : writer.close();
+    } else if (handshaking) {
+      handshaking->close();
+    }
+  }
 };
 
-Coro<void> run_client(Ref<ServerState> ref, StreamReader reader, StreamWriter writer) {
+// asyncio reports a failed handshake in debug mode only: a port scanner or
+// a client that gave up is no error of the server's.
+void report_handshake_failure(ServerState& s, const Transport& t, std::exception_ptr failure) {
+  if (!s.loop.get_debug()) return;
+  s.loop.call_exception_handler(
+      {"SSL handshake failed on a connection from " + t.peer_address().to_string(), failure,
+       current_task()});
+}
+
+Coro<void> run_client(Ref<ServerState> ref, Socket sock) {
   ServerState& s = *ref;
-  ClientNode node(s, writer);
+  ClientNode node(s);
+  std::unique_ptr<Transport> transport = std::make_unique<SocketTransport>(s.loop, std::move(sock));
+  if (s.ssl) {
+    TlsParams params;
+    params.server_side = true;
+    params.shutdown_timeout = s.ssl_shutdown_timeout;
+    auto tls =
+        std::make_unique<TlsTransport>(s.loop, std::move(transport), *s.ssl, std::move(params));
+    node.handshaking = tls.get();
+    std::exception_ptr failure;
+    try {
+      co_await tls->handshake(s.ssl_handshake_timeout);
+    } catch (const CancelledError&) {
+      throw;
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    node.handshaking = nullptr;
+    if (failure) {
+      report_handshake_failure(s, *tls, failure);
+      co_return;
+    }
+    transport = std::move(tls);
+  }
+  auto [reader, writer] = make_streams(std::move(transport), s.limit);
+  node.writer = writer;
   try {
     Coro<void> body = s.handler(std::move(reader), std::move(writer));
     co_await std::move(body);
@@ -156,14 +206,11 @@ void ServerState::start_accepting() {
 }
 
 void ServerState::start_client(Socket sock) {
-  auto [reader, writer] =
-      make_streams(std::make_unique<SocketTransport>(loop, std::move(sock)), limit);
-  loop.create_task(run_client(Ref<ServerState>::share(this), std::move(reader), std::move(writer)));
+  loop.create_task(run_client(Ref<ServerState>::share(this), std::move(sock)));
 }
 
-template <class F>
-void ServerState::for_each_client(F f) {
-  clients.for_each([&f](ListHook* n) { f(static_cast<ClientNode*>(n)->writer); });
+void ServerState::end_clients(bool abort) {
+  clients.for_each([abort](ListHook* n) { static_cast<ClientNode*>(n)->end(abort); });
 }
 
 void ServerState::own_socket_file(std::string path) {
@@ -244,13 +291,9 @@ bool Server::is_serving() const noexcept { return !s_->closed; }
 
 void Server::close() { s_->close(); }
 
-void Server::close_clients() {
-  s_->for_each_client([](StreamWriter& w) { w.close(); });
-}
+void Server::close_clients() { s_->end_clients(false); }
 
-void Server::abort_clients() {
-  s_->for_each_client([](StreamWriter& w) { w.abort(); });
-}
+void Server::abort_clients() { s_->end_clients(true); }
 
 Coro<void> Server::wait_closed() { return wait_server_closed(s_); }
 
@@ -294,17 +337,20 @@ std::optional<Socket> tcp_listener(const AddrInfo& ai, std::uint16_t port,
   return sock;
 }
 
-Ref<ServerState> new_state(ClientConnected handler, std::size_t limit) {
+Ref<ServerState> new_state(ClientConnected handler, const ServerOptions& opts) {
   if (!handler) throw ValueError("start_server() needs a handler");
-  if (limit == 0) throw ValueError("stream limit must be positive");
-  return Ref<ServerState>(new ServerState(get_running_loop(), std::move(handler), limit));
+  if (opts.limit == 0) throw ValueError("stream limit must be positive");
+  if (opts.ssl && !opts.ssl->server_side()) {
+    throw ValueError("a server needs a server SslContext (SslContext::server())");
+  }
+  return Ref<ServerState>(new ServerState(get_running_loop(), std::move(handler), opts));
 }
 
 }  // namespace
 
 Coro<Server> start_server(ClientConnected handler, std::string host, std::uint16_t port,
                           ServerOptions opts) {
-  Ref<ServerState> state = new_state(std::move(handler), opts.limit);
+  Ref<ServerState> state = new_state(std::move(handler), opts);
   std::vector<AddrInfo> infos = co_await getaddrinfo(host, port, AF_UNSPEC, SOCK_STREAM, AI_PASSIVE);
   for (const AddrInfo& ai : infos) {
     std::optional<Socket> sock = tcp_listener(ai, port, opts);
@@ -321,7 +367,7 @@ Coro<Server> start_server(ClientConnected handler, std::string host, std::uint16
 }
 
 Coro<Server> start_unix_server(ClientConnected handler, std::string path, ServerOptions opts) {
-  Ref<ServerState> state = new_state(std::move(handler), opts.limit);
+  Ref<ServerState> state = new_state(std::move(handler), opts);
   const SocketAddress address = SocketAddress::unix_path(path);
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) ::unlink(path.c_str());  // stale

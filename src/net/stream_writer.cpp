@@ -60,6 +60,20 @@ Coro<void> drain_connection(Ref<Connection> ref) {
   if (c.closed) throw std::system_error(ECONNRESET, std::generic_category(), "Connection lost");
 }
 
+// Closes the transport however the goodbye ends: a peer that breaks the
+// connection or never answers must not keep it open.
+Coro<void> close_after_goodbye(Ref<Connection> ref, Coro<void> goodbye) {
+  struct CloseOnExit {
+    Connection& c;
+    ~CloseOnExit() { c.close_transport(); }
+  } close_on_exit{*ref};
+  try {
+    co_await std::move(goodbye);
+  } catch (const std::exception&) {
+    // Nothing more to say: close.
+  }
+}
+
 Coro<void> wait_connection_closed(Ref<Connection> ref) {
   co_await ref->closed_event.wait();
   if (ref->write_error) std::rethrow_exception(ref->write_error);
@@ -103,7 +117,21 @@ void Connection::after_flush() noexcept {
       fail_write(std::current_exception());
     }
   }
-  if (closing) close_transport();
+  if (closing) finish_close();
+}
+
+void Connection::finish_close() noexcept {
+  if (closed) return;
+  try {
+    Coro<void> goodbye = transport->goodbye();
+    if (goodbye.valid()) {
+      loop.create_task(close_after_goodbye(Ref<Connection>::share(this), std::move(goodbye)));
+      return;
+    }
+  } catch (const std::exception&) {
+    // No memory for the goodbye (or the loop is closed): close without it.
+  }
+  close_transport();
 }
 
 void Connection::close_transport() noexcept {
@@ -150,7 +178,7 @@ void StreamWriter::close() {
   Connection& c = *c_;
   if (c.closing) return;
   c.closing = true;
-  if (!c.flushing) c.close_transport();
+  if (!c.flushing) c.finish_close();
 }
 
 void StreamWriter::abort() {
@@ -165,7 +193,7 @@ Coro<void> StreamWriter::wait_closed() { return wait_connection_closed(c_); }
 std::string StreamWriter::get_extra_info(std::string_view name) const {
   if (name == "peername") return peername().to_string();
   if (name == "sockname") return sockname().to_string();
-  return {};
+  return c_->transport->extra_info(name);
 }
 
 SocketAddress StreamWriter::peername() const noexcept { return c_->transport->peer_address(); }

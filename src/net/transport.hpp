@@ -1,10 +1,9 @@
 // The seam between the streams and what carries their bytes.
 //
 // StreamReader and StreamWriter never touch a file descriptor: they read and
-// write through a Transport. SocketTransport is the one there is now, over
-// the loop's socket operations; TLS will be a Transport wrapping another one
-// (the streams do not change), as asyncio's SSL transport sits under the
-// same StreamReaderProtocol.
+// write through a Transport. SocketTransport is over the loop's socket
+// operations; TlsTransport (net/tls.hpp) wraps another transport, as
+// asyncio's SSL transport sits under the same StreamReaderProtocol.
 //
 // The write side is "try, then wait" rather than one awaitable write:
 // StreamWriter::write() must never suspend, so it needs an attempt that
@@ -13,6 +12,7 @@
 
 #include <cstddef>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include <corio/coro.hpp>
@@ -37,6 +37,14 @@ class Transport {
   // Closes at once; a read or write waiting on the transport wakes with
   // std::system_error(EBADF). Idempotent.
   virtual void close() noexcept = 0;
+  // What the protocol says before closing (TLS: close_notify, then the
+  // peer's, within a timeout). The connection awaits it once its writer is
+  // closed and flushed, then calls close() however it ended. An empty Coro
+  // (the default): nothing to say, close() at once.
+  virtual Coro<void> goodbye() { return {}; }
+  // Protocol details for StreamWriter::get_extra_info ("" for a name the
+  // transport does not know; TLS knows "ssl_version", "cipher", ...).
+  virtual std::string extra_info(std::string_view /*name*/) const { return {}; }
 
   // Both known at creation (empty when the OS has none: an unnamed Unix peer).
   virtual const SocketAddress& peer_address() const noexcept = 0;

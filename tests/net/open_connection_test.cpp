@@ -1,6 +1,6 @@
 // open_connection's Happy Eyeballs race (connect_staggered) over given
 // addresses: a stalled first address, a refused one, all failing; and the
-// options (local address, TLS not yet).
+// options (local address; TLS options in tls_test.cpp).
 #include "net/net_support.hpp"
 
 namespace corio_net_test {
@@ -71,14 +71,6 @@ Coro<void> local_address() {
 }
 
 TEST(OpenConnection, LocalAddressIsBoundFirst) { run_bounded(local_address()); }
-
-Coro<void> tls_is_reserved() {
-  ConnectOptions opts;
-  opts.ssl = true;
-  EXPECT_THROW(co_await corio::open_connection("127.0.0.1", 1, opts), corio::ValueError);
-}
-
-TEST(OpenConnection, TlsIsNotImplementedYet) { run_bounded(tls_is_reserved()); }
 
 Coro<void> by_name() {
   Server server = co_await echo_server();

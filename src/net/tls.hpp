@@ -1,0 +1,100 @@
+// TLS inside the library: what SslContext hides (OpenSSL's SSL_CTX), the
+// errors OpenSSL's queue turns into, and TlsTransport, the Transport that
+// runs TLS over another one.
+//
+// TlsTransport keeps OpenSSL off the socket: the SSL object reads from and
+// writes to memory BIOs, and the transport moves bytes between those and
+// the transport it wraps. So the TLS state machine never sees a descriptor,
+// and works the same over any backend (DESIGN.md: "one TLS state machine
+// for both backends").
+#pragma once
+
+#include <openssl/ssl.h>
+
+#include <chrono>
+#include <exception>
+#include <memory>
+#include <string>
+
+#include <corio/errors.hpp>
+#include <corio/ssl.hpp>
+
+#include "net/transport.hpp"
+
+namespace corio {
+
+struct SslContext::Impl {
+  explicit Impl(SSL_CTX* c, bool server) noexcept : ctx(c), server_side(server) {}
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
+  ~Impl() { SSL_CTX_free(ctx); }
+
+  SSL_CTX* ctx;
+  bool server_side;
+  bool check_hostname = false;
+  // The server's ALPN protocols in wire format, for its selection callback
+  // (a client hands them to OpenSSL, which keeps its own copy).
+  std::string alpn;
+};
+
+namespace detail {
+
+struct SslContextAccess {
+  static SslContext::Impl& impl(const SslContext& c) noexcept { return *c.impl_; }
+};
+
+// The first error in OpenSSL's (thread-local) queue as an exception, the
+// queue cleared: SslEofError for a truncated stream,
+// SslCertVerificationError with ssl's verify result for a rejected
+// certificate (naming `hostname` on a name mismatch), SslError otherwise.
+std::exception_ptr tls_error(const SSL* ssl, const std::string& hostname);
+
+struct TlsParams {
+  bool server_side = false;
+  // Client: the name sent as SNI (unless it is an IP address) and checked
+  // against the certificate when the context checks host names; "" for none.
+  std::string server_hostname;
+  std::chrono::milliseconds shutdown_timeout{30'000};
+};
+
+// ValueError unless a client connection can use this context and name: a
+// client context, and a name when it checks host names. Before connecting.
+void check_client_tls(const SslContext& context, const std::string& server_hostname);
+
+class TlsSession;
+void add_ref(TlsSession* s) noexcept;
+void release(TlsSession* s) noexcept;
+
+// TLS over `inner`. Lifetime: the connection owns the transport; the
+// transport and its background output task share the TLS state (a
+// TlsSession), so the task never outlives what it writes from. Destroying
+// the transport closes the socket under that task.
+class TlsTransport final : public Transport {
+ public:
+  TlsTransport(EventLoop& loop, std::unique_ptr<Transport> inner, const SslContext& context,
+               TlsParams params);
+  TlsTransport(const TlsTransport&) = delete;
+  TlsTransport& operator=(const TlsTransport&) = delete;
+  ~TlsTransport() override { close(); }
+
+  // The handshake, before anything else: TimeoutError after `timeout`,
+  // SslError (SslCertVerificationError, SslEofError) if it fails.
+  Coro<void> handshake(std::chrono::milliseconds timeout);
+
+  Coro<std::size_t> read_some(std::span<char> buf) override;
+  std::size_t try_write(std::string_view data) override;
+  Coro<void> wait_writable() override;
+  void shutdown_write() override;
+  void close() noexcept override;
+  Coro<void> goodbye() override;
+  std::string extra_info(std::string_view name) const override;
+  const SocketAddress& peer_address() const noexcept override;
+  const SocketAddress& local_address() const noexcept override;
+  int fileno() const noexcept override;
+
+ private:
+  Ref<TlsSession> s_;
+};
+
+}  // namespace detail
+}  // namespace corio

@@ -1,0 +1,433 @@
+// TlsTransport (see tls.hpp): OpenSSL over memory BIOs, on another transport.
+//
+// Bytes in: a task that needs ciphertext (a read, the handshake, close()'s
+// goodbye) reads the inner transport once into the read BIO ("feeds"), then
+// retries its TLS call. One task feeds at a time; another that needs bytes
+// meanwhile waits for that feed to end and retries, so a pending read and
+// the goodbye can both wait for the peer with one reader on the socket.
+//
+// Bytes out: whatever OpenSSL puts in the write BIO (records, handshake
+// flights, alerts, close_notify) moves to `out` and is sent at once as far
+// as the socket takes it; the rest goes out from a background task, the
+// pump, the only task that waits for the socket to be writable. try_write
+// takes new plaintext only while `out` is empty (so at most one chunk of
+// ciphertext waits here) and wait_writable() waits for the pump: the
+// streams' flow control keeps working on plaintext, and output that no
+// writer asked for (a close_notify after write_eof(), an answer to a TLS 1.3
+// KeyUpdate) still goes out.
+//
+// Lifetime rules:
+//   1. TlsSession is counted by the transport and by the pump while it runs
+//      (plain integer: loop-affine). Feeds and the goodbye run inside calls
+//      for which the connection keeps the transport alive.
+//   2. The transport's destructor closes the inner transport: a pump still
+//      running wakes with EBADF and ends, dropping the last reference.
+//   3. After a fatal TLS error OpenSSL forbids SSL_shutdown: `failed` makes
+//      the goodbye say nothing.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <openssl/err.h>
+#include <openssl/x509v3.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+
+#include <corio/event.hpp>
+#include <corio/timeout.hpp>
+
+#include "net/byte_buffer.hpp"
+#include "net/tls.hpp"
+
+namespace corio::detail {
+
+namespace {
+
+// Plaintext per SSL_write: four full records; as much ciphertext at most
+// waits in `out` for the socket.
+constexpr std::size_t kWriteChunk = 64 * 1024;
+// What the handshake and the goodbye read at a time (a read reads into the
+// caller's buffer instead).
+constexpr std::size_t kFeedChunk = 16 * 1024;
+
+struct SslFree {
+  void operator()(SSL* ssl) const noexcept { SSL_free(ssl); }
+};
+struct BioFree {
+  void operator()(BIO* bio) const noexcept { BIO_free(bio); }
+};
+
+bool is_ip_address(const std::string& name) {
+  in6_addr addr{};  // room for either family
+  return ::inet_pton(AF_INET, name.c_str(), &addr) == 1 ||
+         ::inet_pton(AF_INET6, name.c_str(), &addr) == 1;
+}
+
+}  // namespace
+
+class TlsSession {
+ public:
+  TlsSession(EventLoop& l, std::unique_ptr<Transport> in, const SslContext& ctx, TlsParams p);
+  TlsSession(const TlsSession&) = delete;
+  TlsSession& operator=(const TlsSession&) = delete;
+
+  // After an SSL_* call that returned r (1: success): sends what the call
+  // wrote (an alert too, telling the peer why we stop) and returns
+  // SSL_get_error's verdict if the caller handles it: SSL_ERROR_NONE, and
+  // when `reading` SSL_ERROR_ZERO_RETURN and SSL_ERROR_WANT_READ. Any other
+  // outcome is thrown (tls.hpp's tls_error). Clear OpenSSL's error queue
+  // before the call: the verdict reads it.
+  int settle(int r, bool reading);
+  // The write BIO's bytes to the socket, a pump for what it does not take.
+  void kick_output();
+  void fail_output(std::exception_ptr e) noexcept {
+    out_error = std::move(e);
+    out.clear();
+  }
+  void rethrow_output_error() const {
+    if (out_error) std::rethrow_exception(out_error);
+  }
+  void send_close_notify();
+  std::string extra_info(std::string_view name) const;
+
+  std::uint32_t refs = 1;
+  EventLoop& loop;
+  std::unique_ptr<Transport> inner;
+  SslContext context;  // the SSL_CTX's ALPN callback reads it: alive as long as ssl
+  TlsParams params;
+  std::unique_ptr<SSL, SslFree> ssl;
+  BIO* rbio = nullptr;  // both owned by ssl
+  BIO* wbio = nullptr;
+  ByteBuffer out;                // ciphertext the socket has not taken yet
+  std::exception_ptr out_error;  // the socket failed: writing raises it
+  Event drained;                 // set while no pump runs
+  Event fed;                     // set while no feed runs
+  bool pumping = false;
+  bool feeding = false;
+  bool failed = false;
+
+ private:
+  void configure_client();
+  void start_pump();
+};
+
+void add_ref(TlsSession* s) noexcept { ++s->refs; }
+void release(TlsSession* s) noexcept {
+  if (--s->refs == 0) delete s;
+}
+
+TlsSession::TlsSession(EventLoop& l, std::unique_ptr<Transport> in, const SslContext& ctx,
+                       TlsParams p)
+    : loop(l),
+      inner(std::move(in)),
+      context(ctx),
+      params(std::move(p)),
+      ssl(SSL_new(SslContextAccess::impl(ctx).ctx)) {
+  drained.set();
+  fed.set();
+  std::unique_ptr<BIO, BioFree> r(BIO_new(BIO_s_mem()));
+  std::unique_ptr<BIO, BioFree> w(BIO_new(BIO_s_mem()));
+  if (!ssl || !r || !w) throw std::bad_alloc();
+  rbio = r.release();
+  wbio = w.release();
+  SSL_set_bio(ssl.get(), rbio, wbio);
+  if (params.server_side) {
+    SSL_set_accept_state(ssl.get());
+  } else {
+    SSL_set_connect_state(ssl.get());
+    configure_client();
+  }
+}
+
+// SNI and the name the certificate must carry. RFC 6066 allows only host
+// names in SNI, so an IP address is only checked (against the IP SANs).
+void TlsSession::configure_client() {
+  const std::string& name = params.server_hostname;
+  if (name.empty()) return;
+  ERR_clear_error();
+  const bool ip = is_ip_address(name);
+  int ok = ip ? 1 : static_cast<int>(SSL_set_tlsext_host_name(ssl.get(), name.c_str()));
+  if (ok == 1 && SslContextAccess::impl(context).check_hostname) {
+    X509_VERIFY_PARAM* param = SSL_get0_param(ssl.get());
+    X509_VERIFY_PARAM_set_hostflags(param, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+    ok = ip ? X509_VERIFY_PARAM_set1_ip_asc(param, name.c_str())
+            : X509_VERIFY_PARAM_set1_host(param, name.c_str(), 0);
+  }
+  if (ok != 1) std::rethrow_exception(tls_error(ssl.get(), name));
+}
+
+int TlsSession::settle(int r, bool reading) {
+  const int verdict = r == 1 ? SSL_ERROR_NONE : SSL_get_error(ssl.get(), r);
+  const bool handled =
+      verdict == SSL_ERROR_NONE ||
+      (reading && (verdict == SSL_ERROR_ZERO_RETURN || verdict == SSL_ERROR_WANT_READ));
+  std::exception_ptr failure;
+  if (!handled) {
+    failed = true;
+    failure = tls_error(ssl.get(), params.server_hostname);
+  }
+  kick_output();
+  if (failure) std::rethrow_exception(failure);
+  return verdict;
+}
+
+namespace {
+
+// Clears `pumping` however the pump ends (CancelledError at loop close
+// included) and wakes wait_writable().
+struct PumpScope {
+  TlsSession& s;
+  ~PumpScope() {
+    s.pumping = false;
+    s.drained.set();
+  }
+};
+
+Coro<void> pump_output(Ref<TlsSession> ref) {
+  TlsSession& s = *ref;
+  PumpScope scope{s};
+  try {
+    for (;;) {
+      const std::size_t n = s.inner->try_write(s.out.view());
+      s.out.consume(n);
+      if (s.out.empty()) break;
+      if (n == 0) co_await s.inner->wait_writable();
+    }
+  } catch (const std::system_error&) {
+    s.fail_output(std::current_exception());
+  }
+}
+
+}  // namespace
+
+void TlsSession::kick_output() {
+  if (const std::size_t pending = BIO_ctrl_pending(wbio)) {
+    std::span<char> room = out.prepare(pending);
+    std::size_t n = 0;
+    BIO_read_ex(wbio, room.data(), pending, &n);
+    out.commit(n);
+  }
+  if (out_error) out.clear();  // nothing more can go
+  if (pumping || out.empty()) return;
+  try {
+    out.consume(inner->try_write(out.view()));
+  } catch (const std::system_error&) {
+    fail_output(std::current_exception());
+    return;
+  }
+  if (!out.empty()) start_pump();
+}
+
+void TlsSession::start_pump() {
+  pumping = true;
+  drained.clear();
+  try {
+    loop.create_task(pump_output(Ref<TlsSession>::share(this)));
+  } catch (...) {
+    pumping = false;
+    drained.set();
+    fail_output(std::current_exception());
+  }
+}
+
+void TlsSession::send_close_notify() {
+  if (failed || (SSL_get_shutdown(ssl.get()) & SSL_SENT_SHUTDOWN) != 0) return;
+  ERR_clear_error();
+  // 0 ("not finished") is the expected result: the peer's close_notify is
+  // read by SSL_read, which goes on working after ours went out.
+  SSL_shutdown(ssl.get());
+  ERR_clear_error();
+  kick_output();
+}
+
+std::string TlsSession::extra_info(std::string_view name) const {
+  SSL* s = ssl.get();
+  if (name == "ssl_version") return SSL_get_version(s);
+  if (name == "cipher") return SSL_get_cipher_name(s);
+  if (name == "alpn_protocol") {
+    const unsigned char* protocol = nullptr;
+    unsigned int len = 0;
+    SSL_get0_alpn_selected(s, &protocol, &len);
+    return protocol ? std::string(reinterpret_cast<const char*>(protocol), len) : std::string();
+  }
+  if (name == "server_hostname") {
+    const char* sni = SSL_get_servername(s, TLSEXT_NAMETYPE_host_name);
+    return sni ? sni : "";
+  }
+  if (name == "peercert_subject") {
+    X509* cert = SSL_get0_peer_certificate(s);
+    if (!cert) return {};
+    std::unique_ptr<BIO, BioFree> text(BIO_new(BIO_s_mem()));
+    if (!text) throw std::bad_alloc();
+    X509_NAME_print_ex(text.get(), X509_get_subject_name(cert), 0, XN_FLAG_RFC2253);
+    char* data = nullptr;
+    const long len = BIO_get_mem_data(text.get(), &data);
+    return len > 0 ? std::string(data, static_cast<std::size_t>(len)) : std::string();
+  }
+  return {};
+}
+
+// ---- the coroutines ------------------------------------------------------------------
+
+namespace {
+
+struct FeedScope {
+  TlsSession& s;
+  ~FeedScope() {
+    s.feeding = false;
+    s.fed.set();
+  }
+};
+
+// One read of the inner transport into the read BIO, through `room`; or,
+// if another task is feeding, the end of that feed.
+Coro<void> feed(TlsSession& s, std::span<char> room) {
+  if (s.feeding) {
+    co_await s.fed.wait();
+    co_return;
+  }
+  s.feeding = true;
+  s.fed.clear();
+  FeedScope scope{s};
+  const std::size_t n = co_await s.inner->read_some(room);
+  if (n == 0) {
+    // OpenSSL sees EOF from now on: a clean end after the peer's
+    // close_notify, SSL_R_UNEXPECTED_EOF_WHILE_READING without one.
+    BIO_set_mem_eof_return(s.rbio, 0);
+    co_return;
+  }
+  std::size_t written = 0;
+  if (BIO_write_ex(s.rbio, room.data(), n, &written) != 1) throw std::bad_alloc();
+}
+
+Coro<std::size_t> read_plaintext(Ref<TlsSession> ref, std::span<char> buf) {
+  TlsSession& s = *ref;
+  for (;;) {
+    std::size_t n = 0;
+    ERR_clear_error();
+    const int verdict = s.settle(SSL_read_ex(s.ssl.get(), buf.data(), buf.size(), &n), true);
+    if (verdict == SSL_ERROR_NONE) co_return n;
+    if (verdict == SSL_ERROR_ZERO_RETURN) co_return 0;  // close_notify: the clean EOF
+    // The caller's buffer carries the ciphertext on its way into the BIO.
+    co_await feed(s, buf);
+  }
+}
+
+Coro<void> run_handshake(TlsSession& s) {
+  std::array<char, kFeedChunk> room;
+  for (;;) {
+    ERR_clear_error();
+    const int verdict = s.settle(SSL_do_handshake(s.ssl.get()), true);
+    s.rethrow_output_error();
+    if (verdict == SSL_ERROR_NONE) co_return;
+    if (verdict == SSL_ERROR_ZERO_RETURN) {
+      throw SslEofError(0, "the peer closed the connection during the handshake");
+    }
+    co_await feed(s, room);
+  }
+}
+
+Coro<void> bounded_handshake(Ref<TlsSession> ref, std::chrono::milliseconds limit) {
+  try {
+    co_await corio::timeout(limit, run_handshake(*ref));
+  } catch (const TimeoutError&) {
+    throw TimeoutError("SSL handshake is taking longer than " + std::to_string(limit.count()) +
+                       " ms: aborting the connection");
+  }
+}
+
+Coro<void> wait_drained(Ref<TlsSession> ref) {
+  TlsSession& s = *ref;
+  while (s.pumping) co_await s.drained.wait();
+  s.rethrow_output_error();
+}
+
+// close_notify both ways (RFC 8446 6.1): ours out, then the peer's, reading
+// and dropping what it still sends before it.
+Coro<void> exchange_close_notify(TlsSession& s) {
+  if (s.failed) co_return;
+  s.send_close_notify();
+  while (s.pumping) co_await s.drained.wait();
+  if (s.out_error) co_return;
+  std::array<char, kFeedChunk> room;
+  for (;;) {
+    std::size_t n = 0;
+    ERR_clear_error();
+    const int verdict = s.settle(SSL_read_ex(s.ssl.get(), room.data(), room.size(), &n), true);
+    if (verdict == SSL_ERROR_ZERO_RETURN) co_return;
+    if (verdict == SSL_ERROR_WANT_READ) co_await feed(s, room);
+  }
+}
+
+Coro<void> say_goodbye(Ref<TlsSession> ref) {
+  try {
+    co_await corio::timeout(ref->params.shutdown_timeout, exchange_close_notify(*ref));
+  } catch (const TimeoutError&) {
+    // The peer did not answer in time: the connection closes regardless.
+  } catch (const std::system_error&) {
+    // The connection broke, or ended without close_notify: nothing to wait for.
+  }
+}
+
+}  // namespace
+
+// ---- TlsTransport ----------------------------------------------------------------------
+
+TlsTransport::TlsTransport(EventLoop& loop, std::unique_ptr<Transport> inner,
+                           const SslContext& context, TlsParams params)
+    : s_(new TlsSession(loop, std::move(inner), context, std::move(params))) {}
+
+Coro<void> TlsTransport::handshake(std::chrono::milliseconds timeout) {
+  return bounded_handshake(s_, timeout);
+}
+
+Coro<std::size_t> TlsTransport::read_some(std::span<char> buf) { return read_plaintext(s_, buf); }
+
+std::size_t TlsTransport::try_write(std::string_view data) {
+  TlsSession& s = *s_;
+  s.rethrow_output_error();
+  if (!s.out.empty()) {
+    s.kick_output();  // restarts a pump that ended early
+    return 0;
+  }
+  if (data.empty()) return 0;  // SSL_write refuses 0 bytes
+  std::size_t n = 0;
+  ERR_clear_error();
+  s.settle(SSL_write_ex(s.ssl.get(), data.data(), std::min(data.size(), kWriteChunk), &n), false);
+  s.rethrow_output_error();
+  return n;
+}
+
+Coro<void> TlsTransport::wait_writable() { return wait_drained(s_); }
+
+void TlsTransport::shutdown_write() {
+  s_->send_close_notify();
+  s_->rethrow_output_error();
+}
+
+void TlsTransport::close() noexcept { s_->inner->close(); }
+
+Coro<void> TlsTransport::goodbye() { return say_goodbye(s_); }
+
+std::string TlsTransport::extra_info(std::string_view name) const { return s_->extra_info(name); }
+
+const SocketAddress& TlsTransport::peer_address() const noexcept {
+  return s_->inner->peer_address();
+}
+
+const SocketAddress& TlsTransport::local_address() const noexcept {
+  return s_->inner->local_address();
+}
+
+int TlsTransport::fileno() const noexcept { return s_->inner->fileno(); }
+
+void check_client_tls(const SslContext& context, const std::string& server_hostname) {
+  if (context.server_side()) {
+    throw ValueError("a client connection needs a client SslContext (SslContext::client())");
+  }
+  if (context.check_hostname() && server_hostname.empty()) {
+    throw ValueError("check_hostname requires server_hostname");
+  }
+}
+
+}  // namespace corio::detail
