@@ -144,19 +144,9 @@ inline Coro<std::optional<StalledListener>> stalled_listener() {
   co_return std::nullopt;
 }
 
-// What the loop's exception handler was called with. Install from inside
-// the loop; it must outlive corio::run.
-struct Reports {
-  std::vector<std::string> messages;
-  std::vector<std::exception_ptr> exceptions;
-  void install() {
-    corio::get_running_loop().set_exception_handler(
-        [this](corio::EventLoop&, const corio::ExceptionContext& c) {
-          messages.push_back(c.message);
-          exceptions.push_back(c.exception);
-        });
-  }
-};
+// What the loop's exception handler was called with (install from inside
+// the loop; it must outlive corio::run).
+using corio_async_test::Reports;
 
 // A Unix socket path unique to this process and test.
 inline std::string unix_path(const char* tag) {
