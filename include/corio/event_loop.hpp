@@ -137,6 +137,10 @@ class EventLoop : public detail::LoopCore {
   Coro<std::size_t> sock_recv_into(Socket& sock, std::span<char> buf);
   Coro<void> sock_sendall(Socket& sock, std::string_view data);
   Coro<std::pair<Socket, SocketAddress>> sock_accept(Socket& sock);
+  // sock_accept returning the errno (0: *out is set) instead of throwing: a
+  // server's accept loop runs while the process may be out of fds, where
+  // even inspecting an exception can fail under sanitizers.
+  Coro<int> sock_accept_or_errno(Socket& sock, std::pair<Socket, SocketAddress>* out);
   Coro<void> sock_connect(Socket& sock, SocketAddress addr);
   Coro<std::pair<std::string, SocketAddress>> sock_recvfrom(Socket& sock, std::size_t max_bytes);
   Coro<std::size_t> sock_sendto(Socket& sock, std::string_view data, SocketAddress addr);

@@ -67,8 +67,9 @@ class ThreadPoolExecutor final : public Executor {
   void submit(std::unique_ptr<ExecutorJob> job) override;
   void shutdown(bool wait = true) override;
   std::size_t max_workers() const noexcept { return max_workers_; }
-  // Threads started so far.
+  // Threads started so far, and how many of them wait for a job now.
   std::size_t thread_count() const;
+  std::size_t idle_threads() const;
 
  private:
   void worker() noexcept;

@@ -261,20 +261,27 @@ Coro<void> EventLoop::sock_sendall(Socket& sock, std::string_view data) {
   }
 }
 
-Coro<std::pair<Socket, SocketAddress>> EventLoop::sock_accept(Socket& sock) {
+Coro<int> EventLoop::sock_accept_or_errno(Socket& sock, std::pair<Socket, SocketAddress>* out) {
   for (;;) {
     SocketAddress peer;
     socklen_t len = SocketAddress::capacity();
     const int fd = ::accept4(sock.fd(), peer.data(), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd >= 0) {
       peer.resize(len);
-      co_return std::pair<Socket, SocketAddress>(Socket(fd), peer);
+      *out = std::pair<Socket, SocketAddress>(Socket(fd), peer);
+      co_return 0;
     }
     // A connection that died in the backlog is the peer's problem, not ours.
     if (errno == EINTR || errno == ECONNABORTED) continue;
-    if (!would_block(errno)) throw_errno(errno, "accept");
+    if (!would_block(errno)) co_return errno;
     co_await wait_readable(sock);
   }
+}
+
+Coro<std::pair<Socket, SocketAddress>> EventLoop::sock_accept(Socket& sock) {
+  std::pair<Socket, SocketAddress> accepted;
+  if (const int err = co_await sock_accept_or_errno(sock, &accepted)) throw_errno(err, "accept");
+  co_return accepted;
 }
 
 Coro<void> EventLoop::sock_connect(Socket& sock, SocketAddress addr) {

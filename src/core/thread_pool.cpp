@@ -48,6 +48,11 @@ std::size_t ThreadPoolExecutor::thread_count() const {
   return threads_.size();
 }
 
+std::size_t ThreadPoolExecutor::idle_threads() const {
+  std::lock_guard lock(mutex_);
+  return idle_;
+}
+
 void ThreadPoolExecutor::submit(std::unique_ptr<ExecutorJob> job) {
   std::unique_lock lock(mutex_);
   if (shutdown_) throw RuntimeError("cannot schedule new work after shutdown");
