@@ -12,8 +12,6 @@
 // does), then serves until killed.
 
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -22,6 +20,8 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
+
+#include "echo_args.h"
 
 namespace asio = boost::asio;
 using asio::awaitable;
@@ -53,15 +53,7 @@ awaitable<void> listen(tcp::acceptor& acceptor) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  unsigned short port = 0;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--port") == 0 && i + 1 < argc) {
-      port = static_cast<unsigned short>(std::atoi(argv[++i]));
-    } else {
-      std::fprintf(stderr, "usage: asio_echo [--port P]\n");
-      return 2;
-    }
-  }
+  const auto port = static_cast<unsigned short>(echo_port_arg(argc, argv, "asio_echo"));
   asio::io_context io(1);
   tcp::acceptor acceptor(io, tcp::endpoint(asio::ip::address_v4::loopback(), port));
   std::printf("listening on 127.0.0.1:%u\n", static_cast<unsigned>(acceptor.local_endpoint().port()));

@@ -21,6 +21,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "echo_args.h"
+
 enum { BUF_SIZE = 65536, MAX_EVENTS = 256 };
 
 struct conn {
@@ -99,15 +101,7 @@ static void on_accept(int lfd) {
 }
 
 int main(int argc, char** argv) {
-  int port = 0;
-  for (int i = 1; i < argc; ++i) {
-    if (strcmp(argv[i], "--port") == 0 && i + 1 < argc) {
-      port = atoi(argv[++i]);
-    } else {
-      fprintf(stderr, "usage: epoll_echo [--port P]\n");
-      return 2;
-    }
-  }
+  const int port = echo_port_arg(argc, argv, "epoll_echo");
   signal(SIGPIPE, SIG_IGN);
 
   int lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);

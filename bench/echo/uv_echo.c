@@ -20,6 +20,8 @@
 
 #include <uv.h>
 
+#include "echo_args.h"
+
 enum { BUF_SIZE = 65536 };
 
 struct conn {
@@ -93,15 +95,7 @@ static void on_connection(uv_stream_t* server, int status) {
 }
 
 int main(int argc, char** argv) {
-  int port = 0;
-  for (int i = 1; i < argc; ++i) {
-    if (strcmp(argv[i], "--port") == 0 && i + 1 < argc) {
-      port = atoi(argv[++i]);
-    } else {
-      fprintf(stderr, "usage: uv_echo [--port P]\n");
-      return 2;
-    }
-  }
+  const int port = echo_port_arg(argc, argv, "uv_echo");
   signal(SIGPIPE, SIG_IGN);
   loop = uv_default_loop();
   uv_tcp_t server;

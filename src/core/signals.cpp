@@ -22,6 +22,7 @@
 #include <string>
 #include <system_error>
 
+#include <corio/detail/os_error.hpp>
 #include <corio/errors.hpp>
 #include <corio/event_loop.hpp>
 
@@ -29,10 +30,6 @@ namespace corio {
 namespace detail {
 
 namespace {
-
-[[noreturn]] void throw_errno(const char* what) {
-  throw std::system_error(errno, std::generic_category(), what);
-}
 
 sigset_t only(int signo) {
   sigset_t set;
@@ -61,7 +58,7 @@ struct SignalHandlers::State {
   // Points the signalfd (creating it the first time) at `set`.
   void watch(const sigset_t& set) {
     const int r = ::signalfd(fd, &set, SFD_NONBLOCK | SFD_CLOEXEC);
-    if (r < 0) throw_errno("signalfd");
+    if (r < 0) throw_errno(errno, "signalfd");
     if (fd < 0) {
       try {
         loop.add_reader(r, [this] { on_readable(); });

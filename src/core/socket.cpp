@@ -13,19 +13,13 @@
 #include <cstring>
 #include <system_error>
 
+#include <corio/detail/os_error.hpp>
 #include <corio/event_loop.hpp>
 
 namespace corio {
 
-namespace {
-
-[[noreturn]] void throw_errno(int err, const char* what) {
-  throw std::system_error(err, std::generic_category(), what);
-}
-
-bool would_block(int err) noexcept { return err == EAGAIN || err == EWOULDBLOCK; }
-
-}  // namespace
+using detail::throw_errno;
+using detail::would_block;
 
 // ---- SocketAddress -------------------------------------------------------------
 
@@ -125,15 +119,12 @@ Socket& Socket::operator=(Socket&& o) noexcept {
 }
 
 void Socket::close() noexcept {
-  if (fd_ < 0) return;
-  // Only the loop running now can be told; one that is gone (or another
-  // built at the same address) is never dereferenced.
-  if (watched_by_ && watched_by_ == detail::tls_running_loop) watched_by_->forget_fd(fd_);
-  watched_by_ = nullptr;
-  ::close(std::exchange(fd_, -1));
+  if (fd_ >= 0) ::close(release());
 }
 
 int Socket::release() noexcept {
+  // Only the loop running now can be told; one that is gone (or another
+  // built at the same address) is never dereferenced.
   if (watched_by_ && watched_by_ == detail::tls_running_loop) watched_by_->forget_fd(fd_);
   watched_by_ = nullptr;
   return std::exchange(fd_, -1);

@@ -12,13 +12,11 @@
 #include <ctime>
 #include <system_error>
 
+#include <corio/detail/os_error.hpp>
+
 namespace corio::detail {
 
 namespace {
-
-[[noreturn]] void throw_errno(int err, const char* what) {
-  throw std::system_error(err, std::generic_category(), what);
-}
 
 // write(2) to a pipe nobody reads raises SIGPIPE, which kills the process
 // unless it is handled or ignored, and pipes have no MSG_NOSIGNAL. Ignoring
@@ -45,8 +43,6 @@ ssize_t write_without_sigpipe(int fd, std::string_view data) {
   errno = err;
   return n;
 }
-
-bool would_block(int err) noexcept { return err == EAGAIN || err == EWOULDBLOCK; }
 
 }  // namespace
 

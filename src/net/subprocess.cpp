@@ -28,6 +28,7 @@
 #include "net/connection.hpp"
 #include "net/pipe_transport.hpp"
 #include "net/subprocess_spawn.hpp"
+#include <corio/detail/os_error.hpp>
 #include <corio/event.hpp>
 #include <corio/event_loop.hpp>
 #include <corio/gather.hpp>
@@ -37,10 +38,6 @@ namespace corio {
 namespace detail {
 
 namespace {
-
-[[noreturn]] void throw_errno(int err, const char* what) {
-  throw std::system_error(err, std::generic_category(), what);
-}
 
 // The polling fallback: first check after 1 ms, then twice as long each
 // time, at most every 100 ms (a short-lived child is seen quickly, a

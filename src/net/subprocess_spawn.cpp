@@ -20,13 +20,11 @@
 #include <csignal>
 #include <system_error>
 
+#include <corio/detail/os_error.hpp>
+
 namespace corio::detail {
 
 namespace {
-
-[[noreturn]] void throw_errno(int err, const std::string& what) {
-  throw std::system_error(err, std::generic_category(), what);
-}
 
 // posix_spawn_* calls return their error instead of setting errno.
 void check(int rc, const char* what) {
