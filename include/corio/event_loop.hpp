@@ -152,6 +152,11 @@ class EventLoop : public detail::LoopCore {
   void watch_fd_edges(int fd);
   void forget_fd(int fd) noexcept;
   void park_io(detail::IoWait* w);
+  // Readiness remembered per socket (Tokio's ScheduledIo): a read that found
+  // the socket empty marks it drained, and the next read waits for an edge
+  // before trying the syscall instead of paying an EAGAIN first.
+  bool maybe_readable(int fd) const noexcept;
+  void drained(int fd) noexcept;
   void unpark_io(detail::IoWait* w) noexcept;
 
   // Unix signals, as asyncio's: fn runs on the loop as an ordinary callback

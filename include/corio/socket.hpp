@@ -58,6 +58,9 @@ class Socket {
   ~Socket() { close(); }
 
   int fd() const noexcept { return fd_; }
+  // A SOCK_STREAM socket made by create() or accepted from one (an adopted
+  // fd is not assumed to be: it only loses a read optimisation).
+  bool is_stream() const noexcept { return stream_; }
   bool valid() const noexcept { return fd_ >= 0; }
   explicit operator bool() const noexcept { return valid(); }
   // Idempotent. A task waiting on the socket in the running loop gets
@@ -80,6 +83,7 @@ class Socket {
   void watch(EventLoop& loop);
   int fd_ = -1;
   EventLoop* watched_by_ = nullptr;  // compared, dereferenced only while it runs
+  bool stream_ = false;
 };
 
 }  // namespace corio

@@ -49,6 +49,12 @@ struct EventLoop::Impl {
     detail::Ref<detail::CallbackHandle> reader, writer;  // add_reader/add_writer
     detail::IoWait* read_wait = nullptr;                  // socket operations
     detail::IoWait* write_wait = nullptr;
+    // An edge came since the socket was last seen drained: a read may find
+    // data. Remembered even with no waiter parked, or the edge would be lost.
+    bool maybe_readable = true;
+    // Sticky (Tokio's READ_CLOSED): a FIN that arrived with the last data
+    // sends no further edge, so a short read must not make us wait for one.
+    bool read_closed = false;
   };
   FdWatch& slot(int fd) {
     const auto index = static_cast<std::size_t>(fd);
@@ -204,6 +210,8 @@ void EventLoop::poll_io(double timeout) {
       const detail::IoEvent& ev = im.events[i];
       if (static_cast<std::size_t>(ev.fd) >= im.watches.size()) continue;
       Impl::FdWatch& w = im.watches[static_cast<std::size_t>(ev.fd)];
+      if (ev.readable) w.maybe_readable = true;
+      if (ev.closed) w.read_closed = true;
       if (ev.readable && w.read_wait) im.fire(w.read_wait, false);
       if (ev.writable && w.write_wait) im.fire(w.write_wait, false);
       if (ev.readable && w.reader && !w.reader->queued) {
@@ -381,7 +389,21 @@ bool EventLoop::remove_writer(int fd) {
 void EventLoop::watch_fd_edges(int fd) {
   check_open();
   impl_->poller->watch_edges(fd);
-  impl_->slot(fd);  // the slot exists before any wait parks in it
+  Impl::FdWatch& w = impl_->slot(fd);  // a new socket: nothing known yet
+  w.maybe_readable = true;
+  w.read_closed = false;
+}
+
+bool EventLoop::maybe_readable(int fd) const noexcept {
+  return static_cast<std::size_t>(fd) >= impl_->watches.size() ||
+         impl_->watches[static_cast<std::size_t>(fd)].maybe_readable;
+}
+
+void EventLoop::drained(int fd) noexcept {
+  if (static_cast<std::size_t>(fd) < impl_->watches.size()) {
+    Impl::FdWatch& w = impl_->watches[static_cast<std::size_t>(fd)];
+    w.maybe_readable = w.read_closed;
+  }
 }
 
 // The socket is closing: its waiters learn it (EBADF) instead of hanging.

@@ -103,17 +103,22 @@ std::string SocketAddress::to_string() const {
 Socket Socket::create(int family, int type, int protocol) {
   const int fd = ::socket(family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, protocol);
   if (fd < 0) throw_errno(errno, "socket");
-  return Socket(fd);
+  Socket s(fd);
+  s.stream_ = type == SOCK_STREAM;
+  return s;
 }
 
 Socket::Socket(Socket&& o) noexcept
-    : fd_(std::exchange(o.fd_, -1)), watched_by_(std::exchange(o.watched_by_, nullptr)) {}
+    : fd_(std::exchange(o.fd_, -1)),
+      watched_by_(std::exchange(o.watched_by_, nullptr)),
+      stream_(o.stream_) {}
 
 Socket& Socket::operator=(Socket&& o) noexcept {
   if (this != &o) {
     close();
     fd_ = std::exchange(o.fd_, -1);
     watched_by_ = std::exchange(o.watched_by_, nullptr);
+    stream_ = o.stream_;
   }
   return *this;
 }
@@ -222,12 +227,24 @@ detail::IoWait EventLoop::wait_writable(Socket& sock) {
   return detail::IoWait(*this, sock.fd(), true);
 }
 
+// A stream socket that returns less than asked has emptied its receive
+// queue: the next read waits for an edge first. (Not at EOF, which no later
+// edge would announce; not for datagrams, which arrive one per read.)
 Coro<std::size_t> EventLoop::sock_recv_into(Socket& sock, std::span<char> buf) {
+  sock.watch(*this);
   for (;;) {
-    const ssize_t n = ::recv(sock.fd(), buf.data(), buf.size(), 0);
-    if (n >= 0) co_return static_cast<std::size_t>(n);
-    if (errno == EINTR) continue;
-    if (!would_block(errno)) throw_errno(errno, "recv");
+    if (maybe_readable(sock.fd())) {
+      const ssize_t n = ::recv(sock.fd(), buf.data(), buf.size(), 0);
+      if (n >= 0) {
+        if (sock.is_stream() && n > 0 && static_cast<std::size_t>(n) < buf.size()) {
+          drained(sock.fd());
+        }
+        co_return static_cast<std::size_t>(n);
+      }
+      if (errno == EINTR) continue;
+      if (!would_block(errno)) throw_errno(errno, "recv");
+      drained(sock.fd());
+    }
     co_await wait_readable(sock);
   }
 }
@@ -259,7 +276,9 @@ Coro<int> EventLoop::sock_accept_or_errno(Socket& sock, std::pair<Socket, Socket
     const int fd = ::accept4(sock.fd(), peer.data(), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd >= 0) {
       peer.resize(len);
-      *out = std::pair<Socket, SocketAddress>(Socket(fd), peer);
+      Socket conn(fd);
+      conn.stream_ = sock.stream_;  // accept() only exists for connection-oriented sockets
+      *out = std::pair<Socket, SocketAddress>(std::move(conn), peer);
       co_return 0;
     }
     // A connection that died in the backlog is the peer's problem, not ours.

@@ -11,6 +11,8 @@
 #include <string>
 #include <system_error>
 
+#include <corio/timeout.hpp>
+
 #include "core/test_support.hpp"
 
 namespace corio_test {
@@ -76,6 +78,45 @@ TEST(Socket, TcpEchoOverIpv6) {
   }
   corio::run(echo_once("::1"));
 }
+
+// A read shorter than its buffer lets the next read wait for an edge instead
+// of trying recv first. The peer's FIN may already have come with that data
+// (no later edge will announce it) or arrive before the next poll: either
+// way the next read must see EOF, not wait forever.
+Coro<void> short_read_then_eof(bool fin_before_first_poll) {
+  corio::EventLoop& loop = corio::get_running_loop();
+  Pair p = co_await connected_pair();
+  co_await loop.sock_sendall(p.client, "x");  // the server socket is now watched:
+  EXPECT_EQ(co_await loop.sock_recv(p.server, 100), "x");  // no fresh-watch event
+  co_await loop.sock_sendall(p.client, "abc");
+  if (fin_before_first_poll) p.client.shutdown(SHUT_WR);
+  co_await corio::sleep(5ms);  // the loop polls: the data's edge is reported
+  if (!fin_before_first_poll) p.client.shutdown(SHUT_WR);
+  EXPECT_EQ(co_await loop.sock_recv(p.server, 100), "abc");
+  const std::string eof = co_await corio::wait_for(loop.sock_recv(p.server, 100), 10s);
+  EXPECT_EQ(eof, "");
+}
+
+TEST(Socket, ShortReadWithTheFinAlreadyReportedStillSeesEof) {
+  corio::run(short_read_then_eof(true));
+}
+
+TEST(Socket, ShortReadWithTheFinPendingInThePollerStillSeesEof) {
+  corio::run(short_read_then_eof(false));
+}
+
+// After a short read, data that comes later wakes the waiting reader.
+Coro<void> short_read_then_more() {
+  corio::EventLoop& loop = corio::get_running_loop();
+  Pair p = co_await connected_pair();
+  for (int i = 0; i < 50; ++i) {
+    const std::string msg = "message " + std::to_string(i);
+    co_await loop.sock_sendall(p.client, msg);
+    EXPECT_EQ(co_await corio::wait_for(loop.sock_recv(p.server, 4096), 10s), msg);
+  }
+}
+
+TEST(Socket, ShortReadsThenLaterDataAreAllDelivered) { corio::run(short_read_then_more()); }
 
 // A receiver waits; another task sends later; the loop keeps running both.
 Coro<void> recv_waits(Pair* p, std::string* got) {

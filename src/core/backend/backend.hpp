@@ -16,6 +16,7 @@ struct IoEvent {
   int fd;
   bool readable;  // also set on error/hang-up, so the reader sees it
   bool writable;
+  bool closed;    // hang-up, error or the peer's FIN: later reads see EOF/error
 };
 
 class Poller {

@@ -84,8 +84,9 @@ class EpollPoller final : public Poller {
         continue;
       }
       const bool err = (e.events & (EPOLLERR | EPOLLHUP)) != 0;
-      const bool in = (e.events & (EPOLLIN | EPOLLRDHUP)) != 0;  // RDHUP: read() sees EOF
-      out[count++] = IoEvent{e.data.fd, in || err, (e.events & EPOLLOUT) != 0 || err};
+      const bool rdhup = (e.events & EPOLLRDHUP) != 0;  // read() sees EOF
+      const bool in = (e.events & EPOLLIN) != 0 || rdhup || err;
+      out[count++] = IoEvent{e.data.fd, in, (e.events & EPOLLOUT) != 0 || err, rdhup || err};
     }
     return count;
   }
