@@ -25,6 +25,7 @@
 #include <cstddef>
 #include <exception>
 #include <string>
+#include <string_view>
 
 #include <corio/coro.hpp>
 #include <corio/detail/intrusive.hpp>
@@ -65,6 +66,17 @@ class StreamReader {
   Coro<std::string> readuntil(std::string separator = "\n");
   // EOF was read and nothing is left in the buffer.
   bool at_eof() const noexcept;
+
+  // Buffered access for parsers that work in place, without a copy per
+  // read (Tokio's AsyncBufRead fill_buf/consume): buffered() is what was
+  // received and not yet consumed (valid until the next call on this
+  // reader); fill_buffer() reads once more from the transport and returns
+  // how many bytes came (0 at EOF); consume(n) drops the first n buffered
+  // bytes (at most buffered().size()). The caller bounds how much it lets
+  // accumulate: fill_buffer() knows no limit.
+  std::string_view buffered() const noexcept;
+  Coro<std::size_t> fill_buffer();
+  void consume(std::size_t n) noexcept;
   // The error the reader failed with, or nullptr.
   std::exception_ptr exception() const noexcept;
   std::size_t limit() const noexcept;

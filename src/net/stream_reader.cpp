@@ -148,6 +148,15 @@ Coro<std::string> read_line(Ref<Connection> ref) {
   }
 }
 
+Coro<std::size_t> fill_more(Ref<Connection> ref) {
+  Connection& c = *ref;
+  ReadScope scope(c, "fill_buffer");
+  if (c.eof) co_return 0;
+  const std::size_t before = c.rbuf.size();
+  co_await fill(c);
+  co_return c.rbuf.size() - before;
+}
+
 }  // namespace
 
 Coro<std::string> StreamReader::read(std::ptrdiff_t n) { return read_some_or_all(c_, n); }
@@ -161,6 +170,14 @@ Coro<std::string> StreamReader::readuntil(std::string separator) {
 }
 
 bool StreamReader::at_eof() const noexcept { return c_->eof && c_->rbuf.empty(); }
+
+std::string_view StreamReader::buffered() const noexcept { return c_->rbuf.view(); }
+
+Coro<std::size_t> StreamReader::fill_buffer() { return fill_more(c_); }
+
+void StreamReader::consume(std::size_t n) noexcept {
+  c_->rbuf.consume(std::min(n, c_->rbuf.size()));
+}
 
 std::exception_ptr StreamReader::exception() const noexcept { return c_->read_error; }
 

@@ -165,6 +165,31 @@ Coro<void> at_eof_needs_an_empty_buffer() {
 
 TEST(StreamReader, AtEofOnlyOnceTheBufferIsEmpty) { run_bounded(at_eof_needs_an_empty_buffer()); }
 
+// The buffered interface: fill_buffer() appends what came, buffered() shows
+// it in place, consume() drops a prefix, and the normal reads see the rest.
+Coro<void> buffered_access() {
+  RawPeer p = co_await connect_to_raw_peer();
+  EXPECT_EQ(p.reader.buffered(), "");
+  co_await raw_send(p.peer, "GET / HTTP/1.1\r\n");
+  EXPECT_EQ(co_await p.reader.fill_buffer(), 16u);
+  EXPECT_EQ(p.reader.buffered(), "GET / HTTP/1.1\r\n");
+  p.reader.consume(4);
+  EXPECT_EQ(p.reader.buffered(), "/ HTTP/1.1\r\n");
+  Task<void> rest = corio::create_task(send_later(&p.peer, "Host: x\r\n"));
+  EXPECT_EQ(co_await p.reader.fill_buffer(), 9u) << "waits for the next bytes";
+  co_await rest;
+  EXPECT_EQ(p.reader.buffered(), "/ HTTP/1.1\r\nHost: x\r\n");
+  EXPECT_EQ(co_await p.reader.readline(), "/ HTTP/1.1\r\n");
+  p.reader.consume(1000);  // more than there is: all of it
+  EXPECT_EQ(p.reader.buffered(), "");
+  p.peer.shutdown(SHUT_WR);
+  EXPECT_EQ(co_await p.reader.fill_buffer(), 0u) << "EOF";
+  EXPECT_EQ(co_await p.reader.fill_buffer(), 0u) << "and stays EOF";
+  EXPECT_TRUE(p.reader.at_eof());
+}
+
+TEST(StreamReader, BufferedAccessFillsInPlaceAndConsumes) { run_bounded(buffered_access()); }
+
 Coro<void> read_into(StreamReader reader, std::string* out) { *out = co_await reader.read(100); }
 
 Coro<void> one_reader_at_a_time() {
