@@ -17,6 +17,7 @@
 #include <corio/handle.hpp>
 #include <corio/lock.hpp>
 #include <corio/outcome.hpp>
+#include <corio/pipe_streams.hpp>
 #include <corio/queue.hpp>
 #include <corio/run.hpp>
 #include <corio/semaphore.hpp>

@@ -4,6 +4,7 @@
 // for the fd's next edge.
 #include "net/pipe_transport.hpp"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <unistd.h>
 
@@ -67,5 +68,10 @@ std::size_t PipeTransport::try_write(std::string_view data) {
 }
 
 Coro<void> PipeTransport::wait_writable() { co_await loop_.wait_writable(fd_); }
+
+void PipeTransport::close() noexcept {
+  if (restore_flags_ >= 0 && fd_) (void)::fcntl(fd_.fd(), F_SETFL, restore_flags_);
+  fd_.close();
+}
 
 }  // namespace corio::detail

@@ -18,14 +18,19 @@ class PipeTransport final : public Transport {
   // Takes a non-blocking pipe end (Socket is the loop's RAII fd owner; the
   // loop's waits work on any fd epoll accepts).
   PipeTransport(EventLoop& loop, Socket pipe_end) : loop_(loop), fd_(std::move(pipe_end)) {}
+  // A duplicate of someone else's fd: the file description's status flags
+  // (O_NONBLOCK, which the duplicate set) are restored when it closes.
+  PipeTransport(EventLoop& loop, Socket pipe_end, int restore_flags)
+      : loop_(loop), fd_(std::move(pipe_end)), restore_flags_(restore_flags) {}
+  ~PipeTransport() override { close(); }
 
   Coro<std::size_t> read_some(std::span<char> buf) override;
   // EPIPE (the child closed its stdin or exited) is a std::system_error, as
   // on a socket; never SIGPIPE.
   std::size_t try_write(std::string_view data) override;
   Coro<void> wait_writable() override;
-  void shutdown_write() override { fd_.close(); }
-  void close() noexcept override { fd_.close(); }
+  void shutdown_write() override { close(); }
+  void close() noexcept override;
   // A pipe has no addresses.
   const SocketAddress& peer_address() const noexcept override { return no_address_; }
   const SocketAddress& local_address() const noexcept override { return no_address_; }
@@ -34,6 +39,7 @@ class PipeTransport final : public Transport {
  private:
   EventLoop& loop_;
   Socket fd_;
+  int restore_flags_ = -1;  // -1: the pipe is ours, nothing to restore
   SocketAddress no_address_;
 };
 
