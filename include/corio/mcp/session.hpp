@@ -1,0 +1,94 @@
+// corio::mcp::Session: one JSON-RPC 2.0 peer over a Transport, the engine
+// under the MCP server.
+//
+//   Session s(transport);
+//   s.on_request("ping", [](const json&, const RequestContext&) -> Coro<json> {
+//     co_return json::object();
+//   });
+//   co_await s.run();   // until the peer closes its side
+//
+// Each request runs as its own task, so a slow one does not hold up the
+// others (two slow tool calls overlap), and cancel_request() (MCP's
+// notifications/cancelled) cancels exactly that task; a cancelled request
+// gets no answer, as MCP asks. Notifications run inline, in arrival order.
+//
+// Every malformed input is answered and the session goes on: not JSON is a
+// parse error (-32700, id null); JSON that is no message, or a message over
+// the transport's size limit, an invalid request (-32600, with the id when
+// it could be read); an unknown method -32601; a handler's RpcError its own
+// code; any other exception -32603 with its what(). A notification for no
+// known method and an answer to no request of ours are ignored. Batches
+// (JSON arrays) are answered with one -32600 unless accept_batches(true)
+// (MCP 2025-03-26 has them, 2025-06-18 and later do not); an accepted
+// batch runs its requests concurrently and answers them in one array.
+//
+// Suspends: run() while waiting for messages and, at EOF, for the requests
+// still running. Resumed by: the transport (the loop), the request tasks.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include <corio/coro.hpp>
+#include <corio/event.hpp>
+#include <corio/mcp/jsonrpc.hpp>
+#include <corio/mcp/transport.hpp>
+#include <corio/task.hpp>
+
+namespace corio::mcp {
+
+class Session;
+
+// What a request handler knows about the request it serves.
+struct RequestContext {
+  json id;
+  json progress_token;  // params._meta.progressToken, null when the client sent none
+  Session& session;
+};
+
+class Session {
+ public:
+  using RequestHandler = std::function<Coro<json>(const json& params, const RequestContext& ctx)>;
+  using NotificationHandler = std::function<void(const json& params)>;
+
+  explicit Session(Transport& transport) : transport_(transport) {}
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+  ~Session();  // cancels the requests still running
+
+  void on_request(std::string method, RequestHandler handler);
+  void on_notification(std::string method, NotificationHandler handler);
+  void accept_batches(bool yes) noexcept { accept_batches_ = yes; }
+
+  // Sends a notification to the peer (progress, log messages, ...).
+  Coro<void> notify(std::string_view method, json params = nullptr);
+  // Cancels the running request with this id; false if there is none.
+  bool cancel_request(const json& id);
+  std::size_t in_flight() const noexcept { return running_.size(); }
+
+  // Reads and dispatches until the peer closes its side, then waits for the
+  // requests still running (their answers go out). Cancelling run()
+  // cancels them.
+  Coro<void> run();
+
+ private:
+  Coro<void> dispatch(const Received& in);
+  Coro<void> dispatch_batch(json batch);
+  void start_request(Message m);
+  Coro<void> serve_request(Message m, std::string key);
+  // The answer to one message: a response or an error; null for a
+  // notification or a request cancelled through cancel_request().
+  Coro<json> answer(Message m);
+  Coro<void> send(const json& message);
+
+  Transport& transport_;
+  std::map<std::string, RequestHandler, std::less<>> requests_;
+  std::map<std::string, NotificationHandler, std::less<>> notifications_;
+  std::map<std::string, Task<void>, std::less<>> running_;  // by id.dump()
+  Event idle_;  // set whenever running_ is empty
+  bool accept_batches_ = false;
+};
+
+}  // namespace corio::mcp

@@ -1,0 +1,61 @@
+// The seam between a JSON-RPC session and what carries its messages, and
+// MCP's stdio transport: one message per line, UTF-8 JSON without
+// embedded newlines, stdin in and stdout out.
+//
+// Keeping this an interface lets the Streamable HTTP transport (one POST
+// per message, answers as JSON or an SSE stream) plug into the same
+// session later.
+//
+// Suspends: receive() until a whole line (or EOF) arrives; send() while the
+// output pipe is full. Resumed by: the loop (the pipes' readiness).
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <corio/coro.hpp>
+#include <corio/stream_reader.hpp>
+#include <corio/stream_writer.hpp>
+
+namespace corio::mcp {
+
+// What one receive() got: a message's text, or a message that was over the
+// size limit (its bytes were skipped; the session answers with an error).
+struct Received {
+  std::string text;
+  bool too_large = false;
+};
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  // The next message, or nullopt once the peer closed its side.
+  virtual Coro<std::optional<Received>> receive() = 0;
+  // One message, framed as the transport frames them. Messages sent from
+  // different tasks never interleave.
+  virtual Coro<void> send(std::string_view message) = 0;
+};
+
+inline constexpr std::size_t kDefaultMaxMessage = 4 * 1024 * 1024;
+
+class StdioTransport final : public Transport {
+ public:
+  // Over any pair of streams (tests use pipes or sockets).
+  StdioTransport(StreamReader in, StreamWriter out, std::size_t max_message = kDefaultMaxMessage);
+  // Over this process's stdin and stdout (pipe_streams.hpp). Nothing else
+  // may write to stdout: it is the protocol's channel; log to stderr.
+  static StdioTransport open(std::size_t max_message = kDefaultMaxMessage);
+
+  Coro<std::optional<Received>> receive() override;
+  Coro<void> send(std::string_view message) override;
+
+ private:
+  Coro<std::optional<std::string>> read_line_within_limit();
+  StreamReader in_;
+  StreamWriter out_;
+  std::size_t max_message_;
+};
+
+}  // namespace corio::mcp

@@ -1,0 +1,169 @@
+// Session (see session.hpp): reading, dispatching and answering.
+//
+// run() reads one message at a time and never waits for a handler: a
+// request becomes a task (kept in running_ by its id, so a cancellation
+// can find it) and run() goes back to reading. Answers go out through
+// send(), whose transport keeps each message whole.
+#include <corio/mcp/session.hpp>
+
+#include <exception>
+#include <vector>
+
+#include <corio/errors.hpp>
+#include <corio/event_loop.hpp>
+#include <corio/gather.hpp>
+
+namespace corio::mcp {
+
+namespace {
+
+json progress_token_of(const json& params) {
+  if (!params.is_object()) return nullptr;
+  const auto meta = params.find("_meta");
+  if (meta == params.end() || !meta->is_object()) return nullptr;
+  return meta->value("progressToken", json());
+}
+
+}  // namespace
+
+Session::~Session() {
+  for (auto& [id, task] : running_) task.cancel();
+}
+
+void Session::on_request(std::string method, RequestHandler handler) {
+  requests_[std::move(method)] = std::move(handler);
+}
+
+void Session::on_notification(std::string method, NotificationHandler handler) {
+  notifications_[std::move(method)] = std::move(handler);
+}
+
+Coro<void> Session::send(const json& message) {
+  // error_handler_t::replace: a handler's string with invalid UTF-8 must
+  // not make the answer itself unsendable.
+  co_await transport_.send(message.dump(-1, ' ', false, json::error_handler_t::replace));
+}
+
+Coro<void> Session::notify(std::string_view method, json params) {
+  co_await send(make_notification(method, std::move(params)));
+}
+
+bool Session::cancel_request(const json& id) {
+  const auto it = running_.find(id.dump());
+  return it != running_.end() && it->second.cancel("cancelled by the client");
+}
+
+Coro<void> Session::run() {
+  idle_.set();
+  try {
+    while (std::optional<Received> in = co_await transport_.receive()) {
+      co_await dispatch(*in);
+    }
+    while (!running_.empty()) {
+      idle_.clear();
+      co_await idle_.wait();
+    }
+  } catch (...) {
+    for (auto& [id, task] : running_) task.cancel();
+    throw;
+  }
+}
+
+Coro<void> Session::dispatch(const Received& in) {
+  json error;  // the answer to input that is no message (co_await cannot sit in a catch)
+  json j;
+  Message m;
+  if (in.too_large) {
+    error = make_error(nullptr, error_code::invalid_request, "message over the size limit");
+  } else {
+    try {
+      j = parse_json(in.text);
+      if (!j.is_array()) m = parse_message(j);
+    } catch (const InvalidMessage& e) {
+      error = make_error(e.id(), e);
+    } catch (const RpcError& e) {
+      error = make_error(nullptr, e);
+    }
+  }
+  if (!error.is_null()) {
+    co_await send(error);
+  } else if (j.is_array()) {
+    co_await dispatch_batch(std::move(j));
+  } else if (m.is_request()) {
+    start_request(std::move(m));
+  } else if (m.is_notification()) {
+    co_await answer(std::move(m));  // runs the handler; notifications get no answer
+  }
+  // An answer from the peer: we send no requests that wait for one yet.
+}
+
+void Session::start_request(Message m) {
+  std::string key = m.id.dump();
+  if (running_.contains(key)) {
+    // Not awaited here: dispatch() must not wait on the transport per message.
+    Task<void> t = create_task(
+        send(make_error(m.id, error_code::invalid_request, "a request with this id is still running")));
+    return;
+  }
+  Task<void> task = create_task(serve_request(std::move(m), key));
+  if (!task.done()) running_.emplace(std::move(key), std::move(task));
+}
+
+Coro<void> Session::serve_request(Message m, std::string key) {
+  struct Forget {  // however the request ends, it is no longer running
+    Session& s;
+    std::string key;
+    ~Forget() {
+      s.running_.erase(key);
+      if (s.running_.empty()) s.idle_.set();
+    }
+  } forget{*this, std::move(key)};
+  json reply = co_await answer(std::move(m));
+  if (!reply.is_null()) co_await send(reply);
+}
+
+Coro<json> Session::answer(Message m) {
+  if (m.is_notification()) {
+    if (const auto h = notifications_.find(m.method); h != notifications_.end()) h->second(m.params);
+    co_return nullptr;
+  }
+  const auto h = requests_.find(m.method);
+  if (h == requests_.end()) {
+    co_return make_error(m.id, error_code::method_not_found, "Method not found: " + m.method);
+  }
+  const RequestContext ctx{m.id, progress_token_of(m.params), *this};
+  try {
+    json result = co_await h->second(m.params, ctx);
+    co_return make_response(m.id, std::move(result));
+  } catch (const RpcError& e) {
+    co_return make_error(m.id, e);
+  } catch (const std::exception& e) {
+    co_return make_error(m.id, error_code::internal_error, e.what());
+  }
+}
+
+Coro<void> Session::dispatch_batch(json batch) {
+  if (!accept_batches_ || batch.empty()) {
+    co_await send(make_error(nullptr, error_code::invalid_request,
+                             batch.empty() ? "an empty batch" : "batches are not supported"));
+    co_return;
+  }
+  // JSON-RPC: the requests of a batch may run in any order; the answers
+  // (none for notifications) go back together in one array.
+  std::vector<Coro<json>> answers;
+  json replies = json::array();
+  for (json& item : batch) {
+    try {
+      answers.push_back(answer(parse_message(item)));
+    } catch (const InvalidMessage& e) {
+      replies.push_back(make_error(e.id(), e));
+    }
+  }
+  auto outcomes = co_await gather(return_exceptions, std::move(answers));
+  for (auto& outcome : outcomes) {
+    if (outcome.has_value() && !outcome.value().is_null()) replies.push_back(std::move(outcome.value()));
+  }
+  if (!replies.empty()) co_await send(replies);
+}
+
+}  // namespace corio::mcp

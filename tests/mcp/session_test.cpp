@@ -1,0 +1,234 @@
+// Session over real pipes (StdioTransport on connect_read_pipe /
+// connect_write_pipe, as a server over stdio runs): malformed input of
+// every kind is answered and the session lives on; requests run
+// concurrently and can be cancelled; batches follow accept_batches; EOF
+// waits for the requests still running.
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <corio/corio.hpp>
+#include <set>
+#include <corio/mcp/session.hpp>
+
+namespace corio_mcp_test {
+namespace {
+
+using corio::Coro;
+using corio::StreamReader;
+using corio::StreamWriter;
+using corio::mcp::json;
+using corio::mcp::RequestContext;
+using corio::mcp::Session;
+using corio::mcp::StdioTransport;
+namespace code = corio::mcp::error_code;
+using namespace std::chrono_literals;
+
+// A session served over two pipes, and the client's ends of them.
+struct Harness {
+  int c2s[2]{-1, -1}, s2c[2]{-1, -1};
+  StdioTransport transport;
+  Session session;
+  StreamWriter to_server;
+  StreamReader from_server;
+
+  static StdioTransport make_transport(int (&c2s)[2], int (&s2c)[2], std::size_t max) {
+    EXPECT_EQ(::pipe2(c2s, O_CLOEXEC), 0);
+    EXPECT_EQ(::pipe2(s2c, O_CLOEXEC), 0);
+    return StdioTransport(corio::connect_read_pipe(c2s[0]), corio::connect_write_pipe(s2c[1]), max);
+  }
+  explicit Harness(std::size_t max_message = 1024)
+      : transport(make_transport(c2s, s2c, max_message)),
+        session(transport),
+        to_server(corio::connect_write_pipe(c2s[1])),
+        from_server(corio::connect_read_pipe(s2c[0])) {
+    for (int fd : {c2s[0], c2s[1], s2c[0], s2c[1]}) ::close(fd);  // the streams hold duplicates
+  }
+
+  void send(std::string_view line) { to_server.write(std::string(line) + "\n"); }
+  Coro<json> next() {
+    std::string line = co_await corio::wait_for(from_server.readline(), 10s);
+    EXPECT_TRUE(line.ends_with("\n")) << "one message per line: " << line;
+    co_return json::parse(line);
+  }
+};
+
+json ping(int id) { return {{"jsonrpc", "2.0"}, {"id", id}, {"method", "ping"}}; }
+
+Session::RequestHandler empty_result() {
+  return [](const json&, const RequestContext&) -> Coro<json> { co_return json::object(); };
+}
+
+void run_test(Coro<void> body) { corio::run(corio::wait_for(std::move(body), 20s)); }
+
+Coro<void> malformed_inputs_are_answered() {
+  Harness h;
+  h.session.on_request("ping", empty_result());
+  corio::Task<void> server = corio::create_task(h.session.run());
+  struct Case {
+    std::string line;
+    int code;
+    json id;
+  };
+  const std::vector<Case> cases = {
+      {"this is not json", code::parse_error, nullptr},
+      {"[]", code::invalid_request, nullptr},
+      {"[" + ping(1).dump() + "]", code::invalid_request, nullptr},  // batches rejected
+      {"\"just a string\"", code::invalid_request, nullptr},
+      {R"({"id": 2, "method": "ping"})", code::invalid_request, 2},
+      {R"({"jsonrpc": "2.0", "id": 3, "method": 42})", code::invalid_request, 3},
+      {R"({"jsonrpc": "2.0", "id": 4, "method": "notifications/initialized"})", code::invalid_request, 4},
+      {R"({"jsonrpc": "2.0", "id": 5, "method": "no/such/method"})", code::method_not_found, 5},
+      {std::string(2000, ' ') + "{}", code::invalid_request, nullptr},  // over 1024 bytes
+  };
+  for (const Case& c : cases) {
+    h.send(c.line);
+    const json reply = co_await h.next();
+    EXPECT_EQ(reply["error"]["code"], c.code) << c.line.substr(0, 80);
+    EXPECT_EQ(reply["id"], c.id) << c.line.substr(0, 80);
+  }
+  // Ignored, without an answer: an answer to nothing we asked, an unknown
+  // notification, blank lines. Then the session still serves.
+  h.send(R"({"jsonrpc": "2.0", "id": 99, "result": {}})");
+  h.send(R"({"jsonrpc": "2.0", "method": "notifications/unknown"})");
+  h.send("");
+  h.send(ping(6).dump());
+  const json pong = co_await h.next();
+  EXPECT_EQ(pong["id"], 6);
+  EXPECT_EQ(pong["result"], json::object());
+  h.to_server.close();
+  co_await server;
+}
+
+TEST(Session, EveryMalformedInputIsAnsweredAndTheSessionLivesOn) {
+  run_test(malformed_inputs_are_answered());
+}
+
+Coro<void> handler_errors_become_answers() {
+  Harness h;
+  h.session.on_request("bad_params", [](const json&, const RequestContext&) -> Coro<json> {
+    throw corio::mcp::RpcError(code::invalid_params, "x must be a number", {{"field", "x"}});
+    co_return nullptr;
+  });
+  h.session.on_request("boom", [](const json&, const RequestContext&) -> Coro<json> {
+    throw std::runtime_error("the tool broke");
+    co_return nullptr;
+  });
+  corio::Task<void> server = corio::create_task(h.session.run());
+  h.send(R"({"jsonrpc": "2.0", "id": "a", "method": "bad_params"})");
+  json r = co_await h.next();
+  EXPECT_EQ(r["id"], "a");
+  EXPECT_EQ(r["error"]["code"], code::invalid_params);
+  EXPECT_EQ(r["error"]["data"]["field"], "x");
+  h.send(R"({"jsonrpc": "2.0", "id": "b", "method": "boom"})");
+  r = co_await h.next();
+  EXPECT_EQ(r["error"]["code"], code::internal_error);
+  EXPECT_EQ(r["error"]["message"], "the tool broke");
+  h.to_server.close();
+  co_await server;
+}
+
+TEST(Session, HandlerErrorsBecomeErrorAnswers) { run_test(handler_errors_become_answers()); }
+
+// "first" can only finish once "second" has run: if requests were served
+// one after another, this would never answer (and the test times out).
+Coro<void> requests_overlap() {
+  Harness h;
+  corio::Event second_ran;
+  h.session.on_request("first", [&](const json&, const RequestContext&) -> Coro<json> {
+    co_await second_ran.wait();
+    co_return "first";
+  });
+  h.session.on_request("second", [&](const json&, const RequestContext&) -> Coro<json> {
+    second_ran.set();
+    co_return "second";
+  });
+  corio::Task<void> server = corio::create_task(h.session.run());
+  h.send(R"({"jsonrpc": "2.0", "id": 1, "method": "first"})");
+  h.send(R"({"jsonrpc": "2.0", "id": 2, "method": "second"})");
+  EXPECT_EQ((co_await h.next())["result"], "second");
+  EXPECT_EQ((co_await h.next())["result"], "first");
+  h.to_server.close();
+  co_await server;
+}
+
+TEST(Session, EachRequestRunsAsItsOwnTask) { run_test(requests_overlap()); }
+
+Coro<void> cancelled_request_gets_no_answer() {
+  Harness h;
+  bool unwound = false;
+  h.session.on_request("ping", empty_result());
+  h.session.on_request("forever", [&](const json&, const RequestContext&) -> Coro<json> {
+    struct Flag {
+      bool& b;
+      ~Flag() { b = true; }
+    } flag{unwound};
+    co_await corio::sleep(1h);
+    co_return nullptr;
+  });
+  h.session.on_notification("notifications/cancelled", [&](const json& params) {
+    h.session.cancel_request(params.at("requestId"));
+  });
+  corio::Task<void> server = corio::create_task(h.session.run());
+  h.send(R"({"jsonrpc": "2.0", "id": "slow", "method": "forever"})");
+  h.send(ping(1).dump());
+  EXPECT_EQ((co_await h.next())["id"], 1);
+  EXPECT_EQ(h.session.in_flight(), 1u);
+  h.send(R"({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "slow"}})");
+  h.send(ping(2).dump());
+  EXPECT_EQ((co_await h.next())["id"], 2) << "no answer for the cancelled request";
+  EXPECT_TRUE(unwound);
+  EXPECT_EQ(h.session.in_flight(), 0u);
+  h.to_server.close();
+  co_await server;
+}
+
+TEST(Session, ACancelledRequestStopsAndGetsNoAnswer) { run_test(cancelled_request_gets_no_answer()); }
+
+Coro<void> batches_when_accepted() {
+  Harness h;
+  h.session.accept_batches(true);
+  h.session.on_request("ping", empty_result());
+  corio::Task<void> server = corio::create_task(h.session.run());
+  h.send("[" + ping(1).dump() + R"(, {"jsonrpc": "2.0", "method": "notifications/x"}, 7, )" +
+         ping(2).dump() + "]");
+  const json replies = co_await h.next();
+  EXPECT_TRUE(replies.is_array());
+  EXPECT_EQ(replies.size(), 3u) << "two answers and one error; none for the notification";
+  std::set<json> ids;
+  for (const json& r : replies) ids.insert(r["id"]);
+  EXPECT_EQ(ids, (std::set<json>{1, 2, nullptr})) << replies.dump();
+  h.to_server.close();
+  co_await server;
+}
+
+TEST(Session, AnAcceptedBatchIsAnsweredInOneArray) { run_test(batches_when_accepted()); }
+
+// The client closes its side with a request still running: run() waits for
+// it, its answer goes out, then run() returns. A message cut off by EOF is
+// answered as the parse error it is.
+Coro<void> eof_waits_for_running_requests() {
+  Harness h;
+  corio::Event release;
+  h.session.on_request("slow", [&](const json&, const RequestContext&) -> Coro<json> {
+    co_await release.wait();
+    co_return "done";
+  });
+  corio::Task<void> server = corio::create_task(h.session.run());
+  h.send(R"({"jsonrpc": "2.0", "id": 1, "method": "slow"})");
+  h.to_server.write(R"({"jsonrpc": "2.0", "id": 2, "meth)");
+  h.to_server.close();
+  const json cut = co_await h.next();
+  EXPECT_EQ(cut["error"]["code"], code::parse_error);
+  co_await corio::sleep(10ms);
+  EXPECT_FALSE(server.done()) << "still waiting for the running request";
+  release.set();
+  EXPECT_EQ((co_await h.next())["result"], "done");
+  co_await server;
+}
+
+TEST(Session, EofWaitsForTheRequestsStillRunning) { run_test(eof_waits_for_running_requests()); }
+
+}  // namespace
+}  // namespace corio_mcp_test
