@@ -3,56 +3,12 @@
 // every kind is answered and the session lives on; requests run
 // concurrently and can be cancelled; batches follow accept_batches; EOF
 // waits for the requests still running.
-#include <gtest/gtest.h>
-
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <corio/corio.hpp>
 #include <set>
-#include <corio/mcp/session.hpp>
+
+#include "mcp/mcp_support.hpp"
 
 namespace corio_mcp_test {
 namespace {
-
-using corio::Coro;
-using corio::StreamReader;
-using corio::StreamWriter;
-using corio::mcp::json;
-using corio::mcp::RequestContext;
-using corio::mcp::Session;
-using corio::mcp::StdioTransport;
-namespace code = corio::mcp::error_code;
-using namespace std::chrono_literals;
-
-// A session served over two pipes, and the client's ends of them.
-struct Harness {
-  int c2s[2]{-1, -1}, s2c[2]{-1, -1};
-  StdioTransport transport;
-  Session session;
-  StreamWriter to_server;
-  StreamReader from_server;
-
-  static StdioTransport make_transport(int (&c2s)[2], int (&s2c)[2], std::size_t max) {
-    EXPECT_EQ(::pipe2(c2s, O_CLOEXEC), 0);
-    EXPECT_EQ(::pipe2(s2c, O_CLOEXEC), 0);
-    return StdioTransport(corio::connect_read_pipe(c2s[0]), corio::connect_write_pipe(s2c[1]), max);
-  }
-  explicit Harness(std::size_t max_message = 1024)
-      : transport(make_transport(c2s, s2c, max_message)),
-        session(transport),
-        to_server(corio::connect_write_pipe(c2s[1])),
-        from_server(corio::connect_read_pipe(s2c[0])) {
-    for (int fd : {c2s[0], c2s[1], s2c[0], s2c[1]}) ::close(fd);  // the streams hold duplicates
-  }
-
-  void send(std::string_view line) { to_server.write(std::string(line) + "\n"); }
-  Coro<json> next() {
-    std::string line = co_await corio::wait_for(from_server.readline(), 10s);
-    EXPECT_TRUE(line.ends_with("\n")) << "one message per line: " << line;
-    co_return json::parse(line);
-  }
-};
 
 json ping(int id) { return {{"jsonrpc", "2.0"}, {"id", id}, {"method", "ping"}}; }
 
@@ -60,12 +16,12 @@ Session::RequestHandler empty_result() {
   return [](const json&, const RequestContext&) -> Coro<json> { co_return json::object(); };
 }
 
-void run_test(Coro<void> body) { corio::run(corio::wait_for(std::move(body), 20s)); }
 
 Coro<void> malformed_inputs_are_answered() {
   Harness h;
-  h.session.on_request("ping", empty_result());
-  corio::Task<void> server = corio::create_task(h.session.run());
+  Session session(h.transport);
+  session.on_request("ping", empty_result());
+  corio::Task<void> server = corio::create_task(session.run());
   struct Case {
     std::string line;
     int code;
@@ -107,15 +63,16 @@ TEST(Session, EveryMalformedInputIsAnsweredAndTheSessionLivesOn) {
 
 Coro<void> handler_errors_become_answers() {
   Harness h;
-  h.session.on_request("bad_params", [](const json&, const RequestContext&) -> Coro<json> {
+  Session session(h.transport);
+  session.on_request("bad_params", [](const json&, const RequestContext&) -> Coro<json> {
     throw corio::mcp::RpcError(code::invalid_params, "x must be a number", {{"field", "x"}});
     co_return nullptr;
   });
-  h.session.on_request("boom", [](const json&, const RequestContext&) -> Coro<json> {
+  session.on_request("boom", [](const json&, const RequestContext&) -> Coro<json> {
     throw std::runtime_error("the tool broke");
     co_return nullptr;
   });
-  corio::Task<void> server = corio::create_task(h.session.run());
+  corio::Task<void> server = corio::create_task(session.run());
   h.send(R"({"jsonrpc": "2.0", "id": "a", "method": "bad_params"})");
   json r = co_await h.next();
   EXPECT_EQ(r["id"], "a");
@@ -135,16 +92,17 @@ TEST(Session, HandlerErrorsBecomeErrorAnswers) { run_test(handler_errors_become_
 // one after another, this would never answer (and the test times out).
 Coro<void> requests_overlap() {
   Harness h;
+  Session session(h.transport);
   corio::Event second_ran;
-  h.session.on_request("first", [&](const json&, const RequestContext&) -> Coro<json> {
+  session.on_request("first", [&](const json&, const RequestContext&) -> Coro<json> {
     co_await second_ran.wait();
     co_return "first";
   });
-  h.session.on_request("second", [&](const json&, const RequestContext&) -> Coro<json> {
+  session.on_request("second", [&](const json&, const RequestContext&) -> Coro<json> {
     second_ran.set();
     co_return "second";
   });
-  corio::Task<void> server = corio::create_task(h.session.run());
+  corio::Task<void> server = corio::create_task(session.run());
   h.send(R"({"jsonrpc": "2.0", "id": 1, "method": "first"})");
   h.send(R"({"jsonrpc": "2.0", "id": 2, "method": "second"})");
   EXPECT_EQ((co_await h.next())["result"], "second");
@@ -157,9 +115,10 @@ TEST(Session, EachRequestRunsAsItsOwnTask) { run_test(requests_overlap()); }
 
 Coro<void> cancelled_request_gets_no_answer() {
   Harness h;
+  Session session(h.transport);
   bool unwound = false;
-  h.session.on_request("ping", empty_result());
-  h.session.on_request("forever", [&](const json&, const RequestContext&) -> Coro<json> {
+  session.on_request("ping", empty_result());
+  session.on_request("forever", [&](const json&, const RequestContext&) -> Coro<json> {
     struct Flag {
       bool& b;
       ~Flag() { b = true; }
@@ -167,19 +126,19 @@ Coro<void> cancelled_request_gets_no_answer() {
     co_await corio::sleep(1h);
     co_return nullptr;
   });
-  h.session.on_notification("notifications/cancelled", [&](const json& params) {
-    h.session.cancel_request(params.at("requestId"));
+  session.on_notification("notifications/cancelled", [&](const json& params) {
+    session.cancel_request(params.at("requestId"));
   });
-  corio::Task<void> server = corio::create_task(h.session.run());
+  corio::Task<void> server = corio::create_task(session.run());
   h.send(R"({"jsonrpc": "2.0", "id": "slow", "method": "forever"})");
   h.send(ping(1).dump());
   EXPECT_EQ((co_await h.next())["id"], 1);
-  EXPECT_EQ(h.session.in_flight(), 1u);
+  EXPECT_EQ(session.in_flight(), 1u);
   h.send(R"({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "slow"}})");
   h.send(ping(2).dump());
   EXPECT_EQ((co_await h.next())["id"], 2) << "no answer for the cancelled request";
   EXPECT_TRUE(unwound);
-  EXPECT_EQ(h.session.in_flight(), 0u);
+  EXPECT_EQ(session.in_flight(), 0u);
   h.to_server.close();
   co_await server;
 }
@@ -188,9 +147,10 @@ TEST(Session, ACancelledRequestStopsAndGetsNoAnswer) { run_test(cancelled_reques
 
 Coro<void> batches_when_accepted() {
   Harness h;
-  h.session.accept_batches(true);
-  h.session.on_request("ping", empty_result());
-  corio::Task<void> server = corio::create_task(h.session.run());
+  Session session(h.transport);
+  session.accept_batches(true);
+  session.on_request("ping", empty_result());
+  corio::Task<void> server = corio::create_task(session.run());
   h.send("[" + ping(1).dump() + R"(, {"jsonrpc": "2.0", "method": "notifications/x"}, 7, )" +
          ping(2).dump() + "]");
   const json replies = co_await h.next();
@@ -210,12 +170,13 @@ TEST(Session, AnAcceptedBatchIsAnsweredInOneArray) { run_test(batches_when_accep
 // answered as the parse error it is.
 Coro<void> eof_waits_for_running_requests() {
   Harness h;
+  Session session(h.transport);
   corio::Event release;
-  h.session.on_request("slow", [&](const json&, const RequestContext&) -> Coro<json> {
+  session.on_request("slow", [&](const json&, const RequestContext&) -> Coro<json> {
     co_await release.wait();
     co_return "done";
   });
-  corio::Task<void> server = corio::create_task(h.session.run());
+  corio::Task<void> server = corio::create_task(session.run());
   h.send(R"({"jsonrpc": "2.0", "id": 1, "method": "slow"})");
   h.to_server.write(R"({"jsonrpc": "2.0", "id": 2, "meth)");
   h.to_server.close();

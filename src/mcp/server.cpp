@@ -1,0 +1,179 @@
+// Server (see server.hpp): the lifecycle, the method table on the
+// Session, paginated lists and tool calls.
+#include <corio/mcp/server.hpp>
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <exception>
+
+#include <corio/mcp/schema.hpp>
+
+#include "mcp/server_internal.hpp"
+
+namespace corio::mcp {
+
+namespace {
+
+// Newest first. The last two had JSON-RPC batches; 2025-06-18 removed them.
+constexpr std::array<const char*, 4> kSupportedVersions = {"2025-11-25", "2025-06-18",
+                                                           "2025-03-26", "2024-11-05"};
+
+bool allows_batches(std::string_view version) {
+  return version == "2025-03-26" || version == "2024-11-05";
+}
+
+json tool_json(const Tool& t) {
+  json j = {{"name", t.name}, {"inputSchema", t.input_schema}};
+  put_if(j, "title", t.title);
+  put_if(j, "description", t.description);
+  put_if(j, "outputSchema", t.output_schema);
+  put_if(j, "annotations", t.annotations);
+  return j;
+}
+
+const json& object_member(const json& params, const char* key) {
+  static const json empty = json::object();
+  if (!params.is_object()) return empty;
+  const auto it = params.find(key);
+  return it == params.end() ? empty : *it;
+}
+
+}  // namespace
+
+Server::Server(std::string name, std::string version, std::string instructions)
+    : name_(std::move(name)), version_(std::move(version)), instructions_(std::move(instructions)) {}
+
+void Server::add_tool(Tool tool, ToolHandler handler) {
+  tools_.push_back({std::move(tool), std::move(handler)});
+}
+
+void Server::add_tool(std::string name, std::string description, json input_schema,
+                      ToolHandler handler) {
+  Tool tool;
+  tool.name = std::move(name);
+  tool.description = std::move(description);
+  tool.input_schema = std::move(input_schema);
+  add_tool(std::move(tool), std::move(handler));
+}
+
+Coro<void> Server::run_stdio() {
+  StdioTransport transport = StdioTransport::open();
+  co_await run(transport);
+}
+
+Coro<void> Server::run(Transport& transport) {
+  Session session(transport);
+  install(session);
+  co_await session.run();
+}
+
+json Server::initialize(const json& params, Session& session) {
+  const auto asked = params.is_object() ? params.value("protocolVersion", std::string()) : std::string();
+  const bool known = std::find(kSupportedVersions.begin(), kSupportedVersions.end(), asked) !=
+                     kSupportedVersions.end();
+  protocol_version_ = known ? asked : kLatestProtocolVersion;
+  session.accept_batches(allows_batches(protocol_version_));
+  json caps = {{"logging", json::object()}};
+  if (!tools_.empty()) caps["tools"] = {{"listChanged", false}};
+  if (!resources_.empty() || !templates_.empty()) {
+    caps["resources"] = {{"subscribe", false}, {"listChanged", false}};
+  }
+  if (!prompts_.empty()) caps["prompts"] = {{"listChanged", false}};
+  json result = {{"protocolVersion", protocol_version_},
+                 {"capabilities", std::move(caps)},
+                 {"serverInfo", {{"name", name_}, {"version", version_}}}};
+  put_if(result, "instructions", instructions_);
+  return result;
+}
+
+Coro<json> Server::call_tool(const json& params, const RequestContext& rc) {
+  const std::string name = string_param(params, "name");
+  const auto entry = std::find_if(tools_.begin(), tools_.end(),
+                                  [&](const ToolEntry& e) { return e.tool.name == name; });
+  if (entry == tools_.end()) throw RpcError(error_code::invalid_params, "Unknown tool: " + name);
+  const json& args = object_member(params, "arguments");
+  // Since 2025-11-25 invalid arguments are a tool error the model can fix,
+  // not a protocol error.
+  const std::vector<std::string> problems = validate(entry->tool.input_schema, args);
+  if (!problems.empty()) {
+    std::string text = "Invalid arguments for tool " + name + ":";
+    for (const std::string& p : problems) text += "\n  " + p;
+    co_return ToolResult::error(std::move(text)).to_json();
+  }
+  Context ctx(*this, rc);
+  std::string failure;
+  try {
+    ToolResult r = co_await entry->handler(args, ctx);
+    co_return r.to_json();
+  } catch (const RpcError&) {
+    throw;
+  } catch (const std::exception& e) {
+    failure = e.what();
+  }
+  co_return ToolResult::error("Tool " + name + " failed: " + failure).to_json();
+}
+
+void Server::install(Session& s) {
+  s.on_request("initialize", [this, &s](const json& params, const RequestContext&) -> Coro<json> {
+    co_return initialize(params, s);
+  });
+  s.on_notification("notifications/initialized", [](const json&) {});
+  s.on_notification("notifications/cancelled", [&s](const json& params) {
+    if (params.is_object() && params.contains("requestId")) s.cancel_request(params["requestId"]);
+  });
+  s.on_request("ping", [](const json&, const RequestContext&) -> Coro<json> { co_return json::object(); });
+  s.on_request("logging/setLevel", [this](const json& params, const RequestContext&) -> Coro<json> {
+    const auto level = log_level_from_string(string_param(params, "level"));
+    if (!level) throw RpcError(error_code::invalid_params, "unknown log level");
+    min_log_level_ = *level;
+    co_return json::object();
+  });
+  s.on_request("tools/list", [this](const json& params, const RequestContext&) -> Coro<json> {
+    co_return paginate(tools_.size(), page_size, params, "tools",
+                       [this](std::size_t i) { return tool_json(tools_[i].tool); });
+  });
+  s.on_request("tools/call", [this](const json& params, const RequestContext& rc) -> Coro<json> {
+    co_return co_await call_tool(params, rc);
+  });
+  install_resources_and_prompts(s);
+}
+
+// The offset a cursor stands for: the decimal index of the next entry,
+// which is all a list that never changes needs. Anything else is -32602.
+json paginate(std::size_t count, std::size_t page_size, const json& params, const char* key,
+              const std::function<json(std::size_t)>& item) {
+  std::size_t start = 0;
+  if (params.is_object() && params.contains("cursor")) {
+    const json& c = params.at("cursor");
+    const std::string s = c.is_string() ? c.get<std::string>() : std::string();
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), start);
+    if (s.empty() || ec != std::errc() || end != s.data() + s.size() || start > count) {
+      throw RpcError(error_code::invalid_params, "Invalid cursor");
+    }
+  }
+  const std::size_t stop = std::min(count, start + std::max<std::size_t>(page_size, 1));
+  json items = json::array();
+  for (std::size_t i = start; i < stop; ++i) items.push_back(item(i));
+  json result = {{key, std::move(items)}};
+  if (stop < count) result["nextCursor"] = std::to_string(stop);
+  return result;
+}
+
+void put_if(json& j, const char* key, const std::string& value) {
+  if (!value.empty()) j[key] = value;
+}
+
+void put_if(json& j, const char* key, const json& value) {
+  if (!value.is_null()) j[key] = value;
+}
+
+std::string string_param(const json& params, const char* key) {
+  const auto it = params.is_object() ? params.find(key) : params.end();
+  if (!params.is_object() || it == params.end() || !it->is_string()) {
+    throw RpcError(error_code::invalid_params, std::string("\"") + key + "\" must be a string");
+  }
+  return it->get<std::string>();
+}
+
+}  // namespace corio::mcp
