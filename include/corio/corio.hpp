@@ -6,6 +6,7 @@
 #include <corio/clock.hpp>
 #include <corio/condition.hpp>
 #include <corio/coro.hpp>
+#include <corio/daily.hpp>
 #include <corio/datagram.hpp>
 #include <corio/dns.hpp>
 #include <corio/errors.hpp>
