@@ -12,6 +12,7 @@
 #include <corio/errors.hpp>
 #include <corio/event_loop.hpp>
 #include <corio/gather.hpp>
+#include <corio/shield.hpp>
 
 namespace corio::mcp {
 
@@ -48,6 +49,54 @@ Coro<void> Session::notify(std::string_view method, json params) {
   co_await send(make_notification(method, std::move(params)));
 }
 
+Coro<json> Session::request(std::string_view method, json params) {
+  const std::int64_t id = next_id_++;
+  Future<json> answer = get_running_loop().create_future<json>();
+  awaiting_.emplace(id, answer);
+  struct Forget {
+    Session& s;
+    std::int64_t id;
+    ~Forget() { s.awaiting_.erase(id); }
+  } forget{*this, id};
+  co_await send(make_request(id, method, std::move(params)));
+  bool cancelled = false;
+  try {
+    co_return co_await shield(answer);
+  } catch (const CancelledError&) {
+    cancelled = true;
+  }
+  // co_await cannot sit in a catch block: tell the peer here, then rethrow.
+  if (cancelled) {
+    const json params_out = {{"requestId", id}, {"reason", "cancelled by the caller"}};
+    co_await shield(notify("notifications/cancelled", params_out));
+    throw CancelledError();
+  }
+  co_return nullptr;
+}
+
+void Session::deliver(Message answer) {
+  if (!answer.id.is_number_integer()) return;  // not one of ours
+  const auto it = awaiting_.find(answer.id.get<std::int64_t>());
+  if (it == awaiting_.end() || it->second.done()) return;  // unknown or abandoned: ignored
+  if (answer.kind == Message::Kind::response) {
+    it->second.set_result(std::move(answer.result));
+  } else {
+    const json& e = answer.error;
+    it->second.set_exception(std::make_exception_ptr(
+        RpcError(e.value("code", error_code::internal_error), e.value("message", std::string()),
+                 e.value("data", json()))));
+  }
+}
+
+void Session::fail_awaiting() noexcept {
+  for (auto& [id, answer] : awaiting_) {
+    if (!answer.done()) {
+      answer.set_exception(
+          std::make_exception_ptr(RpcError(error_code::internal_error, "connection closed")));
+    }
+  }
+}
+
 bool Session::cancel_request(const json& id) {
   const auto it = running_.find(id.dump());
   return it != running_.end() && it->second.cancel("cancelled by the client");
@@ -59,11 +108,13 @@ Coro<void> Session::run() {
     while (std::optional<Received> in = co_await transport_.receive()) {
       co_await dispatch(*in);
     }
+    fail_awaiting();  // no answer can come any more
     while (!running_.empty()) {
       idle_.clear();
       co_await idle_.wait();
     }
   } catch (...) {
+    fail_awaiting();
     for (auto& [id, task] : running_) task.cancel();
     throw;
   }
@@ -93,8 +144,9 @@ Coro<void> Session::dispatch(const Received& in) {
     start_request(std::move(m));
   } else if (m.is_notification()) {
     co_await answer(std::move(m));  // runs the handler; notifications get no answer
+  } else {
+    deliver(std::move(m));
   }
-  // An answer from the peer: we send no requests that wait for one yet.
 }
 
 void Session::start_request(Message m) {

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <corio/corio.hpp>
+#include <corio/mcp/client.hpp>
 #include <corio/mcp/server.hpp>
 #include <corio/mcp/session.hpp>
 

@@ -22,10 +22,15 @@
 // (MCP 2025-03-26 has them, 2025-06-18 and later do not); an accepted
 // batch runs its requests concurrently and answers them in one array.
 //
+// The other direction too: request() sends a request of ours and waits for
+// the peer's answer (an MCP client's calls, a server's sampling requests).
+//
 // Suspends: run() while waiting for messages and, at EOF, for the requests
-// still running. Resumed by: the transport (the loop), the request tasks.
+// still running; request() until its answer comes. Resumed by: the
+// transport (the loop), the request tasks, run() delivering an answer.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <string>
@@ -33,6 +38,7 @@
 
 #include <corio/coro.hpp>
 #include <corio/event.hpp>
+#include <corio/future.hpp>
 #include <corio/mcp/jsonrpc.hpp>
 #include <corio/mcp/transport.hpp>
 #include <corio/task.hpp>
@@ -64,6 +70,11 @@ class Session {
 
   // Sends a notification to the peer (progress, log messages, ...).
   Coro<void> notify(std::string_view method, json params = nullptr);
+  // Sends a request and waits for its answer: the result, or the peer's
+  // error as an RpcError. Needs run() going (it reads the answer). If the
+  // peer closes first, RpcError(internal_error, "connection closed").
+  // Cancelling the wait tells the peer with notifications/cancelled.
+  Coro<json> request(std::string_view method, json params = nullptr);
   // Cancels the running request with this id; false if there is none.
   bool cancel_request(const json& id);
   std::size_t in_flight() const noexcept { return running_.size(); }
@@ -82,11 +93,15 @@ class Session {
   // notification or a request cancelled through cancel_request().
   Coro<json> answer(Message m);
   Coro<void> send(const json& message);
+  void deliver(Message answer);
+  void fail_awaiting() noexcept;
 
   Transport& transport_;
   std::map<std::string, RequestHandler, std::less<>> requests_;
   std::map<std::string, NotificationHandler, std::less<>> notifications_;
   std::map<std::string, Task<void>, std::less<>> running_;  // by id.dump()
+  std::map<std::int64_t, Future<json>> awaiting_;           // our requests, by id
+  std::int64_t next_id_ = 1;
   Event idle_;  // set whenever running_ is empty
   bool accept_batches_ = false;
 };

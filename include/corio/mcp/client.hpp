@@ -1,0 +1,59 @@
+// corio::mcp::Client: the client side of an MCP session, for programs that
+// drive an MCP server (the demo, the daily-brief scheduler, tests).
+//
+//   auto proc = co_await corio::create_subprocess_exec("./server", {}, pipes);
+//   StdioTransport t(proc.out, proc.in);
+//   Client client(t);
+//   co_await client.initialize();
+//   json tools = co_await client.list_tools();
+//   json r = co_await client.call_tool("get_nba_news", {{"target_date", "today"}});
+//   co_await client.close();
+//
+// The session's reader runs as a task from initialize() on; notifications
+// from the server (progress, log messages) go to the handlers registered on
+// session() before initialize().
+//
+// Suspends: initialize/list_tools/call_tool until the server answers;
+// close() until the reader has stopped. Resumed by: the loop (the pipes).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <corio/coro.hpp>
+#include <corio/mcp/jsonrpc.hpp>
+#include <corio/mcp/session.hpp>
+#include <corio/mcp/transport.hpp>
+#include <corio/task.hpp>
+
+namespace corio::mcp {
+
+class Client {
+ public:
+  explicit Client(Transport& transport, std::string name = "corio", std::string version = "0.1.0")
+      : session_(transport), name_(std::move(name)), version_(std::move(version)) {}
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+  ~Client();
+
+  Session& session() noexcept { return session_; }
+  // initialize, then notifications/initialized; the server's initialize
+  // result (protocolVersion, capabilities, serverInfo, ...).
+  Coro<json> initialize(std::string protocol_version = "2025-11-25");
+  // Every tool, following nextCursor through all pages.
+  Coro<json> list_tools();
+  // The CallToolResult (content, isError, structuredContent?); a protocol
+  // error is an RpcError. progress_token, if given, asks for progress.
+  Coro<json> call_tool(std::string name, json arguments = json::object(),
+                       json progress_token = nullptr);
+  // Stops reading and waits for the reader; the caller then closes the
+  // transport's streams (or the server process exits).
+  Coro<void> close();
+
+ private:
+  Session session_;
+  std::string name_, version_;
+  std::optional<Task<void>> reader_;
+};
+
+}  // namespace corio::mcp
