@@ -1,0 +1,122 @@
+// The official MCP TypeScript SDK (Client + StdioClientTransport) drives
+// corio's example server, as Claude Desktop or any MCP host would.
+//
+//   node client_test.mjs SERVER [ARTICLES_DIR]   (default: a fresh temporary directory)
+//
+// Each check is a node:test test; a failure exits non-zero (CTest sees it).
+import assert from "node:assert/strict";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+
+const [server, articlesArg] = process.argv.slice(2);
+const articles = articlesArg ?? mkdtempSync(join(tmpdir(), "corio-articles-"));
+const day = { target_date: "2026-11-29" };  // four headlines in the shipped news file
+let client;
+const logs = [];
+
+before(async () => {
+  client = new Client({ name: "corio-sdk-test", version: "1.0.0" });
+  client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => logs.push(n.params));
+  await client.connect(new StdioClientTransport({ command: server, args: ["--articles", articles], stderr: "ignore" }));
+});
+
+after(async () => {
+  await client.close();
+  if (!articlesArg) rmSync(articles, { recursive: true, force: true });
+});
+
+test("initialize negotiates the SDK's revision and names the server", () => {
+  assert.equal(client.getServerVersion().name, "nba-daily-brief");
+  assert.ok(client.getServerCapabilities().tools);
+  assert.equal(client.transport.protocolVersion ?? "2025-11-25", "2025-11-25");
+});
+
+test("tools/list has the three tools with their schemas", async () => {
+  const { tools } = await client.listTools();
+  assert.deepEqual(tools.map((t) => t.name).sort(), ["generate_brief", "get_nba_news", "save_article"]);
+  const news = tools.find((t) => t.name === "get_nba_news");
+  assert.deepEqual(news.inputSchema.required, ["target_date"]);
+});
+
+test("get_nba_news returns text and structured content", async () => {
+  const r = await client.callTool({ name: "get_nba_news", arguments: day });
+  assert.equal(r.isError, false);
+  assert.match(r.content[0].text, /Nuggets extend home streak/);
+  assert.equal(r.structuredContent.items.length, 4);
+});
+
+test("save_article writes the file; an escaping title is refused with isError", async () => {
+  const ok = await client.callTool({ name: "save_article", arguments: { title: "brief", body_md: "# hi\n" } });
+  assert.equal(ok.isError, false, JSON.stringify(ok));
+  assert.equal(readFileSync(join(articles, "brief.md"), "utf8"), "# hi\n");
+  const bad = await client.callTool({ name: "save_article", arguments: { title: "../../x", body_md: "pwned" } });
+  assert.equal(bad.isError, true);
+  assert.match(bad.content[0].text, /refused title/);
+  assert.equal(existsSync(join(articles, "../../x.md")), false);
+});
+
+test("an unknown tool is a protocol error -32602", async () => {
+  await assert.rejects(client.callTool({ name: "no_such_tool", arguments: {} }), (e) => e.code === -32602);
+});
+
+test("invalid arguments are a tool error the model can read", async () => {
+  const r = await client.callTool({ name: "get_nba_news", arguments: { target_date: 20261129 } });
+  assert.equal(r.isError, true);
+  assert.match(r.content[0].text, /target_date/);
+});
+
+test("a tool that fails inside reports isError, and the server lives on", async () => {
+  const r = await client.callTool({ name: "get_nba_news", arguments: { target_date: "29/11/2026" } });
+  assert.equal(r.isError, true);
+  assert.deepEqual(await client.ping(), {});
+});
+
+test("progress notifications arrive for a long call", async () => {
+  const progress = [];
+  const r = await client.callTool({ name: "generate_brief", arguments: day }, undefined, {
+    onprogress: (p) => progress.push(p.progress),
+  });
+  assert.equal(r.isError, false);
+  // The server sends 1..4, then the result. The SDK runs notification
+  // handlers a microtask late but responses at once, so when the last
+  // notification and the result arrive in one read it drops that
+  // notification ("unknown token"): accept 1..3 or 1..4.
+  assert.ok(progress.length >= 3, JSON.stringify(progress));
+  assert.deepEqual(progress, [1, 2, 3, 4].slice(0, progress.length));
+});
+
+test("two slow calls overlap: together they take about one, not two", async () => {
+  const start = performance.now();
+  await Promise.all([
+    client.callTool({ name: "generate_brief", arguments: day }),
+    client.callTool({ name: "generate_brief", arguments: day }),
+  ]);
+  const seconds = (performance.now() - start) / 1000;
+  // One call sleeps 4 x 0.3 s; in sequence two would need 2.4 s.
+  assert.ok(seconds >= 1.1 && seconds < 2.2, `took ${seconds} s`);
+});
+
+test("a cancelled call is abandoned and the server keeps answering", async () => {
+  const ac = new AbortController();
+  const call = client.callTool({ name: "generate_brief", arguments: day }, undefined, { signal: ac.signal });
+  setTimeout(() => ac.abort("changed my mind"), 400);
+  await assert.rejects(call);
+  assert.deepEqual(await client.ping(), {});
+});
+
+test("logging follows logging/setLevel", async () => {
+  await client.setLoggingLevel("info");
+  logs.length = 0;
+  await client.callTool({ name: "get_nba_news", arguments: day });
+  assert.ok(logs.some((l) => l.level === "info" && /2026-11-29/.test(l.data)), JSON.stringify(logs));
+  await client.setLoggingLevel("error");
+  logs.length = 0;
+  await client.callTool({ name: "get_nba_news", arguments: day });
+  assert.deepEqual(logs, []);
+});
