@@ -36,6 +36,7 @@ constexpr Section kSections[] = {
     {"Queue: producers and consumers, back-pressure, join() and shutdown()", &demo::queue_section},
     {"Semaphore: 100 tasks, at most 5 at a time", &demo::semaphore_section},
     {"team news: five pages sequentially, with threads, with tasks", &demo::news_section},
+    {"MCP: the nba-daily-brief server as a child process, spoken to over stdio", &demo::mcp_section},
 };
 constexpr int kSectionCount = static_cast<int>(std::size(kSections));
 
@@ -76,7 +77,7 @@ Command demo_command() {
   return Command{
       "demo",
       "Run the seed programs (gather, create_task, wait_for, shield, cancellation, TaskGroup, "
-      "Lock, to_thread and debug mode, Queue, Semaphore), narrated",
+      "Lock, to_thread and debug mode, Queue, Semaphore, team news, MCP), narrated",
       [opts](Options& o) {
         o.option("--section", opts->section,
                  fmt::format("Run only section N (1-{})", kSectionCount), 1, kSectionCount);

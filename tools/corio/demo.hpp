@@ -88,5 +88,6 @@ corio::Coro<> blocking_section(Demo& demo);     // demo_threads.cpp
 corio::Coro<> queue_section(Demo& demo);        // demo_sync.cpp
 corio::Coro<> semaphore_section(Demo& demo);    // demo_sync.cpp
 corio::Coro<> news_section(Demo& demo);         // demo_news.cpp
+corio::Coro<> mcp_section(Demo& demo);          // demo_mcp.cpp
 
 }  // namespace corio_cli::demo
