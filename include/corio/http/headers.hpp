@@ -24,6 +24,9 @@ namespace corio::http {
 
 // ASCII case-insensitive equality, the comparison of field names and tokens.
 bool iequals(std::string_view a, std::string_view b) noexcept;
+// Whether a comma-separated field value ("keep-alive, Upgrade") has token
+// among its elements, compared without regard to case.
+bool list_contains(std::string_view list, std::string_view token) noexcept;
 
 struct Header {
   std::string name;
@@ -41,6 +44,9 @@ class Headers {
   std::vector<std::string_view> get_all(std::string_view name) const;
   bool contains(std::string_view name) const noexcept;
   std::size_t count(std::string_view name) const noexcept;
+  // Whether any field `name` lists token (list_contains), e.g.
+  // has_token("Connection", "close"), has_token("Expect", "100-continue").
+  bool has_token(std::string_view name, std::string_view token) const noexcept;
 
   void add(std::string name, std::string value);  // appends, even if name is there
   void set(std::string_view name, std::string value);  // replaces all of name (or appends)

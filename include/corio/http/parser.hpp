@@ -77,33 +77,47 @@ struct ResponseHead {
 // more bytes are needed. Throws ParseError as soon as the bytes seen are
 // wrong or over a limit. After a complete head (or to drop a partial one)
 // reset() readies it for the next message on the connection.
+namespace detail {
+// How far a head parser got in the bytes it was given: each line is
+// checked once, when its LF arrives, and the bytes before `scanned` are
+// never searched again (the O(n) promise).
+struct HeadScan {
+  std::size_t scanned = 0;     // bytes of buf searched for line ends
+  std::size_t line_start = 0;  // where the line being received starts
+  std::size_t head_start = 0;  // where the start line starts (after ignored empty lines)
+  std::size_t fields = 0;      // field lines so far
+  bool in_start_line = true;
+};
+}  // namespace detail
+
 class RequestParser {
  public:
   explicit RequestParser(const Limits& limits = {}) : limits_(limits) {}
   std::size_t parse(std::string_view buf, RequestHead& out);
-  void reset() noexcept { scanned_ = 0; }
+  void reset() noexcept { scan_ = {}; }
 
  private:
   Limits limits_;
-  std::size_t scanned_ = 0;  // bytes of buf already checked, for the O(n) promise
+  detail::HeadScan scan_;
 };
 
 class ResponseParser {
  public:
   explicit ResponseParser(const Limits& limits = {}) : limits_(limits) {}
   std::size_t parse(std::string_view buf, ResponseHead& out);
-  void reset() noexcept { scanned_ = 0; }
+  void reset() noexcept { scan_ = {}; }
 
  private:
   Limits limits_;
-  std::size_t scanned_ = 0;
+  detail::HeadScan scan_;
 };
 
 // How a message's body is delimited (RFC 9112 section 6.3).
+// (A scoped enum: an unscoped one's `length` would clash with the member.)
 struct BodyFraming {
-  enum Kind { none, length, chunked, until_close };
-  Kind kind = none;
-  std::uint64_t length = 0;  // for `length`
+  enum class Kind { none, length, chunked, until_close };
+  Kind kind = Kind::none;
+  std::uint64_t length = 0;  // for Kind::length
 };
 
 // A request's framing: chunked, Content-Length, or none (never until_close).
@@ -143,12 +157,20 @@ class BodyDecoder {
 
  private:
   enum class State { data, size_line, data_end, trailers, done };
+  // Each takes what it can from the front of `in` and says how much it took.
+  std::size_t take_data(std::string_view in, std::string& out);
+  std::size_t take_chunk_end(std::string_view in);
+  std::size_t take_line(std::string_view in);  // a chunk-size or trailer line
+  void take_chunk_size(std::uint64_t size);
+  void take_trailer(std::string_view line);
+
   BodyFraming framing_;
   Limits limits_;
   State state_;
   std::uint64_t remaining_ = 0;  // of the Content-Length body, or of this chunk
   std::uint64_t decoded_ = 0;
   std::size_t trailer_bytes_ = 0;
+  std::size_t line_scanned_ = 0;  // of a chunk-size or trailer line not yet complete
   Headers trailers_;
 };
 

@@ -1,0 +1,81 @@
+// Headers: case-insensitive lookup, order and repeats kept, set/remove,
+// and the comma-separated list helpers.
+#include <gtest/gtest.h>
+
+#include <corio/http/headers.hpp>
+
+namespace corio_http_test {
+namespace {
+
+using namespace corio::http;
+
+TEST(Headers, LooksUpWithoutRegardToCase) {
+  Headers h{{"Content-Type", "text/plain"}, {"X-Num", "1"}};
+  EXPECT_EQ(h.get("content-type"), "text/plain");
+  EXPECT_EQ(h.get("CONTENT-TYPE"), "text/plain");
+  EXPECT_EQ(h.get("content-length"), std::nullopt);
+  EXPECT_EQ(h.get_or("content-length", "none"), "none");
+  EXPECT_TRUE(h.contains("x-num"));
+  EXPECT_FALSE(h.contains("x-nu"));
+  EXPECT_EQ(h.size(), 2u);
+}
+
+TEST(Headers, KeepsOrderAndRepeats) {
+  Headers h;
+  h.add("Set-Cookie", "a=1");
+  h.add("Date", "today");
+  h.add("set-cookie", "b=2");
+  EXPECT_EQ(h.get("set-cookie"), "a=1") << "the first";
+  EXPECT_EQ(h.get_all("Set-Cookie"), (std::vector<std::string_view>{"a=1", "b=2"}));
+  EXPECT_EQ(h.count("SET-COOKIE"), 2u);
+  std::vector<std::string> names;
+  for (const Header& f : h) names.push_back(f.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"Set-Cookie", "Date", "set-cookie"}));
+  EXPECT_EQ(h[2].value, "b=2");
+}
+
+TEST(Headers, SetReplacesEveryFieldOfTheName) {
+  Headers h{{"A", "1"}, {"b", "2"}, {"a", "3"}};
+  h.set("a", "9");
+  ASSERT_EQ(h.size(), 2u);
+  EXPECT_EQ(h[0].name, "a") << "in the first one's place, spelled as given";
+  EXPECT_EQ(h[0].value, "9");
+  EXPECT_EQ(h[1].name, "b");
+  h.set("C", "new");
+  EXPECT_EQ(h[2].name, "C");
+  EXPECT_EQ(h.size(), 3u);
+}
+
+TEST(Headers, RemoveSaysHowMany) {
+  Headers h{{"A", "1"}, {"b", "2"}, {"a", "3"}};
+  EXPECT_EQ(h.remove("A"), 2u);
+  EXPECT_EQ(h.remove("A"), 0u);
+  EXPECT_EQ(h.size(), 1u);
+  h.clear();
+  EXPECT_TRUE(h.empty());
+}
+
+TEST(Headers, IEquals) {
+  EXPECT_TRUE(iequals("Keep-Alive", "keep-ALIVE"));
+  EXPECT_FALSE(iequals("keep-alive", "keep-aliv"));
+  EXPECT_FALSE(iequals("a", "b"));
+  EXPECT_TRUE(iequals("", ""));
+  EXPECT_FALSE(iequals("\xc3\xa9", "\xc3\x89")) << "ASCII only";
+  EXPECT_FALSE(iequals("@", "`")) << "not a blind bit flip";
+}
+
+TEST(Headers, ListTokens) {
+  EXPECT_TRUE(list_contains("keep-alive, Upgrade", "upgrade"));
+  EXPECT_TRUE(list_contains(" close ", "close"));
+  EXPECT_TRUE(list_contains(",,close,", "close"));
+  EXPECT_FALSE(list_contains("closed", "close"));
+  EXPECT_FALSE(list_contains("", "close"));
+  Headers h{{"Connection", "Upgrade"}, {"connection", "Close"}, {"Expect", "100-continue"}};
+  EXPECT_TRUE(h.has_token("connection", "close"));
+  EXPECT_TRUE(h.has_token("Expect", "100-Continue"));
+  EXPECT_FALSE(h.has_token("connection", "keep-alive"));
+  EXPECT_FALSE(h.has_token("upgrade", "close"));
+}
+
+}  // namespace
+}  // namespace corio_http_test
