@@ -1,0 +1,88 @@
+// corio::http::Request: one request as a server handler sees it (aiohttp's
+// web.Request): the head, the route's path parameters, and the body, read
+// on demand from the connection.
+//
+//   Coro<Response> create_user(Request& req) {
+//     nlohmann::json body = co_await req.json();      // 400 if it is not JSON
+//     std::string_view id = req.param("id");          // /users/{id}
+//     ...
+//   }
+//
+// The body is not read before the handler asks for it: read(), text() and
+// json() take all of it (at most Limits::max_body, else 413), read_chunk()
+// streams it piece by piece ("" at the end). A client that sent
+// "Expect: 100-continue" gets its "100 Continue" at the first of these calls.
+// Whatever the handler leaves unread the server discards before the next
+// request (or closes the connection when that would cost too much).
+//
+// Suspends: the body reads, until the peer has sent the bytes. Resumed by:
+// the loop, when the socket is readable. A body that breaks the protocol
+// (a bad chunk, over the limit) throws ParseError, which the server turns
+// into its status and a closed connection.
+//
+// Valid only during the handler call: it refers to the connection's buffers.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <corio/coro.hpp>
+#include <corio/http/headers.hpp>
+#include <corio/http/parser.hpp>
+#include <corio/http/url.hpp>
+
+namespace corio::http {
+
+namespace detail {
+class HttpConnection;
+}
+
+// The values of a route's {name} parameters, percent-decoded, in order.
+using MatchInfo = std::vector<std::pair<std::string, std::string>>;
+
+class Request {
+ public:
+  Request(const RequestHead& head, detail::HttpConnection* conn) : head_(head), conn_(conn) {}
+  Request(const Request&) = delete;
+  Request& operator=(const Request&) = delete;
+
+  const std::string& method() const noexcept { return head_.method; }
+  const std::string& target() const noexcept { return head_.target; }  // as sent: "/p%20q?x=1"
+  // The target's path, percent-decoded ("/p q"). A bad escape: 400.
+  const std::string& path() const;
+  std::string_view raw_path() const noexcept;  // the path as sent
+  std::string_view query_string() const noexcept;  // after "?", as sent
+  const QueryParams& query() const;  // parsed on first use
+  const Headers& headers() const noexcept { return head_.headers; }
+  int version_minor() const noexcept { return head_.version_minor; }  // HTTP/1.<minor>
+  std::string peername() const;  // "127.0.0.1:50312"
+
+  MatchInfo& match_info() noexcept { return match_info_; }
+  const MatchInfo& match_info() const noexcept { return match_info_; }
+  // A path parameter's value; "" if the route has none of that name.
+  std::string_view param(std::string_view name) const noexcept;
+
+  // The whole body (413 past Limits::max_body).
+  Coro<std::string> read();
+  Coro<std::string> text() { return read(); }
+  // The body parsed as JSON; HTTPException(400) if it is not.
+  Coro<nlohmann::json> json();
+  // The next piece of the body as it arrives; "" once it is all read.
+  Coro<std::string> read_chunk();
+  // The body's trailer fields (chunked bodies), once it is read.
+  const Headers& trailers() const noexcept;
+
+ private:
+  const RequestHead& head_;
+  detail::HttpConnection* conn_;
+  MatchInfo match_info_;
+  mutable std::optional<std::string> path_;
+  mutable std::optional<QueryParams> query_;
+};
+
+}  // namespace corio::http

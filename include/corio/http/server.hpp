@@ -1,0 +1,142 @@
+// corio::http::Server: an HTTP/1.1 server with routing and middleware
+// (aiohttp's web.Application + AppRunner in one object).
+//
+//   Coro<Response> hello(Request&) { co_return Response::text("Hello, World!"); }
+//
+//   http::Server server;
+//   server.get("/hello", hello);
+//   co_await server.start("127.0.0.1", 8080);
+//   co_await server.serve_forever();          // or: co_await run_until_signal(server)
+//
+// Per connection: keep-alive and pipelining (responses strictly in request
+// order, pipelined ones written together), HTTP/1.0 keep-alive rules,
+// chunked request bodies, "Expect: 100-continue", a header-read timeout
+// (a client trickling its head is closed: slowloris) and an idle keep-alive
+// timeout. A request that cannot be parsed gets the ParseError's status and
+// "Connection: close"; a handler's exception a 500 (logged through the
+// loop's exception handler), the connection staying usable.
+//
+// workers > 1: that many loops, each in a thread of its own (the first is
+// the caller's), each with a reuse_port listener on the same port; the
+// kernel spreads connections between them. Handlers then run on several
+// threads at once: what they share must be thread-safe.
+//
+// Suspends: start() to resolve and bind; serve_forever() until close() or
+// shutdown(); shutdown() until the connections are done or the deadline.
+// Resumed by: the loop (accepts, socket readiness, the timeout sweeper).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <corio/coro.hpp>
+#include <corio/http/parser.hpp>
+#include <corio/http/request.hpp>
+#include <corio/http/response.hpp>
+#include <corio/http/router.hpp>
+#include <corio/ssl.hpp>
+
+namespace corio::http {
+
+// One request's line in the access log.
+struct AccessLogEntry {
+  std::string_view remote;  // "127.0.0.1:50312"
+  std::string_view method;
+  std::string_view target;
+  int status = 0;
+  std::uint64_t bytes = 0;  // body bytes sent
+  std::chrono::microseconds duration{0};
+};
+using AccessLog = std::function<void(const AccessLogEntry&)>;
+// The default sink: one line per request on stderr.
+void log_to_stderr(const AccessLogEntry& entry);
+
+struct ServerOptions {
+  Limits limits;
+  // From a head's first byte to its blank line; then the connection is closed.
+  std::chrono::milliseconds header_timeout{10'000};
+  // Between requests on a kept-alive connection, and between body reads.
+  std::chrono::milliseconds idle_timeout{75'000};  // aiohttp's keepalive_timeout
+  // Unread request body the server reads and drops to keep a connection;
+  // with more left it closes instead.
+  std::uint64_t max_drain = 256 * 1024;
+  int workers = 1;
+  bool reuse_port = false;  // forced on when workers > 1
+  int backlog = 1024;
+  std::optional<SslContext> ssl;  // HTTPS
+  std::string server_name = "corio";  // the Server header; "" sends none
+  AccessLog access_log = log_to_stderr;  // empty: no access log
+};
+
+// The rest of a middleware chain: the next middleware, or the handler.
+class Next;
+using Middleware = std::function<Coro<Response>(Request&, Next)>;
+
+namespace detail {
+struct ServerShared;
+class LoopServer;
+class Workers;
+}  // namespace detail
+
+class Next {
+ public:
+  Next(const detail::ServerShared& shared, std::size_t index, const Handler& handler) noexcept
+      : shared_(&shared), index_(index), handler_(&handler) {}
+  Coro<Response> operator()(Request& req) const;
+
+ private:
+  const detail::ServerShared* shared_;
+  std::size_t index_;
+  const Handler* handler_;
+};
+
+class Server {
+ public:
+  explicit Server(ServerOptions options = {});
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+  ~Server();
+
+  // Routes and middleware: add them before start().
+  void route(std::string method, std::string_view pattern, Handler handler);
+  void get(std::string_view pattern, Handler h) { route("GET", pattern, std::move(h)); }
+  void post(std::string_view pattern, Handler h) { route("POST", pattern, std::move(h)); }
+  void put(std::string_view pattern, Handler h) { route("PUT", pattern, std::move(h)); }
+  void patch(std::string_view pattern, Handler h) { route("PATCH", pattern, std::move(h)); }
+  void del(std::string_view pattern, Handler h) { route("DELETE", pattern, std::move(h)); }
+  // Files under root at prefix + path: no escape from root by ".." or a
+  // symlink (403), a directory serves its index.html.
+  void add_static(std::string_view prefix, std::string root);
+  // Runs around every routed handler, first added outermost (404 and 405
+  // answers, which have no handler, run none).
+  void use(Middleware middleware);
+
+  // Binds and starts accepting (port 0: any free one, see port()).
+  Coro<void> start(std::string host, std::uint16_t port);
+  std::uint16_t port() const noexcept;
+  // Until close() or shutdown() (cancelled: closes, then rethrows).
+  Coro<void> serve_forever();
+  // Stops accepting and closes every connection at once.
+  void close();
+  // Graceful: stops accepting, closes idle connections, lets in-flight
+  // requests finish (their connections then close) within deadline; after
+  // it, cancels what is left.
+  Coro<void> shutdown(std::chrono::milliseconds deadline = std::chrono::seconds(10));
+
+ private:
+  std::shared_ptr<detail::ServerShared> shared_;
+  std::shared_ptr<detail::LoopServer> main_;  // this loop's; set by start()
+  std::unique_ptr<detail::Workers> workers_;
+};
+
+// Serves until SIGINT or SIGTERM, then shuts down gracefully within
+// deadline (the signal handlers are removed again).
+Coro<void> run_until_signal(Server& server,
+                            std::chrono::milliseconds deadline = std::chrono::seconds(10));
+
+}  // namespace corio::http

@@ -1,0 +1,276 @@
+// HttpConnection's request loop (see server_connection.hpp): read a head in
+// place from the reader's buffer, run the handler, answer, repeat.
+//
+// Pipelining: responses go into out_ and are handed to the writer only when
+// the connection is about to wait for the peer (fill()), so requests that
+// arrived together are answered with one write, in order. Timeouts are
+// deadlines the LoopServer's sweeper checks: a head has header_timeout from
+// its first byte (from the accept for the first request), a kept-alive
+// connection idle_timeout between requests and between body reads.
+#include <corio/errors.hpp>
+#include <corio/event_loop.hpp>
+#include <corio/http/request.hpp>
+
+#include "http/server_connection.hpp"
+
+namespace corio::http::detail {
+
+using std::chrono::milliseconds;
+
+namespace {
+
+// How long a connection we are closing after an error may keep sending
+// (discarded), so that our answer is not lost to a reset (nginx's
+// lingering_time is 30 s; this only needs to cover a request in flight).
+constexpr milliseconds kLingerTime{2'000};
+
+// Pipelined answers batched in out_ beyond this go out before the next
+// request is handled.
+constexpr std::size_t kMaxBatch = 64 * 1024;
+
+double loop_time() { return get_running_loop().time(); }
+
+}  // namespace
+
+HttpConnection::HttpConnection(LoopServer& server, StreamReader reader, StreamWriter writer)
+    : server_(server),
+      shared_(server.shared()),
+      reader_(std::move(reader)),
+      writer_(std::move(writer)),
+      parser_(server.shared().options.limits),
+      tls_(server.shared().options.ssl.has_value()) {
+  task = current_task();
+  server_.add(this);
+}
+
+HttpConnection::~HttpConnection() { server_.remove(this); }
+
+Coro<void> HttpConnection::serve() {
+  try {
+    while (co_await read_head()) {
+      co_await handle_request();
+      if (!keep_alive_) break;
+    }
+    flush();
+  } catch (const std::system_error&) {
+    // The peer reset or went away: this connection ends, quietly.
+  }
+  writer_.close();
+}
+
+void HttpConnection::flush() {
+  if (out_.empty()) return;
+  write(out_);
+  out_.clear();
+}
+
+void HttpConnection::write(std::string_view bytes) {
+  // Aborted under us (a timeout, a shutdown): what is left has nowhere to go.
+  if (!writer_.is_closing()) writer_.write(bytes);
+}
+
+Coro<std::size_t> HttpConnection::fill(milliseconds timeout) {
+  // The deadline covers the drain too: a peer that stops reading our
+  // answers is as stuck as one that stops sending.
+  if (deadline == 0) deadline = loop_time() + std::chrono::duration<double>(timeout).count();
+  flush();  // the peer may be waiting for these before it sends more
+  if (writer_.get_write_buffer_size() > 0) co_await writer_.drain();
+  const std::size_t n = co_await reader_.fill_buffer();
+  co_return n;
+}
+
+Coro<bool> HttpConnection::read_head() {
+  const ServerOptions& opts = shared_.options;
+  parser_.reset();
+  for (;;) {
+    std::size_t n = 0;
+    std::optional<ParseError> error;
+    try {
+      n = parser_.parse(reader_.buffered(), head_);
+    } catch (const ParseError& e) {
+      error = e;
+    }
+    if (error) {
+      head_.method.clear();  // for the access log: no request to name
+      head_.target.clear();
+      co_await reject(error->status(), error->what());
+      co_return false;
+    }
+    if (n > 0) {
+      reader_.consume(n);
+      deadline = 0;
+      idle = false;
+      if (out_.size() >= kMaxBatch) {  // a peer pipelining without reading: push back
+        flush();
+        if (writer_.get_write_buffer_size() > 0) co_await writer_.drain();
+      }
+      co_return true;
+    }
+    const bool nothing_yet = reader_.buffered().empty();
+    if (nothing_yet && server_.stopping()) co_return false;
+    if (idle && !nothing_yet) deadline = 0;  // a head began: its own, shorter clock starts
+    idle = nothing_yet;
+    // Before the first request, the header clock runs from the accept.
+    const milliseconds timeout = idle && requests_ > 0 ? opts.idle_timeout : opts.header_timeout;
+    if (co_await fill(timeout) == 0) co_return false;  // EOF, or closed by a timeout
+  }
+}
+
+bool HttpConnection::check_expect() {
+  const std::optional<std::string_view> expect = head_.headers.get("Expect");
+  expect_continue_ = false;
+  if (!expect) return true;
+  if (!iequals(*expect, "100-continue")) return false;
+  expect_continue_ = head_.version_minor >= 1;
+  return true;
+}
+
+Coro<void> HttpConnection::handle_request() {
+  started_ = std::chrono::steady_clock::now();
+  ++requests_;
+  keep_alive_ = keep_alive(head_.version_minor, head_.headers) && !server_.stopping();
+  head_only_ = head_.method == "HEAD";
+  body_failed_ = false;
+  std::optional<ParseError> error;
+  try {
+    body_.emplace(request_framing(head_), shared_.options.limits);
+    const std::size_t hosts = head_.headers.count("Host");
+    if (hosts > 1 || (hosts == 0 && head_.version_minor >= 1)) {
+      throw ParseError(400, "an HTTP/1.1 request needs exactly one Host field");
+    }
+  } catch (const ParseError& e) {
+    error = e;
+  }
+  if (error) {
+    body_.reset();
+    co_await reject(error->status(), error->what());
+    co_return;
+  }
+  Response resp(417);
+  if (check_expect()) {
+    Request req(head_, this);
+    resp = co_await dispatch(req);
+  } else {
+    resp = Response::text("Expect supports only 100-continue", 417);
+    keep_alive_ = false;
+  }
+  // Known now, so that the answer says "Connection: close": a broken body,
+  // or one the client holds back until a 100 that will not come.
+  if (body_failed_ || (expect_continue_ && !body_->done())) keep_alive_ = false;
+  const std::uint64_t bytes = co_await send(resp);
+  log_access(resp.status, bytes);
+  if (keep_alive_ && !body_->done() && !co_await discard_body()) keep_alive_ = false;
+}
+
+Coro<Response> HttpConnection::dispatch(Request& req) {
+  try {
+    const Router::Match match = shared_.router.resolve(head_.method, req.raw_path(),
+                                                       req.match_info());
+    if (!match.handler) {
+      Response resp = Response::text(std::string(reason_phrase(match.status)), match.status);
+      if (!match.allow.empty()) resp.headers.set("Allow", match.allow);
+      co_return resp;
+    }
+    if (shared_.middleware.empty()) co_return co_await (*match.handler)(req);
+    const Next chain(shared_, 0, *match.handler);
+    co_return co_await chain(req);
+  } catch (const HTTPException& e) {
+    co_return Response::text(e.what(), e.status());
+  } catch (const ParseError& e) {
+    body_failed_ = true;  // the body cannot be skipped: answer and close
+    co_return Response::text(e.what(), e.status());
+  } catch (const std::exception&) {
+    EventLoop& loop = get_running_loop();
+    loop.call_exception_handler(
+        {"Error handling request " + head_.method + " " + head_.target, std::current_exception(),
+         task});
+    co_return Response::text("Internal Server Error", 500);
+  }
+}
+
+void HttpConnection::send_continue() {
+  if (!expect_continue_) return;
+  expect_continue_ = false;
+  out_ += "HTTP/1.1 100 Continue\r\n\r\n";
+  flush();
+}
+
+Coro<std::string> HttpConnection::read_chunk() {
+  std::string piece;
+  if (!body_ || body_->done()) co_return piece;
+  send_continue();
+  try {
+    for (;;) {
+      const std::size_t used = body_->decode(reader_.buffered(), piece);
+      reader_.consume(used);
+      if (!piece.empty() || body_->done()) break;
+      if (used > 0) continue;
+      if (co_await fill(shared_.options.idle_timeout) == 0) body_->finish_at_eof();
+      deadline = 0;
+    }
+  } catch (const ParseError&) {
+    body_failed_ = true;
+    throw;
+  }
+  co_return piece;
+}
+
+Coro<std::string> HttpConnection::read_all() {
+  std::string body;
+  for (;;) {
+    std::string piece = co_await read_chunk();
+    if (piece.empty()) co_return body;
+    if (body.empty()) {
+      body = std::move(piece);
+    } else {
+      body += piece;
+    }
+  }
+}
+
+const Headers& HttpConnection::trailers() const noexcept {
+  static const Headers kNone;
+  return body_ ? body_->trailers() : kNone;
+}
+
+// The rest of a body the handler left unread, read and dropped so that the
+// next request can be parsed; false when the connection should close
+// instead (too much left, a body we never asked for, a broken one).
+Coro<bool> HttpConnection::discard_body() {
+  if (expect_continue_) co_return false;  // the client waits for a 100 that will not come
+  std::string scratch;
+  const std::uint64_t stop_at = body_->body_bytes() + shared_.options.max_drain;
+  try {
+    while (!body_->done()) {
+      scratch.clear();
+      const std::size_t used = body_->decode(reader_.buffered(), scratch);
+      reader_.consume(used);
+      if (body_->body_bytes() > stop_at) co_return false;
+      if (used > 0 || body_->done()) continue;
+      if (co_await fill(shared_.options.idle_timeout) == 0) co_return false;
+      deadline = 0;
+    }
+  } catch (const ParseError&) {
+    co_return false;
+  }
+  co_return true;
+}
+
+// Answers a request we cannot read, then closes: write our side's EOF and
+// keep reading (and dropping) for a while, so the peer's unread bytes do
+// not make the kernel reset the connection before it read the answer.
+Coro<void> HttpConnection::reject(int status, std::string_view message) {
+  keep_alive_ = false;
+  head_only_ = false;
+  started_ = std::chrono::steady_clock::now();
+  Response resp = Response::text(std::string(message), status);
+  const std::uint64_t bytes = co_await send(resp);
+  log_access(status, bytes);
+  flush();
+  writer_.write_eof();
+  deadline = loop_time() + std::chrono::duration<double>(kLingerTime).count();
+  idle = true;  // nothing left to answer: a shutdown need not wait for us
+  while (co_await reader_.fill_buffer() > 0) reader_.consume(reader_.buffered().size());
+}
+
+}  // namespace corio::http::detail

@@ -1,0 +1,263 @@
+// HttpConnection's answers (see server_connection.hpp): the head in the
+// batch buffer out_, the body after it (or straight to the writer when it
+// is large), files with sendfile(2), streams chunked.
+#include <sys/sendfile.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <system_error>
+
+#include <fmt/core.h>
+
+#include <corio/errors.hpp>
+#include <corio/event_loop.hpp>
+
+#include "http/server_connection.hpp"
+#include "http/static_files.hpp"
+
+namespace corio::http::detail {
+
+namespace {
+
+// Bodies above this skip the batch buffer: one copy fewer, and a big body
+// does not sit in out_ while the socket takes it.
+constexpr std::size_t kCopyIntoBatch = 16 * 1024;
+constexpr std::size_t kFilePiece = 64 * 1024;
+
+enum class Framing { length, chunked, none };
+
+void append_number(std::string& out, std::uint64_t n) {
+  char buf[24];
+  const auto r = std::to_chars(buf, buf + sizeof buf, n);
+  out.append(buf, r.ptr);
+}
+
+void append_field(std::string& out, std::string_view name, std::string_view value) {
+  out += name;
+  out += ": ";
+  out += value;
+  out += "\r\n";
+}
+
+bool is_framing_field(std::string_view name) {
+  return iequals(name, "Content-Length") || iequals(name, "Transfer-Encoding") ||
+         iequals(name, "Connection");
+}
+
+// A field a handler set that would split the head (response splitting).
+bool valid_fields(const Headers& headers) {
+  return std::none_of(headers.begin(), headers.end(), [](const Header& h) {
+    return h.name.empty() || h.name.find_first_of(":\r\n \t") != std::string::npos ||
+           h.value.find_first_of("\r\n") != std::string::npos;
+  });
+}
+
+bool has_no_body(int status) { return status < 200 || status == 204 || status == 304; }
+
+// The writer's high-water mark set to zero for a scope: drain() then waits
+// until every buffered byte is in the socket.
+class EmptyBufferScope {
+ public:
+  explicit EmptyBufferScope(StreamWriter& w) : w_(w), saved_(w.get_write_buffer_limits()) {
+    w_.set_write_buffer_limits(0, 0);
+  }
+  EmptyBufferScope(const EmptyBufferScope&) = delete;
+  EmptyBufferScope& operator=(const EmptyBufferScope&) = delete;
+  ~EmptyBufferScope() { w_.set_write_buffer_limits(saved_.second, saved_.first); }
+
+ private:
+  StreamWriter& w_;
+  std::pair<std::size_t, std::size_t> saved_;  // {low, high}
+};
+
+// The StreamResponseWriter a producer writes to.
+class BodyStream final : public StreamResponseWriter {
+ public:
+  BodyStream(StreamWriter& writer, bool chunked) : writer_(writer), chunked_(chunked) {}
+  Coro<void> write(std::string_view piece) override {
+    if (piece.empty()) co_return;  // an empty chunk would end the body
+    if (writer_.is_closing()) {
+      throw std::system_error(ECONNRESET, std::generic_category(), "connection closed");
+    }
+    bytes += piece.size();
+    if (chunked_) {
+      std::string frame = fmt::format("{:x}\r\n", piece.size());
+      frame += piece;
+      frame += "\r\n";
+      writer_.write(frame);
+    } else {
+      writer_.write(piece);
+    }
+    if (writer_.get_write_buffer_size() > 0) co_await writer_.drain();
+  }
+  std::uint64_t bytes = 0;
+
+ private:
+  StreamWriter& writer_;
+  bool chunked_;
+};
+
+std::string read_piece(int fd, std::uint64_t offset, std::uint64_t left) {
+  std::string piece(std::min<std::uint64_t>(left, kFilePiece), '\0');
+  const ssize_t n = ::pread(fd, piece.data(), piece.size(), static_cast<off_t>(offset));
+  if (n < 0) throw std::system_error(errno, std::generic_category(), "pread");
+  if (n == 0) throw std::system_error(EIO, std::generic_category(), "file shrank while sent");
+  piece.resize(static_cast<std::size_t>(n));
+  return piece;
+}
+
+}  // namespace
+
+void HttpConnection::write_head(const Response& resp, std::optional<std::uint64_t> length) {
+  const std::optional<std::string_view> connection = resp.headers.get("Connection");
+  if ((connection && iequals(*connection, "close")) || server_.stopping()) keep_alive_ = false;
+  const Framing framing = has_no_body(resp.status) ? Framing::none
+                          : length                 ? Framing::length
+                          : head_.version_minor >= 1 ? Framing::chunked
+                                                     : Framing::none;  // 1.0: until close
+  if (framing == Framing::none && !length && !has_no_body(resp.status)) keep_alive_ = false;
+
+  out_ += "HTTP/1.1 ";
+  append_number(out_, static_cast<std::uint64_t>(resp.status));
+  out_ += ' ';
+  out_ += reason_phrase(resp.status);
+  out_ += "\r\n";
+  const std::string& server_name = shared_.options.server_name;
+  if (!server_name.empty() && !resp.headers.contains("Server")) {
+    append_field(out_, "Server", server_name);
+  }
+  if (!resp.headers.contains("Date")) append_field(out_, "Date", server_.date().now());
+  if (framing == Framing::length) {
+    out_ += "Content-Length: ";
+    append_number(out_, *length);
+    out_ += "\r\n";
+  } else if (framing == Framing::chunked) {
+    out_ += "Transfer-Encoding: chunked\r\n";
+  }
+  if (!keep_alive_) {
+    out_ += "Connection: close\r\n";
+  } else if (head_.version_minor == 0) {
+    out_ += "Connection: keep-alive\r\n";
+  }
+  for (const Header& h : resp.headers) {
+    if (!is_framing_field(h.name)) append_field(out_, h.name, h.value);
+  }
+  out_ += "\r\n";
+}
+
+Coro<std::uint64_t> HttpConnection::send(Response& resp) {
+  if (!valid_fields(resp.headers)) {
+    get_running_loop().call_exception_handler(
+        {"A handler set a header field with a line break or a bad name (" + head_.target + ")",
+         nullptr, task});
+    resp = Response::text("Internal Server Error", 500);
+  }
+  if (!resp.file_path.empty()) co_return co_await send_file(resp);
+  if (resp.producer) co_return co_await send_stream(resp);
+  write_head(resp, resp.body.size());
+  if (head_only_ || has_no_body(resp.status)) co_return 0;
+  if (resp.body.size() <= kCopyIntoBatch) {
+    out_ += resp.body;
+  } else {
+    flush();
+    write(resp.body);
+  }
+  co_return resp.body.size();
+}
+
+Coro<std::uint64_t> HttpConnection::send_file(Response& resp) {
+  const OpenFile file(resp.file_path);
+  if (file.status() != 200) {
+    Response error = Response::text(std::string(reason_phrase(file.status())), file.status());
+    co_return co_await send(error);
+  }
+  if (!resp.headers.contains("Content-Type")) {
+    resp.headers.set("Content-Type", std::string(content_type_for(resp.file_path)));
+  }
+  write_head(resp, file.size());
+  if (head_only_ || file.size() == 0 || has_no_body(resp.status)) co_return 0;
+  flush();
+  // TLS encrypts in user space: the file has to pass through it.
+  if (tls_) {
+    co_await copy_file(file.fd(), file.size());
+  } else {
+    co_await sendfile_all(file.fd(), file.size());
+  }
+  co_return file.size();
+}
+
+Coro<void> HttpConnection::wait_write_buffer_empty() {
+  if (writer_.get_write_buffer_size() == 0) co_return;
+  EmptyBufferScope scope(writer_);
+  co_await writer_.drain();
+}
+
+Coro<void> HttpConnection::sendfile_all(int fd, std::uint64_t size) {
+  co_await wait_write_buffer_empty();  // the head first, in order
+  off_t offset = 0;
+  while (static_cast<std::uint64_t>(offset) < size) {
+    const std::uint64_t left = size - static_cast<std::uint64_t>(offset);
+    const ssize_t n = ::sendfile(writer_.fileno(), fd, &offset, std::min<std::uint64_t>(left, 1 << 30));
+    if (n > 0) continue;
+    if (n == 0) throw std::system_error(EIO, std::generic_category(), "file shrank while sent");
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN) throw std::system_error(errno, std::generic_category(), "sendfile");
+    // The socket is full. A stream has no public "wait until writable", so
+    // the writer gets one piece of the file: its flusher waits for the
+    // socket, and once the piece is out the socket has room again.
+    std::string piece = read_piece(fd, static_cast<std::uint64_t>(offset), left);
+    offset += static_cast<off_t>(piece.size());
+    write(piece);
+    co_await wait_write_buffer_empty();
+  }
+}
+
+Coro<void> HttpConnection::copy_file(int fd, std::uint64_t size) {
+  for (std::uint64_t offset = 0; offset < size;) {
+    std::string piece = read_piece(fd, offset, size - offset);
+    offset += piece.size();
+    write(piece);
+    co_await writer_.drain();
+  }
+}
+
+Coro<std::uint64_t> HttpConnection::send_stream(Response& resp) {
+  if (!resp.headers.contains("Content-Type")) {
+    resp.headers.set("Content-Type", "application/octet-stream");
+  }
+  write_head(resp, std::nullopt);
+  if (head_only_ || has_no_body(resp.status)) co_return 0;
+  flush();
+  const bool chunked = head_.version_minor >= 1;
+  BodyStream stream(writer_, chunked);
+  try {
+    co_await resp.producer(stream);
+  } catch (const std::system_error&) {
+    keep_alive_ = false;  // the peer went away mid-body: nothing to report
+    writer_.abort();
+    co_return stream.bytes;
+  } catch (const std::exception&) {
+    // The head is out: too late for a 500. Cut the connection, so the peer
+    // sees a truncated body rather than a complete-looking one.
+    get_running_loop().call_exception_handler(
+        {"Error producing the body of " + head_.target, std::current_exception(), task});
+    keep_alive_ = false;
+    writer_.abort();
+    co_return stream.bytes;
+  }
+  if (chunked) write("0\r\n\r\n");
+  co_return stream.bytes;
+}
+
+void HttpConnection::log_access(int status, std::uint64_t bytes) {
+  const AccessLog& log = shared_.options.access_log;
+  if (!log) return;
+  if (remote_.empty()) remote_ = peername();
+  const auto took = std::chrono::duration_cast<std::chrono::microseconds>(
+      std::chrono::steady_clock::now() - started_);
+  log(AccessLogEntry{remote_, head_.method, head_.target, status, bytes, took});
+}
+
+}  // namespace corio::http::detail
