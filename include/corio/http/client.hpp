@@ -1,0 +1,161 @@
+// corio::http::ClientSession: an HTTP/1.1 client with a connection pool,
+// cookies, redirects and timeouts (aiohttp's ClientSession).
+//
+//   corio::http::ClientSession session;
+//   corio::http::ClientResponse r = co_await session.get("https://example.org/");
+//   std::string page = co_await r.text();
+//
+//   corio::http::RequestOptions opts;
+//   opts.json = nlohmann::json{{"name", "corio"}};
+//   auto created = co_await session.post("http://localhost:8080/items", std::move(opts));
+//
+// Make one session and share it: its pool keeps connections alive per
+// origin (aiohttp's advice too). Requests may run concurrently from many
+// tasks; ClientOptions::limit and limit_per_host bound the connections, a
+// request past them waits (fairly) for one to be free. The session must
+// outlive the requests running on it (not their responses: a response that
+// outlives it closes its connection instead of pooling it).
+//
+// HTTPS goes through corio's TLS with verification on (the system's CAs, or
+// ClientOptions::ssl). Each request: the URL (ValueError if it is not an
+// absolute http(s) URL) plus params; the body from data, form or json; the
+// session's headers, then the request's (which win); the jar's cookies;
+// "Accept-Encoding: gzip, deflate" when auto_decompress. The request head
+// goes out in one write (with a small body, in the same one).
+//
+// Redirects (allow_redirects): 301/302 turn a POST into a GET and 303 any
+// method but HEAD, dropping the body; 307/308 keep method and body. An
+// Authorization header is dropped when a redirect leaves the origin.
+// Beyond max_redirects: TooManyRedirects.
+//
+// Timeouts (ClientTimeout) raise corio::TimeoutError; errors are in
+// client_errors.hpp. A request on a pooled connection the server closed
+// meanwhile is retried once on a new connection when its method is
+// idempotent (as aiohttp and urllib3 do).
+//
+// Suspends: a request until the response's head has arrived (waiting for a
+// connection permit, connecting, writing, reading); close() until the idle
+// connections are closed. Resumed by: the loop, or a release of a permit.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <corio/coro.hpp>
+#include <corio/http/client_errors.hpp>
+#include <corio/http/client_response.hpp>
+#include <corio/http/cookie_jar.hpp>
+#include <corio/http/headers.hpp>
+#include <corio/http/parser.hpp>
+#include <corio/http/url.hpp>
+#include <corio/ssl.hpp>
+
+namespace corio::http {
+
+namespace detail {
+class ConnectionPool;
+struct Deadline;
+struct Exchange;
+struct PreparedRequest;
+}
+
+// aiohttp's ClientTimeout; an empty field is no limit.
+struct ClientTimeout {
+  // The whole request: connecting, sending, and reading the body to its end.
+  std::optional<std::chrono::milliseconds> total = std::chrono::minutes(5);
+  // Getting a connection: waiting for a free one under the limits, then connecting.
+  std::optional<std::chrono::milliseconds> connect;
+  // Connecting to the server, TLS handshake included.
+  std::optional<std::chrono::milliseconds> sock_connect;
+  // Each read from the socket: how long the server may stay silent.
+  std::optional<std::chrono::milliseconds> sock_read;
+};
+
+struct ClientOptions {
+  std::size_t limit = 100;         // connections in all (aiohttp's default); 0: no limit
+  std::size_t limit_per_host = 0;  // per origin; 0: no limit
+  // An idle pooled connection is closed after this long (aiohttp's 15 s).
+  std::chrono::milliseconds keepalive_timeout{15'000};
+  ClientTimeout timeout;
+  Headers headers;  // sent with every request
+  // The TLS client context for https; by default SslContext::client()
+  // (the system's CAs, verification and host name check on).
+  std::optional<SslContext> ssl;
+  bool auto_decompress = true;
+  bool raise_for_status = false;
+  Limits limits;  // the response head's (Limits::max_body is read()'s concern)
+};
+
+// A JSON request body, serialised when assigned (so this header needs only
+// json_fwd): `opts.json = nlohmann::json{...};`
+struct JsonBody {
+  JsonBody(const nlohmann::json& value);  // NOLINT(google-explicit-constructor): reads as assignment
+  std::string text;
+};
+
+struct RequestOptions {
+  Headers headers;
+  QueryParams params;                 // appended to the URL's query
+  // The body, one of: bytes (Content-Type application/octet-stream unless
+  // given), a form (application/x-www-form-urlencoded), JSON (application/json).
+  std::optional<std::string> data;
+  std::optional<QueryParams> form;
+  std::optional<JsonBody> json;
+  std::optional<ClientTimeout> timeout;  // instead of the session's
+  bool allow_redirects = true;
+  std::size_t max_redirects = 10;
+  std::optional<bool> raise_for_status;  // instead of the session's
+};
+
+class ClientSession {
+ public:
+  explicit ClientSession(ClientOptions opts = {});
+  // Not movable: running requests refer to it.
+  ClientSession(const ClientSession&) = delete;
+  ClientSession& operator=(const ClientSession&) = delete;
+  // Closes the idle connections (without waiting for them).
+  ~ClientSession();
+
+  Coro<ClientResponse> request(std::string method, std::string url, RequestOptions opts = {});
+  Coro<ClientResponse> get(std::string url, RequestOptions opts = {});
+  Coro<ClientResponse> post(std::string url, RequestOptions opts = {});
+  Coro<ClientResponse> put(std::string url, RequestOptions opts = {});
+  Coro<ClientResponse> patch(std::string url, RequestOptions opts = {});
+  Coro<ClientResponse> del(std::string url, RequestOptions opts = {});  // DELETE
+  Coro<ClientResponse> head(std::string url, RequestOptions opts = {});
+  Coro<ClientResponse> options(std::string url, RequestOptions opts = {});
+
+  // Closes the pooled connections and waits until they are closed; later
+  // requests throw ClientConnectionError. Idempotent.
+  Coro<void> close();
+  bool closed() const noexcept;
+
+  CookieJar& cookie_jar() noexcept { return jar_; }
+  const ClientOptions& client_options() const noexcept { return opts_; }
+  // Connections open (idle and in use), and of them idle, for monitoring.
+  std::size_t open_connections() const noexcept;
+  std::size_t idle_connections() const noexcept;
+
+ private:
+  Coro<ClientResponse> send(detail::PreparedRequest req, detail::Deadline deadline,
+                            std::vector<Redirect> history);
+  Coro<detail::Exchange> exchange(const detail::PreparedRequest& req,
+                                  const detail::Deadline& deadline);
+  Coro<detail::Exchange> exchange_once(const detail::PreparedRequest& req,
+                                       const detail::Deadline& deadline, bool fresh);
+  Coro<void> discard_body(ClientResponse& hop);
+  ClientResponse respond(detail::Exchange ex, const detail::PreparedRequest& req,
+                         const detail::Deadline& deadline, std::vector<Redirect> history);
+
+  ClientOptions opts_;
+  CookieJar jar_;
+  std::shared_ptr<detail::ConnectionPool> pool_;
+};
+
+}  // namespace corio::http

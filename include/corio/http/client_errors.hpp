@@ -1,0 +1,62 @@
+// The client's exceptions, with aiohttp's names and family tree:
+//
+//   ClientError
+//   ├── ClientConnectionError      connect refused, reset, server disconnected
+//   │   └── ClientSSLError         TLS handshake or certificate refused
+//   ├── ClientPayloadError         the body was truncated or its gzip is corrupt
+//   ├── ClientResponseError        raise_for_status() on a 4xx/5xx
+//   └── TooManyRedirects           more than max_redirects redirects
+//
+// Besides these: corio::TimeoutError for any of the session's timeouts,
+// ParseError (parser.hpp) for a response that is not HTTP or over a limit,
+// ValueError for a bad URL. Each failure closes only its own connection.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <system_error>
+
+namespace corio::http {
+
+class ClientError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// code() keeps the OS error (ECONNREFUSED, ECONNRESET, ...) or the
+// SslError's code; an empty code when the server just closed.
+class ClientConnectionError : public ClientError {
+ public:
+  ClientConnectionError(const std::string& what, std::error_code code = {})
+      : ClientError(what), code_(code) {}
+  std::error_code code() const noexcept { return code_; }
+
+ private:
+  std::error_code code_;
+};
+
+class ClientSSLError : public ClientConnectionError {
+ public:
+  using ClientConnectionError::ClientConnectionError;
+};
+
+class ClientPayloadError : public ClientError {
+ public:
+  using ClientError::ClientError;
+};
+
+class ClientResponseError : public ClientError {
+ public:
+  ClientResponseError(int status, const std::string& what) : ClientError(what), status_(status) {}
+  int status() const noexcept { return status_; }
+
+ private:
+  int status_;
+};
+
+class TooManyRedirects : public ClientError {
+ public:
+  using ClientError::ClientError;
+};
+
+}  // namespace corio::http

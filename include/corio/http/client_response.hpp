@@ -1,0 +1,104 @@
+// corio::http::ClientResponse: what ClientSession's requests return
+// (aiohttp's ClientResponse): the status line and headers at once, the body
+// when asked for.
+//
+//   ClientResponse r = co_await session.get("http://example.org/");
+//   r.status();                          // 200
+//   std::string page = co_await r.text();
+//
+//   // a large download, a piece at a time, never whole in memory:
+//   for (std::string piece; !(piece = co_await r.read_chunk()).empty();) out.write(piece);
+//
+// The body is read from the connection only as asked; gzip and deflate
+// bodies come decoded (ClientOptions::auto_decompress). The connection goes
+// back to the session's pool once the body's end has been read; release(),
+// or destroying the response, with body left unread closes it instead.
+//
+// Suspends: read(), text(), json(), read_chunk() until the body's bytes
+// arrive. Resumed by: the loop (socket readiness, the read timeout).
+// Errors: ClientPayloadError for a body cut short or corrupt compression,
+// TimeoutError past the request's total or sock_read timeout, ParseError for
+// broken chunked framing; after any of them the connection is closed.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <corio/coro.hpp>
+#include <corio/http/headers.hpp>
+#include <corio/http/parser.hpp>
+#include <corio/http/url.hpp>
+
+namespace corio::http {
+
+namespace detail {
+class ResponseBody;
+}
+
+// read(), text() and json() refuse a larger body (ClientPayloadError)
+// unless given another bound: a whole body is held in memory.
+inline constexpr std::size_t kDefaultReadLimit = 16 * 1024 * 1024;
+inline constexpr std::size_t kDefaultChunkSize = 64 * 1024;
+
+// A redirect the request followed (aiohttp keeps the responses; their
+// status and URL are what is asked of them).
+struct Redirect {
+  int status;
+  Url url;  // the URL that answered with the redirect
+  std::string location;
+};
+
+class ClientResponse {
+ public:
+  ClientResponse(ResponseHead head, std::string method, Url url, std::vector<Redirect> history,
+                 std::unique_ptr<detail::ResponseBody> body);
+  ClientResponse(ClientResponse&&) noexcept;
+  ClientResponse& operator=(ClientResponse&&) noexcept;
+  ~ClientResponse();
+
+  int status() const noexcept { return head_.status; }
+  const std::string& reason() const noexcept { return head_.reason; }
+  int version_minor() const noexcept { return head_.version_minor; }
+  const Headers& headers() const noexcept { return head_.headers; }
+  const std::string& method() const noexcept { return method_; }
+  // The URL that gave this response: the last one after redirects.
+  const Url& url() const noexcept { return url_; }
+  const std::vector<Redirect>& history() const noexcept { return history_; }
+  bool ok() const noexcept { return head_.status < 400; }
+  // ClientResponseError for a 4xx or 5xx status.
+  void raise_for_status() const;
+  // The Content-Type's media type ("text/html"), without parameters.
+  std::string_view content_type() const noexcept;
+  std::optional<std::uint64_t> content_length() const noexcept;
+
+  // The whole (decoded) body; ClientPayloadError if it is over max_size.
+  Coro<std::string> read(std::size_t max_size = kDefaultReadLimit);
+  // The body as text: the bytes as they came (UTF-8 is the caller's to
+  // check; aiohttp decodes to str).
+  Coro<std::string> text(std::size_t max_size = kDefaultReadLimit);
+  // The body parsed as JSON, whatever the Content-Type (nlohmann's
+  // parse_error if it is not JSON).
+  Coro<nlohmann::json> json(std::size_t max_size = kDefaultReadLimit);
+  // The next 1..max bytes of the body; "" at its end. Memory stays bounded
+  // by max (plus the connection's read buffer) whatever the body's size.
+  Coro<std::string> read_chunk(std::size_t max = kDefaultChunkSize);
+  // Done with the body (aiohttp's release()): unread body closes the
+  // connection; a fully read one is already back in the pool. Idempotent.
+  void release() noexcept;
+
+ private:
+  ResponseHead head_;
+  std::string method_;
+  Url url_;
+  std::vector<Redirect> history_;
+  std::unique_ptr<detail::ResponseBody> body_;
+};
+
+}  // namespace corio::http

@@ -1,0 +1,206 @@
+// The client's connection pool (see connection_pool.hpp).
+#include "http/connection_pool.hpp"
+
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <system_error>
+
+#include <corio/errors.hpp>
+#include <corio/event_loop.hpp>
+#include <corio/http/client_errors.hpp>
+#include <corio/streams.hpp>
+#include <corio/timeout.hpp>
+
+namespace corio::http::detail {
+
+namespace {
+
+std::unique_ptr<Semaphore> make_permits(std::size_t limit) {
+  return limit == 0 ? nullptr : std::make_unique<Semaphore>(static_cast<int>(limit));
+}
+
+// An idle connection the server may have closed meanwhile (its keep-alive
+// timeout is often shorter than ours): a non-blocking peek says so without
+// a round trip, as urllib3 does. A plain connection with bytes waiting is
+// dead too (nothing was asked); on TLS they may be a session ticket, so
+// only EOF and errors count there.
+bool looks_alive(const PoolHost::Idle& c, bool tls) {
+  if (c.writer.is_closing() || c.reader.exception() || !c.reader.buffered().empty()) return false;
+  const int fd = c.writer.fileno();
+  if (fd < 0) return false;
+  char byte;
+  const ssize_t n = ::recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  if (n == 0) return false;
+  if (n > 0) return tls;
+  return errno == EAGAIN || errno == EWOULDBLOCK;
+}
+
+// The loop's time, or nullopt when a lease is dropped outside any loop (a
+// response that outlived corio::run): its connection is then closed.
+std::optional<double> loop_time() noexcept {
+  try {
+    return get_running_loop().time();
+  } catch (const RuntimeError&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
+Lease::Lease(Lease&& o) noexcept { *this = std::move(o); }
+
+Lease& Lease::operator=(Lease&& o) noexcept {
+  if (this != &o) {
+    release(false);
+    reader = std::move(o.reader);
+    writer = std::move(o.writer);
+    reused = o.reused;
+    pool_ = std::move(o.pool_);
+    host_ = std::exchange(o.host_, nullptr);
+    host_permit_ = std::move(o.host_permit_);
+    total_permit_ = std::move(o.total_permit_);
+  }
+  return *this;
+}
+
+void Lease::release(bool keep) noexcept {
+  if (!host_) return;
+  pool_->give_back(*std::exchange(host_, nullptr), std::move(reader), std::move(writer), keep);
+  reader = {};
+  writer = {};
+  // The permits go after the connection is back, so the task they wake
+  // finds it idle instead of connecting anew.
+  host_permit_.reset();
+  total_permit_.reset();
+  pool_.reset();
+}
+
+ConnectionPool::ConnectionPool(PoolOptions opts)
+    : opts_(std::move(opts)), permits_(make_permits(opts_.limit)) {}
+
+ConnectionPool::~ConnectionPool() { close(); }
+
+PoolHost& ConnectionPool::host(const std::string& origin) {
+  auto [it, inserted] = hosts_.try_emplace(origin);
+  if (inserted) it->second.permits = make_permits(opts_.limit_per_host);
+  return it->second;
+}
+
+std::size_t ConnectionPool::idle_connections() const noexcept {
+  std::size_t n = 0;
+  for (const auto& [origin, h] : hosts_) n += h.idle.size();
+  return n;
+}
+
+void ConnectionPool::give_back(PoolHost& host, StreamReader reader, StreamWriter writer,
+                               bool keep) noexcept {
+  const std::optional<double> now = loop_time();
+  if (keep && now && !closed_ && !writer.is_closing()) {
+    host.idle.push_back({std::move(reader), std::move(writer), *now});
+    return;
+  }
+  writer.close();
+  --host.open;
+  --open_;
+}
+
+void ConnectionPool::prune_expired(PoolHost& host, double now) {
+  const double max_idle = std::chrono::duration<double>(opts_.keepalive_timeout).count();
+  while (!host.idle.empty() && now - host.idle.front().since > max_idle) {
+    host.idle.front().writer.close();
+    host.idle.pop_front();
+    --host.open;
+    --open_;
+  }
+}
+
+void ConnectionPool::make_room() {
+  if (opts_.limit == 0 || open_ < opts_.limit) return;
+  PoolHost* oldest = nullptr;
+  for (auto& [origin, h] : hosts_) {
+    if (!h.idle.empty() && (!oldest || h.idle.front().since < oldest->idle.front().since)) oldest = &h;
+  }
+  if (!oldest) return;
+  oldest->idle.front().writer.close();
+  oldest->idle.pop_front();
+  --oldest->open;
+  --open_;
+}
+
+const SslContext& ConnectionPool::ssl_context() {
+  if (opts_.ssl) return *opts_.ssl;
+  // Parsing the system's CA bundle takes tens of milliseconds: once per pool.
+  if (!default_ssl_) default_ssl_ = SslContext::client();
+  return *default_ssl_;
+}
+
+Coro<void> ConnectionPool::connect(const Url& url, Lease& lease,
+                                   std::optional<std::chrono::milliseconds> limit) {
+  ConnectOptions copts;
+  if (url.is_https()) copts.ssl = ssl_context();
+  try {
+    std::pair<StreamReader, StreamWriter> streams;
+    if (limit) {
+      streams = co_await timeout(*limit, open_connection(url.host, url.port, copts));
+    } else {
+      streams = co_await open_connection(url.host, url.port, copts);
+    }
+    lease.reader = std::move(streams.first);
+    lease.writer = std::move(streams.second);
+  } catch (const SslError& e) {
+    throw ClientSSLError("cannot connect to " + url.origin() + ": " + e.what(), e.code());
+  } catch (const std::system_error& e) {
+    throw ClientConnectionError("cannot connect to " + url.origin() + ": " + e.what(), e.code());
+  }
+}
+
+Coro<Lease> ConnectionPool::acquire(Url url, bool fresh,
+                                    std::optional<std::chrono::milliseconds> sock_connect) {
+  if (closed_) throw ClientConnectionError("the session is closed");
+  PoolHost& h = host(url.origin());
+  Lease lease;
+  if (h.permits) lease.host_permit_.emplace(co_await h.permits->scoped_acquire());
+  if (permits_) lease.total_permit_.emplace(co_await permits_->scoped_acquire());
+  if (closed_) throw ClientConnectionError("the session is closed");
+  prune_expired(h, get_running_loop().time());
+  while (!fresh && !h.idle.empty()) {
+    PoolHost::Idle c = std::move(h.idle.back());
+    h.idle.pop_back();
+    if (looks_alive(c, url.is_https())) {
+      lease.reader = std::move(c.reader);
+      lease.writer = std::move(c.writer);
+      lease.reused = true;
+      break;
+    }
+    c.writer.close();
+    --h.open;
+    --open_;
+  }
+  if (!lease.reused) {
+    make_room();
+    co_await connect(url, lease, sock_connect);
+    ++h.open;
+    ++open_;
+  }
+  lease.pool_ = shared_from_this();
+  lease.host_ = &h;
+  co_return lease;
+}
+
+std::vector<StreamWriter> ConnectionPool::close() {
+  closed_ = true;
+  std::vector<StreamWriter> closing;
+  for (auto& [origin, h] : hosts_) {
+    for (PoolHost::Idle& c : h.idle) {
+      c.writer.close();
+      closing.push_back(std::move(c.writer));
+    }
+    h.open -= h.idle.size();
+    open_ -= h.idle.size();
+    h.idle.clear();
+  }
+  return closing;
+}
+
+}  // namespace corio::http::detail
