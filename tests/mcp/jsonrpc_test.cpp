@@ -29,7 +29,10 @@ std::optional<std::pair<int, json>> rejection(std::string_view line) {
 }
 
 TEST(JsonRpc, NotJsonIsAParseError) {
-  for (const char* line : {"", "{", "not json", "{\"jsonrpc\": \"2.0\",}", "[1, 2"}) {
+  // 1e9999 is valid JSON syntax that nlohmann refuses as out_of_range, not
+  // parse_error: it must still be a parse error, not an escaped exception.
+  for (const char* line : {"", "{", "not json", "{\"jsonrpc\": \"2.0\",}", "[1, 2",
+                           "{\"jsonrpc\": \"2.0\", \"id\": 1e9999, \"method\": \"ping\"}"}) {
     auto r = rejection(line);
     ASSERT_TRUE(r) << line;
     EXPECT_EQ(r->first, code::parse_error) << line;
