@@ -1,4 +1,5 @@
-// Everything corio offers, in one include.
+// Everything corio offers, in one include, but the http and mcp layers:
+// corio/http.hpp and corio/mcp.hpp (they cost compile time: JSON, zlib).
 #pragma once
 
 #include <corio/as_completed.hpp>

@@ -1,0 +1,16 @@
+// The http layer in one include: the client session, the server, and the
+// parser, headers and URLs under both (corio/corio.hpp leaves them out, so
+// programs that do not speak HTTP do not compile it).
+#pragma once
+
+#include <corio/http/client.hpp>
+#include <corio/http/client_errors.hpp>
+#include <corio/http/client_response.hpp>
+#include <corio/http/cookie_jar.hpp>
+#include <corio/http/headers.hpp>
+#include <corio/http/parser.hpp>
+#include <corio/http/request.hpp>
+#include <corio/http/response.hpp>
+#include <corio/http/router.hpp>
+#include <corio/http/server.hpp>
+#include <corio/http/url.hpp>

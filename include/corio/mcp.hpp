@@ -1,0 +1,11 @@
+// The mcp layer in one include: JSON-RPC sessions, the MCP server and
+// client, the stdio transport (corio/corio.hpp leaves them out: they bring
+// nlohmann/json.hpp with them).
+#pragma once
+
+#include <corio/mcp/client.hpp>
+#include <corio/mcp/jsonrpc.hpp>
+#include <corio/mcp/schema.hpp>
+#include <corio/mcp/server.hpp>
+#include <corio/mcp/session.hpp>
+#include <corio/mcp/transport.hpp>
