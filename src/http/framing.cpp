@@ -6,7 +6,8 @@
 // together with Transfer-Encoding, Content-Length repeated (even with the
 // same value, as nginx does; "5, 5" likewise), Content-Length that is not
 // plain digits or overflows, and Transfer-Encoding other than one
-// "chunked" (501: corio decodes no other transfer coding).
+// "chunked" (400 when chunked is not last; 501 for a coding before it:
+// corio decodes no other transfer coding).
 #include <optional>
 
 #include <corio/http/parser.hpp>
@@ -36,22 +37,36 @@ std::optional<std::uint64_t> content_length(const Headers& headers) {
   return n;
 }
 
-// Whether Transfer-Encoding is there; throws unless it says exactly "chunked".
+// Whether Transfer-Encoding is there; throws unless it says exactly
+// "chunked". RFC 9112 section 6.3: chunked not last (or missing) leaves the
+// length unknowable, 400; chunked last after another coding is a coding we
+// do not decode, 501.
 bool transfer_encoding_chunked(const Headers& headers) {
+  bool present = false, last_chunked = false;
   std::size_t chunked = 0;
+  std::string_view other;  // the first coding that is not chunked
   for (const Header& h : headers) {
     if (!iequals(h.name, "transfer-encoding")) continue;
     bool any = false;
     syntax::for_each_element(h.value, [&](std::string_view coding) {
       any = true;
-      if (!iequals(coding, "chunked")) {
-        throw ParseError(501, "Transfer-Encoding " + std::string(coding) + " is not supported");
+      last_chunked = iequals(coding, "chunked");
+      if (last_chunked) {
+        ++chunked;
+      } else if (other.empty()) {
+        other = coding;
       }
-      if (++chunked > 1) throw ParseError(400, "chunked applied more than once");
     });
     if (!any) throw ParseError(400, "an empty Transfer-Encoding");
+    present = true;
   }
-  return chunked == 1;
+  if (!present) return false;
+  if (!last_chunked) throw ParseError(400, "chunked is not the final transfer coding");
+  if (chunked > 1) throw ParseError(400, "chunked applied more than once");
+  if (!other.empty()) {
+    throw ParseError(501, "Transfer-Encoding " + std::string(other) + " is not supported");
+  }
+  return true;
 }
 
 // The framing both kinds of message share once the special cases are out.

@@ -155,9 +155,11 @@ Coro<void> smuggling_body() {
       {"negative chunk", post + "Transfer-Encoding: chunked\r\n\r\n-3\r\nabc\r\n0\r\n\r\n", 400},
       {"0x chunk", post + "Transfer-Encoding: chunked\r\n\r\n0x3\r\nabc\r\n0\r\n\r\n", 400},
       {"huge chunk", post + "Transfer-Encoding: chunked\r\n\r\nfffffffffffffffff1\r\nabc\r\n", 400},
-      // gzip is a coding corio does not decode: 501 (RFC 9112 section 6.1).
-      {"chunked not last", post + "Transfer-Encoding: chunked, gzip\r\n\r\n0\r\n\r\n", 501},
-      {"gzip", post + "Transfer-Encoding: gzip\r\n\r\nabc", 501},
+      // RFC 9112 section 6.3: chunked not last is a 400; a coding before a
+      // final chunked is one corio does not decode, 501.
+      {"chunked not last", post + "Transfer-Encoding: chunked, gzip\r\n\r\n0\r\n\r\n", 400},
+      {"gzip", post + "Transfer-Encoding: gzip\r\n\r\nabc", 400},
+      {"gzip then chunked", post + "Transfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n", 501},
       {"no Host", "GET /hello HTTP/1.1\r\n\r\n", 400},
       {"two Hosts", "GET /hello HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400},
   };
