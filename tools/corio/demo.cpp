@@ -37,6 +37,7 @@ constexpr Section kSections[] = {
     {"Semaphore: 100 tasks, at most 5 at a time", &demo::semaphore_section},
     {"team news: five pages sequentially, with threads, with tasks", &demo::news_section},
     {"MCP: the nba-daily-brief server as a child process, spoken to over stdio", &demo::mcp_section},
+    {"fetch_all_news: five pages at once with the HTTP client, one deadline", &demo::fetch_section},
 };
 constexpr int kSectionCount = static_cast<int>(std::size(kSections));
 
@@ -77,7 +78,7 @@ Command demo_command() {
   return Command{
       "demo",
       "Run the seed programs (gather, create_task, wait_for, shield, cancellation, TaskGroup, "
-      "Lock, to_thread and debug mode, Queue, Semaphore, team news, MCP), narrated",
+      "Lock, to_thread and debug mode, Queue, Semaphore, team news, MCP, HTTP fetch), narrated",
       [opts](Options& o) {
         o.option("--section", opts->section,
                  fmt::format("Run only section N (1-{})", kSectionCount), 1, kSectionCount);

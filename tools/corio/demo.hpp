@@ -89,5 +89,6 @@ corio::Coro<> queue_section(Demo& demo);        // demo_sync.cpp
 corio::Coro<> semaphore_section(Demo& demo);    // demo_sync.cpp
 corio::Coro<> news_section(Demo& demo);         // demo_news.cpp
 corio::Coro<> mcp_section(Demo& demo);          // demo_mcp.cpp
+corio::Coro<> fetch_section(Demo& demo);        // demo_fetch.cpp
 
 }  // namespace corio_cli::demo

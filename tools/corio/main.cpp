@@ -33,6 +33,10 @@ class CliOptions final : public corio_cli::Options {
     CLI::Option* opt = app_.add_option(name, target, help);
     if (required) opt->required();
   }
+  void positionals(const std::string& name, std::vector<std::string>& target,
+                   const std::string& help) override {
+    app_.add_option(name, target, help);
+  }
 
  private:
   CLI::App& app_;
