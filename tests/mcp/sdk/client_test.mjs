@@ -71,10 +71,23 @@ test("invalid arguments are a tool error the model can read", async () => {
   assert.match(r.content[0].text, /target_date/);
 });
 
-test("a tool that fails inside reports isError, and the server lives on", async () => {
+test("a tool that refuses its input reports isError, and the server lives on", async () => {
   const r = await client.callTool({ name: "get_nba_news", arguments: { target_date: "29/11/2026" } });
   assert.equal(r.isError, true);
   assert.deepEqual(await client.ping(), {});
+});
+
+test("a handler that throws is an isError result, not a dead server", async () => {
+  // A second server whose articles directory cannot exist (under a file):
+  // save_article's write throws inside the handler.
+  const broken = new Client({ name: "corio-sdk-test", version: "1.0.0" });
+  await broken.connect(new StdioClientTransport({
+    command: server, args: ["--articles", "/dev/null/articles"], stderr: "ignore" }));
+  const r = await broken.callTool({ name: "save_article", arguments: { title: "t", body_md: "b" } });
+  assert.equal(r.isError, true);
+  assert.match(r.content[0].text, /Tool save_article failed/);
+  assert.deepEqual(await broken.ping(), {});
+  await broken.close();
 });
 
 test("progress notifications arrive for a long call", async () => {
