@@ -68,10 +68,14 @@ void Inflater::feed(std::string_view compressed) {
 
 bool Inflater::has_input() const noexcept { return s_->offset < s_->pending.size(); }
 
+// Output room is added as output comes, kRoomStep at a time: read() bounds a
+// body at 64 MiB, and sizing `out` to the bound allocated and zeroed 64 MiB
+// for every 2 KiB page (TSan made it visible: 0.15 s per request).
+constexpr std::size_t kRoomStep = 64 * 1024;
+
 std::size_t Inflater::inflate(std::string& out, std::size_t max) {
   State& s = *s_;
   const std::size_t before = out.size();
-  out.resize(before + max);
   std::size_t produced = 0;
   while (produced < max && has_input()) {
     if (!s.initialised && !s.start()) break;
@@ -83,8 +87,10 @@ std::size_t Inflater::inflate(std::string& out, std::size_t max) {
     }
     s.z.next_in = reinterpret_cast<Bytef*>(s.pending.data() + s.offset);
     s.z.avail_in = static_cast<uInt>(std::min<std::size_t>(s.pending.size() - s.offset, 1u << 30));
+    const std::size_t room_now = std::min(max - produced, kRoomStep);
+    out.resize(before + produced + room_now);
     s.z.next_out = reinterpret_cast<Bytef*>(out.data() + before + produced);
-    s.z.avail_out = static_cast<uInt>(std::min<std::size_t>(max - produced, 1u << 30));
+    s.z.avail_out = static_cast<uInt>(room_now);
     const uInt room = s.z.avail_out;
     const int rc = ::inflate(&s.z, Z_NO_FLUSH);
     s.offset = static_cast<std::size_t>(reinterpret_cast<char*>(s.z.next_in) - s.pending.data());
