@@ -10,8 +10,9 @@
 // (default 64 KiB) it waits until the buffer is down to the low-water mark
 // (default 16 KiB), as asyncio's pause_writing/resume_writing.
 //
-// Suspends: drain() while the buffer is above the marks; wait_closed()
-// until the transport is closed.
+// Suspends: drain() while the buffer is above the marks; wait_writable()
+// until the buffer is empty or the socket has room; wait_closed() until the
+// transport is closed.
 // Resumed by: the background flusher (as the buffer drains, or when the
 // connection fails or closes).
 //
@@ -44,6 +45,14 @@ class StreamWriter {
   // connection failed with (the reader's too, as asyncio), or
   // std::system_error(ECONNRESET) once the transport is closed.
   Coro<void> drain();
+  // For code that writes to fileno() itself (sendfile(2), splice(2)), which
+  // must neither overtake buffered bytes nor spin on EAGAIN: with bytes
+  // buffered, waits until they are all in the socket (then it has room:
+  // write again); with none, waits until the socket can take more (call it
+  // after such a write came back short or with EAGAIN: readiness is an
+  // edge, a socket with room already would not announce it). One waiter at
+  // a time, and no write() from elsewhere meanwhile. Throws as drain().
+  Coro<void> wait_writable();
 
   bool can_write_eof() const noexcept { return true; }
   // Half-close once the buffer is flushed: the peer reads EOF, this side can

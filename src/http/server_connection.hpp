@@ -120,7 +120,6 @@ class HttpConnection {
   Coro<std::uint64_t> send_stream(Response& resp);
   Coro<void> sendfile_all(int fd, std::uint64_t size);
   Coro<void> copy_file(int fd, std::uint64_t size);
-  Coro<void> wait_write_buffer_empty();
   void log_access(int status, std::uint64_t bytes);
 
   LoopServer& server_;

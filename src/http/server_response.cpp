@@ -56,22 +56,6 @@ bool valid_fields(const Headers& headers) {
 
 bool has_no_body(int status) { return status < 200 || status == 204 || status == 304; }
 
-// The writer's high-water mark set to zero for a scope: drain() then waits
-// until every buffered byte is in the socket.
-class EmptyBufferScope {
- public:
-  explicit EmptyBufferScope(StreamWriter& w) : w_(w), saved_(w.get_write_buffer_limits()) {
-    w_.set_write_buffer_limits(0, 0);
-  }
-  EmptyBufferScope(const EmptyBufferScope&) = delete;
-  EmptyBufferScope& operator=(const EmptyBufferScope&) = delete;
-  ~EmptyBufferScope() { w_.set_write_buffer_limits(saved_.second, saved_.first); }
-
- private:
-  StreamWriter& w_;
-  std::pair<std::size_t, std::size_t> saved_;  // {low, high}
-};
-
 // The StreamResponseWriter a producer writes to.
 class BodyStream final : public StreamResponseWriter {
  public:
@@ -188,14 +172,9 @@ Coro<std::uint64_t> HttpConnection::send_file(Response& resp) {
   co_return file.size();
 }
 
-Coro<void> HttpConnection::wait_write_buffer_empty() {
-  if (writer_.get_write_buffer_size() == 0) co_return;
-  EmptyBufferScope scope(writer_);
-  co_await writer_.drain();
-}
-
 Coro<void> HttpConnection::sendfile_all(int fd, std::uint64_t size) {
-  co_await wait_write_buffer_empty();  // the head first, in order
+  // The head first, in order: sendfile must not overtake buffered bytes.
+  if (writer_.get_write_buffer_size() > 0) co_await writer_.wait_writable();
   off_t offset = 0;
   while (static_cast<std::uint64_t>(offset) < size) {
     const std::uint64_t left = size - static_cast<std::uint64_t>(offset);
@@ -204,13 +183,7 @@ Coro<void> HttpConnection::sendfile_all(int fd, std::uint64_t size) {
     if (n == 0) throw std::system_error(EIO, std::generic_category(), "file shrank while sent");
     if (errno == EINTR) continue;
     if (errno != EAGAIN) throw std::system_error(errno, std::generic_category(), "sendfile");
-    // The socket is full. A stream has no public "wait until writable", so
-    // the writer gets one piece of the file: its flusher waits for the
-    // socket, and once the piece is out the socket has room again.
-    std::string piece = read_piece(fd, static_cast<std::uint64_t>(offset), left);
-    offset += static_cast<off_t>(piece.size());
-    write(piece);
-    co_await wait_write_buffer_empty();
+    co_await writer_.wait_writable();
   }
 }
 

@@ -32,6 +32,7 @@ class Connection {
   Connection(EventLoop& loop, std::unique_ptr<Transport> transport, std::size_t limit)
       : loop(loop), transport(std::move(transport)), limit(limit) {
     resumed.set();
+    flushed.set();
   }
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
@@ -72,6 +73,7 @@ class Connection {
   bool closing = false;  // close() or abort() was called
   std::exception_ptr write_error;
   Event resumed;  // set while not paused
+  Event flushed;  // set while the write buffer is empty
   Event closed_event;
 };
 

@@ -47,6 +47,7 @@ Coro<void> flush_in_background(Ref<Connection> ref) {
     }
   }
   c.wbuf.shrink_if_empty(kKeepWriteBuffer);
+  c.flushed.set();
   c.after_flush();
 }
 
@@ -58,6 +59,23 @@ Coro<void> drain_connection(Ref<Connection> ref) {
   while (c.paused && !c.write_error) co_await c.resumed.wait();
   if (c.write_error) std::rethrow_exception(c.write_error);
   if (c.closed) throw std::system_error(ECONNRESET, std::generic_category(), "Connection lost");
+}
+
+// A failed or closed connection waits for nothing: drain() raises why.
+Coro<void> wait_connection_writable(Ref<Connection> ref) {
+  Connection& c = *ref;
+  if (!c.closed && !c.write_error && !c.wbuf.empty()) {
+    // The flusher is the one task waiting on the socket; it sets the event
+    // as it ends, so we never wait on the socket beside it.
+    co_await c.flushed.wait();
+  } else if (!c.closed && !c.write_error) {
+    try {
+      co_await c.transport->wait_writable();
+    } catch (const std::system_error&) {
+      if (!c.closed) throw;  // else: closed under us (EBADF); drain() says so
+    }
+  }
+  co_await drain_connection(std::move(ref));
 }
 
 // Closes the transport however the goodbye ends: a peer that breaks the
@@ -103,6 +121,7 @@ void Connection::update_pause() noexcept {
 void Connection::fail_write(std::exception_ptr error) noexcept {
   write_error = std::move(error);
   wbuf.clear();
+  flushed.set();
   paused = false;
   resumed.set();
 }
@@ -139,6 +158,7 @@ void Connection::close_transport() noexcept {
   closed = true;
   transport->close();
   wbuf.clear();
+  flushed.set();
   paused = false;
   resumed.set();
   closed_event.set();
@@ -161,11 +181,14 @@ void StreamWriter::write(std::string_view data) {
     if (data.empty()) return;
   }
   c.wbuf.append(data);
+  c.flushed.clear();
   c.update_pause();
   c.start_flusher();
 }
 
 Coro<void> StreamWriter::drain() { return drain_connection(c_); }
+
+Coro<void> StreamWriter::wait_writable() { return wait_connection_writable(c_); }
 
 void StreamWriter::write_eof() {
   Connection& c = *c_;

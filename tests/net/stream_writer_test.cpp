@@ -1,6 +1,7 @@
 // StreamWriter against a raw peer socket: flow control with drain() over
 // 64 MiB, errors from a closed peer, EOF and half-close, flushing on close
-// and when every handle is dropped, write buffer limits, extra info.
+// and when every handle is dropped, write buffer limits, extra info,
+// wait_writable() for writes that bypass the buffer.
 #include "net/net_support.hpp"
 
 namespace corio_net_test {
@@ -185,6 +186,53 @@ Coro<void> abort_drops_the_buffer() {
 }
 
 TEST(StreamWriter, AbortClosesAtOnce) { run_bounded(abort_drops_the_buffer()); }
+
+// Bytes sent on fileno() behind the writer's back (as sendfile does) come
+// after the buffered ones, and EAGAIN waits instead of spinning.
+Coro<void> writes_past_the_buffer() {
+  RawPeer p = co_await connect_to_raw_peer();
+  Received got;
+  Task<void> reader = corio::create_task(slow_reader(&p.peer, &got));
+  constexpr std::size_t kBuffered = 4 << 20, kTotal = 32 << 20;
+  std::string bytes(kTotal, '\0');
+  for (std::size_t i = 0; i < kTotal; ++i) bytes[i] = pattern(i);
+  p.writer.write(std::string_view(bytes).substr(0, kBuffered));
+  EXPECT_GT(p.writer.get_write_buffer_size(), 0u) << "4 MiB should not fit the socket";
+  co_await p.writer.wait_writable();
+  EXPECT_EQ(p.writer.get_write_buffer_size(), 0u) << "the buffered bytes go first";
+  int waits = 0;
+  for (std::size_t off = kBuffered; off < kTotal;) {
+    const ssize_t n = ::send(p.writer.fileno(), bytes.data() + off, kTotal - off, MSG_NOSIGNAL);
+    if (n > 0) {
+      off += static_cast<std::size_t>(n);
+      continue;
+    }
+    EXPECT_TRUE(errno == EAGAIN || errno == EWOULDBLOCK) << "errno " << errno;
+    ++waits;
+    co_await p.writer.wait_writable();
+  }
+  p.writer.close();
+  co_await p.writer.wait_closed();
+  co_await reader;
+  EXPECT_EQ(got.total, kTotal);
+  EXPECT_TRUE(got.in_order);
+  EXPECT_GT(waits, 0) << "the socket never filled: the wait is untested";
+  EXPECT_LT(waits, 100'000) << "woken without room: a spin";
+}
+
+TEST(StreamWriter, WaitWritableOrdersWritesPastTheBuffer) { run_bounded(writes_past_the_buffer(), 120s); }
+
+// A connection that failed has nothing to wait for: wait_writable() raises
+// what drain() raises.
+Coro<void> wait_writable_after_failure() {
+  RawPeer p = co_await connect_to_raw_peer();
+  p.writer.abort();
+  EXPECT_EQ(co_await errno_of(p.writer.wait_writable()), ECONNRESET);
+}
+
+TEST(StreamWriter, WaitWritableRaisesOnAClosedConnection) {
+  run_bounded(wait_writable_after_failure());
+}
 
 }  // namespace
 }  // namespace corio_net_test
