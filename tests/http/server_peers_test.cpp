@@ -1,7 +1,6 @@
 // The server driven by real clients, started by the tests on loopback:
 // curl (keep-alive, chunked upload, 100-continue, HTTP/1.0), Python's
-// http.client, and wrk for a bounded load with zero errors (3 s here; the
-// issue's 10 s run is the benchmark's job, bench/).
+// http.client, and wrk for a bounded 10-second load with zero errors.
 //
 // Each peer runs as a subprocess of the test, on the loop that serves it,
 // with a time bound; a peer that is not installed skips its test
@@ -234,10 +233,10 @@ TEST(HttpServerPeers, CurlOverTls) {
 Coro<void> wrk_body() {
   Server server(quiet());
   co_await start(server);
-  const std::vector<std::string> args = {"-t1", "-c100", "-d3s", url(server, "/hello")};
-  Ran r = co_await run_peer("wrk", args, 30s);
+  const std::vector<std::string> args = {"-t1", "-c100", "-d10s", url(server, "/hello")};
+  Ran r = co_await run_peer("wrk", args, 40s);
   EXPECT_EQ(r.code, 0) << r.err;
-  // "  51634 requests in 3.06s, 7.14MB read"
+  // "  516340 requests in 10.06s, 71.4MB read"
   const std::size_t at = r.out.find(" requests in ");
   CO_ASSERT(at != std::string::npos);
   const std::size_t start = r.out.find_last_of(" \n", at - 1) + 1;
@@ -249,7 +248,7 @@ Coro<void> wrk_body() {
 
 TEST(HttpServerPeers, WrkLoadWithoutErrors) {
   REQUIRE_PROGRAM("wrk");
-  run_bounded(wrk_body(), 60s);
+  run_bounded(wrk_body(), 90s);
 }
 
 }  // namespace
