@@ -32,6 +32,17 @@ std::string base64(std::string_view bytes) {
   return out;
 }
 
+// A resources/list or resources/templates/list entry: the two describe
+// their entries alike, only the locator differs ("uri", "uriTemplate").
+template <class Entry>
+json describe(const char* locator_key, const std::string& locator, const Entry& e) {
+  json j = {{locator_key, locator}, {"name", e.name}};
+  put_if(j, "title", e.title);
+  put_if(j, "description", e.description);
+  put_if(j, "mimeType", e.mime_type);
+  return j;
+}
+
 // uri against a level-1 template ("news://{date}/x"): the variables' values,
 // or nullopt. A variable takes at least one character and never a '/'.
 std::optional<std::map<std::string, std::string>> match_template(std::string_view tmpl,
@@ -178,21 +189,13 @@ void Server::install_resources_and_prompts(Session& s) {
   s.on_request("resources/list", [this](const json& params, const RequestContext&) -> Coro<json> {
     co_return paginate(resources_.size(), page_size, params, "resources", [this](std::size_t i) {
       const Resource& r = resources_[i].resource;
-      json j = {{"uri", r.uri}, {"name", r.name}};
-      put_if(j, "title", r.title);
-      put_if(j, "description", r.description);
-      put_if(j, "mimeType", r.mime_type);
-      return j;
+      return describe("uri", r.uri, r);
     });
   });
   s.on_request("resources/templates/list", [this](const json& params, const RequestContext&) -> Coro<json> {
     co_return paginate(templates_.size(), page_size, params, "resourceTemplates", [this](std::size_t i) {
       const ResourceTemplate& t = templates_[i].tmpl;
-      json j = {{"uriTemplate", t.uri_template}, {"name", t.name}};
-      put_if(j, "title", t.title);
-      put_if(j, "description", t.description);
-      put_if(j, "mimeType", t.mime_type);
-      return j;
+      return describe("uriTemplate", t.uri_template, t);
     });
   });
   s.on_request("resources/read", [this](const json& params, const RequestContext&) -> Coro<json> {
