@@ -1,10 +1,19 @@
-"""The http suite's pure parts, used by bench/run: nginx's config, wrk's report, tables.
+"""The http suite, used by bench/run: hello servers driven by wrk, GET clients against
+nginx, and their tables. See bench/http/README.md for the protocol.
 
-bench/run starts the processes (pinning, ports, rounds); this module only turns text
-into numbers and numbers into tables, so it can be read (and changed) on its own.
-See bench/http/README.md for the protocol.
+The pure parts -- nginx's config, wrk's report, the tables -- need no process and can be
+read (and tried) on their own; run() starts the processes (pinning, ports, rounds).
 """
+import os
 import re
+import subprocess
+import tempfile
+from pathlib import Path
+
+from benchlib import (CPU_UNITS, HERE, PYTHON, ROOT, capacity, corio_subcommand_help,
+                      cpu_cells, cpu_sample, free_loopback_port, log, median_results, num,
+                      peak_rss, pinned, ratio, run_json_lines, server_client_cpus, server_cpu,
+                      show, start_server, stop_server, target_path)
 
 # Server participants in table order, and their table names.
 SERVERS = ["corio", "nginx", "beast", "aiohttp", "aiohttp-uvloop"]
@@ -17,6 +26,12 @@ NAMES = {"corio": "corio", "nginx": "nginx", "beast": "Beast", "aiohttp": "aioht
 SERVER_GOALS = [("nginx", 0.8, False, "within 20% of nginx"), ("beast", 1.0, True, "above Beast"),
                 ("aiohttp", 10.0, False, "10x aiohttp")]
 CLIENT_RATIOS = ["curl", "aiohttp"]
+TARGETS = {"corio": "corio_cli", "beast": "beast_hello", "curl": "curl_multi_get"}
+CORIO_CLIENT_HEADER = ROOT / "include" / "corio" / "http" / "client.hpp"  # corio_get needs it
+NGINX = "/usr/sbin/nginx"
+REQUESTS, CONCURRENCY = 10000, 100  # the client part: GETs, and how many in flight
+# Below this a server's core was waiting for wrk: its requests/s is wrk's, not its own.
+SATURATED_PCT = 90.0
 
 # One worker, no access log, keep-alive left at nginx's defaults (keepalive_timeout 75s,
 # keepalive_requests 1000). Every path nginx writes to is inside the temp dir `prefix`,
@@ -52,15 +67,27 @@ _UNIT_US = {"us": 1.0, "ms": 1e3, "s": 1e6, "m": 6e7}
 
 
 def parse_wrk(text):
-    """wrk --latency's report -> {"rps", "p50", "p99" (us), "errors"}; None without a rate.
+    """wrk --latency's report -> {"rps", "requests", "p50", "p99" (us), "errors"}; None
+    without a rate. requests is the count wrk completed in its run ("N requests in").
 
-    errors counts socket errors (connect, read, write, timeout) and non-2xx/3xx answers."""
+    errors counts socket errors (connect, read, write, timeout) and non-2xx/3xx answers.
+
+    >>> parse_wrk("  Latency Distribution\\n     50%  1.50ms\\n     99%  900.00us\\n"
+    ...           "  171234 requests in 2.00s, 20.74MB read\\n"
+    ...           "  Non-2xx or 3xx responses: 3\\nRequests/sec:  85612.34\\n")
+    {'rps': 85612.34, 'errors': 3, 'p50': 1500.0, 'p99': 900.0, 'requests': 171234}
+    >>> parse_wrk("unable to connect to 127.0.0.1:1 Connection refused\\n") is None
+    True
+    """
     rps = re.search(r"^Requests/sec:\s+([\d.]+)", text, re.M)
     if rps is None:
         return None
     out = {"rps": float(rps.group(1)), "errors": 0}
     for pct, value, unit in re.findall(r"^\s+(50|99)%\s+([\d.]+)(us|ms|s|m)\s*$", text, re.M):
         out["p" + pct] = float(value) * _UNIT_US[unit]
+    count = re.search(r"^\s*(\d+) requests in ", text, re.M)
+    if count:
+        out["requests"] = int(count.group(1))
     sock = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", text)
     if sock:
         out["errors"] += sum(int(n) for n in sock.groups())
@@ -70,40 +97,193 @@ def parse_wrk(text):
     return out
 
 
-def median_results(samples):
-    """{(impl, metric): [result, ...]} -> one result each: the median for rates and
-    latencies, the sum for error counts (an error in any round flags the row)."""
-    out = []
-    for (impl, metric), rs in samples.items():
-        if metric.endswith("_errors"):
-            out.append(dict(rs[0], value=sum(r["value"] for r in rs)))
-        else:
-            out.append(sorted(rs, key=lambda r: r["value"])[len(rs) // 2])
+def targets(impls):
+    """The C/C++ targets the selected participants need."""
+    out = [TARGETS[i] for i in ("corio", "beast", "curl") if i in impls]
+    if "corio" in impls and CORIO_CLIENT_HEADER.exists():
+        out.append("corio_get")
     return out
 
 
-def _show(title, hdr, rows):
-    widths = [max(len(str(x)) for x in col) for col in zip(hdr, *rows)]
-    line = lambda cells: "| " + " | ".join(str(c).ljust(w) for c, w in zip(cells, widths)) + " |"
-    print()
-    print(title)
-    print(line(hdr))
-    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
-    for r in rows:
-        print(line(r))
+def timing(args):
+    """(seconds per wrk run, rounds)."""
+    return (2, 1) if args.quick else (5, 3)
 
 
-def _num(v, digits=0):
-    return "n/a" if v is None else f"{v:,.{digits}f}"
+def server_cmd(impl, port, bdir, built, tmp):
+    """impl's hello server listening on 127.0.0.1:port, or (None, why not)."""
+    if impl == "nginx":
+        if not os.access(NGINX, os.X_OK):
+            return None, f"{NGINX} not installed"
+        (tmp / "nginx.conf").write_text(nginx_conf(tmp, port))
+        return [NGINX, "-p", str(tmp), "-c", "nginx.conf", "-e", str(tmp / "error.log")], ""
+    if impl in ("aiohttp", "aiohttp-uvloop"):
+        cmd = [PYTHON, str(HERE / "http" / "aiohttp_hello.py"), "--port", str(port)]
+        return cmd + (["--uvloop"] if impl == "aiohttp-uvloop" else []), ""
+    target = TARGETS[impl]
+    if target not in built:
+        return None, f"{target} not built"
+    path = target_path(bdir, target)
+    if impl == "beast":
+        return [str(path), "--port", str(port)], ""
+    help_text = corio_subcommand_help(path, "serve")
+    if help_text is None:
+        return None, f"{path} has no `serve --port` yet"
+    # Single loop: the issue's comparison is corio's one loop against nginx's one worker.
+    # No access log, as nginx's and aiohttp's are off.
+    extra = (["--workers", "1"] if "--workers" in help_text else []) + \
+        (["--quiet"] if "--quiet" in help_text else [])
+    return [str(path), "serve", "--port", str(port)] + extra, ""
 
 
-def _ratio(a, b):
-    return "n/a" if a is None or not b else f"{a / b:.2f}x"
+def client_cmd(impl, bdir, built):
+    """impl's GET client (it adds --url/--requests/--concurrency), or (None, why not)."""
+    if impl in ("aiohttp", "aiohttp-uvloop"):
+        cmd = [PYTHON, str(HERE / "http" / "aiohttp_get.py")]
+        return cmd + (["--uvloop"] if impl == "aiohttp-uvloop" else []), ""
+    if impl == "corio" and not CORIO_CLIENT_HEADER.exists():
+        return None, f"{CORIO_CLIENT_HEADER} does not exist yet"
+    target = "corio_get" if impl == "corio" else TARGETS[impl]
+    if target not in built:
+        return None, f"{target} not built"
+    return [str(target_path(bdir, target))], ""
+
+
+def serving_pid(impl, proc):
+    """The process that answers requests: nginx's master forks one worker that does."""
+    if impl == "nginx":
+        try:
+            children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
+        except OSError:
+            children = []
+        if children:
+            return int(children[0])
+    return proc.pid  # taskset execs the server, so proc.pid is the server itself
+
+
+def wrk(url, duration, cpu, latency):
+    """One wrk run (1 thread, 100 connections): parse_wrk's dict, or None."""
+    cmd = ["wrk", "-t1", f"-c{CONCURRENCY}", f"-d{duration}s"] + (["--latency"] if latency else [])
+    cmd = pinned(cmd + [url], cpu)
+    log("+", " ".join(cmd))
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, timeout=duration + 30)
+    except subprocess.TimeoutExpired:
+        log("  wrk timed out")
+        return None
+    report = parse_wrk(p.stdout)
+    if report is None:
+        log(f"  no Requests/sec in wrk's output (exit {p.returncode}):\n{p.stdout}")
+    elif report["errors"]:
+        log(f"  {report['errors']} errors (socket errors or non-2xx answers)")
+    return report
+
+
+def measured_wrk(impl, proc, port, duration, cpu):
+    """A 1 s warm-up, then one measured wrk run with the serving process's CPU sampled
+    just before and after it: {metric: (value, unit)}."""
+    url = f"http://127.0.0.1:{port}/hello"
+    wrk(url, 1, cpu, latency=False)
+    pid = serving_pid(impl, proc)
+    before = cpu_sample(pid)
+    report = wrk(url, duration, cpu, latency=True) or {}
+    after = cpu_sample(pid)
+    units = {"rps": "req/s", "p50": "us", "p99": "us", "errors": "count"}
+    out = {k: (v, units[k]) for k, v in report.items() if k in units}
+    out.update({k: (v, CPU_UNITS[k]) for k, v in server_cpu(before, after, report.get("requests")).items()})
+    return out
+
+
+def server_rounds(servers, duration, rounds, cpu):
+    """wrk against each server in turn, `rounds` times."""
+    samples = {}
+    for _ in range(rounds):
+        for impl, (proc, port) in list(servers.items()):
+            for key, (value, unit) in measured_wrk(impl, proc, port, duration, cpu).items():
+                samples.setdefault((impl, f"http_{key}"), []).append(
+                    {"impl": impl, "metric": f"http_{key}", "value": value, "unit": unit})
+            if proc.poll() is not None:
+                log(f"http: {impl} server exited with {proc.returncode}")
+                del servers[impl]
+    results = median_results(samples)
+    for impl, (proc, _) in servers.items():
+        rss = peak_rss(serving_pid(impl, proc))
+        if rss is not None:
+            results.append({"impl": impl, "metric": "http_peak_rss", "value": rss, "unit": "bytes"})
+    return results
+
+
+def client_rounds(clients, port, rounds, cpu):
+    """Each client's REQUESTS GETs against nginx on port, in turns, `rounds` times."""
+    samples = {}
+    url = f"http://127.0.0.1:{port}/hello"
+    for _ in range(rounds):
+        for cmd in clients:
+            cmd = pinned(cmd + ["--url", url, "--requests", str(REQUESTS),
+                                "--concurrency", str(CONCURRENCY)], cpu)
+            for r in run_json_lines(cmd, timeout=300):
+                samples.setdefault((r["impl"], r["metric"]), []).append(r)
+    return median_results(samples)
+
+
+def run(args, impls, bdir, built):
+    """The server part, then the client part, against servers that all run at once on
+    core 0, each on its own port (idle ones cost nothing), as in the echo suite: the load
+    (wrk, then each client) on core 1 takes them in turns, round after round, and each
+    metric is the median over rounds. nginx also runs, as the clients' server, when only
+    clients are selected. Returns (server results, client results)."""
+    server_core, load_core = server_client_cpus(args)
+    duration, rounds = timing(args)
+    wanted = [i for i in SERVERS if i in impls]
+    clients = []
+    for impl in (i for i in CLIENTS if i in impls):
+        cmd, why = client_cmd(impl, bdir, built)
+        if cmd is None:
+            log(f"http: skipping the {impl} client: {why}")
+        else:
+            clients.append(cmd)
+    if clients and "nginx" not in wanted:
+        wanted.append("nginx")
+    servers = {}  # impl -> (proc, port)
+    with tempfile.TemporaryDirectory(prefix="corio-bench-nginx-") as tmp:
+        try:
+            for impl in wanted:
+                port = free_loopback_port()
+                cmd, why = server_cmd(impl, port, bdir, built, Path(tmp))
+                if cmd is None:
+                    log(f"http: skipping the {impl} server: {why}")
+                    continue
+                proc = start_server(cmd, port, server_core, "http", impl)
+                if proc is not None:
+                    servers[impl] = (proc, port)
+            measured = {i: s for i, s in servers.items() if i in impls}
+            server_results = server_rounds(measured, duration, rounds, load_core)
+            if clients and "nginx" not in servers:
+                log("http: nginx is not running: no client part")
+            if not clients or "nginx" not in servers:
+                return server_results, []
+            return server_results, client_rounds(clients, servers["nginx"][1], rounds, load_core)
+        finally:
+            for proc, _ in servers.values():
+                stop_server(proc)
+
+
+def tables(server_results, client_results, args):
+    duration, rounds = timing(args)
+    server_tables(server_results, duration, rounds)
+    client_tables(client_results, REQUESTS, CONCURRENCY, rounds)
 
 
 def _rate_cell(val, impl, prefix):
     rate, errors = val.get((impl, prefix + "rps")), val.get((impl, prefix + "errors"))
-    return _num(rate) + (f" ({errors:.0f} errors!)" if errors else "")
+    return num(rate) + (f" ({errors:.0f} errors!)" if errors else "")
+
+
+def _verdict(corio, peer, bound, strict):
+    if corio is None or not peer:
+        return "n/a"
+    r = corio / peer
+    return "PASS" if r > bound or (r == bound and not strict) else "FAIL"
 
 
 def server_tables(results, duration, rounds):
@@ -112,35 +292,54 @@ def server_tables(results, duration, rounds):
     if not impls:
         print("\nHTTP server: no participant ran.")
         return
-    peers = [p for p, _, _, _ in SERVER_GOALS if "corio" in impls and p in impls]
-    corio = val.get(("corio", "http_rps"))
+    rps = {i: val[(i, "http_rps")] for i in impls}
+    cpu = {i: (val.get((i, "http_cpu_user_us")), val.get((i, "http_cpu_sys_us"))) for i in impls}
+    cap = {i: capacity(*cpu[i]) for i in impls}
+    corio = "corio" in impls
 
-    def rss(impl):
-        v = val.get((impl, "http_peak_rss"))
-        return "n/a" if v is None else f"{v / 2**20:.1f}"
+    def vs_corio(values, impl):
+        return "" if impl == "corio" else ratio(values["corio"], values[impl])
 
-    rows = [[NAMES[i], _rate_cell(val, i, "http_"), _num(val.get((i, "http_p50"))),
-             _num(val.get((i, "http_p99"))), rss(i)] +
-            (["" if i == "corio" else _ratio(corio, val[(i, "http_rps")])] if corio else [])
-            for i in impls]
-    _show(f"HTTP server: wrk -t1 -c100 -d{duration:g}s GET /hello, median of {rounds} round(s)",
-          ["server", "requests/s", "p50 (us)", "p99 (us)", "peak RSS (MiB)"] +
-          (["corio/server"] if corio else []), rows)
-    if peers:
-        def verdict(peer, bound, strict):
-            if not val[(peer, "http_rps")]:
-                return "n/a"
-            r = corio / val[(peer, "http_rps")]
-            return "PASS" if r > bound or (r == bound and not strict) else "FAIL"
+    def row(i):
+        rss = val.get((i, "http_peak_rss"))
+        cells = [NAMES[i], _rate_cell(val, i, "http_"), num(val.get((i, "http_p50"))),
+                 num(val.get((i, "http_p99")))] + cpu_cells(*cpu[i], val.get((i, "http_busy_pct")))
+        cells.append("n/a" if rss is None else f"{rss / 2**20:.1f}")
+        return cells + ([vs_corio(rps, i)] if corio else [])
 
-        goals = [[f"corio/{NAMES[p]}", _ratio(corio, val[(p, "http_rps")]),
-                  f"{'>' if strict else '>='} {g:g}x ({why})", verdict(p, g, strict)]
-                 for p, g, strict, why in SERVER_GOALS if p in peers]
-        _show("HTTP server goals (issue 5)", ["ratio", "measured", "goal", "verdict"], goals)
+    show(f"HTTP server: wrk -t1 -c100 -d{duration:g}s GET /hello, median of {rounds} round(s)",
+         ["server", "requests/s", "p50 (us)", "p99 (us)", "server CPU µs/req (user+sys)", "busy %",
+          "peak RSS (MiB)"] + (["corio/server"] if corio else []), [row(i) for i in impls])
+    show("HTTP server capacity: requests per server CPU-second (1e6 / CPU µs per request)",
+         ["server", "requests/CPU-s"] + (["corio/server"] if corio else []),
+         [[NAMES[i], num(cap[i])] + ([vs_corio(cap, i)] if corio else []) for i in impls])
+    goals = [[f"corio/{NAMES[p]}", f"{'>' if strict else '>='} {g:g}x ({why})",
+              ratio(rps["corio"], rps[p]), _verdict(rps["corio"], rps[p], g, strict),
+              ratio(cap["corio"], cap[p]), _verdict(cap["corio"], cap[p], g, strict)]
+             for p, g, strict, why in SERVER_GOALS if corio and p in impls]
+    if goals:
+        show("HTTP server goals (issue 5), on throughput and on capacity",
+             ["ratio", "goal", "requests/s", "verdict", "requests/CPU-s", "verdict"], goals)
+    server_footnotes(val, impls)
+
+
+def server_footnotes(val, impls):
     print()
-    print("Ratios > 1 mean corio serves more requests per second. Servers on core 0 (one thread, "
-          "one loop; nginx: 1 worker), wrk on core 1, loopback, keep-alive; p50/p99 from wrk "
-          "--latency. Peak RSS: VmHWM of the serving process (nginx: its worker).")
+    print("Ratios > 1 mean corio serves more requests per second (per CPU-second). Servers on "
+          "core 0 (one thread, one loop; nginx: 1 worker), wrk on core 1, loopback, keep-alive; "
+          "p50/p99 from wrk --latency. Peak RSS: VmHWM of the serving process (nginx: its worker).")
+    print("Server CPU: utime + stime of the serving process (/proc/PID/stat) just before and "
+          "after each measured wrk run, over wrk's request count; busy % = that CPU time over "
+          "the run's wall time. Capacity matters here: one wrk thread saturates near 70-100k "
+          "req/s on this machine, so a server whose core is not ~100% busy is waiting for wrk, "
+          "its requests/s is wrk's limit and throughput ratios shrink toward 1; requests per "
+          "CPU-second is what its core could serve on its own.")
+    waiting = [NAMES[i] for i in impls
+               if (i, "http_busy_pct") in val and val[(i, "http_busy_pct")] < SATURATED_PCT]
+    if waiting:
+        print(f"Below {SATURATED_PCT:g}% busy (waiting for wrk, or sharing core 0 with other "
+              f"work on a busy machine; judge them on capacity): "
+              f"{', '.join(waiting)}.")
     if any(val.get((i, "http_errors")) for i in impls):
         print("A row marked 'errors!' had socket errors or non-2xx answers: its rate is suspect.")
     if "corio" not in impls:
@@ -155,12 +354,12 @@ def client_tables(results, requests, concurrency, rounds):
         return
     corio = val.get(("corio", "http_client_rps"))
     peers = [p for p in CLIENT_RATIOS if "corio" in impls and p in impls]
-    rows = [[NAMES[i], _rate_cell(val, i, "http_client_"), _num(val.get((i, "http_client_connects")))] +
-            [_ratio(corio, val[(p, "http_client_rps")]) if i == "corio" else "" for p in peers]
+    rows = [[NAMES[i], _rate_cell(val, i, "http_client_"), num(val.get((i, "http_client_connects")))] +
+            [ratio(corio, val[(p, "http_client_rps")]) if i == "corio" else "" for p in peers]
             for i in impls]
-    _show(f"HTTP client: {requests:,} GETs, {concurrency} in flight, against nginx "
-          f"(median of {rounds} round(s))",
-          ["client", "requests/s", "TCP connects"] + [f"corio/{NAMES[p]}" for p in peers], rows)
+    show(f"HTTP client: {requests:,} GETs, {concurrency} in flight, against nginx "
+         f"(median of {rounds} round(s))",
+         ["client", "requests/s", "TCP connects"] + [f"corio/{NAMES[p]}" for p in peers], rows)
     print()
     print("Ratios > 1 mean corio's ClientSession fetches faster. nginx (1 worker) on core 0, "
           "client on core 1; keep-alive pools of at most 100 connections; bodies read whole. "
