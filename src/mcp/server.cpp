@@ -64,30 +64,34 @@ Coro<void> Server::run_stdio() {
 
 Coro<void> Server::run(Transport& transport) {
   Session session(transport);
-  install(session);
+  Peer peer;
+  install(session, peer);
   co_await session.run();
 }
 
-json Server::initialize(const json& params, Session& session) {
+bool Server::supports_protocol_version(std::string_view version) noexcept {
+  return std::find(kSupportedVersions.begin(), kSupportedVersions.end(), version) !=
+         kSupportedVersions.end();
+}
+
+json Server::initialize(const json& params, Session& session, Peer& peer) {
   const auto asked = params.is_object() ? params.value("protocolVersion", std::string()) : std::string();
-  const bool known = std::find(kSupportedVersions.begin(), kSupportedVersions.end(), asked) !=
-                     kSupportedVersions.end();
-  protocol_version_ = known ? asked : kLatestProtocolVersion;
-  session.accept_batches(allows_batches(protocol_version_));
+  peer.protocol_version = supports_protocol_version(asked) ? asked : kLatestProtocolVersion;
+  session.accept_batches(allows_batches(peer.protocol_version));
   json caps = {{"logging", json::object()}};
   if (!tools_.empty()) caps["tools"] = {{"listChanged", false}};
   if (!resources_.empty() || !templates_.empty()) {
     caps["resources"] = {{"subscribe", false}, {"listChanged", false}};
   }
   if (!prompts_.empty()) caps["prompts"] = {{"listChanged", false}};
-  json result = {{"protocolVersion", protocol_version_},
+  json result = {{"protocolVersion", peer.protocol_version},
                  {"capabilities", std::move(caps)},
                  {"serverInfo", {{"name", name_}, {"version", version_}}}};
   put_if(result, "instructions", instructions_);
   return result;
 }
 
-Coro<json> Server::call_tool(const json& params, const RequestContext& rc) {
+Coro<json> Server::call_tool(const json& params, const RequestContext& rc, LogLevel min_level) {
   const std::string name = string_param(params, "name");
   const auto entry = std::find_if(tools_.begin(), tools_.end(),
                                   [&](const ToolEntry& e) { return e.tool.name == name; });
@@ -101,7 +105,7 @@ Coro<json> Server::call_tool(const json& params, const RequestContext& rc) {
     for (const std::string& p : problems) text += "\n  " + p;
     co_return ToolResult::error(std::move(text)).to_json();
   }
-  Context ctx(*this, rc);
+  Context ctx(rc, min_level);
   std::string failure;
   try {
     ToolResult r = co_await entry->handler(args, ctx);
@@ -114,27 +118,27 @@ Coro<json> Server::call_tool(const json& params, const RequestContext& rc) {
   co_return ToolResult::error("Tool " + name + " failed: " + failure).to_json();
 }
 
-void Server::install(Session& s) {
-  s.on_request("initialize", [this, &s](const json& params, const RequestContext&) -> Coro<json> {
-    co_return initialize(params, s);
+void Server::install(Session& s, Peer& peer) {
+  s.on_request("initialize", [this, &s, &peer](const json& params, const RequestContext&) -> Coro<json> {
+    co_return initialize(params, s, peer);
   });
   s.on_notification("notifications/initialized", [](const json&) {});
   s.on_notification("notifications/cancelled", [&s](const json& params) {
     if (params.is_object() && params.contains("requestId")) s.cancel_request(params["requestId"]);
   });
   s.on_request("ping", [](const json&, const RequestContext&) -> Coro<json> { co_return json::object(); });
-  s.on_request("logging/setLevel", [this](const json& params, const RequestContext&) -> Coro<json> {
+  s.on_request("logging/setLevel", [&peer](const json& params, const RequestContext&) -> Coro<json> {
     const auto level = log_level_from_string(string_param(params, "level"));
     if (!level) throw RpcError(error_code::invalid_params, "unknown log level");
-    min_log_level_ = *level;
+    peer.min_log_level = *level;
     co_return json::object();
   });
   s.on_request("tools/list", [this](const json& params, const RequestContext&) -> Coro<json> {
     co_return paginate(tools_.size(), page_size, params, "tools",
                        [this](std::size_t i) { return tool_json(tools_[i].tool); });
   });
-  s.on_request("tools/call", [this](const json& params, const RequestContext& rc) -> Coro<json> {
-    co_return co_await call_tool(params, rc);
+  s.on_request("tools/call", [this, &peer](const json& params, const RequestContext& rc) -> Coro<json> {
+    co_return co_await call_tool(params, rc, peer.min_log_level);
   });
   install_resources_and_prompts(s);
 }

@@ -100,14 +100,14 @@ Coro<void> Context::report_progress(double progress, std::optional<double> total
   json params = {{"progressToken", request_.progress_token}, {"progress", progress}};
   if (total) params["total"] = *total;
   put_if(params, "message", message);
-  co_await request_.session.notify("notifications/progress", std::move(params));
+  co_await request_.session.notify("notifications/progress", std::move(params), request_.id);
 }
 
 Coro<void> Context::log(LogLevel level, json data, std::string logger) {
-  if (level < server_.min_log_level_) co_return;
+  if (level < min_level_) co_return;
   json params = {{"level", to_string(level)}, {"data", std::move(data)}};
   put_if(params, "logger", logger);
-  co_await request_.session.notify("notifications/message", std::move(params));
+  co_await request_.session.notify("notifications/message", std::move(params), request_.id);
 }
 
 ToolResult ToolResult::text(std::string text) {

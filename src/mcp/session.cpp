@@ -39,14 +39,14 @@ void Session::on_notification(std::string method, NotificationHandler handler) {
   notifications_[std::move(method)] = std::move(handler);
 }
 
-Coro<void> Session::send(const json& message) {
+Coro<void> Session::send(const json& message, const json& related_request) {
   // error_handler_t::replace: a handler's string with invalid UTF-8 must
   // not make the answer itself unsendable.
-  co_await transport_.send(message.dump(-1, ' ', false, json::error_handler_t::replace));
+  co_await transport_.send(message.dump(-1, ' ', false, json::error_handler_t::replace), related_request);
 }
 
-Coro<void> Session::notify(std::string_view method, json params) {
-  co_await send(make_notification(method, std::move(params)));
+Coro<void> Session::notify(std::string_view method, json params, const json& related_request) {
+  co_await send(make_notification(method, std::move(params)), related_request);
 }
 
 Coro<json> Session::request(std::string_view method, json params) {
@@ -104,19 +104,31 @@ bool Session::cancel_request(const json& id) {
 
 Coro<void> Session::run() {
   idle_.set();
+  std::exception_ptr stopped;  // cancelled, or the transport failed
   try {
     while (std::optional<Received> in = co_await transport_.receive()) {
       co_await dispatch(*in);
     }
-    fail_awaiting();  // no answer can come any more
-    while (!running_.empty()) {
-      idle_.clear();
-      co_await idle_.wait();
-    }
   } catch (...) {
-    fail_awaiting();
-    for (auto& [id, task] : running_) task.cancel();
-    throw;
+    stopped = std::current_exception();
+  }
+  fail_awaiting();  // no answer can come any more
+  if (stopped) {
+    // The request tasks refer to this session: they end before run() does.
+    co_await cancel_running();
+    std::rethrow_exception(stopped);
+  }
+  while (!running_.empty()) {
+    idle_.clear();
+    co_await idle_.wait();
+  }
+}
+
+Coro<void> Session::cancel_running() {
+  for (auto& [id, task] : running_) task.cancel();
+  while (!running_.empty()) {
+    idle_.clear();
+    co_await idle_.wait();
   }
 }
 
@@ -165,13 +177,15 @@ Coro<void> Session::serve_request(Message m, std::string key) {
   struct Forget {  // however the request ends, it is no longer running
     Session& s;
     std::string key;
+    json id;
     ~Forget() {
       s.running_.erase(key);
       if (s.running_.empty()) s.idle_.set();
+      s.transport_.request_done(id);
     }
-  } forget{*this, std::move(key)};
+  } forget{*this, std::move(key), m.id};
   json reply = co_await answer(std::move(m));
-  if (!reply.is_null()) co_await send(reply);
+  if (!reply.is_null()) co_await send(reply, forget.id);
 }
 
 Coro<json> Session::answer(Message m) {

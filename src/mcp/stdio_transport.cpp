@@ -68,7 +68,7 @@ Coro<std::optional<Received>> StdioTransport::receive() {
   }
 }
 
-Coro<void> StdioTransport::send(std::string_view message) {
+Coro<void> StdioTransport::send(std::string_view message, const json& /*related_request*/) {
   // One write() per message: the writer queues it whole, so messages from
   // different tasks never interleave, and a short message costs one syscall.
   std::string framed;

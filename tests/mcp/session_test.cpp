@@ -145,6 +145,38 @@ Coro<void> cancelled_request_gets_no_answer() {
 
 TEST(Session, ACancelledRequestStopsAndGetsNoAnswer) { run_test(cancelled_request_gets_no_answer()); }
 
+// The request tasks refer to their session: a cancelled run() ends only
+// after they have, so the session can be destroyed right after it.
+Coro<void> cancelled_run_ends_its_requests_first() {
+  Harness h;
+  Session session(h.transport);
+  bool unwound = false;
+  session.on_request("forever", [&](const json&, const RequestContext&) -> Coro<json> {
+    struct Flag {
+      bool& b;
+      ~Flag() { b = true; }
+    } flag{unwound};
+    co_await corio::sleep(1h);
+    co_return nullptr;
+  });
+  corio::Task<void> server = corio::create_task(session.run());
+  h.send(R"({"jsonrpc": "2.0", "id": 1, "method": "forever"})");
+  for (int i = 0; i < 1000 && session.in_flight() == 0; ++i) co_await corio::sleep(1ms);
+  CO_ASSERT(session.in_flight() == 1u);
+  server.cancel();
+  bool cancelled = false;
+  try {
+    co_await server;
+  } catch (const corio::CancelledError&) {
+    cancelled = true;
+  }
+  EXPECT_TRUE(cancelled);
+  EXPECT_TRUE(unwound) << "run() ended before its request did";
+  EXPECT_EQ(session.in_flight(), 0u);
+}
+
+TEST(Session, ACancelledRunEndsItsRequestsFirst) { run_test(cancelled_run_ends_its_requests_first()); }
+
 Coro<void> batches_when_accepted() {
   Harness h;
   Session session(h.transport);

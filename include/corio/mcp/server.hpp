@@ -52,13 +52,12 @@ enum class LogLevel { debug, info, notice, warning, error, critical, alert, emer
 const char* to_string(LogLevel level) noexcept;
 std::optional<LogLevel> log_level_from_string(std::string_view name) noexcept;
 
-class Server;
-
 // What a tool handler can do besides returning: report progress and log to
 // the client. Valid during the call it was made for.
 class Context {
  public:
-  Context(Server& server, const RequestContext& request) : server_(server), request_(request) {}
+  // min_level: what the client set with logging/setLevel.
+  Context(const RequestContext& request, LogLevel min_level) : request_(request), min_level_(min_level) {}
   const json& request_id() const noexcept { return request_.id; }
   // notifications/progress, if the client asked for progress on this call
   // (params._meta.progressToken); nothing otherwise. progress must grow.
@@ -73,8 +72,8 @@ class Context {
   Coro<void> error(std::string text) { return log(LogLevel::error, std::move(text)); }
 
  private:
-  Server& server_;
   const RequestContext& request_;
+  LogLevel min_level_;
 };
 
 struct ToolResult {
@@ -159,16 +158,24 @@ class Server {
   void add_prompt(Prompt prompt, PromptHandler handler);
   std::size_t page_size = 100;
 
-  // Serves one client over transport until it closes its side.
+  // Serves one client over transport until it closes its side. Clients on
+  // several transports at once are served independently (each negotiates
+  // its own revision and log level).
   Coro<void> run(Transport& transport);
   // Serves over this process's stdin and stdout: the whole of an MCP
   // server's main. Logs go to stderr; stdout carries only the protocol.
   Coro<void> run_stdio();
 
-  const std::string& protocol_version() const noexcept { return protocol_version_; }
+  // One of the revisions this server speaks (the HTTP transport checks the
+  // MCP-Protocol-Version header with it).
+  static bool supports_protocol_version(std::string_view version) noexcept;
 
  private:
-  friend class Context;
+  // What one client negotiated.
+  struct Peer {
+    std::string protocol_version;
+    LogLevel min_log_level = LogLevel::info;
+  };
   struct ToolEntry {
     Tool tool;
     ToolHandler handler;
@@ -185,9 +192,9 @@ class Server {
     Prompt prompt;
     PromptHandler handler;
   };
-  void install(Session& session);
-  json initialize(const json& params, Session& session);
-  Coro<json> call_tool(const json& params, const RequestContext& rc);
+  void install(Session& session, Peer& peer);
+  json initialize(const json& params, Session& session, Peer& peer);
+  Coro<json> call_tool(const json& params, const RequestContext& rc, LogLevel min_level);
   Coro<json> read_resource(const json& params);
   Coro<json> get_prompt(const json& params);
   void install_resources_and_prompts(Session& session);
@@ -197,8 +204,6 @@ class Server {
   std::vector<ResourceEntry> resources_;
   std::vector<TemplateEntry> templates_;
   std::vector<PromptEntry> prompts_;
-  std::string protocol_version_;
-  LogLevel min_log_level_ = LogLevel::info;
 };
 
 }  // namespace corio::mcp

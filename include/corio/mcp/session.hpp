@@ -68,8 +68,11 @@ class Session {
   void on_notification(std::string method, NotificationHandler handler);
   void accept_batches(bool yes) noexcept { accept_batches_ = yes; }
 
-  // Sends a notification to the peer (progress, log messages, ...).
-  Coro<void> notify(std::string_view method, json params = nullptr);
+  // Sends a notification to the peer (progress, log messages, ...);
+  // related_request: the peer's request it is sent while serving, if any
+  // (Transport::send).
+  Coro<void> notify(std::string_view method, json params = nullptr,
+                    const json& related_request = nullptr);
   // Sends a request and waits for its answer: the result, or the peer's
   // error as an RpcError. Needs run() going (it reads the answer). If the
   // peer closes first, RpcError(internal_error, "connection closed").
@@ -81,7 +84,7 @@ class Session {
 
   // Reads and dispatches until the peer closes its side, then waits for the
   // requests still running (their answers go out). Cancelling run()
-  // cancels them.
+  // cancels them, and run() ends once they have.
   Coro<void> run();
 
  private:
@@ -89,10 +92,12 @@ class Session {
   Coro<void> dispatch_batch(json batch);
   void start_request(Message m);
   Coro<void> serve_request(Message m, std::string key);
+  // Cancels the requests still running and waits until they have ended.
+  Coro<void> cancel_running();
   // The answer to one message: a response or an error; null for a
   // notification or a request cancelled through cancel_request().
   Coro<json> answer(Message m);
-  Coro<void> send(const json& message);
+  Coro<void> send(const json& message, const json& related_request = nullptr);
   void deliver(Message answer);
   void fail_awaiting() noexcept;
 

@@ -3,8 +3,8 @@
 // embedded newlines, stdin in and stdout out.
 //
 // Keeping this an interface lets the Streamable HTTP transport (one POST
-// per message, answers as JSON or an SSE stream) plug into the same
-// session later.
+// per message, answers as JSON or an SSE stream; streamable_http.hpp) plug
+// into the same session.
 //
 // Suspends: receive() until a whole line (or EOF) arrives; send() while the
 // output pipe is full. Resumed by: the loop (the pipes' readiness).
@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include <corio/coro.hpp>
+#include <corio/mcp/jsonrpc.hpp>
 #include <corio/stream_reader.hpp>
 #include <corio/stream_writer.hpp>
 
@@ -34,8 +35,16 @@ class Transport {
   // The next message, or nullopt once the peer closed its side.
   virtual Coro<std::optional<Received>> receive() = 0;
   // One message, framed as the transport frames them. Messages sent from
-  // different tasks never interleave.
-  virtual Coro<void> send(std::string_view message) = 0;
+  // different tasks never interleave. related_request: the id of the
+  // peer's request this message answers or is sent while serving
+  // (progress, log messages); null for none. Streamable HTTP carries each
+  // request's traffic on that request's own response stream and routes by
+  // it; stdio has one pipe and ignores it.
+  virtual Coro<void> send(std::string_view message, const json& related_request) = 0;
+  // The peer's request with this id is over: answered (the answer went
+  // through send()) or cancelled (no answer, as MCP asks). A stream kept
+  // for it can end.
+  virtual void request_done(const json& /*id*/) noexcept {}
 };
 
 inline constexpr std::size_t kDefaultMaxMessage = 4 * 1024 * 1024;
@@ -49,7 +58,7 @@ class StdioTransport final : public Transport {
   static StdioTransport open(std::size_t max_message = kDefaultMaxMessage);
 
   Coro<std::optional<Received>> receive() override;
-  Coro<void> send(std::string_view message) override;
+  Coro<void> send(std::string_view message, const json& related_request) override;
 
  private:
   Coro<std::optional<std::string>> read_line_within_limit();
