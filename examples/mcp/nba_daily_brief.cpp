@@ -1,4 +1,5 @@
-// The seed's MCP server, for real: "nba-daily-brief" over stdio.
+// The seed's MCP server, for real: "nba-daily-brief" over stdio, or over
+// Streamable HTTP with --http.
 //
 // The Python original (the mcp SDK):
 //
@@ -23,8 +24,10 @@
 //   save_article(title, body_md) writes <articles>/<title>.md; a title that is
 //                               not a plain file name (../../x) is refused
 //
-// Usage: example_nba_daily_brief [--news FILE] [--articles DIR]
-// stdout carries only the protocol; the server logs to stderr.
+// Usage: example_nba_daily_brief [--news FILE] [--articles DIR] [--http PORT]
+// stdout carries only the protocol; the server logs to stderr. --http serves
+// http://127.0.0.1:PORT/mcp instead (PORT 0: any free port, said on stderr)
+// until Ctrl-C.
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -36,7 +39,9 @@
 #include <string>
 
 #include <corio/corio.hpp>
+#include <corio/http/server.hpp>
 #include <corio/mcp/server.hpp>
+#include <corio/mcp/streamable_http.hpp>
 
 using corio::Coro;
 using corio::mcp::Context;
@@ -50,6 +55,7 @@ namespace {
 struct Config {
   fs::path news = CORIO_EXAMPLE_NBA_NEWS;  // set by examples/mcp/CMakeLists.txt
   fs::path articles = "articles";
+  std::optional<std::uint16_t> http_port;
 };
 
 std::string today() {
@@ -163,12 +169,25 @@ Config parse_args(int argc, char** argv) {
       cfg.news = argv[i + 1];
     } else if (flag == "--articles") {
       cfg.articles = argv[i + 1];
+    } else if (flag == "--http") {
+      cfg.http_port = static_cast<std::uint16_t>(std::stoul(argv[i + 1]));
     } else {
-      std::fprintf(stderr, "usage: %s [--news FILE] [--articles DIR]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--news FILE] [--articles DIR] [--http PORT]\n", argv[0]);
       std::exit(2);
     }
   }
   return cfg;
+}
+
+// corio::mcp::serve_streamable_http(server, host, port) is the one-line
+// form; spelled out here to say the port chosen for --http 0.
+corio::Coro<void> serve_http(corio::mcp::Server& server, std::uint16_t port) {
+  corio::http::Server http;
+  corio::mcp::StreamableHttp endpoint(server);
+  endpoint.mount(http);
+  co_await http.start("127.0.0.1", port);
+  std::fprintf(stderr, "nba-daily-brief: serving MCP on http://127.0.0.1:%u/mcp\n", http.port());
+  co_await http.serve_forever();
 }
 
 }  // namespace
@@ -190,6 +209,10 @@ int main(int argc, char** argv) {
                     "required": ["title", "body_md"]
                   })"),
                   [&cfg](const json& args, Context& ctx) { return save_article(cfg, args, ctx); });
+  if (cfg.http_port) {
+    corio::run(serve_http(server, *cfg.http_port));
+    return 0;
+  }
   std::fprintf(stderr, "nba-daily-brief: serving MCP on stdio (news: %s)\n", cfg.news.c_str());
   corio::run(server.run_stdio());
 }

@@ -1,6 +1,6 @@
 // The mcp layer in one include: JSON-RPC sessions, the MCP server and
-// client, the stdio transport (corio/corio.hpp leaves them out: they bring
-// nlohmann/json.hpp with them).
+// client, the stdio and Streamable HTTP transports (corio/corio.hpp leaves
+// them out: they bring nlohmann/json.hpp with them).
 #pragma once
 
 #include <corio/mcp/client.hpp>
@@ -8,4 +8,5 @@
 #include <corio/mcp/schema.hpp>
 #include <corio/mcp/server.hpp>
 #include <corio/mcp/session.hpp>
+#include <corio/mcp/streamable_http.hpp>
 #include <corio/mcp/transport.hpp>

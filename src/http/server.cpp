@@ -148,6 +148,8 @@ Server::Server(ServerOptions options) : shared_(std::make_shared<detail::ServerS
   shared_->options = std::move(options);
 }
 
+const ServerOptions& Server::options() const noexcept { return shared_->options; }
+
 Server::~Server() {
   if (workers_) workers_->stop_now();
   if (main_) main_->close();

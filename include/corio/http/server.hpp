@@ -116,6 +116,8 @@ class Server {
   // answers, which have no handler, run none).
   void use(Middleware middleware);
 
+  const ServerOptions& options() const noexcept;
+
   // Binds and starts accepting (port 0: any free one, see port()).
   Coro<void> start(std::string host, std::uint16_t port);
   std::uint16_t port() const noexcept;

@@ -1,10 +1,15 @@
-// The official MCP TypeScript SDK (Client + StdioClientTransport) drives
-// corio's example server, as Claude Desktop or any MCP host would.
+// The official MCP TypeScript SDK (Client + StdioClientTransport, or
+// StreamableHTTPClientTransport) drives corio's example server, as Claude
+// Desktop or any MCP host would.
 //
-//   node client_test.mjs SERVER [ARTICLES_DIR]   (default: a fresh temporary directory)
+//   node client_test.mjs SERVER [stdio|http]   (stdio by default)
+//
+// http: the server runs with --http 0 and says its URL on stderr; the same
+// checks run over Streamable HTTP, plus the session's own (DELETE, 404).
 //
 // Each check is a node:test test; a failure exits non-zero (CTest sees it).
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,23 +17,52 @@ import { after, before, test } from "node:test";
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 
-const [server, articlesArg] = process.argv.slice(2);
-const articles = articlesArg ?? mkdtempSync(join(tmpdir(), "corio-articles-"));
+const [server, mode = "stdio"] = process.argv.slice(2);
+const articles = mkdtempSync(join(tmpdir(), "corio-articles-"));
 const day = { target_date: "2026-11-29" };  // four headlines in the shipped news file
+const children = [];
 let client;
 const logs = [];
 
+// The server started with --http 0: its URL, once its stderr says it.
+function startHttpServer(args) {
+  const child = spawn(server, [...args, "--http", "0"], { stdio: ["ignore", "ignore", "pipe"] });
+  children.push(child);
+  return new Promise((resolve, reject) => {
+    let said = "";
+    child.stderr.on("data", (chunk) => {
+      said += chunk;
+      const m = said.match(/serving MCP on (http:\/\/\S+)/);
+      if (m) resolve(new URL(m[1]));
+    });
+    child.on("exit", (code) => reject(new Error(`server exited (${code}) before listening: ${said}`)));
+  });
+}
+
+// A connected client for a server started with args, over this run's transport.
+async function connectClient(args) {
+  const c = new Client({ name: "corio-sdk-test", version: "1.0.0" });
+  if (mode === "http") {
+    c.url = await startHttpServer(args);  // for the checks that speak HTTP themselves
+    await c.connect(new StreamableHTTPClientTransport(c.url));
+  } else {
+    await c.connect(new StdioClientTransport({ command: server, args, stderr: "ignore" }));
+  }
+  return c;
+}
+
 before(async () => {
-  client = new Client({ name: "corio-sdk-test", version: "1.0.0" });
+  client = await connectClient(["--articles", articles]);
   client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => logs.push(n.params));
-  await client.connect(new StdioClientTransport({ command: server, args: ["--articles", articles], stderr: "ignore" }));
 });
 
 after(async () => {
   await client.close();
-  if (!articlesArg) rmSync(articles, { recursive: true, force: true });
+  for (const child of children) child.kill("SIGINT");
+  rmSync(articles, { recursive: true, force: true });
 });
 
 test("initialize negotiates the SDK's revision and names the server", () => {
@@ -80,9 +114,7 @@ test("a tool that refuses its input reports isError, and the server lives on", a
 test("a handler that throws is an isError result, not a dead server", async () => {
   // A second server whose articles directory cannot exist (under a file):
   // save_article's write throws inside the handler.
-  const broken = new Client({ name: "corio-sdk-test", version: "1.0.0" });
-  await broken.connect(new StdioClientTransport({
-    command: server, args: ["--articles", "/dev/null/articles"], stderr: "ignore" }));
+  const broken = await connectClient(["--articles", "/dev/null/articles"]);
   const r = await broken.callTool({ name: "save_article", arguments: { title: "t", body_md: "b" } });
   assert.equal(r.isError, true);
   assert.match(r.content[0].text, /Tool save_article failed/);
@@ -133,3 +165,34 @@ test("logging follows logging/setLevel", async () => {
   await client.callTool({ name: "get_nba_news", arguments: day });
   assert.deepEqual(logs, []);
 });
+
+if (mode === "http") {
+  test("http: the session has an id; DELETE ends it and its id then gets 404", async () => {
+    const c = await connectClient(["--articles", articles]);
+    const sessionId = c.transport.sessionId;
+    assert.match(sessionId ?? "", /^[0-9a-f]{32}$/);
+    assert.deepEqual(await c.ping(), {});
+    await c.transport.terminateSession();
+    const r = await fetch(c.url, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Accept: "application/json, text/event-stream",
+                 "Mcp-Session-Id": sessionId, "MCP-Protocol-Version": "2025-11-25" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 9, method: "ping" }),
+    });
+    assert.equal(r.status, 404);
+    assert.equal((await r.json()).error.code, -32001);
+    await c.close();
+  });
+
+  test("http: a foreign Origin is refused (DNS rebinding)", async () => {
+    const r = await fetch(client.url, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Accept: "application/json, text/event-stream",
+                 Origin: "http://evil.example" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize",
+                             params: { protocolVersion: "2025-11-25", capabilities: {},
+                                       clientInfo: { name: "x", version: "1" } } }),
+    });
+    assert.equal(r.status, 403);
+  });
+}

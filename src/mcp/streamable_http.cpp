@@ -1,0 +1,369 @@
+// StreamableHttp (see streamable_http.hpp): the endpoint's three handlers,
+// the sessions they create and find, and the sweep that ends idle ones.
+//
+// Lifetimes: the handlers and the sweep timer hold the Impl weakly or
+// through the endpoint, and each session is shared by the endpoint's map,
+// its runner task and its open streams, so a stream or a request still
+// running after DELETE (or after the endpoint is gone) touches nothing
+// freed.
+#include <corio/mcp/streamable_http.hpp>
+
+#include <sys/random.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <map>
+#include <string_view>
+
+#include <fmt/core.h>
+
+#include <corio/errors.hpp>
+#include <corio/event_loop.hpp>
+#include <corio/timeout.hpp>
+
+#include "mcp/http_session.hpp"
+
+namespace corio::mcp {
+
+using detail::HttpSession;
+using detail::Outbox;
+using http::Request;
+using http::Response;
+
+namespace {
+
+// The TypeScript SDK's codes for errors of the transport itself.
+constexpr int kTransportError = -32000;
+constexpr int kSessionNotFound = -32001;
+
+// A request the transport turns away: its HTTP status, and the JSON-RPC
+// error the body carries (as the SDK's server answers).
+class Refusal : public std::runtime_error {
+ public:
+  Refusal(int status, int code, const std::string& message)
+      : std::runtime_error(message), status_(status), code_(code) {}
+  Response response() const { return Response::json(make_error(nullptr, code_, what()), status_); }
+
+ private:
+  int status_;
+  int code_;
+};
+
+// 128 bits from the kernel's CSPRNG: a session id must not be guessable,
+// since it is all that ties a request to its session.
+std::string new_session_id() {
+  unsigned char bytes[16];
+  std::size_t got = 0;
+  while (got < sizeof bytes) {
+    const ssize_t n = ::getrandom(bytes + got, sizeof bytes - got, 0);
+    if (n < 0 && errno != EINTR) throw std::system_error(errno, std::generic_category(), "getrandom");
+    if (n > 0) got += static_cast<std::size_t>(n);
+  }
+  std::string id;
+  for (unsigned char b : bytes) id += fmt::format("{:02x}", b);
+  return id;
+}
+
+// "http://localhost:5173" -> "localhost"; "" when it is no origin.
+std::string_view origin_host(std::string_view origin) {
+  const std::size_t scheme = origin.find("://");
+  if (scheme == std::string_view::npos) return {};
+  std::string_view host = origin.substr(scheme + 3);
+  if (host.starts_with('[')) return host.substr(0, host.find(']') + 1);
+  return host.substr(0, host.find(':'));
+}
+
+bool accepts(const Request& req, std::string_view type) {
+  const std::string_view accept = req.headers().get_or("Accept", "");
+  return accept.find(type) != std::string_view::npos || accept.find("*/*") != std::string_view::npos;
+}
+
+std::string sse_event(std::string_view message) {
+  std::string event;
+  event.reserve(message.size() + 24);
+  event += "event: message\ndata: ";
+  event += message;
+  event += "\n\n";
+  return event;
+}
+
+}  // namespace
+
+struct StreamableHttp::Impl : std::enable_shared_from_this<Impl> {
+  Impl(Server& s, StreamableHttpOptions o) : server(s), opts(std::move(o)) {}
+
+  Server& server;
+  StreamableHttpOptions opts;
+  std::map<std::string, std::shared_ptr<HttpSession>, std::less<>> sessions;
+  TimerHandle sweep_timer;
+  bool sweep_armed = false;
+
+  void check_origin(const Request& req) const;
+  std::shared_ptr<HttpSession> find_session(const Request& req) const;
+  std::shared_ptr<HttpSession> start_session();
+  void end_session(const std::string& id) noexcept;
+  void arm_sweep();
+  void sweep();
+
+  using Method = Coro<Response> (Impl::*)(Request&);
+  static Coro<Response> guarded(std::shared_ptr<Impl> impl, Method method, Request& req);
+  Coro<Response> post(Request& req);
+  Coro<Response> get(Request& req);
+  Coro<Response> del(Request& req);
+  Coro<Response> answer_request(std::shared_ptr<HttpSession> session, const json& id,
+                                std::string body);
+  Coro<Response> answer_as_json(std::shared_ptr<HttpSession> session, std::shared_ptr<Outbox> box);
+};
+
+void StreamableHttp::Impl::check_origin(const Request& req) const {
+  const std::optional<std::string_view> origin = req.headers().get("Origin");
+  if (!origin) return;  // not a browser: no rebinding to fear
+  const std::string_view host = origin_host(*origin);
+  if (host == "localhost" || host == "127.0.0.1" || host == "[::1]") return;
+  if (std::find(opts.allowed_origins.begin(), opts.allowed_origins.end(), *origin) !=
+      opts.allowed_origins.end()) {
+    return;
+  }
+  throw Refusal(403, kTransportError, "Forbidden: Origin not allowed");
+}
+
+// The session a request names; its status otherwise (400 without the
+// header, 404 for one that is gone, 400 for a revision we do not speak).
+std::shared_ptr<HttpSession> StreamableHttp::Impl::find_session(const Request& req) const {
+  const std::optional<std::string_view> id = req.headers().get("Mcp-Session-Id");
+  if (!id) throw Refusal(400, kTransportError, "Bad Request: Mcp-Session-Id header is required");
+  const auto it = sessions.find(*id);
+  if (it == sessions.end()) throw Refusal(404, kSessionNotFound, "Session not found");
+  const std::optional<std::string_view> version = req.headers().get("MCP-Protocol-Version");
+  if (version && !Server::supports_protocol_version(*version)) {
+    throw Refusal(400, kTransportError,
+                  "Bad Request: unsupported MCP-Protocol-Version " + std::string(*version));
+  }
+  it->second->last_used = get_running_loop().time();
+  return it->second;
+}
+
+Coro<void> run_session(Server& server, std::shared_ptr<HttpSession> session) {
+  struct Close {  // however the session ends, its streams end with it
+    HttpSession& s;
+    ~Close() { s.transport.close(); }
+  } close{*session};
+  co_await server.run(session->transport);
+}
+
+std::shared_ptr<HttpSession> StreamableHttp::Impl::start_session() {
+  if (sessions.size() >= opts.max_sessions) {
+    throw Refusal(503, kTransportError, "Service Unavailable: too many sessions");
+  }
+  auto session = std::make_shared<HttpSession>();
+  session->id = new_session_id();
+  session->last_used = get_running_loop().time();
+  session->runner = create_task(run_session(server, session));
+  sessions.emplace(session->id, session);
+  arm_sweep();
+  return session;
+}
+
+void StreamableHttp::Impl::end_session(const std::string& id) noexcept {
+  const auto it = sessions.find(id);
+  if (it == sessions.end()) return;
+  it->second->transport.close();  // EOF for the session; its streams end now
+  it->second->runner.cancel();    // and its requests are cancelled
+  sessions.erase(it);
+}
+
+void StreamableHttp::Impl::arm_sweep() {
+  if (sweep_armed || sessions.empty()) return;
+  sweep_armed = true;
+  // Half the timeout: an idle session ends between 1x and 1.5x of it.
+  const auto period = std::max(opts.session_idle_timeout / 2, std::chrono::milliseconds(10));
+  std::weak_ptr<Impl> self = weak_from_this();
+  sweep_timer = get_running_loop().call_later(period, [self] {
+    if (const std::shared_ptr<Impl> impl = self.lock()) impl->sweep();
+  });
+}
+
+void StreamableHttp::Impl::sweep() {
+  sweep_armed = false;
+  const double limit = std::chrono::duration<double>(opts.session_idle_timeout).count();
+  const double now = get_running_loop().time();
+  std::vector<std::string> idle;
+  for (const auto& [id, s] : sessions) {
+    if (!s->transport.busy() && now - s->last_used >= limit) idle.push_back(id);
+  }
+  for (const std::string& id : idle) end_session(id);
+  arm_sweep();
+}
+
+// Writes box's messages as SSE events until it is done. keepalive > 0: a
+// comment after that long without a message, so that a client gone away
+// is noticed (the write fails) on a stream that may stay quiet for hours.
+Coro<void> stream_events(std::shared_ptr<Outbox> box, http::StreamResponseWriter& w,
+                         std::chrono::milliseconds keepalive) {
+  for (;;) {
+    while (!box->messages.empty()) {
+      const std::string event = sse_event(box->messages.front());
+      box->messages.pop_front();
+      co_await w.write(event);
+    }
+    if (box->done) co_return;
+    box->ready.clear();
+    if (keepalive.count() == 0) {
+      co_await box->ready.wait();
+      continue;
+    }
+    bool quiet = false;
+    try {
+      co_await wait_for(box->ready.wait(), keepalive);
+    } catch (const TimeoutError&) {
+      quiet = true;
+    }
+    if (quiet) co_await w.write(": keep-alive\n\n");
+  }
+}
+
+Coro<void> standalone_stream(std::shared_ptr<HttpSession> session, std::shared_ptr<Outbox> box,
+                             http::StreamResponseWriter& w, std::chrono::milliseconds keepalive) {
+  struct Close {  // the client went away, or the session ended: a new GET may open
+    HttpSession& s;
+    const std::shared_ptr<Outbox>& box;
+    ~Close() { s.transport.close_standalone(box); }
+  } close{*session, box};
+  co_await stream_events(box, w, keepalive);
+}
+
+Response event_stream(http::Response::Producer producer) {
+  Response resp = Response::stream(std::move(producer), 200, "text/event-stream");
+  resp.headers.set("Cache-Control", "no-cache");
+  return resp;
+}
+
+Coro<Response> StreamableHttp::Impl::post(Request& req) {
+  check_origin(req);
+  if (!accepts(req, "application/json") || !accepts(req, "text/event-stream")) {
+    throw Refusal(406, kTransportError,
+                  "Not Acceptable: the client must accept both application/json and text/event-stream");
+  }
+  const std::string_view type = req.headers().get_or("Content-Type", "");
+  if (!http::iequals(type.substr(0, type.find(';')), "application/json")) {
+    throw Refusal(415, kTransportError, "Unsupported Media Type: Content-Type must be application/json");
+  }
+  std::string body = co_await req.read();
+  Message m;
+  try {
+    const json j = parse_json(body);
+    if (j.is_array()) throw InvalidMessage(nullptr, "batches are not supported on Streamable HTTP");
+    m = parse_message(j);
+  } catch (const InvalidMessage& e) {
+    throw Refusal(400, e.code(), e.what());
+  }  // a parse error (RpcError) is -32700 by the guard
+  const bool initialize = m.is_request() && m.method == "initialize";
+  if (initialize && req.headers().contains("Mcp-Session-Id")) {
+    throw Refusal(400, error_code::invalid_request, "Bad Request: initialize cannot name a session");
+  }
+  std::shared_ptr<HttpSession> session = initialize ? start_session() : find_session(req);
+  if (!m.is_request()) {
+    session->transport.deliver(std::move(body));
+    co_return Response(202);
+  }
+  Response resp = co_await answer_request(session, m.id, std::move(body));
+  if (initialize) resp.headers.set("Mcp-Session-Id", session->id);
+  co_return resp;
+}
+
+Coro<Response> StreamableHttp::Impl::answer_request(std::shared_ptr<HttpSession> session,
+                                                    const json& id, std::string body) {
+  std::shared_ptr<Outbox> box = session->transport.open_request(id);
+  if (!box) throw Refusal(400, error_code::invalid_request, "a request with this id is still running");
+  session->transport.deliver(std::move(body));
+  if (opts.json_response) co_return co_await answer_as_json(std::move(session), std::move(box));
+  auto events = [box](http::StreamResponseWriter& w) {
+    return stream_events(box, w, std::chrono::milliseconds(0));  // ends with the answer
+  };
+  co_return event_stream(events);
+}
+
+// The answer is the request's last message (the notifications before it
+// have no place in a JSON body). None: the request was cancelled (202, as
+// for a message that gets no answer) or its session ended (404).
+Coro<Response> StreamableHttp::Impl::answer_as_json(std::shared_ptr<HttpSession> session,
+                                                    std::shared_ptr<Outbox> box) {
+  while (!box->done) {
+    box->ready.clear();
+    co_await box->ready.wait();
+  }
+  if (!box->messages.empty()) co_return Response::text(box->messages.back(), 200, "application/json");
+  if (!sessions.contains(session->id)) throw Refusal(404, kSessionNotFound, "Session not found");
+  co_return Response(202);
+}
+
+Coro<Response> StreamableHttp::Impl::get(Request& req) {
+  check_origin(req);
+  if (!accepts(req, "text/event-stream")) {
+    throw Refusal(406, kTransportError, "Not Acceptable: the client must accept text/event-stream");
+  }
+  std::shared_ptr<HttpSession> session = find_session(req);
+  std::shared_ptr<Outbox> box = session->transport.open_standalone();
+  if (!box) throw Refusal(409, kTransportError, "Conflict: only one SSE stream is allowed per session");
+  const std::chrono::milliseconds keepalive = opts.keepalive_interval;
+  auto events = [session, box, keepalive](http::StreamResponseWriter& w) {
+    return standalone_stream(session, box, w, keepalive);
+  };
+  co_return event_stream(events);
+}
+
+Coro<Response> StreamableHttp::Impl::del(Request& req) {
+  check_origin(req);
+  const std::shared_ptr<HttpSession> session = find_session(req);
+  end_session(session->id);
+  co_return Response(200);
+}
+
+// A handler's refusal, or input that is not JSON, as the status and a
+// JSON-RPC error body (co_await cannot sit in a catch block).
+Coro<Response> StreamableHttp::Impl::guarded(std::shared_ptr<Impl> impl, Method method, Request& req) {
+  std::optional<Response> refused;
+  try {
+    co_return co_await ((*impl).*method)(req);
+  } catch (const Refusal& r) {
+    refused = r.response();
+  } catch (const RpcError& e) {
+    refused = Response::json(make_error(nullptr, e), 400);
+  }
+  co_return std::move(*refused);
+}
+
+StreamableHttp::StreamableHttp(Server& server, StreamableHttpOptions options)
+    : impl_(std::make_shared<Impl>(server, std::move(options))) {}
+
+StreamableHttp::~StreamableHttp() { close_sessions(); }
+
+void StreamableHttp::mount(http::Server& http) {
+  if (http.options().workers != 1) {
+    throw ValueError("StreamableHttp needs an http::Server with one loop (workers == 1)");
+  }
+  const std::shared_ptr<Impl> impl = impl_;
+  const std::string& path = impl->opts.path;
+  http.post(path, [impl](Request& req) { return Impl::guarded(impl, &Impl::post, req); });
+  http.get(path, [impl](Request& req) { return Impl::guarded(impl, &Impl::get, req); });
+  http.del(path, [impl](Request& req) { return Impl::guarded(impl, &Impl::del, req); });
+}
+
+std::size_t StreamableHttp::session_count() const noexcept { return impl_->sessions.size(); }
+
+void StreamableHttp::close_sessions() noexcept {
+  while (!impl_->sessions.empty()) impl_->end_session(impl_->sessions.begin()->first);
+  impl_->sweep_timer.cancel();
+  impl_->sweep_armed = false;
+}
+
+Coro<void> serve_streamable_http(Server& server, std::string host, std::uint16_t port,
+                                 StreamableHttpOptions options) {
+  http::Server http;
+  StreamableHttp endpoint(server, std::move(options));
+  endpoint.mount(http);
+  co_await http.start(std::move(host), port);
+  co_await http.serve_forever();  // cancelled: closes, then the endpoint ends its sessions
+}
+
+}  // namespace corio::mcp

@@ -1,0 +1,270 @@
+// The Streamable HTTP transport on a real loopback http::Server, driven by
+// the library's own ClientSession: the session lifecycle, SSE streams with
+// progress before the answer, JSON answers, every refusal the spec names,
+// DELETE cancelling a running call, idle expiry, the GET stream.
+// (The official SDK's StreamableHTTPClientTransport drives it too: CTest
+// mcp.sdk.client.http.)
+#include <corio/http/client.hpp>
+#include <corio/mcp/streamable_http.hpp>
+
+#include "mcp/mcp_support.hpp"
+
+namespace corio_mcp_test {
+namespace {
+
+using corio::http::ClientResponse;
+using corio::http::ClientSession;
+using corio::http::Headers;
+using corio::http::RequestOptions;
+using corio::mcp::Context;
+using corio::mcp::StreamableHttp;
+using corio::mcp::StreamableHttpOptions;
+using corio::mcp::ToolResult;
+
+const json kInitialize = {{"jsonrpc", "2.0"},
+                          {"id", 1},
+                          {"method", "initialize"},
+                          {"params",
+                           {{"protocolVersion", "2025-11-25"},
+                            {"capabilities", json::object()},
+                            {"clientInfo", {{"name", "test"}, {"version", "1"}}}}}};
+
+json call(int id, std::string_view method, json params = json::object()) {
+  return {{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", std::move(params)}};
+}
+
+// An mcp::Server with a slow tool (progress, cancellable), on an HTTP
+// server on a free loopback port.
+struct Fixture {
+  corio::mcp::Server mcp{"http-test", "1.0"};
+  corio::http::Server http{[] {
+    corio::http::ServerOptions o;
+    o.access_log = {};
+    return o;
+  }()};
+  StreamableHttp endpoint;
+  ClientSession client;
+  bool slow_unwound = false;
+
+  explicit Fixture(StreamableHttpOptions opts = {}) : endpoint(mcp, std::move(opts)) {
+    mcp.add_tool("slow", "counts to three", json{{"type", "object"}},
+                 [this](const json& args, Context& ctx) { return slow(args, ctx); });
+    endpoint.mount(http);
+  }
+  Coro<ToolResult> slow(const json& args, Context& ctx) {
+    struct Flag {
+      bool& b;
+      ~Flag() { b = true; }
+    } flag{slow_unwound};
+    const auto pause = std::chrono::milliseconds(args.value("pause_ms", 10));
+    for (int i = 1; i <= 3; ++i) {
+      co_await corio::sleep(pause);
+      co_await ctx.report_progress(i, 3);
+    }
+    co_return ToolResult::text("counted");
+  }
+  Coro<void> start() { co_await http.start("127.0.0.1", 0); }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(http.port()) + "/mcp"; }
+
+  // POSTs body; session: the Mcp-Session-Id to send ("" none).
+  Coro<ClientResponse> post(const json& body, const std::string& session = {}, Headers extra = {}) {
+    RequestOptions opts;
+    opts.headers = std::move(extra);
+    if (!opts.headers.contains("Accept")) opts.headers.set("Accept", "application/json, text/event-stream");
+    if (!opts.headers.contains("Content-Type")) opts.headers.set("Content-Type", "application/json");
+    if (!session.empty()) opts.headers.set("Mcp-Session-Id", session);
+    opts.data = body.is_string() ? body.get<std::string>() : body.dump();
+    co_return co_await client.post(url(), std::move(opts));
+  }
+  // initialize and notifications/initialized: the new session's id.
+  Coro<std::string> open_session() {
+    ClientResponse r = co_await post(kInitialize);
+    const std::string id(r.headers().get_or("Mcp-Session-Id", ""));
+    co_await r.read();
+    const json initialized = {{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}};
+    ClientResponse ack = co_await post(initialized, id);
+    EXPECT_EQ(ack.status(), 202);
+    co_return id;
+  }
+  Coro<void> stop() {
+    endpoint.close_sessions();
+    co_await client.close();
+    co_await http.shutdown(std::chrono::seconds(1));
+  }
+};
+
+// The data lines of an SSE body, as JSON.
+std::vector<json> events(std::string_view body) {
+  std::vector<json> out;
+  for (std::size_t at = 0; (at = body.find("data: ", at)) != std::string_view::npos;) {
+    const std::size_t end = body.find('\n', at);
+    out.push_back(json::parse(body.substr(at + 6, end - at - 6)));
+    at = end;
+  }
+  return out;
+}
+
+Coro<void> lifecycle_body() {
+  Fixture f;
+  co_await f.start();
+  ClientResponse init = co_await f.post(kInitialize);
+  EXPECT_EQ(init.status(), 200);
+  EXPECT_EQ(init.content_type(), "text/event-stream");
+  const std::string id(init.headers().get_or("Mcp-Session-Id", ""));
+  EXPECT_EQ(id.size(), 32u) << "128 random bits, in hex";
+  const std::vector<json> answer = events(co_await init.read());
+  CO_ASSERT(answer.size() == 1u);
+  EXPECT_EQ(answer[0]["result"]["protocolVersion"], "2025-11-25");
+  EXPECT_EQ(f.endpoint.session_count(), 1u);
+
+  json params = {{"name", "slow"}, {"arguments", json::object()}, {"_meta", {{"progressToken", "p"}}}};
+  ClientResponse r = co_await f.post(call(2, "tools/call", params), id);
+  const std::vector<json> got = events(co_await r.read());
+  CO_ASSERT(got.size() == 4u);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(got[i]["method"], "notifications/progress");
+    EXPECT_EQ(got[i]["params"]["progress"], i + 1);
+  }
+  EXPECT_EQ(got[3]["id"], 2) << "the answer ends the stream";
+  EXPECT_EQ(got[3]["result"]["content"][0]["text"], "counted");
+  co_await f.stop();
+}
+
+TEST(StreamableHttp, InitializeOpensASessionAndACallStreamsProgressThenItsAnswer) {
+  run_test(lifecycle_body());
+}
+
+Coro<int> status_of(Fixture& f, const json& body, const std::string& session, Headers extra = {}) {
+  ClientResponse r = co_await f.post(body, session, std::move(extra));
+  co_await r.read();
+  co_return r.status();
+}
+
+Headers with(std::string_view name, std::string_view value) {
+  Headers h;
+  h.set(std::string(name), std::string(value));
+  return h;
+}
+
+Coro<void> refusals_body() {
+  StreamableHttpOptions opts;
+  opts.allowed_origins = {"https://app.example"};
+  Fixture f(opts);
+  co_await f.start();
+  const std::string id = co_await f.open_session();
+  const json ping = call(5, "ping");
+  EXPECT_EQ(co_await status_of(f, ping, ""), 400) << "no session id";
+  ClientResponse gone = co_await f.post(ping, std::string(32, '0'));
+  EXPECT_EQ(gone.status(), 404);
+  EXPECT_EQ((co_await gone.json())["error"]["code"], -32001);
+  EXPECT_EQ(co_await status_of(f, ping, id, with("MCP-Protocol-Version", "1999-01-01")), 400);
+  EXPECT_EQ(co_await status_of(f, ping, id, with("MCP-Protocol-Version", "2025-06-18")), 200);
+  EXPECT_EQ(co_await status_of(f, ping, id, with("Accept", "application/json")), 406);
+  EXPECT_EQ(co_await status_of(f, ping, id, with("Content-Type", "text/plain")), 415);
+  EXPECT_EQ(co_await status_of(f, ping, id, with("Origin", "http://evil.example")), 403);
+  EXPECT_EQ(co_await status_of(f, ping, id, with("Origin", "https://app.example")), 200);
+  EXPECT_EQ(co_await status_of(f, ping, id, with("Origin", "http://localhost:5173")), 200);
+  ClientResponse bad = co_await f.post(json("{not json"), id);
+  EXPECT_EQ(bad.status(), 400);
+  EXPECT_EQ((co_await bad.json())["error"]["code"], -32700);
+  const json batch_of_one = json::array({ping});
+  ClientResponse batch = co_await f.post(batch_of_one, id);
+  EXPECT_EQ(batch.status(), 400);
+  EXPECT_EQ((co_await batch.json())["error"]["code"], -32600);
+  EXPECT_EQ(co_await status_of(f, kInitialize, id), 400) << "initialize cannot name a session";
+  ClientResponse put = co_await f.client.put(f.url());
+  EXPECT_EQ(put.status(), 405);
+  co_await f.stop();
+}
+
+TEST(StreamableHttp, EveryRefusalHasItsStatus) { run_test(refusals_body()); }
+
+Coro<void> json_response_body() {
+  StreamableHttpOptions opts;
+  opts.json_response = true;
+  Fixture f(opts);
+  co_await f.start();
+  const std::string id = co_await f.open_session();
+  json params = {{"name", "slow"}, {"arguments", json::object()}, {"_meta", {{"progressToken", 1}}}};
+  ClientResponse r = co_await f.post(call(7, "tools/call", params), id);
+  EXPECT_EQ(r.content_type(), "application/json");
+  const json answer = co_await r.json();
+  EXPECT_EQ(answer["id"], 7);
+  EXPECT_EQ(answer["result"]["content"][0]["text"], "counted");
+  co_await f.stop();
+}
+
+TEST(StreamableHttp, JsonResponseModeAnswersWithTheAnswerAlone) { run_test(json_response_body()); }
+
+// DELETE ends the session: the call running in it is cancelled (its
+// stream ends without an answer) and the id is gone.
+Coro<void> delete_body() {
+  Fixture f;
+  co_await f.start();
+  const std::string id = co_await f.open_session();
+  json params = {{"name", "slow"}, {"arguments", {{"pause_ms", 60'000}}}};
+  ClientResponse running = co_await f.post(call(3, "tools/call", params), id);
+  EXPECT_EQ(running.status(), 200);
+  RequestOptions opts;
+  opts.headers.set("Mcp-Session-Id", id);
+  ClientResponse del = co_await f.client.del(f.url(), std::move(opts));
+  EXPECT_EQ(del.status(), 200);
+  EXPECT_TRUE(events(co_await running.read()).empty()) << "no answer for a cancelled call";
+  for (int i = 0; i < 100 && !f.slow_unwound; ++i) co_await corio::sleep(5ms);
+  EXPECT_TRUE(f.slow_unwound);
+  EXPECT_EQ(f.endpoint.session_count(), 0u);
+  EXPECT_EQ(co_await status_of(f, call(4, "ping"), id), 404);
+  co_await f.stop();
+}
+
+TEST(StreamableHttp, DeleteEndsTheSessionAndCancelsItsCalls) { run_test(delete_body()); }
+
+Coro<void> idle_and_limits_body() {
+  StreamableHttpOptions opts;
+  opts.session_idle_timeout = 100ms;
+  opts.max_sessions = 1;
+  Fixture f(opts);
+  co_await f.start();
+  const std::string id = co_await f.open_session();
+  EXPECT_EQ(co_await status_of(f, kInitialize, ""), 503) << "max_sessions";
+  for (int i = 0; i < 200 && f.endpoint.session_count() > 0; ++i) co_await corio::sleep(5ms);
+  EXPECT_EQ(f.endpoint.session_count(), 0u) << "idle past the timeout";
+  EXPECT_EQ(co_await status_of(f, call(2, "ping"), id), 404);
+  co_await f.stop();
+}
+
+TEST(StreamableHttp, IdleSessionsEndAndTheirNumberIsBounded) { run_test(idle_and_limits_body()); }
+
+// The GET stream: one per session (409 for a second), kept alive by
+// comments while quiet; once its client goes away another may open.
+Coro<void> standalone_body() {
+  StreamableHttpOptions opts;
+  opts.keepalive_interval = 20ms;
+  Fixture f(opts);
+  co_await f.start();
+  const std::string id = co_await f.open_session();
+  RequestOptions get;
+  get.headers.set("Accept", "text/event-stream");
+  get.headers.set("Mcp-Session-Id", id);
+  ClientResponse stream = co_await f.client.get(f.url(), get);
+  EXPECT_EQ(stream.status(), 200);
+  EXPECT_EQ(co_await stream.read_chunk(), ": keep-alive\n\n");
+  ClientResponse second = co_await f.client.get(f.url(), get);
+  EXPECT_EQ(second.status(), 409);
+  co_await second.read();
+  stream.release();  // goes away mid-stream: the next keep-alive fails and frees the slot
+  int status = 409;
+  for (int i = 0; i < 100 && status == 409; ++i) {
+    co_await corio::sleep(10ms);
+    ClientResponse again = co_await f.client.get(f.url(), get);
+    status = again.status();
+    again.release();
+  }
+  EXPECT_EQ(status, 200);
+  co_await f.stop();
+}
+
+TEST(StreamableHttp, OneGetStreamPerSessionKeptAlive) { run_test(standalone_body()); }
+
+}  // namespace
+}  // namespace corio_mcp_test
