@@ -7,6 +7,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <functional>
+
 #include <corio/corio.hpp>
 #include <corio/mcp/client.hpp>
 #include <corio/mcp/server.hpp>
@@ -52,6 +54,14 @@ struct Harness {
     co_return json::parse(line);
   }
 };
+
+// Polls cond every 5 ms until it holds or `within` passes; its last value.
+// (Name the lambda before the co_await: a closure temporary inside a
+// co_await expression trips g++ 12.)
+inline Coro<bool> eventually(std::function<bool()> cond, std::chrono::milliseconds within = 2s) {
+  for (auto waited = 0ms; !cond() && waited < within; waited += 5ms) co_await corio::sleep(5ms);
+  co_return cond();
+}
 
 inline void run_test(Coro<void> body) { corio::run(corio::wait_for(std::move(body), 20s)); }
 

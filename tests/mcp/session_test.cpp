@@ -113,19 +113,24 @@ Coro<void> requests_overlap() {
 
 TEST(Session, EachRequestRunsAsItsOwnTask) { run_test(requests_overlap()); }
 
-Coro<void> cancelled_request_gets_no_answer() {
-  Harness h;
-  Session session(h.transport);
-  bool unwound = false;
-  session.on_request("ping", empty_result());
-  session.on_request("forever", [&](const json&, const RequestContext&) -> Coro<json> {
+// A handler that never answers; *unwound is set once it has been cancelled.
+Session::RequestHandler sleep_forever(bool& unwound) {
+  return [&unwound](const json&, const RequestContext&) -> Coro<json> {
     struct Flag {
       bool& b;
       ~Flag() { b = true; }
     } flag{unwound};
     co_await corio::sleep(1h);
     co_return nullptr;
-  });
+  };
+}
+
+Coro<void> cancelled_request_gets_no_answer() {
+  Harness h;
+  Session session(h.transport);
+  bool unwound = false;
+  session.on_request("ping", empty_result());
+  session.on_request("forever", sleep_forever(unwound));
   session.on_notification("notifications/cancelled", [&](const json& params) {
     session.cancel_request(params.at("requestId"));
   });
@@ -151,18 +156,11 @@ Coro<void> cancelled_run_ends_its_requests_first() {
   Harness h;
   Session session(h.transport);
   bool unwound = false;
-  session.on_request("forever", [&](const json&, const RequestContext&) -> Coro<json> {
-    struct Flag {
-      bool& b;
-      ~Flag() { b = true; }
-    } flag{unwound};
-    co_await corio::sleep(1h);
-    co_return nullptr;
-  });
+  session.on_request("forever", sleep_forever(unwound));
   corio::Task<void> server = corio::create_task(session.run());
   h.send(R"({"jsonrpc": "2.0", "id": 1, "method": "forever"})");
-  for (int i = 0; i < 1000 && session.in_flight() == 0; ++i) co_await corio::sleep(1ms);
-  CO_ASSERT(session.in_flight() == 1u);
+  const auto started = [&session] { return session.in_flight() == 1; };
+  CO_ASSERT(co_await eventually(started));
   server.cancel();
   bool cancelled = false;
   try {

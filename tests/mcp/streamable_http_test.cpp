@@ -210,8 +210,8 @@ Coro<void> delete_body() {
   ClientResponse del = co_await f.client.del(f.url(), std::move(opts));
   EXPECT_EQ(del.status(), 200);
   EXPECT_TRUE(events(co_await running.read()).empty()) << "no answer for a cancelled call";
-  for (int i = 0; i < 100 && !f.slow_unwound; ++i) co_await corio::sleep(5ms);
-  EXPECT_TRUE(f.slow_unwound);
+  const auto unwound = [&f] { return f.slow_unwound; };
+  EXPECT_TRUE(co_await eventually(unwound));
   EXPECT_EQ(f.endpoint.session_count(), 0u);
   EXPECT_EQ(co_await status_of(f, call(4, "ping"), id), 404);
   co_await f.stop();
@@ -227,8 +227,8 @@ Coro<void> idle_and_limits_body() {
   co_await f.start();
   const std::string id = co_await f.open_session();
   EXPECT_EQ(co_await status_of(f, kInitialize, ""), 503) << "max_sessions";
-  for (int i = 0; i < 200 && f.endpoint.session_count() > 0; ++i) co_await corio::sleep(5ms);
-  EXPECT_EQ(f.endpoint.session_count(), 0u) << "idle past the timeout";
+  const auto expired = [&f] { return f.endpoint.session_count() == 0; };
+  EXPECT_TRUE(co_await eventually(expired)) << "idle past the timeout";
   EXPECT_EQ(co_await status_of(f, call(2, "ping"), id), 404);
   co_await f.stop();
 }
