@@ -101,7 +101,8 @@ struct StreamableHttp::Impl : std::enable_shared_from_this<Impl> {
   void check_origin(const Request& req) const;
   std::shared_ptr<HttpSession> find_session(const Request& req) const;
   std::shared_ptr<HttpSession> start_session();
-  void end_session(const std::string& id) noexcept;
+  void end_session(std::string id) noexcept;
+  bool evict_least_recently_used();
   void arm_sweep();
   void sweep();
 
@@ -152,7 +153,7 @@ Coro<void> run_session(Server& server, std::shared_ptr<HttpSession> session) {
 }
 
 std::shared_ptr<HttpSession> StreamableHttp::Impl::start_session() {
-  if (sessions.size() >= opts.max_sessions) {
+  if (sessions.size() >= opts.max_sessions && !evict_least_recently_used()) {
     throw Refusal(503, kTransportError, "Service Unavailable: too many sessions");
   }
   auto session = std::make_shared<HttpSession>();
@@ -164,7 +165,19 @@ std::shared_ptr<HttpSession> StreamableHttp::Impl::start_session() {
   return session;
 }
 
-void StreamableHttp::Impl::end_session(const std::string& id) noexcept {
+// Clients rarely DELETE their sessions (the SDK's close() does not): at the
+// bound, the session unused longest makes room, unless every session has a
+// stream open. Its client gets 404 next time and starts a new one.
+bool StreamableHttp::Impl::evict_least_recently_used() {
+  const HttpSession* oldest = nullptr;
+  for (const auto& [id, s] : sessions) {
+    if (!s->transport.busy() && (!oldest || s->last_used < oldest->last_used)) oldest = s.get();
+  }
+  if (oldest) end_session(oldest->id);
+  return oldest != nullptr;
+}
+
+void StreamableHttp::Impl::end_session(std::string id) noexcept {
   const auto it = sessions.find(id);
   if (it == sessions.end()) return;
   it->second->transport.close();  // EOF for the session; its streams end now

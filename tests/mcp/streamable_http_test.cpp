@@ -86,6 +86,13 @@ struct Fixture {
     EXPECT_EQ(ack.status(), 202);
     co_return id;
   }
+  // The session's GET stream.
+  Coro<ClientResponse> open_stream(const std::string& session) {
+    RequestOptions get;
+    get.headers.set("Accept", "text/event-stream");
+    get.headers.set("Mcp-Session-Id", session);
+    co_return co_await client.get(url(), std::move(get));
+  }
   Coro<void> stop() {
     endpoint.close_sessions();
     co_await client.close();
@@ -219,21 +226,45 @@ Coro<void> delete_body() {
 
 TEST(StreamableHttp, DeleteEndsTheSessionAndCancelsItsCalls) { run_test(delete_body()); }
 
-Coro<void> idle_and_limits_body() {
+Coro<void> idle_body() {
   StreamableHttpOptions opts;
   opts.session_idle_timeout = 100ms;
-  opts.max_sessions = 1;
   Fixture f(opts);
   co_await f.start();
   const std::string id = co_await f.open_session();
-  EXPECT_EQ(co_await status_of(f, kInitialize, ""), 503) << "max_sessions";
   const auto expired = [&f] { return f.endpoint.session_count() == 0; };
   EXPECT_TRUE(co_await eventually(expired)) << "idle past the timeout";
   EXPECT_EQ(co_await status_of(f, call(2, "ping"), id), 404);
   co_await f.stop();
 }
 
-TEST(StreamableHttp, IdleSessionsEndAndTheirNumberIsBounded) { run_test(idle_and_limits_body()); }
+TEST(StreamableHttp, IdleSessionsEnd) { run_test(idle_body()); }
+
+// At max_sessions a new session takes the place of an idle one; while every
+// session has a stream open there is no place: 503.
+Coro<void> bounded_body() {
+  StreamableHttpOptions opts;
+  opts.max_sessions = 1;
+  opts.keepalive_interval = 20ms;
+  Fixture f(opts);
+  co_await f.start();
+  const std::string first = co_await f.open_session();
+  ClientResponse stream = co_await f.open_stream(first);
+  EXPECT_EQ(stream.status(), 200);
+  EXPECT_EQ(co_await status_of(f, kInitialize, ""), 503) << "the only session is in use";
+  stream.release();  // the next keep-alive fails: the session is idle again
+  int status = 503;
+  for (auto waited = 0ms; status == 503 && waited < 2s; waited += 10ms) {
+    co_await corio::sleep(10ms);
+    status = co_await status_of(f, kInitialize, "");
+  }
+  EXPECT_EQ(status, 200);
+  EXPECT_EQ(f.endpoint.session_count(), 1u);
+  EXPECT_EQ(co_await status_of(f, call(2, "ping"), first), 404) << "evicted for the new one";
+  co_await f.stop();
+}
+
+TEST(StreamableHttp, SessionsAreBoundedByEvictingTheIdlest) { run_test(bounded_body()); }
 
 // The GET stream: one per session (409 for a second), kept alive by
 // comments while quiet; once its client goes away another may open.
@@ -243,20 +274,17 @@ Coro<void> standalone_body() {
   Fixture f(opts);
   co_await f.start();
   const std::string id = co_await f.open_session();
-  RequestOptions get;
-  get.headers.set("Accept", "text/event-stream");
-  get.headers.set("Mcp-Session-Id", id);
-  ClientResponse stream = co_await f.client.get(f.url(), get);
+  ClientResponse stream = co_await f.open_stream(id);
   EXPECT_EQ(stream.status(), 200);
   EXPECT_EQ(co_await stream.read_chunk(), ": keep-alive\n\n");
-  ClientResponse second = co_await f.client.get(f.url(), get);
+  ClientResponse second = co_await f.open_stream(id);
   EXPECT_EQ(second.status(), 409);
   co_await second.read();
   stream.release();  // goes away mid-stream: the next keep-alive fails and frees the slot
   int status = 409;
-  for (int i = 0; i < 100 && status == 409; ++i) {
+  for (auto waited = 0ms; status == 409 && waited < 2s; waited += 10ms) {
     co_await corio::sleep(10ms);
-    ClientResponse again = co_await f.client.get(f.url(), get);
+    ClientResponse again = co_await f.open_stream(id);
     status = again.status();
     again.release();
   }

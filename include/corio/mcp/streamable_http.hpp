@@ -29,8 +29,9 @@
 // application/json and text/event-stream (406) and send JSON (415). A body
 // that is not one JSON-RPC message is 400 with the JSON-RPC error in it;
 // batches are refused (-32600) on this transport, which 2025-06-18 and
-// later never send. Sessions are bounded by max_sessions (503 past it) and
-// end after session_idle_timeout without a request or an open stream.
+// later never send. Sessions end after session_idle_timeout without a
+// request or an open stream; at max_sessions a new one takes the place of
+// the one unused longest (503 only when every session has a stream open).
 //
 // Threads: sessions live on the loop that serves them, so the HTTP server
 // must run one loop (ServerOptions::workers == 1; mount() checks).
