@@ -1,5 +1,6 @@
 // ClientResponse (see client_response.hpp): the head it was made with and
-// the body, read through detail::ResponseBody.
+// the body, read through detail::ResponseBody; text() decodes it by its
+// charset (charset.hpp).
 #include <corio/http/client_response.hpp>
 
 #include <charconv>
@@ -8,6 +9,7 @@
 
 #include <corio/http/client_errors.hpp>
 
+#include "http/charset.hpp"
 #include "http/client_body.hpp"
 
 namespace corio::http {
@@ -75,10 +77,19 @@ Coro<std::string> ClientResponse::read(std::size_t max_size) {
   co_return body;
 }
 
-Coro<std::string> ClientResponse::text(std::size_t max_size) { return read(max_size); }
+std::optional<std::string> ClientResponse::charset() const {
+  return detail::content_type_charset(head_.headers.get_or("Content-Type", ""));
+}
+
+Coro<std::string> ClientResponse::text(std::optional<std::string> encoding, std::size_t max_size) {
+  std::string body = co_await read(max_size);
+  if (!encoding) encoding = charset();
+  if (!encoding) co_return body;  // aiohttp's fallback is UTF-8 too
+  co_return detail::to_utf8(std::move(body), *encoding);
+}
 
 Coro<nlohmann::json> ClientResponse::json(std::size_t max_size) {
-  const std::string body = co_await read(max_size);
+  const std::string body = co_await text(std::nullopt, max_size);
   co_return nlohmann::json::parse(body);
 }
 

@@ -25,7 +25,7 @@ std::unique_ptr<Semaphore> make_permits(std::size_t limit) {
 // a round trip, as urllib3 does. A plain connection with bytes waiting is
 // dead too (nothing was asked); on TLS they may be a session ticket, so
 // only EOF and errors count there.
-bool looks_alive(const PoolHost::Idle& c, bool tls) {
+bool looks_alive(const PoolHost::Idle& c, bool tls) noexcept {
   if (c.writer.is_closing() || c.reader.exception() || !c.reader.buffered().empty()) return false;
   const int fd = c.writer.fileno();
   if (fd < 0) return false;
@@ -36,13 +36,13 @@ bool looks_alive(const PoolHost::Idle& c, bool tls) {
   return errno == EAGAIN || errno == EWOULDBLOCK;
 }
 
-// The loop's time, or nullopt when a lease is dropped outside any loop (a
+// The running loop, or null when a lease is dropped outside any loop (a
 // response that outlived corio::run): its connection is then closed.
-std::optional<double> loop_time() noexcept {
+EventLoop* running_loop() noexcept {
   try {
-    return get_running_loop().time();
+    return &get_running_loop();
   } catch (const RuntimeError&) {
-    return std::nullopt;
+    return nullptr;
   }
 }
 
@@ -81,38 +81,87 @@ ConnectionPool::ConnectionPool(PoolOptions opts)
 
 ConnectionPool::~ConnectionPool() { close(); }
 
-PoolHost& ConnectionPool::host(const std::string& origin) {
-  auto [it, inserted] = hosts_.try_emplace(origin);
-  if (inserted) it->second.permits = make_permits(opts_.limit_per_host);
+PoolHost& ConnectionPool::host(const Url& url) {
+  auto [it, inserted] = hosts_.try_emplace(url.origin());
+  if (inserted) {
+    it->second.permits = make_permits(opts_.limit_per_host);
+    it->second.tls = url.is_https();
+  }
   return it->second;
-}
-
-std::size_t ConnectionPool::idle_connections() const noexcept {
-  std::size_t n = 0;
-  for (const auto& [origin, h] : hosts_) n += h.idle.size();
-  return n;
 }
 
 void ConnectionPool::give_back(PoolHost& host, StreamReader reader, StreamWriter writer,
                                bool keep) noexcept {
-  const std::optional<double> now = loop_time();
-  if (keep && now && !closed_ && !writer.is_closing()) {
-    host.idle.push_back({std::move(reader), std::move(writer), *now});
+  EventLoop* loop = running_loop();
+  if (keep && loop && !closed_ && !writer.is_closing()) {
+    park(host, std::move(reader), std::move(writer), *loop);
     return;
   }
+  discard(host, writer);
+}
+
+// The timer's deadline and the expiry test share this one expression, so
+// a timer firing at its deadline always finds its connection expired (a
+// virtual clock does not move on by itself to break a tie).
+double ConnectionPool::expires_at(const PoolHost::Idle& c) const noexcept {
+  return c.since + std::chrono::duration<double>(opts_.keepalive_timeout).count();
+}
+
+void ConnectionPool::park(PoolHost& host, StreamReader reader, StreamWriter writer,
+                          EventLoop& loop) {
+  host.idle.push_back({std::move(reader), std::move(writer), loop.time()});
+  ++idle_;
+  // An armed timer is due no later than this newest connection's deadline.
+  if (!expiry_ || expiry_.cancelled()) arm(loop, expires_at(host.idle.back()));
+}
+
+void ConnectionPool::arm(EventLoop& loop, double when) {
+  expiry_ = loop.call_at(when, [this] { on_expiry(); });
+}
+
+// Call after taking a connection off an idle list.
+void ConnectionPool::left_idle() noexcept {
+  if (--idle_ == 0) expiry_.cancel();
+}
+
+void ConnectionPool::discard(PoolHost& host, StreamWriter& writer) noexcept {
   writer.close();
   --host.open;
   --open_;
 }
 
 void ConnectionPool::prune_expired(PoolHost& host, double now) {
-  const double max_idle = std::chrono::duration<double>(opts_.keepalive_timeout).count();
-  while (!host.idle.empty() && now - host.idle.front().since > max_idle) {
-    host.idle.front().writer.close();
+  while (!host.idle.empty() && expires_at(host.idle.front()) <= now) {
+    discard(host, host.idle.front().writer);
     host.idle.pop_front();
-    --host.open;
-    --open_;
+    left_idle();
   }
+}
+
+void ConnectionPool::drop_dead(PoolHost& host) {
+  for (auto it = host.idle.begin(); it != host.idle.end();) {
+    if (looks_alive(*it, host.tls)) {
+      ++it;
+      continue;
+    }
+    discard(host, it->writer);
+    it = host.idle.erase(it);
+    left_idle();
+  }
+}
+
+void ConnectionPool::on_expiry() {
+  expiry_ = {};  // fired: the loop holds the handle until this returns
+  EventLoop& loop = get_running_loop();
+  std::optional<double> next;
+  for (auto& [origin, h] : hosts_) {
+    prune_expired(h, loop.time());
+    drop_dead(h);
+    if (!h.idle.empty() && (!next || expires_at(h.idle.front()) < *next)) {
+      next = expires_at(h.idle.front());
+    }
+  }
+  if (next) arm(loop, *next);
 }
 
 void ConnectionPool::make_room() {
@@ -122,10 +171,9 @@ void ConnectionPool::make_room() {
     if (!h.idle.empty() && (!oldest || h.idle.front().since < oldest->idle.front().since)) oldest = &h;
   }
   if (!oldest) return;
-  oldest->idle.front().writer.close();
+  discard(*oldest, oldest->idle.front().writer);
   oldest->idle.pop_front();
-  --oldest->open;
-  --open_;
+  left_idle();
 }
 
 const SslContext& ConnectionPool::ssl_context() {
@@ -158,7 +206,7 @@ Coro<void> ConnectionPool::connect(const Url& url, Lease& lease,
 Coro<Lease> ConnectionPool::acquire(Url url, bool fresh,
                                     std::optional<std::chrono::milliseconds> sock_connect) {
   if (closed_) throw ClientConnectionError("the session is closed");
-  PoolHost& h = host(url.origin());
+  PoolHost& h = host(url);
   Lease lease;
   if (h.permits) lease.host_permit_.emplace(co_await h.permits->scoped_acquire());
   if (permits_) lease.total_permit_.emplace(co_await permits_->scoped_acquire());
@@ -167,15 +215,14 @@ Coro<Lease> ConnectionPool::acquire(Url url, bool fresh,
   while (!fresh && !h.idle.empty()) {
     PoolHost::Idle c = std::move(h.idle.back());
     h.idle.pop_back();
-    if (looks_alive(c, url.is_https())) {
+    left_idle();
+    if (looks_alive(c, h.tls)) {
       lease.reader = std::move(c.reader);
       lease.writer = std::move(c.writer);
       lease.reused = true;
       break;
     }
-    c.writer.close();
-    --h.open;
-    --open_;
+    discard(h, c.writer);
   }
   if (!lease.reused) {
     make_room();
@@ -190,6 +237,8 @@ Coro<Lease> ConnectionPool::acquire(Url url, bool fresh,
 
 std::vector<StreamWriter> ConnectionPool::close() {
   closed_ = true;
+  expiry_.cancel();
+  idle_ = 0;
   std::vector<StreamWriter> closing;
   for (auto& [origin, h] : hosts_) {
     for (PoolHost::Idle& c : h.idle) {

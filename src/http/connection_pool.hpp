@@ -11,10 +11,25 @@
 // limit; when the total would exceed `limit`, the oldest idle connection of
 // another origin is closed to make room.
 //
-// Idle connections older than keepalive_timeout are closed at the pool's
-// next use, and all of them by close(). A lease holds the pool by
-// shared_ptr: a response may outlive its session; its connection is then
-// closed, not pooled.
+// An idle connection is closed keepalive_timeout after it went idle, on
+// time even if no request comes (aiohttp's connector does so too: a socket
+// the server still holds open, or one it closed and left in CLOSE_WAIT, is
+// not kept for a next request that may never come). One loop timer serves
+// the whole pool, armed for the oldest idle connection's deadline: one
+// heap entry however many connections idle, and no wake-up while none
+// does. It is cancelled when the last idle connection leaves and by
+// close(); its callback holds `this` raw, safe because ~ConnectionPool
+// closes. When it fires it closes what expired, drops what the server
+// closed meanwhile, and re-arms for the next oldest.
+//
+// A connection the server closed while idle (its keep-alive timeout is
+// often shorter than ours) is noticed by a non-blocking peek: when a
+// request would reuse it, and at each timer sweep. Nothing watches it in
+// between: the streams read only when asked, and a socket registered for
+// stream operations cannot take an add_reader callback too.
+//
+// A lease holds the pool by shared_ptr: a response may outlive its
+// session; its connection is then closed, not pooled.
 //
 // Suspends: acquire() while no permit is free (resumed by a release) and
 // while connecting (resumed by the loop).
@@ -29,6 +44,7 @@
 #include <unordered_map>
 
 #include <corio/coro.hpp>
+#include <corio/handle.hpp>
 #include <corio/http/url.hpp>
 #include <corio/semaphore.hpp>
 #include <corio/ssl.hpp>
@@ -55,6 +71,7 @@ struct PoolHost {
   std::deque<Idle> idle;             // oldest first
   std::unique_ptr<Semaphore> permits;  // null: no per-host limit
   std::size_t open = 0;              // idle and leased
+  bool tls = false;                  // https: waiting bytes may be a session ticket
 };
 
 // One connection in one request's hands. Move-only; destroying it without
@@ -100,13 +117,20 @@ class ConnectionPool : public std::enable_shared_from_this<ConnectionPool> {
   std::vector<StreamWriter> close();
   bool closed() const noexcept { return closed_; }
   std::size_t open_connections() const noexcept { return open_; }
-  std::size_t idle_connections() const noexcept;
+  std::size_t idle_connections() const noexcept { return idle_; }
 
  private:
   friend class Lease;
-  PoolHost& host(const std::string& origin);
+  PoolHost& host(const Url& url);
   void give_back(PoolHost& host, StreamReader reader, StreamWriter writer, bool keep) noexcept;
+  double expires_at(const PoolHost::Idle& c) const noexcept;
+  void park(PoolHost& host, StreamReader reader, StreamWriter writer, EventLoop& loop);
+  void arm(EventLoop& loop, double when);
+  void left_idle() noexcept;
+  void discard(PoolHost& host, StreamWriter& writer) noexcept;
   void prune_expired(PoolHost& host, double now);
+  void drop_dead(PoolHost& host);
+  void on_expiry();
   void make_room();
   Coro<void> connect(const Url& url, Lease& lease, std::optional<std::chrono::milliseconds> limit);
   const SslContext& ssl_context();
@@ -116,6 +140,10 @@ class ConnectionPool : public std::enable_shared_from_this<ConnectionPool> {
   std::unique_ptr<Semaphore> permits_;               // null: no total limit
   std::optional<SslContext> default_ssl_;
   std::size_t open_ = 0;
+  std::size_t idle_ = 0;
+  // Armed while any connection idles, for the oldest one's deadline (or an
+  // earlier one: firing early only re-arms). Unarmed: empty or cancelled.
+  TimerHandle expiry_;
   bool closed_ = false;
 };
 

@@ -1,6 +1,8 @@
 // Helpers for the client tests: peers in child processes (the scripted
 // Python server, `python3 -m http.server`, nginx) on loopback, each killed
-// and reaped when its handle goes, and the paths of the peer scripts.
+// and reaped when its handle goes, and the paths of the peer scripts; and a
+// canned peer in this process, for what only a corio server can show (when
+// the client closed a connection nobody was using).
 #pragma once
 
 #include <fcntl.h>
@@ -13,6 +15,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -115,6 +118,56 @@ struct ScriptedPeer {
     return "http://127.0.0.1:" + std::to_string(port) + path;
   }
 };
+
+// An HTTP/1.1 peer on this loop: it answers every request of a connection
+// with `reply` (then closes the connection if close_after_reply), and
+// counts the connections the client closed between requests.
+struct CannedPeer {
+  // Shared with the connection handlers, which may outlive the test body.
+  struct State {
+    std::string reply;
+    bool close_after_reply = false;
+    int client_closes = 0;
+    corio::Event client_closed;  // set at each client close
+  };
+  std::shared_ptr<State> state = std::make_shared<State>();
+  corio::Server server;
+  std::string url(const std::string& path = "/") const {
+    return "http://127.0.0.1:" + std::to_string(server.port()) + path;
+  }
+};
+
+inline Coro<void> serve_canned(StreamReader reader, StreamWriter writer,
+                               std::shared_ptr<CannedPeer::State> st) {
+  for (;;) {
+    try {
+      co_await reader.readuntil("\r\n\r\n");
+    } catch (const corio::IncompleteReadError& e) {
+      if (e.partial.empty()) {
+        ++st->client_closes;
+        st->client_closed.set();
+      }
+      co_return;
+    }
+    writer.write(st->reply);
+    co_await writer.drain();
+    if (st->close_after_reply) {
+      writer.close();
+      co_return;
+    }
+  }
+}
+
+inline Coro<CannedPeer> start_canned_peer(std::string reply, bool close_after_reply = false) {
+  CannedPeer peer;
+  peer.state->reply = std::move(reply);
+  peer.state->close_after_reply = close_after_reply;
+  corio::ClientConnected handler = [st = peer.state](StreamReader r, StreamWriter w) {
+    return serve_canned(std::move(r), std::move(w), st);
+  };
+  peer.server = co_await corio::start_server(std::move(handler), "127.0.0.1", 0);
+  co_return peer;
+}
 
 // A port free a moment ago (nginx cannot take port 0): bind, read, close.
 inline std::uint16_t free_port() {

@@ -29,9 +29,9 @@ class ShowingTransport final : public corio::mcp::Transport {
     if (in) show("<-", in->text);
     co_return in;
   }
-  corio::Coro<void> send(std::string_view message) override {
+  corio::Coro<void> send(std::string_view message, const json& related_request) override {
     show("->", message);
-    co_await inner_.send(message);
+    co_await inner_.send(message, related_request);
   }
 
  private:

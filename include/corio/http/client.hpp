@@ -80,7 +80,9 @@ struct ClientTimeout {
 struct ClientOptions {
   std::size_t limit = 100;         // connections in all (aiohttp's default); 0: no limit
   std::size_t limit_per_host = 0;  // per origin; 0: no limit
-  // An idle pooled connection is closed after this long (aiohttp's 15 s).
+  // An idle pooled connection is closed after this long (aiohttp's 15 s),
+  // by the pool's timer: the server sees the close on time even when no
+  // further request comes.
   std::chrono::milliseconds keepalive_timeout{15'000};
   ClientTimeout timeout;
   Headers headers;  // sent with every request

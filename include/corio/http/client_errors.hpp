@@ -4,6 +4,7 @@
 //   ├── ClientConnectionError      connect refused, reset, server disconnected
 //   │   └── ClientSSLError         TLS handshake or certificate refused
 //   ├── ClientPayloadError         the body was truncated or its gzip is corrupt
+//   │   └── UnicodeDecodeError     text() cannot decode the body's charset
 //   ├── ClientResponseError        raise_for_status() on a 4xx/5xx
 //   └── TooManyRedirects           more than max_redirects redirects
 //
@@ -12,9 +13,12 @@
 // ValueError for a bad URL. Each failure closes only its own connection.
 #pragma once
 
+#include <cstddef>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <system_error>
+#include <utility>
 
 namespace corio::http {
 
@@ -43,6 +47,26 @@ class ClientSSLError : public ClientConnectionError {
 class ClientPayloadError : public ClientError {
  public:
   using ClientError::ClientError;
+};
+
+// text() could not make UTF-8 of the body: its charset (the Content-Type's,
+// or text()'s `encoding`) is unknown to iconv, or the body has bytes
+// invalid in it. aiohttp's text() raises Python's UnicodeDecodeError (or
+// LookupError for an unknown charset); here both are one error, and a
+// ClientPayloadError, as corrupt gzip is: the body is not what its headers
+// say.
+class UnicodeDecodeError : public ClientPayloadError {
+ public:
+  UnicodeDecodeError(const std::string& what, std::string encoding,
+                     std::optional<std::size_t> offset)
+      : ClientPayloadError(what), encoding_(std::move(encoding)), offset_(offset) {}
+  const std::string& encoding() const noexcept { return encoding_; }
+  // Where in the body the bad bytes start; nullopt for an unknown charset.
+  std::optional<std::size_t> offset() const noexcept { return offset_; }
+
+ private:
+  std::string encoding_;
+  std::optional<std::size_t> offset_;
 };
 
 class ClientResponseError : public ClientError {

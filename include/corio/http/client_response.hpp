@@ -19,6 +19,8 @@
 // Errors: ClientPayloadError for a body cut short or corrupt compression,
 // TimeoutError past the request's total or sock_read timeout, ParseError for
 // broken chunked framing; after any of them the connection is closed.
+// UnicodeDecodeError (a ClientPayloadError) when text() cannot decode the
+// body's charset; the body was whole, so its connection is pooled.
 #pragma once
 
 #include <cstddef>
@@ -76,15 +78,24 @@ class ClientResponse {
   void raise_for_status() const;
   // The Content-Type's media type ("text/html"), without parameters.
   std::string_view content_type() const noexcept;
+  // The Content-Type's charset parameter as sent (aiohttp's charset), for
+  // whoever decodes read_chunk()'s pieces; nullopt when there is none.
+  std::optional<std::string> charset() const;
   std::optional<std::uint64_t> content_length() const noexcept;
 
   // The whole (decoded) body; ClientPayloadError if it is over max_size.
   Coro<std::string> read(std::size_t max_size = kDefaultReadLimit);
-  // The body as text: the bytes as they came (UTF-8 is the caller's to
-  // check; aiohttp decodes to str).
-  Coro<std::string> text(std::size_t max_size = kDefaultReadLimit);
+  // The body as UTF-8 text (aiohttp's text(encoding)): decoded from
+  // `encoding` when given, else from the Content-Type's charset, else taken
+  // as UTF-8. Bodies in UTF-8 or US-ASCII come as they are, unvalidated
+  // (a copy and a pass saved on the common case); any other charset glibc's
+  // iconv knows (ISO-8859-*, windows-125x, UTF-16 with a BOM, ...) is
+  // converted; else UnicodeDecodeError.
+  Coro<std::string> text(std::optional<std::string> encoding = std::nullopt,
+                         std::size_t max_size = kDefaultReadLimit);
   // The body parsed as JSON, whatever the Content-Type (nlohmann's
-  // parse_error if it is not JSON).
+  // parse_error if it is not JSON); decoded by its charset first, as
+  // text() does (aiohttp's json() too).
   Coro<nlohmann::json> json(std::size_t max_size = kDefaultReadLimit);
   // The next 1..max bytes of the body; "" at its end. Memory stays bounded
   // by max (plus the connection's read buffer) whatever the body's size.

@@ -1,0 +1,122 @@
+// The pool's expiry timer: idle connections closed keepalive_timeout after
+// they went idle with no request to notice, dead ones dropped on the way,
+// and the timer gone with the session and no reason for a loop to run on.
+#include "http/client_support.hpp"
+
+namespace corio_http_test {
+namespace {
+
+using corio::http::ClientOptions;
+using corio::http::ClientResponse;
+using corio::http::ClientSession;
+
+const std::string kOk = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+
+ClientOptions keepalive(std::chrono::milliseconds timeout) {
+  ClientOptions o;
+  o.keepalive_timeout = timeout;
+  return o;
+}
+
+// One request whose connection goes back to the pool; returns when it did.
+Coro<double> fetch_ok(ClientSession* s, std::string url) {
+  ClientResponse r = co_await s->get(std::move(url));
+  EXPECT_EQ(co_await r.text(), "ok");
+  co_return corio::get_running_loop().time();
+}
+
+Coro<void> wait_client_closed(CannedPeer* peer) {
+  co_await corio::wait_for(peer->state->client_closed.wait(), 10s);
+  peer->state->client_closed.clear();
+}
+
+Coro<void> expires_without_a_request() {
+  CannedPeer peer = co_await start_canned_peer(kOk);
+  ClientSession s(keepalive(100ms));
+  const double idle_since = co_await fetch_ok(&s, peer.url());
+  EXPECT_EQ(s.idle_connections(), 1u);
+  co_await wait_client_closed(&peer);
+  // Lower bound only: the loop may be late, never early (margin for the
+  // moments between the connection going idle and fetch_ok returning).
+  EXPECT_GE(corio::get_running_loop().time() - idle_since, 0.09);
+  EXPECT_EQ(peer.state->client_closes, 1);
+  EXPECT_EQ(s.idle_connections(), 0u);
+  EXPECT_EQ(s.open_connections(), 0u);
+}
+
+TEST(ClientPool, IdleConnectionIsClosedOnTimeWithoutARequest) {
+  run_bounded(expires_without_a_request(), 20s);
+}
+
+// Three origins: `early` idles first; half a timeout later `dead` (whose
+// server closes after answering) and `late`. The sweep for `early` also
+// drops `dead`, not yet expired, and re-arms for `late`.
+Coro<void> sweep_and_rearm() {
+  CannedPeer early = co_await start_canned_peer(kOk);
+  CannedPeer dead = co_await start_canned_peer(kOk, true);
+  CannedPeer late = co_await start_canned_peer(kOk);
+  ClientSession s(keepalive(1000ms));
+  co_await fetch_ok(&s, early.url());
+  co_await corio::sleep(500ms);
+  co_await fetch_ok(&s, dead.url());
+  const double late_since = co_await fetch_ok(&s, late.url());
+  EXPECT_EQ(s.idle_connections(), 3u);
+
+  co_await wait_client_closed(&early);
+  // 500 ms before `dead` and `late` would expire: a generous margin.
+  EXPECT_LT(corio::get_running_loop().time() - late_since, 0.9);
+  EXPECT_EQ(s.idle_connections(), 1u);
+  EXPECT_EQ(s.open_connections(), 1u);
+  EXPECT_EQ(dead.state->client_closes, 0);  // the server closed it first
+
+  co_await wait_client_closed(&late);
+  EXPECT_GE(corio::get_running_loop().time() - late_since, 0.99);
+  EXPECT_EQ(s.idle_connections(), 0u);
+  EXPECT_EQ(s.open_connections(), 0u);
+}
+
+TEST(ClientPool, SweepDropsDeadConnectionsAndRearmsForTheNextOldest) {
+  run_bounded(sweep_and_rearm(), 20s);
+}
+
+// The session goes while its timer is armed: the timer must go with it
+// (ASan sees a callback into the freed pool otherwise).
+Coro<void> session_destroyed_while_armed() {
+  CannedPeer peer = co_await start_canned_peer(kOk);
+  auto s = std::make_unique<ClientSession>(keepalive(100ms));
+  co_await fetch_ok(s.get(), peer.url());
+  s.reset();
+  co_await wait_client_closed(&peer);  // closed by the destructor, at once
+  co_await corio::sleep(300ms);        // past the deadline the timer had
+  EXPECT_EQ(peer.state->client_closes, 1);
+}
+
+TEST(ClientPool, TimerIsCancelledWithTheSession) {
+  run_bounded(session_destroyed_while_armed(), 20s);
+}
+
+Coro<void> close_server(CannedPeer* peer) {
+  peer->server.close();
+  co_await peer->server.wait_closed();
+  co_await corio::sleep(0ms);  // the cancelled accept task unwinds meanwhile
+}
+
+// run_until_complete returns when its coroutine does, whatever the pool's
+// timer (armed here for a minute) has yet to do.
+TEST(ClientPool, ArmedTimerDoesNotKeepTheLoopRunning) {
+  corio::EventLoop loop;
+  CannedPeer peer = loop.run_until_complete(start_canned_peer(kOk));
+  {
+    ClientSession s(keepalive(60'000ms));
+    const auto t0 = std::chrono::steady_clock::now();
+    loop.run_until_complete(fetch_ok(&s, peer.url()));
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 10s);
+    EXPECT_EQ(s.idle_connections(), 1u);
+    loop.run_until_complete(s.close());
+    loop.run_until_complete(wait_client_closed(&peer));
+  }
+  loop.run_until_complete(close_server(&peer));
+}
+
+}  // namespace
+}  // namespace corio_http_test
