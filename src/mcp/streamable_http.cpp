@@ -1,11 +1,11 @@
 // StreamableHttp (see streamable_http.hpp): the endpoint's three handlers,
 // the sessions they create and find, and the sweep that ends idle ones.
 //
-// Lifetimes: the handlers and the sweep timer hold the Impl weakly or
-// through the endpoint, and each session is shared by the endpoint's map,
-// its runner task and its open streams, so a stream or a request still
-// running after DELETE (or after the endpoint is gone) touches nothing
-// freed.
+// Lifetimes: the mounted handlers share the Impl (a route may outlive the
+// StreamableHttp object), the sweep timer holds it weakly, and each session
+// is shared by the endpoint's map, its runner task and its open streams, so
+// a stream or a request still running after DELETE (or after the endpoint
+// is gone) touches nothing freed.
 #include <corio/mcp/streamable_http.hpp>
 
 #include <sys/random.h>
