@@ -9,4 +9,5 @@
 #include <corio/mcp/server.hpp>
 #include <corio/mcp/session.hpp>
 #include <corio/mcp/streamable_http.hpp>
+#include <corio/mcp/streamable_http_client.hpp>
 #include <corio/mcp/transport.hpp>

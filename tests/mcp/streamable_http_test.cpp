@@ -1,11 +1,13 @@
 // The Streamable HTTP transport on a real loopback http::Server, driven by
 // the library's own ClientSession: the session lifecycle, SSE streams with
 // progress before the answer, JSON answers, every refusal the spec names,
-// DELETE cancelling a running call, idle expiry, the GET stream.
+// DELETE cancelling a running call, idle expiry, the GET stream; and
+// mcp::Client over StreamableHttpClient, the library's own client side.
 // (The official SDK's StreamableHTTPClientTransport drives it too: CTest
 // mcp.sdk.client.http.)
 #include <corio/http/client.hpp>
 #include <corio/mcp/streamable_http.hpp>
+#include <corio/mcp/streamable_http_client.hpp>
 
 #include "mcp/mcp_support.hpp"
 
@@ -293,6 +295,58 @@ Coro<void> standalone_body() {
 }
 
 TEST(StreamableHttp, OneGetStreamPerSessionKeptAlive) { run_test(standalone_body()); }
+
+// The library's client transport against its server: the session, SSE
+// answers with progress on the way, the revision header, DELETE on close,
+// and a session the server ended surfacing as the call's RpcError.
+Coro<void> client_transport_body() {
+  Fixture f;
+  co_await f.start();
+  corio::mcp::StreamableHttpClient transport(f.url());
+  corio::mcp::Client client(transport);
+  std::vector<double> progress;
+  client.session().on_notification("notifications/progress", [&progress](const json& p) {
+    progress.push_back(p["progress"].get<double>());
+  });
+  const json init = co_await client.initialize();
+  EXPECT_EQ(init["serverInfo"]["name"], "http-test");
+  EXPECT_EQ(transport.session_id().size(), 32u);
+  EXPECT_EQ(f.endpoint.session_count(), 1u);
+  const json tools = co_await client.list_tools();
+  EXPECT_EQ(tools.size(), 1u);
+  const json r = co_await client.call_tool("slow", json::object(), "tok");
+  EXPECT_EQ(r["content"][0]["text"], "counted");
+  EXPECT_EQ(progress, (std::vector<double>{1, 2, 3})) << "notifications before the answer";
+
+  f.endpoint.close_sessions();  // the server forgets the session: 404 from now on
+  int code = 0;
+  try {
+    co_await client.call_tool("slow");
+  } catch (const corio::mcp::RpcError& e) {
+    code = e.code();
+  }
+  EXPECT_EQ(code, -32001) << "Session not found";
+  co_await client.close();
+  co_await transport.close();
+  co_await f.stop();
+}
+
+TEST(StreamableHttp, TheLibrarysClientTransportSpeaksIt) { run_test(client_transport_body()); }
+
+Coro<void> client_close_deletes_body() {
+  Fixture f;
+  co_await f.start();
+  corio::mcp::StreamableHttpClient transport(f.url());
+  corio::mcp::Client client(transport);
+  co_await client.initialize();
+  EXPECT_EQ(f.endpoint.session_count(), 1u);
+  co_await client.close();
+  co_await transport.close();
+  EXPECT_EQ(f.endpoint.session_count(), 0u) << "close() sent DELETE";
+  co_await f.stop();
+}
+
+TEST(StreamableHttp, ClientTransportCloseEndsTheSession) { run_test(client_close_deletes_body()); }
 
 }  // namespace
 }  // namespace corio_mcp_test
