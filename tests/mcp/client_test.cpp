@@ -78,5 +78,24 @@ Coro<void> client_and_server() {
 
 TEST(McpClient, TalksToTheServerWithProgressErrorsAndCancellation) { run_test(client_and_server()); }
 
+// A Client dropped without close() (an exception between its calls): its
+// reader, cancelled by the destructor, unwinds later without touching the
+// freed client (ASan would see it).
+Coro<void> dropped_without_close() {
+  Harness h;
+  Server server("s");
+  corio::Task<void> serving = corio::create_task(server.run(h.transport));
+  StdioTransport client_side(h.from_server, h.to_server);
+  {
+    Client client(client_side);
+    co_await client.initialize();
+  }
+  co_await corio::sleep(10ms);  // the cancelled reader runs now
+  h.to_server.close();
+  co_await serving;
+}
+
+TEST(McpClient, DroppedWithoutCloseIsSafe) { run_test(dropped_without_close()); }
+
 }  // namespace
 }  // namespace corio_mcp_test
