@@ -161,13 +161,16 @@ def serving_pid(impl, proc):
     return proc.pid  # taskset execs the server, so proc.pid is the server itself
 
 
-def wrk(url, duration, cpu, latency):
-    """One wrk run (1 thread, 100 connections): parse_wrk's dict, or None."""
-    cmd = ["wrk", "-t1", f"-c{CONCURRENCY}", f"-d{duration}s"] + (["--latency"] if latency else [])
+def wrk(url, duration, cpu, latency, conns=CONCURRENCY, script=None, env=None):
+    """One wrk run (1 thread, conns connections; script: a Lua script, env: its
+    environment's additions): parse_wrk's dict, or None."""
+    cmd = ["wrk", "-t1", f"-c{conns}", f"-d{duration}s"] + (["--latency"] if latency else [])
+    cmd += ["-s", str(script)] if script else []
     cmd = pinned(cmd + [url], cpu)
     log("+", " ".join(cmd))
     try:
-        p = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, timeout=duration + 30)
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, timeout=duration + 30,
+                           env=dict(os.environ, **(env or {})))
     except subprocess.TimeoutExpired:
         log("  wrk timed out")
         return None

@@ -371,8 +371,8 @@ void StreamableHttp::close_sessions() noexcept {
 }
 
 Coro<void> serve_streamable_http(Server& server, std::string host, std::uint16_t port,
-                                 StreamableHttpOptions options) {
-  http::Server http;
+                                 StreamableHttpOptions options, http::ServerOptions http_options) {
+  http::Server http(std::move(http_options));
   StreamableHttp endpoint(server, std::move(options));
   endpoint.mount(http);
   co_await http.start(std::move(host), port);

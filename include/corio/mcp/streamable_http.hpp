@@ -92,7 +92,9 @@ class StreamableHttp {
 
 // An HTTP server for mcp at http://host:port/mcp until cancelled (it then
 // stops accepting, ends the sessions and lets their streams close).
+// http_options: the HTTP server's (its access log on stderr by default).
 Coro<void> serve_streamable_http(Server& server, std::string host = "127.0.0.1",
-                                 std::uint16_t port = 8000, StreamableHttpOptions options = {});
+                                 std::uint16_t port = 8000, StreamableHttpOptions options = {},
+                                 http::ServerOptions http_options = {});
 
 }  // namespace corio::mcp
