@@ -64,6 +64,8 @@ class StreamWriter {
   void close();
   // Closes at once, dropping the buffer (asyncio's transport.abort()).
   void abort();
+  // After close() or abort(), and once a send failed (the peer is gone):
+  // asyncio's transport is closing after a fatal error too.
   bool is_closing() const noexcept;
   // Until the transport is closed; throws the write error, if the
   // connection failed (asyncio's wait_closed()).

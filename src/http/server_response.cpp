@@ -74,9 +74,8 @@ class BodyStream final : public StreamResponseWriter {
     } else {
       writer_.write(piece);
     }
-    // Always: a failed send empties the buffer and only drain() tells, so a
-    // producer writing into a dead connection learns it here.
-    co_await writer_.drain();
+    // A failed send shows in is_closing() above, at the next piece.
+    if (writer_.get_write_buffer_size() > 0) co_await writer_.drain();
   }
   std::uint64_t bytes = 0;
 

@@ -209,7 +209,9 @@ void StreamWriter::abort() {
   c_->close_transport();
 }
 
-bool StreamWriter::is_closing() const noexcept { return c_->closing; }
+bool StreamWriter::is_closing() const noexcept {
+  return c_->closing || c_->closed || c_->write_error != nullptr;
+}
 
 Coro<void> StreamWriter::wait_closed() { return wait_connection_closed(c_); }
 

@@ -79,6 +79,7 @@ Coro<void> write_to_closed_peer() {
     err = co_await errno_of(p.writer.drain());
   }
   EXPECT_TRUE(err == EPIPE || err == ECONNRESET) << "errno " << err;
+  EXPECT_TRUE(p.writer.is_closing()) << "a failed send closes, as asyncio's transport";
   p.writer.write(chunk);  // dropped, as asyncio does
   EXPECT_EQ(co_await errno_of(p.writer.drain()), err) << "the error sticks";
   p.writer.close();
