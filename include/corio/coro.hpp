@@ -4,7 +4,8 @@
 // frame and runs nothing. `co_await coro` runs it inline in the awaiting task,
 // with no task and no loop round trip (`await coro()` in Python): nested on the
 // stack when it finishes at once, through the trampoline in detail/driver.hpp
-// otherwise, so chains of any depth use bounded stack. Move-only;
+// otherwise, so chains of any depth use bounded stack. Move-only, and
+// awaiting consumes it: a second co_await is a RuntimeError, as in asyncio.
 // [[nodiscard]], so a forgotten co_await is a compiler warning.
 //
 // Suspends: never by itself; only where its body awaits something.
@@ -14,6 +15,7 @@
 #include <coroutine>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <optional>
 #include <type_traits>
 #include <utility>
@@ -27,6 +29,8 @@ template <class T = void>
 class Coro;
 
 namespace detail {
+
+[[noreturn]] void throw_reused_coro();
 
 class CoroPromiseBase {
  public:
@@ -119,9 +123,17 @@ class [[nodiscard]] Coro {
 
   bool valid() const noexcept { return static_cast<bool>(h_); }
 
+  // Owns the frame from operator co_await on: awaiting consumes the Coro,
+  // and the frame is destroyed with the awaiter, at the end of the full
+  // expression that awaited it.
   class Awaiter {
    public:
     explicit Awaiter(handle_type h) noexcept : h_(h) {}
+    Awaiter(Awaiter&& o) noexcept : h_(std::exchange(o.h_, nullptr)) {}
+    Awaiter& operator=(Awaiter&&) = delete;
+    ~Awaiter() {
+      if (h_) h_.destroy();
+    }
     bool await_ready() const noexcept { return false; }
     // Runs the coroutine right here, nested on the stack, up to a bounded
     // depth: if it finishes without suspending (the common case), the awaiter
@@ -145,14 +157,20 @@ class [[nodiscard]] Coro {
     handle_type h_;
   };
 
-  // Awaiting consumes the coroutine: it runs once.
-  Awaiter operator co_await() && noexcept { return Awaiter(h_); }
-  Awaiter operator co_await() & noexcept { return Awaiter(h_); }
+  // Awaiting consumes the coroutine: it runs once. Awaiting it again, or
+  // awaiting a Coro moved from or handed to a task, is asyncio's
+  // RuntimeError, not undefined behaviour.
+  Awaiter operator co_await() && { return Awaiter(take_for_await()); }
+  Awaiter operator co_await() & { return Awaiter(take_for_await()); }
 
   // Hands the frame over (to a Task); the Coro becomes empty.
   handle_type release() noexcept { return std::exchange(h_, nullptr); }
 
  private:
+  handle_type take_for_await() {
+    if (!h_) detail::throw_reused_coro();
+    return std::exchange(h_, nullptr);
+  }
   void reset() noexcept {
     if (h_) std::exchange(h_, nullptr).destroy();
   }
@@ -166,6 +184,35 @@ Coro<T> detail::CoroPromise<T>::get_return_object() noexcept {
 inline Coro<void> detail::CoroPromise<void>::get_return_object() noexcept {
   return Coro<void>(Coro<void>::handle_type::from_promise(*this));
 }
+
+namespace detail {
+
+template <class A>
+struct IsCoro : std::false_type {};
+template <class T>
+struct IsCoro<Coro<T>> : std::true_type {};
+template <class A>
+concept CoroType = IsCoro<std::remove_cvref_t<A>>::value;
+
+// A callable that returns a Coro when called with args: the other shape of
+// create_task (create_task(fn, args...)).
+template <class F, class... Args>
+concept CoroCallable = !CoroType<F> && std::invocable<std::decay_t<F>&, std::decay_t<Args>&...> &&
+                       CoroType<std::invoke_result_t<std::decay_t<F>&, std::decay_t<Args>&...>>;
+template <class F, class... Args>
+using callable_result_t =
+    typename std::invoke_result_t<std::decay_t<F>&, std::decay_t<Args>&...>::value_type;
+
+// fn and args live in this coroutine's frame for as long as the Coro that
+// fn(args...) returns runs, so a lambda's captures stay valid however long
+// it suspends (folly's co_invoke). A capturing lambda coroutine called
+// directly dangles after its first suspension: its closure is a temporary.
+template <class R, class F, class... Args>
+Coro<R> invoke_owned(F fn, Args... args) {
+  co_return co_await std::invoke(fn, args...);
+}
+
+}  // namespace detail
 
 static_assert(std::is_move_constructible_v<Coro<int>> && !std::is_copy_constructible_v<Coro<int>>);
 

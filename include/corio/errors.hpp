@@ -123,6 +123,9 @@ class LimitOverrunError : public ValueError {
   std::size_t consumed;
 };
 
+// True if e holds a CancelledError.
+bool is_cancelled_error(const std::exception_ptr& e) noexcept;
+
 // One line describing an exception_ptr ("TimeoutError: ..."), for reports.
 std::string describe(const std::exception_ptr& e);
 

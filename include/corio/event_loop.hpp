@@ -109,6 +109,14 @@ class EventLoop : public detail::LoopCore {
   template <class T>
   Task<T> create_task(Coro<T> coro, std::string name = {},
                       SourceLocation where = SourceLocation::current());
+  // create_task(fn, args...): the task calls fn(args...) and owns fn and the
+  // args for its whole life, so a lambda's captures stay valid.
+  template <class F, class... Args>
+  requires detail::CoroCallable<F, Args...>
+  Task<detail::callable_result_t<F, Args...>> create_task(F&& fn, Args&&... args) {
+    return create_task(detail::invoke_owned<detail::callable_result_t<F, Args...>>(
+        std::forward<F>(fn), std::forward<Args>(args)...));
+  }
 
   // Runs fn() on a worker thread of `executor` (nullptr: the loop's default
   // pool) and returns a Future for its result or exception, completed on
@@ -271,6 +279,12 @@ Task<T> EventLoop::create_task(Coro<T> coro, std::string name, SourceLocation wh
 template <class T>
 Task<T> create_task(Coro<T> coro, std::string name, SourceLocation where) {
   return get_running_loop().create_task(std::move(coro), std::move(name), where);
+}
+
+template <class F, class... Args>
+requires detail::CoroCallable<F, Args...>
+Task<detail::callable_result_t<F, Args...>> create_task(F&& fn, Args&&... args) {
+  return get_running_loop().create_task(std::forward<F>(fn), std::forward<Args>(args)...);
 }
 
 namespace detail {

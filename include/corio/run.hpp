@@ -23,6 +23,9 @@ namespace corio {
 
 namespace detail {
 void check_no_running_loop();
+// run_main's exit status for what escaped main: 130 for KeyboardInterrupt,
+// else 1 after printing the exception's type and message to stderr.
+int exit_status_of(const std::exception_ptr& e) noexcept;
 // Cancels what main left running, lets it unwind, closes the loop.
 void finish_run(EventLoop& loop) noexcept;
 
@@ -64,6 +67,28 @@ T run(Coro<T> main, RunOptions opts = {},
   } catch (const CancelledError&) {
     sigint.throw_if_interrupted();
     throw;
+  }
+}
+
+// What Python's interpreter does around asyncio.run(), for main():
+//
+//   int main() { return corio::run_main(main_coro()); }
+//
+// runs main with corio::run(); an int result is the exit status (any other
+// result gives 0); Ctrl-C (KeyboardInterrupt) gives 130, the shell's code for
+// a SIGINT death; any other exception that escapes main is printed to stderr
+// with its type and message and gives 1.
+template <class T>
+int run_main(Coro<T> main, RunOptions opts = {}, SourceLocation where = SourceLocation::current()) {
+  try {
+    if constexpr (std::is_convertible_v<T, int> && !std::is_void_v<T>) {
+      return static_cast<int>(run(std::move(main), std::move(opts), where));
+    } else {
+      run(std::move(main), std::move(opts), where);
+      return 0;
+    }
+  } catch (...) {
+    return detail::exit_status_of(std::current_exception());
   }
 }
 

@@ -76,6 +76,12 @@ class TaskRef {
 template <class T>
 Task<T> create_task(Coro<T> coro, std::string name = {},
                     SourceLocation where = SourceLocation::current());
+// create_task(fn, args...): the task calls fn(args...) and owns fn and the
+// args for its whole life, so a lambda's captures stay valid:
+//   create_task([name]() -> Coro<> { co_await greet(name); });
+template <class F, class... Args>
+requires detail::CoroCallable<F, Args...>
+Task<detail::callable_result_t<F, Args...>> create_task(F&& fn, Args&&... args);
 
 // The task running now, if any, and every pending task of the running loop.
 std::optional<TaskRef> current_task();

@@ -40,7 +40,8 @@ std::string describe(const std::exception_ptr& e) {
   } catch (const KeyboardInterrupt&) {
     return "KeyboardInterrupt";
   } catch (const TimeoutError& t) {
-    return std::string("TimeoutError: ") + t.what();
+    const std::string what = t.what();
+    return what == "TimeoutError" ? what : "TimeoutError: " + what;
   } catch (const std::system_error& s) {
     return std::string("system_error: ") + s.what();
   } catch (const std::exception& x) {
@@ -49,5 +50,20 @@ std::string describe(const std::exception_ptr& e) {
     return "unknown exception";
   }
 }
+
+bool is_cancelled_error(const std::exception_ptr& e) noexcept {
+  if (!e) return false;
+  try {
+    std::rethrow_exception(e);
+  } catch (const CancelledError&) {
+    return true;
+  } catch (...) {
+  }
+  return false;
+}
+
+namespace detail {
+void throw_reused_coro() { throw RuntimeError("cannot reuse already awaited coroutine"); }
+}  // namespace detail
 
 }  // namespace corio

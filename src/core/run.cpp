@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 
 #include <corio/run.hpp>
@@ -102,6 +103,22 @@ void SigintCancelsMain::on_sigint() {
 
 void SigintCancelsMain::throw_if_interrupted() {
   if (interrupts_ > 0 && main_.task()->uncancel() == 0) throw KeyboardInterrupt();
+}
+
+int exit_status_of(const std::exception_ptr& e) noexcept {
+  try {
+    std::rethrow_exception(e);
+  } catch (const KeyboardInterrupt&) {
+    std::fputs("KeyboardInterrupt\n", stderr);
+    return 128 + SIGINT;
+  } catch (...) {
+    try {
+      std::fprintf(stderr, "uncaught exception: %s\n", describe(e).c_str());
+    } catch (...) {  // out of memory for the message
+      std::fputs("uncaught exception\n", stderr);
+    }
+    return 1;
+  }
 }
 
 void finish_run(EventLoop& loop) noexcept {

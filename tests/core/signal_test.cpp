@@ -284,6 +284,14 @@ TEST_F(RunSigint, SigintCancelsMainAndRunThrowsKeyboardInterrupt) {
   EXPECT_TRUE(sigint_has_default_action());
 }
 
+TEST_F(RunSigint, RunMainTurnsKeyboardInterruptIntoExitStatus130) {
+  bool unwound = false;
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(corio::run_main(interrupted_main(&unwound)), 130);
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "KeyboardInterrupt\n");
+  EXPECT_TRUE(unwound);
+}
+
 Coro<int> swallowing_main(bool* caught) {
   ::raise(SIGINT);
   try {

@@ -52,11 +52,24 @@ class FutureAwaiter : private Callback, private AwaitPoint {
     task_->suspend_at(h, this);
   }
   T await_resume() {
-    if (task_) task_->check_interrupt();
+    if (task_ && task_->interrupt_pending()) [[unlikely]]
+      interrupted();
     return take_result<T>(s_, MayMove);
   }
 
  private:
+  // Cancelled while waiting: CancelledError, unless the awaited work ended
+  // in an exception of its own while it was being cancelled; that one
+  // propagates (and counts as retrieved), as asyncio's `await task` does.
+  void interrupted() {
+    if constexpr (Policy == OnCancel::propagate) {
+      if (s_->done() && !s_->cancelled() && s_->peek_exception()) {
+        task_->clear_interrupt();
+        return;
+      }
+    }
+    task_->check_interrupt();
+  }
   static void on_done(Callback* cb, FutureStateBase&) noexcept {
     static_cast<FutureAwaiter*>(cb)->task_->wake();
   }

@@ -60,6 +60,7 @@ class TaskBase : public FutureStateBase, public ReadyNode {
     if (task_flags_ & kInterrupt) [[unlikely]]
       take_interrupt();
   }
+  void clear_interrupt() const noexcept { task_flags_ &= ~kInterrupt; }
   AwaitPoint* waiting_on() const noexcept { return waiting_on_; }
   // Combinators that collect a child's failure themselves turn off the
   // "exception was never retrieved" report for it.
