@@ -120,16 +120,18 @@ Coro<std::vector<Outcome<value_or_monostate<T>>>> start_vector_outcomes(std::vec
 }  // namespace detail
 
 template <detail::Awaitable... A>
-requires(sizeof...(A) >
-         0) Coro<std::tuple<detail::value_or_monostate<detail::result_t<A>>...>> gather(A... aws) {
-  return detail::start_tuple(std::move(aws)...);
+requires(sizeof...(A) > 0)
+Coro<std::tuple<detail::value_or_monostate<detail::result_t<A>>...>> gather(A&&... aws) {
+  static_assert((detail::kOwnable<A> && ...), CORIO_OWNED_AWAITABLE_MESSAGE("gather()"));
+  return detail::start_tuple<std::remove_cvref_t<A>...>(std::forward<A>(aws)...);
 }
 
 template <detail::Awaitable... A>
 requires(sizeof...(A) > 0)
-    Coro<std::tuple<Outcome<detail::value_or_monostate<detail::result_t<A>>>...>> gather(
-        ReturnExceptions, A... aws) {
-  return detail::start_tuple_outcomes(std::move(aws)...);
+Coro<std::tuple<Outcome<detail::value_or_monostate<detail::result_t<A>>>...>> gather(
+    ReturnExceptions, A&&... aws) {
+  static_assert((detail::kOwnable<A> && ...), CORIO_OWNED_AWAITABLE_MESSAGE("gather()"));
+  return detail::start_tuple_outcomes<std::remove_cvref_t<A>...>(std::forward<A>(aws)...);
 }
 
 template <detail::Awaitable A>

@@ -19,8 +19,9 @@ Coro<result_t<A>> shield_start(A aw) {
 }  // namespace detail
 
 template <detail::Awaitable A>
-Coro<detail::result_t<A>> shield(A aw) {
-  return detail::shield_start(std::move(aw));
+Coro<detail::result_t<A>> shield(A&& aw) {
+  static_assert(detail::kOwnable<A>, CORIO_OWNED_AWAITABLE_MESSAGE("shield()"));
+  return detail::shield_start<std::remove_cvref_t<A>>(std::forward<A>(aw));
 }
 
 }  // namespace corio

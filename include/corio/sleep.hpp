@@ -18,7 +18,9 @@ namespace corio {
 class [[nodiscard]] SleepAwaiter : private detail::AwaitPoint, private detail::TimerNode {
  public:
   explicit SleepAwaiter(double seconds) noexcept : delay_(seconds) {}
-  SleepAwaiter(const SleepAwaiter&) = delete;
+  // Movable until awaited (it holds only the delay then), so that
+  // `wait_for(sleep(10s), 20ms)` can carry it into the combinator's frame.
+  SleepAwaiter(SleepAwaiter&& o) noexcept : delay_(o.delay_) {}
   SleepAwaiter& operator=(const SleepAwaiter&) = delete;
   ~SleepAwaiter() {
     if (in_heap()) loop_->remove_timer(this);

@@ -1,8 +1,17 @@
+// TaskGroup: asyncio's Lib/asyncio/taskgroups.py state machine.
+//
+// A child's completion is seen by a Callback linked into its state, which
+// fires inside the completion and so must only schedule: the abort a failure
+// causes (cancelling siblings and, with a body, the owner) runs from the
+// ready queue, as asyncio's done-callbacks do.
 #include <corio/task_group.hpp>
 
 namespace corio {
 
 TaskGroup::TaskGroup() : loop_(get_running_loop()) {}
+
+TaskGroup::TaskGroup(OwnsBody)
+    : loop_(get_running_loop()), parent_(&detail::current_task_for("task_group()")) {}
 
 TaskGroup::~TaskGroup() {
   abort_soon_.cancel();
@@ -11,7 +20,7 @@ TaskGroup::~TaskGroup() {
 }
 
 void TaskGroup::check_accepting() const {
-  if (finished_) throw RuntimeError("TaskGroup is finished");
+  if (exiting_ && children_.empty()) throw RuntimeError("TaskGroup is finished");
   if (aborting_) throw RuntimeError("TaskGroup is shutting down");
 }
 
@@ -36,14 +45,26 @@ void TaskGroup::on_child_done(Child& child, detail::FutureStateBase& task) noexc
     }
     if (!aborting_ && !abort_soon_) {
       try {
-        abort_soon_ = loop_.call_soon([this] { abort(); });
+        abort_soon_ = loop_.call_soon([this] { on_child_failed(); });
       } catch (...) {
-        abort();
+        abort();  // out of memory: cancel the siblings now, not the owner
       }
     }
   }
   children_.erase(child.self);
   if (children_.empty() && all_done_.valid() && !all_done_.done()) all_done_.set_result();
+}
+
+// The first failure: cancel the siblings and, with a body, the owner's
+// current await, remembering that we did so exit() withdraws it.
+void TaskGroup::on_child_failed() noexcept {
+  abort_soon_ = {};
+  if (aborting_ || parent_cancel_requested_) return;
+  abort();
+  if (parent_) {
+    parent_cancel_requested_ = true;
+    (void)parent_->request_cancel({});
+  }
 }
 
 void TaskGroup::abort() noexcept {
@@ -52,21 +73,57 @@ void TaskGroup::abort() noexcept {
   for (Child& c : children_) (void)c.task->cancel();
 }
 
-Coro<void> TaskGroup::wait() {
-  std::exception_ptr cancelled;
+Coro<void> TaskGroup::wait() { return exit(nullptr); }
+
+// asyncio's TaskGroup._aexit, step for step.
+Coro<void> TaskGroup::exit(std::exception_ptr body_error) {
+  exiting_ = true;
+  if (abort_soon_) {  // a child failed and its abort has not run yet: run it here
+    abort_soon_.cancel();
+    abort_soon_ = {};
+    abort();
+  }
+  std::exception_ptr propagate_cancel;
+  if (body_error) {
+    if (is_cancelled_error(body_error)) propagate_cancel = body_error;
+    abort();
+  }
+  std::exception_ptr pending_cancel;
   while (!children_.empty()) {
     all_done_ = loop_.create_future<void>();
     try {
       co_await all_done_;
     } catch (const CancelledError&) {
-      if (!cancelled) cancelled = std::current_exception();
-      abort();
+      pending_cancel = std::current_exception();
+      if (!aborting_) {  // the owner is cancelled from outside
+        propagate_cancel = pending_cancel;
+        abort();
+      }
     }
   }
-  finished_ = true;
+  if (parent_cancel_requested_) {
+    parent_cancel_requested_ = false;
+    if (parent_->uncancel() == 0) {
+      propagate_cancel = nullptr;  // the only cancellation was ours
+    } else if (!propagate_cancel) {
+      propagate_cancel = pending_cancel;  // the rest is not ours: keep it
+    }
+  }
+  if (propagate_cancel && errors_.empty()) std::rethrow_exception(propagate_cancel);
+  if (body_error && !is_cancelled_error(body_error)) errors_.push_back(body_error);
+  if (!errors_.empty()) throw_errors();
+}
+
+void TaskGroup::throw_errors() {
+  // A cancellation from outside is still pending: withdraw and renew it, so
+  // the count stays and the owner's next await is interrupted (asyncio).
+  detail::TaskBase* owner = parent_ ? parent_ : detail::tls_current_task;
+  if (owner && owner->cancelling() > 0) {
+    owner->uncancel();
+    (void)owner->request_cancel(owner->cancel_message());
+  }
   if (errors_.size() == 1) std::rethrow_exception(errors_.front());
-  if (errors_.size() > 1) throw ExceptionGroup("unhandled errors in a TaskGroup", errors_);
-  if (cancelled) std::rethrow_exception(cancelled);
+  throw ExceptionGroup("unhandled errors in a TaskGroup", std::move(errors_));
 }
 
 }  // namespace corio

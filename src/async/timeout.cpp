@@ -1,32 +1,47 @@
+// asyncio.Timeout's state machine (Lib/asyncio/timeouts.py): entered, then
+// expiring when the deadline cancels the task, expired once the block's end
+// has seen it. The timer node is this object: no allocation per timeout.
 #include <corio/timeout.hpp>
 
-namespace corio::detail {
+namespace corio {
 
-TimeoutScope::TimeoutScope(double deadline, bool relative)
-    : task_(current_task_for("timeout()")),
+Timeout::Timeout(std::optional<double> when)
+    : task_(detail::current_task_for("timeout()")),
       loop_(task_.loop()->loop()),
       cancelling_at_entry_(task_.cancelling()) {
   expire = &on_expire;
-  loop_.add_timer(this, relative ? loop_.time() + deadline : deadline);
+  reschedule(when);
 }
 
-TimeoutScope::~TimeoutScope() {
+Timeout::~Timeout() {
   loop_.remove_timer(this);
-  // The deadline passed but the awaitable finished first: withdraw our
-  // cancellation request so it does not hit the task's next await.
-  if (expired_ && !settled_) task_.uncancel();
+  // The deadline passed but the block ended without a CancelledError (it
+  // finished first, or raised something else): withdraw our cancellation
+  // request so that it does not hit the task's next await.
+  if (state_ == State::expiring) task_.uncancel();
 }
 
-void TimeoutScope::on_cancelled() {
-  if (!expired_ || settled_) return;
-  settled_ = true;
+void Timeout::reschedule(std::optional<double> when) {
+  if (state_ != State::entered) {
+    throw RuntimeError(state_ == State::expiring ? "Cannot change state of expiring Timeout"
+                                                 : "Cannot change state of expired Timeout");
+  }
+  when_ = when;
+  loop_.remove_timer(this);
+  // A deadline already past fires on the next iteration, as asyncio's call_soon.
+  if (when) loop_.add_timer(this, *when);
+}
+
+void Timeout::on_cancelled() {
+  if (state_ != State::expiring) return;
+  state_ = State::expired;
   if (task_.uncancel() <= cancelling_at_entry_) throw TimeoutError();
 }
 
-void TimeoutScope::on_expire(TimerNode* n) noexcept {
-  auto* self = static_cast<TimeoutScope*>(n);
-  self->expired_ = true;
+void Timeout::on_expire(detail::TimerNode* n) noexcept {
+  auto* self = static_cast<Timeout*>(n);
+  self->state_ = State::expiring;
   self->task_.request_cancel({});
 }
 
-}  // namespace corio::detail
+}  // namespace corio

@@ -1,6 +1,14 @@
 // What the combinators accept: a Coro<T> (run as a new task when a combinator
-// needs it to run concurrently, or inline when it does not), a Task<T> or a
-// Future<T>.
+// needs it to run concurrently, or inline when it does not), a Task<T>, a
+// Future<T>, or any awaiter object (sleep(), lock.acquire(), event.wait(),
+// queue.get(), a user's type with await_ready/await_suspend/await_resume or
+// an operator co_await).
+//
+// How a combinator keeps its argument until it runs (stored_t): an rvalue is
+// moved into the combinator's frame, so it must be movable (corio's awaiters
+// are, until awaited); an lvalue Future or Task is copied (it is a handle);
+// any other lvalue (a Coro, an awaiter object) is kept by reference: the
+// caller owns it, and it must outlive the await, as with `co_await x`.
 #pragma once
 
 #include <type_traits>
@@ -37,10 +45,46 @@ struct AwaitableTraits<A> {
   using result = decltype(std::declval<A&>().await_resume());
 };
 
+// A type with a member operator co_await.
+template <class A>
+concept CoAwaitable = !AwaiterObject<A> && requires(A& a) { a.operator co_await(); };
+template <class A>
+requires CoAwaitable<A>
+struct AwaitableTraits<A> {
+  using result = decltype(std::declval<A&>().operator co_await().await_resume());
+};
+
 template <class A>
 concept Awaitable = requires {
   typename AwaitableTraits<std::remove_cvref_t<A>>::result;
 };
+
+template <class A>
+struct IsFutureHandle : std::false_type {};
+template <class T>
+struct IsFutureHandle<Future<T>> : std::true_type {};
+template <class T>
+struct IsFutureHandle<Task<T>> : std::true_type {};
+template <class A>
+concept FutureHandle = IsFutureHandle<std::remove_cvref_t<A>>::value;
+
+template <class A>
+using stored_t = std::conditional_t<std::is_lvalue_reference_v<A> && !FutureHandle<A>, A,
+                                    std::remove_cvref_t<A>>;
+// Whether a combinator can keep its argument: an rvalue must be movable.
+template <class A>
+inline constexpr bool kStorable =
+    std::is_lvalue_reference_v<stored_t<A>> || std::is_move_constructible_v<stored_t<A>>;
+// Whether a task of the combinator's can own its argument (gather, shield:
+// the work may outlive the combinator's caller): moved or copied in.
+template <class A>
+inline constexpr bool kOwnable = std::is_constructible_v<std::remove_cvref_t<A>, A>;
+#define CORIO_OWNED_AWAITABLE_MESSAGE(what)                                                   \
+  what " runs its awaitables as tasks that own them: pass a Future, a Task, a Coro or an " \
+       "awaiter by rvalue (std::move), and make an awaiter type movable"
+#define CORIO_STORED_AWAITABLE_MESSAGE(what)                                                 \
+  what " keeps an rvalue awaitable in its frame until it runs: make the type movable, or " \
+       "pass an lvalue that outlives the await"
 
 template <class A>
 using result_t = typename AwaitableTraits<std::remove_cvref_t<A>>::result;
