@@ -113,7 +113,7 @@ template <class T, class S>
 Coro<T> await_with_deadline(Deadline deadline, S aw) {
   Timeout cm(deadline.resolve());
   try {
-    co_return co_await std::move(aw);
+    co_return co_await awaitable_of<S>(aw);
   } catch (const CancelledError&) {
     cm.on_cancelled();
     throw;
@@ -153,10 +153,16 @@ template <class T, class S>
 Coro<T> wait_for_expired(S aw) {
   if constexpr (FutureHandle<std::remove_cvref_t<S>>) {
     if (!aw.done()) {
+      TaskBase& self = current_task_for("wait_for()");
+      const int cancelling = self.cancelling();
       aw.cancel();
-      // Detached: a cancellation of this task ends the wait, not aw's.
-      co_await FutureAwaiter<T, OnCancel::detach>(aw.state());
-      if (aw.cancelled()) throw TimeoutError();
+      try {
+        // Detached: a cancellation of this task ends the wait, not aw's.
+        co_await FutureAwaiter<T, OnCancel::detach>(aw.state());
+      } catch (const CancelledError&) {
+        if (self.cancelling() > cancelling || !aw.cancelled()) throw;  // ours: it propagates
+        throw TimeoutError();
+      }
     }
     co_return take_result<T>(aw.state(), false);
   } else {

@@ -106,12 +106,38 @@ template <class T>
 Future<T> ensure_future(Task<T> t) {
   return t;
 }
-// An awaiter object runs in a task of its own, wrapped in a Coro.
-template <AwaiterObject A>
+// An lvalue awaiter object, awaited in place. (g++ 12 copies an awaiter
+// named by a reference in a co_await expression: a non-copyable one then
+// does not compile.)
+template <class A>
+struct AwaiterRef {
+  A* a;
+  bool await_ready() { return a->await_ready(); }
+  template <class P>
+  auto await_suspend(std::coroutine_handle<P> h) {
+    return a->await_suspend(h);
+  }
+  decltype(auto) await_resume() { return a->await_resume(); }
+};
+// What `co_await` is applied to for a stored argument (stored_t).
+template <class S>
+decltype(auto) awaitable_of(S& s) {
+  if constexpr (std::is_lvalue_reference_v<S> && AwaiterObject<std::remove_reference_t<S>>) {
+    return AwaiterRef<std::remove_reference_t<S>>{&s};
+  } else {
+    return static_cast<S&&>(s);
+  }
+}
+
+// Any other awaitable (an awaiter object, a type with operator co_await)
+// runs in a task of its own, wrapped in a Coro.
+template <class A>
+concept OtherAwaitable = Awaitable<A> && !CoroType<A> && !FutureHandle<A>;
+template <OtherAwaitable A>
 Coro<result_t<A>> await_in_coro(A aw) {
   co_return co_await std::move(aw);
 }
-template <AwaiterObject A>
+template <OtherAwaitable A>
 Future<result_t<A>> ensure_future(A aw) {
   return ensure_future(await_in_coro(std::move(aw)));
 }
