@@ -4,8 +4,8 @@
 //
 // P provides: bool try_acquire() noexcept; WaitQueue waiters_;
 // static void abandon(void*, WaitQueue::Grant) noexcept; static const AwaitPoint::Ops kWaitOps;
-// void release(); and, if it counts the waiters it woke, void took_grant() noexcept,
-// called when a woken waiter runs with its grant.
+// void release(); void took_grant() noexcept, called when a woken waiter runs
+// with its grant (a Semaphore counts the woken waiters still on their way).
 #pragma once
 
 #include <utility>
@@ -24,9 +24,7 @@ class [[nodiscard]] AcquireAwaiter {
   void await_suspend(std::coroutine_handle<> h) { waiter_.await_suspend(h); }
   void await_resume() {
     waiter_.await_resume();
-    if constexpr (requires { p_.took_grant(); }) {
-      if (waiter_.grant()) p_.took_grant();
-    }
+    if (waiter_.grant()) p_.took_grant();
   }
 
  protected:
