@@ -13,7 +13,8 @@ namespace {
 using Results = std::vector<int>;
 
 // Acquires, records `tag`, keeps the permit.
-Coro<void> take_and_keep(corio::Semaphore* sem, Results* out, int tag) {
+template <class S>
+Coro<void> take_and_keep(S* sem, Results* out, int tag) {
   co_await sem->acquire();
   out->push_back(tag);
 }
@@ -158,8 +159,9 @@ TEST(SemaphoreFifo, TurnsAlternateInArrivalOrder) {
 
 // ---- test_acquire: two releases wake two of three waiters, in order ---------------------------
 
+template <class S>
 Coro<void> acquire_three(Results* out) {
-  corio::Semaphore sem(3);
+  S sem(3);
   co_await sem.acquire();
   co_await sem.acquire();
   EXPECT_FALSE(sem.locked());
@@ -183,7 +185,13 @@ Coro<void> acquire_three(Results* out) {
 
 TEST(SemaphoreFifo, ReleasesWakeTheQueuedBeforeANewcomer) {
   Results out;
-  run_vt(acquire_three(&out));
+  run_vt(acquire_three<corio::Semaphore>(&out));
+  EXPECT_EQ(out, (Results{1, 2, 3, 4}));
+}
+
+TEST(SemaphoreFifo, BoundedSemaphoreWakesInTheSameOrder) {
+  Results out;
+  run_vt(acquire_three<corio::BoundedSemaphore>(&out));
   EXPECT_EQ(out, (Results{1, 2, 3, 4}));
 }
 
