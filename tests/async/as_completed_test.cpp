@@ -111,7 +111,7 @@ Coro<void> empty_and_size() {
   EXPECT_TRUE(none.begin() == none.end());
   auto three = corio::as_completed(start({0.1, 0.1, 0.1}));
   EXPECT_EQ(three.size(), 3u);
-  for (auto next : three) (void)co_await next;
+  for (const auto& next : three) (void)co_await next;  // as when the items were Futures
 }
 
 TEST(AsCompleted, EmptyAndSize) { run_vt(empty_and_size()); }
