@@ -1,11 +1,20 @@
 // for (auto next : as_completed(tasks)) { T v = co_await next; }
-// asyncio.as_completed: the results in completion order.
+// asyncio.as_completed (3.13): the results in completion order.
 //
-// Item i is a Future<T> that completes with the i-th result to arrive (value,
+// Each item, when awaited, gets the earliest result not yet taken (value,
 // exception or cancellation, copied from the task; move-only results are
-// moved). With a timeout, the items not filled in time fail with
-// TimeoutError. Must be created inside a running loop; the object must
-// outlive the iteration (a range-for over the temporary does that).
+// moved): whichever item is awaited first gets the first result, whatever
+// its position. An item converted to a Future<T> takes its turn at the
+// conversion (`std::vector<Future<T>> v(items.begin(), items.end())` fills
+// v[0] first). With a timeout, items still waiting then, and items awaited
+// later when no result that came in time is left, fail with TimeoutError;
+// the tasks run on. An item whose awaiter gives up (cancelled, wait_for
+// timed out) passes its result to the next. Must be created inside a running
+// loop; the object must outlive the iteration (a range-for over the
+// temporary does that).
+//
+// Suspends: awaiting an item while no result is waiting for it. Resumed by:
+// the completion that fills it, or the timeout.
 #pragma once
 
 #include <chrono>
@@ -19,7 +28,32 @@ namespace corio {
 
 template <class T>
 class AsCompleted {
+  struct Shared;
+
  public:
+  // An item: awaitable (T v = co_await item) and convertible to Future<T>.
+  class Item {
+   public:
+    Item(Shared* s, std::size_t i) noexcept : s_(s), i_(i) {}
+    Item(const Item& o) noexcept : s_(o.s_), i_(o.i_) {}  // a fresh awaiter
+    Item& operator=(const Item&) = delete;
+
+    // const, so that `for (const auto& next : as_completed(...))` compiles as
+    // it did when the items were Futures; the awaiter is per await.
+    bool await_ready() const {
+      aw_.emplace(s_->claim(i_).state());
+      return aw_->await_ready();
+    }
+    void await_suspend(std::coroutine_handle<> h) const { aw_->await_suspend(h); }
+    T await_resume() const { return aw_->await_resume(); }
+    operator Future<T>() const { return s_->claim(i_); }  // NOLINT: an item is a Future<T>
+
+   private:
+    Shared* s_;
+    std::size_t i_;
+    mutable std::optional<detail::FutureAwaiter<T>> aw_;
+  };
+
   explicit AsCompleted(std::vector<Task<T>> tasks,
                        std::optional<std::chrono::duration<double>> timeout = {})
       : s_(std::make_unique<Shared>()) {
@@ -27,18 +61,25 @@ class AsCompleted {
     Shared& s = *s_;
     s.tasks = std::move(tasks);
     s.nodes = std::make_unique<Node[]>(s.tasks.size());
-    for (std::size_t i = 0; i < s.tasks.size(); ++i) s.slots.push_back(loop.create_future<T>());
+    s.items.reserve(s.tasks.size());
+    s.results.v.reserve(s.tasks.size());
+    s.claims.v.reserve(s.tasks.size());
+    s.claimed.resize(s.tasks.size());
     for (std::size_t i = 0; i < s.tasks.size(); ++i) {
-      detail::FutureStateBase* st = s.tasks[i].state();
-      if (st->done()) {
-        s.fill(*st);
+      s.slots.push_back(loop.create_future<T>());
+      s.items.emplace_back(&s, i);
+    }
+    for (std::size_t i = 0; i < s.tasks.size(); ++i) {
+      if (s.tasks[i].done()) {
+        s.results.push(i);  // the done ones first, in the given order
       } else {
         s.nodes[i].shared = &s;
+        s.nodes[i].index = i;
         s.nodes[i].fire = &Node::on_done;
-        st->add_callback(&s.nodes[i]);
+        s.tasks[i].state()->add_callback(&s.nodes[i]);
       }
     }
-    if (timeout && s.filled < s.slots.size()) {
+    if (timeout && s.results.v.size() < s.tasks.size()) {
       Shared* raw = &s;
       s.timer = loop.call_later(*timeout, [raw] { raw->expire(); });
     }
@@ -48,30 +89,72 @@ class AsCompleted {
     if (s_) s_->timer.cancel();
   }
 
-  using iterator = typename std::vector<Future<T>>::const_iterator;
-  iterator begin() const noexcept { return s_->slots.begin(); }
-  iterator end() const noexcept { return s_->slots.end(); }
-  std::size_t size() const noexcept { return s_->slots.size(); }
+  using iterator = typename std::vector<Item>::const_iterator;
+  iterator begin() const noexcept { return s_->items.begin(); }
+  iterator end() const noexcept { return s_->items.end(); }
+  std::size_t size() const noexcept { return s_->items.size(); }
 
  private:
-  struct Shared;
   struct Node : detail::Callback {
     Shared* shared = nullptr;
-    static void on_done(detail::Callback* cb, detail::FutureStateBase& st) noexcept {
-      static_cast<Node*>(cb)->shared->fill(st);
+    std::size_t index = 0;
+    static void on_done(detail::Callback* cb, detail::FutureStateBase&) noexcept {
+      auto* n = static_cast<Node*>(cb);
+      n->shared->arrived(n->index);
     }
   };
+
+  // A FIFO of indices that never holds more than n in its life (each task
+  // arrives once, each item claims once): its storage is reserved up front,
+  // so a completion callback never allocates.
+  struct Line {
+    std::vector<std::size_t> v;
+    std::size_t head = 0;
+    bool empty() const noexcept { return head == v.size(); }
+    std::size_t front() const noexcept { return v[head]; }
+    void pop() noexcept { ++head; }
+    void push(std::size_t i) noexcept { v.push_back(i); }  // within the reserve
+  };
+
+  // Results (task indices) wait in `results` for claims; claims (item
+  // indices, in await order) wait in `claims` for results.
   struct Shared {
     std::vector<Task<T>> tasks;
-    std::vector<Future<T>> slots;
+    std::vector<Future<T>> slots;  // item i's result
+    std::vector<Item> items;
     std::unique_ptr<Node[]> nodes;
-    std::size_t filled = 0;
+    std::vector<bool> claimed;
+    Line results, claims;
+    bool timed_out = false;
     TimerHandle timer;
 
-    void fill(detail::FutureStateBase& st) noexcept {
-      while (filled < slots.size() && slots[filled].done()) ++filled;  // its awaiter gave up
-      if (filled == slots.size()) return;                              // timed out already
-      Future<T>& slot = slots[filled++];
+    // Item i takes its turn: the earliest result waiting, else a place in line.
+    Future<T>& claim(std::size_t i) {
+      if (!claimed[i]) {
+        claimed[i] = true;
+        if (!results.empty()) {
+          fill(slots[i], results.front());
+          results.pop();
+        } else if (timed_out) {
+          slots[i].set_exception(std::make_exception_ptr(TimeoutError()));
+        } else {
+          claims.push(i);
+        }
+      }
+      return slots[i];
+    }
+    void arrived(std::size_t task) noexcept {
+      if (timed_out) return;  // as asyncio: what finishes after the timeout is not handed out
+      while (!claims.empty() && slots[claims.front()].done()) claims.pop();  // gave up
+      if (claims.empty()) {
+        results.push(task);
+        return;
+      }
+      fill(slots[claims.front()], task);
+      claims.pop();
+    }
+    void fill(Future<T>& slot, std::size_t task) noexcept {
+      detail::FutureStateBase& st = *tasks[task].state();
       try {
         if (st.cancelled() || st.peek_exception()) {
           st.mark_retrieved();
@@ -86,9 +169,10 @@ class AsCompleted {
       }
     }
     void expire() {
-      for (; filled < slots.size(); ++filled) {
-        if (!slots[filled].done())
-          slots[filled].set_exception(std::make_exception_ptr(TimeoutError()));
+      timed_out = true;
+      for (; !claims.empty(); claims.pop()) {
+        Future<T>& slot = slots[claims.front()];
+        if (!slot.done()) slot.set_exception(std::make_exception_ptr(TimeoutError()));
       }
     }
   };

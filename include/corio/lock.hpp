@@ -39,6 +39,8 @@ class Lock {
     return true;
   }
   void release_owned() noexcept;
+  // The lock was the woken waiter's from the hand-off on: nothing to count.
+  void took_grant() noexcept {}
   static void abandon(void* self, detail::WaitQueue::Grant) noexcept {
     static_cast<Lock*>(self)->release_owned();
   }

@@ -3,9 +3,13 @@
 //   Semaphore sem(10);
 //   auto permit = co_await sem.scoped_acquire();   // `async with sem:`
 //
-// Suspends: acquire() while no permit is free or others are already waiting.
+// Suspends: acquire() while no permit is free, others are already waiting, or
+// a waiter has been handed a permit but has not run yet (asyncio 3.13: a
+// newcomer never overtakes a woken waiter, and locked() stays true meanwhile).
 // Resumed by: release(), which hands its permit straight to the longest
-// waiter. A waiter cancelled after being handed a permit passes it on.
+// waiter; permits freed while woken waiters are still on their way are handed
+// on when one of them runs, as asyncio's acquire() does in its `finally`. A
+// waiter cancelled after being handed a permit passes it on.
 #pragma once
 
 #include <corio/detail/acquire.hpp>
@@ -27,7 +31,8 @@ class Semaphore {
   }
   void release() { release_owned(); }
   // True when acquire() would wait.
-  bool locked() const noexcept { return value_ == 0 || !waiters_.empty(); }
+  bool locked() const noexcept { return value_ == 0 || !waiters_.empty() || woken_ > 0; }
+  // The free permits, not counting those handed to woken waiters (asyncio's _value).
   int value() const noexcept { return value_; }
 
   using Guard = detail::ReleaseGuard<Semaphore>;
@@ -36,17 +41,23 @@ class Semaphore {
   friend class detail::AcquireAwaiter<Semaphore>;
   friend class detail::ReleaseGuard<Semaphore>;
   bool try_acquire() noexcept {
-    if (value_ == 0 || !waiters_.empty()) return false;
+    if (locked()) return false;
     --value_;
     return true;
   }
   void release_owned() noexcept;
-  static void abandon(void* self, detail::WaitQueue::Grant) noexcept {
-    static_cast<Semaphore*>(self)->release_owned();
-  }
+  // A woken waiter ran with its permit.
+  void took_grant() noexcept;
+  // A woken waiter was cancelled before it ran: its permit goes on.
+  static void abandon(void* self, detail::WaitQueue::Grant) noexcept;
+  // Hands a permit to the longest waiter, if any.
+  bool wake_one() noexcept;
+  // Hands every free permit on, in queue order.
+  void wake_waiters() noexcept;
   static const detail::AwaitPoint::Ops kWaitOps;
 
   int value_;
+  int woken_ = 0;  // waiters handed a permit that have not run yet
   detail::WaitQueue waiters_;
 };
 

@@ -56,6 +56,8 @@ class TaskRef {
   bool cancelled() const noexcept { return s_->cancelled(); }
   bool cancel(std::string msg = {}) { return task()->request_cancel(std::move(msg)); }
   int cancelling() const noexcept { return task()->cancelling(); }
+  // Withdraws one cancellation request; returns the count left (asyncio's Task.uncancel).
+  int uncancel() noexcept { return task()->uncancel(); }
   std::string get_name() const { return task()->name(); }
   std::uint64_t id() const noexcept { return task()->id(); }
   // What the task is suspended on ("sleep", "future", "task", ...), or "".

@@ -4,7 +4,9 @@
 // (first_completed), or one fails with an exception (first_exception; a
 // cancelled task does not count), or until the optional timeout. Never
 // throws for the tasks' failures and never cancels them; returns the tasks
-// split into done and pending, each in the order given.
+// split into done and pending, each in the order given. As asyncio, the
+// split is made when the waiter runs again, a loop iteration after the
+// condition held: tasks that finished in between are in `done` too.
 #pragma once
 
 #include <chrono>
@@ -32,6 +34,7 @@ Coro<WaitResult<T>> wait(std::vector<Task<T>> tasks,
   states.reserve(tasks.size());
   for (const Task<T>& t : tasks) states.push_back(t.state());
   detail::MultiWaitOptions opts;
+  opts.resume_via_loop = true;
   opts.until = return_when == ReturnWhen::all_completed     ? detail::Until::all
                : return_when == ReturnWhen::first_completed ? detail::Until::first_completed
                                                             : detail::Until::first_failure;

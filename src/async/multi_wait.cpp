@@ -46,12 +46,13 @@ void MultiWait::await_suspend(std::coroutine_handle<> h) {
     nodes_[i].fire = &fire_node;
     states_[i]->add_callback(&nodes_[i]);
   }
+  loop_ = &task_->loop()->loop();
   if (opts_.deadline >= 0) {
-    loop_ = &task_->loop()->loop();
     expire = &on_deadline;
     loop_->add_timer(this, opts_.deadline);
   }
   task_->suspend_at(h, this);
+  if (satisfied()) wake();  // resume_via_loop with a child done already
 }
 
 void MultiWait::await_resume() {
@@ -65,7 +66,27 @@ void MultiWait::on_child_done(FutureStateBase& s) noexcept {
   --pending_;
   any_done_ = true;
   if (!first_failure_ && failed(s)) first_failure_ = &s;
-  if (satisfied()) task_->wake();
+  if (satisfied()) wake();
+}
+
+void MultiWait::wake() noexcept {
+  if (!opts_.resume_via_loop) {
+    task_->wake();
+    return;
+  }
+  if (expire == &on_settled) return;  // on its way already
+  // The deadline timer is done with: the node now carries the wake-up.
+  if (in_heap()) loop_->remove_timer(this);
+  expire = &on_settled;
+  try {
+    loop_->add_timer(this, loop_->time());
+  } catch (...) {  // no room in the heap: resume in the next iteration instead
+    task_->wake();
+  }
+}
+
+void MultiWait::on_settled(TimerNode* n) noexcept {
+  static_cast<MultiWait*>(n)->task_->wake();
 }
 
 void MultiWait::fire_node(Callback* cb, FutureStateBase& s) noexcept {

@@ -65,7 +65,10 @@ void FutureStateBase::check_pending(const char* what) const {
 
 bool FutureStateBase::cancel(std::string msg) {
   if (is_task_) return static_cast<TaskBase*>(this)->request_cancel(std::move(msg));
-  if (done()) return false;
+  if (done()) {
+    retrieved_ = true;  // as TaskBase::request_cancel
+    return false;
+  }
   finish_cancelled(std::make_exception_ptr(CancelledError(std::move(msg))));
   return true;
 }

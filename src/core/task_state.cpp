@@ -92,7 +92,12 @@ void TaskBase::take_interrupt() const {
 }
 
 bool TaskBase::request_cancel(std::string msg) {
-  if (done()) return false;
+  if (done()) {
+    // asyncio's Future.cancel clears __log_traceback first: whoever cancels a
+    // task that already failed has dealt with it, so no "never retrieved".
+    retrieved_ = true;
+    return false;
+  }
   ++cancel_requests_;
   if (!msg.empty() || extra_) extra().cancel_message = std::move(msg);
   task_flags_ |= kMustCancel;

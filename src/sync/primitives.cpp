@@ -26,9 +26,37 @@ Semaphore::Semaphore(int value) : value_(value) {
   if (value < 0) throw ValueError("Semaphore initial value must be >= 0");
 }
 
-// Hand-off: with a waiter the permit goes to it and the value stays.
+// As asyncio 3.13: a release wakes (hands its permit to) one waiter; permits
+// still free when a woken waiter runs or gives up go to the waiters that
+// queued meanwhile (asyncio's `finally` in acquire()), so those are woken
+// after it, never ahead of it.
 void Semaphore::release_owned() noexcept {
-  if (!waiters_.wake_one()) ++value_;
+  ++value_;
+  (void)wake_one();
+}
+
+bool Semaphore::wake_one() noexcept {
+  if (!waiters_.wake_one()) return false;
+  --value_;
+  ++woken_;
+  return true;
+}
+
+void Semaphore::wake_waiters() noexcept {
+  while (value_ > 0 && wake_one()) {
+  }
+}
+
+void Semaphore::took_grant() noexcept {
+  --woken_;
+  wake_waiters();
+}
+
+void Semaphore::abandon(void* self, WaitQueue::Grant) noexcept {
+  auto* sem = static_cast<Semaphore*>(self);
+  --sem->woken_;
+  ++sem->value_;
+  sem->wake_waiters();
 }
 
 void BoundedSemaphore::release() {

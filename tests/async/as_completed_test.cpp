@@ -20,7 +20,7 @@ Coro<void> completion_order() {
   std::vector<int> values;
   std::vector<double> times;
   for (auto next : corio::as_completed(start({0.3, 0.1, 0.2}))) {
-    static_assert(std::is_same_v<decltype(next), corio::Future<int>>);
+    static_assert(std::is_convertible_v<decltype(next), corio::Future<int>>);
     values.push_back(co_await next);
     times.push_back(now());
   }
@@ -111,7 +111,7 @@ Coro<void> empty_and_size() {
   EXPECT_TRUE(none.begin() == none.end());
   auto three = corio::as_completed(start({0.1, 0.1, 0.1}));
   EXPECT_EQ(three.size(), 3u);
-  for (auto next : three) (void)co_await next;
+  for (const auto& next : three) (void)co_await next;  // as when the items were Futures
 }
 
 TEST(AsCompleted, EmptyAndSize) { run_vt(empty_and_size()); }
@@ -132,7 +132,8 @@ Coro<void> move_only() {
 
 TEST(AsCompleted, MoveOnlyResults) { run_vt(move_only()); }
 
-Coro<void> out_of_order_awaits() {
+// Items converted to Futures take their turns in conversion order.
+Coro<void> converted_to_futures() {
   auto items = corio::as_completed(start({0.2, 0.1}));
   std::vector<corio::Future<int>> v(items.begin(), items.end());
   EXPECT_EQ(co_await v[1], 1);  // the second to arrive
@@ -140,7 +141,64 @@ Coro<void> out_of_order_awaits() {
   EXPECT_DOUBLE_EQ(now(), 0.2);
 }
 
+TEST(AsCompleted, ItemsConvertedToFuturesFillInConversionOrder) { run_vt(converted_to_futures()); }
+
+// asyncio 3.13: whichever item is awaited first gets the earliest result.
+Coro<void> out_of_order_awaits() {
+  auto items = corio::as_completed(start({0.2, 0.1, 0.3}));
+  auto it = items.begin();
+  const auto& first = it[0];
+  const auto& last = it[2];
+  EXPECT_EQ(co_await last, 2);  // the earliest, at 0.1
+  EXPECT_DOUBLE_EQ(now(), 0.1);
+  EXPECT_EQ(co_await it[1], 1);
+  EXPECT_EQ(co_await first, 3);
+  EXPECT_DOUBLE_EQ(now(), 0.3);
+}
+
 TEST(AsCompleted, ItemsCanBeAwaitedInAnyOrder) { run_vt(out_of_order_awaits()); }
+
+// Two tasks awaiting items: the one that started waiting first gets the
+// earliest result, whatever the items' positions.
+Coro<void> await_item(corio::AsCompleted<int>::Item item, double delay, int* out) {
+  co_await corio::sleep(Secs(delay));
+  *out = co_await item;
+}
+
+Coro<void> concurrent_awaiters() {
+  auto items = corio::as_completed(start({0.3, 0.2}));
+  int early = 0, late = 0;
+  Task<void> a = corio::create_task(await_item(items.begin()[0], 0.1, &late));
+  Task<void> b = corio::create_task(await_item(items.begin()[1], 0.05, &early));
+  co_await a;
+  co_await b;
+  EXPECT_EQ(early, 2);  // b, on the second item, waited first (0.05): the 0.2 result
+  EXPECT_EQ(late, 1);
+}
+
+TEST(AsCompleted, TheFirstAwaiterGetsTheEarliestResult) { run_vt(concurrent_awaiters()); }
+
+// Results that came in before the timeout are still handed out after it, to
+// items awaited late; what finishes after the timeout is not.
+Coro<void> late_awaits_after_timeout(std::vector<std::string>* seen) {
+  std::vector<Task<int>> tasks = start({0.1, 0.3, 0.2});
+  auto items = corio::as_completed(tasks, Secs(0.25));
+  co_await corio::sleep(1s);
+  for (auto next : items) {
+    try {
+      seen->push_back(std::to_string(co_await next));
+    } catch (const corio::TimeoutError&) {
+      seen->push_back("timeout");
+    }
+  }
+  EXPECT_EQ(tasks[1].result(), 2);
+}
+
+TEST(AsCompleted, ResultsBeforeTheTimeoutOutliveIt) {
+  std::vector<std::string> seen;
+  run_vt(late_awaits_after_timeout(&seen));
+  EXPECT_EQ(seen, (std::vector<std::string>{"1", "3", "timeout"}));
+}
 
 Coro<void> abandoned_early() {
   std::vector<Task<int>> tasks = start({0.1, 0.3, 0.5});

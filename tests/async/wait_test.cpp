@@ -64,6 +64,48 @@ TEST(Wait, FirstCompletedTakesEveryTaskDoneAtThatInstant) {
   run_vt(first_completed_same_instant());
 }
 
+// Returns v one loop iteration after its sleep ends.
+Coro<int> value_after_then_yield(double secs, int v) {
+  co_await corio::sleep(Secs(secs));
+  co_await corio::sleep(0s);
+  co_return v;
+}
+
+// asyncio's waiter resumes through the loop: task 1, finishing one iteration
+// after task 0 (woken by the same timer pass, after it), is done by the time
+// the waiter runs, so it is in `done` too.
+Coro<void> first_completed_through_the_loop() {
+  std::vector<Task<int>> tasks;
+  tasks.push_back(corio::create_task(value_after(0.1, 0)));
+  tasks.push_back(corio::create_task(value_after_then_yield(0.1, 1)));
+  tasks.push_back(corio::create_task(value_after(0.2, 2)));
+  auto r = co_await corio::wait(tasks, ReturnWhen::first_completed);
+  EXPECT_DOUBLE_EQ(now(), 0.1);
+  EXPECT_EQ(ids(r.done, tasks), (std::vector<int>{0, 1}));
+  EXPECT_EQ(ids(r.pending, tasks), (std::vector<int>{2}));
+}
+
+TEST(Wait, FirstCompletedHoldsEveryTaskDoneWhenTheWaiterRuns) {
+  run_vt(first_completed_through_the_loop());
+}
+
+// With a task done already, the waiter still goes through the loop: a task
+// whose step was queued before the wait finishes first.
+Coro<int> ready_value(int v) { co_return v; }
+
+Coro<void> done_already_through_the_loop() {
+  std::vector<Task<int>> tasks = start({0, 5});
+  co_await corio::sleep(0.1s);
+  tasks.push_back(corio::create_task(ready_value(2)));
+  auto r = co_await corio::wait(tasks, ReturnWhen::first_completed);
+  EXPECT_EQ(ids(r.done, tasks), (std::vector<int>{0, 2}));
+  EXPECT_EQ(ids(r.pending, tasks), (std::vector<int>{1}));
+}
+
+TEST(Wait, FirstCompletedWithADoneTaskStillResumesThroughTheLoop) {
+  run_vt(done_already_through_the_loop());
+}
+
 Coro<void> first_exception() {
   std::vector<Task<int>> tasks;
   tasks.push_back(corio::create_task(value_after(0.1, 0)));

@@ -187,6 +187,33 @@ TEST(Cancel, CancellingAndUncancelCount) {
   EXPECT_EQ(t.uncancel(), 0);  // never below zero
 }
 
+// current_task() gives a TaskRef: the task can count and withdraw the requests
+// made of it from inside, as asyncio code does with asyncio.current_task().
+Coro<int> uncancel_self(std::vector<int>* counts) {
+  corio::TaskRef self = *corio::current_task();
+  try {
+    co_await corio::sleep(1h);
+  } catch (const CancelledError&) {
+    counts->push_back(self.cancelling());
+    counts->push_back(self.uncancel());
+    counts->push_back(self.cancelling());
+  }
+  co_return self.uncancel();  // already at zero: stays there
+}
+
+TEST(Cancel, TaskRefCancellingAndUncancel) {
+  EventLoop loop(virtual_time());
+  std::vector<int> counts;
+  auto t = loop.create_task(uncancel_self(&counts));
+  loop.run_once();
+  EXPECT_TRUE(t.cancel());
+  EXPECT_EQ(loop.run_until_complete(t), 0);
+  EXPECT_EQ(counts, (std::vector<int>{1, 0, 0}));
+  EXPECT_FALSE(t.cancelled());
+  corio::TaskRef ref(t);
+  EXPECT_EQ(ref.cancelling(), 0);
+}
+
 TEST(Cancel, UncancelBeforeTheTaskRunsWithdrawsTheRequest) {
   EventLoop loop;
   bool ran = false;

@@ -341,6 +341,58 @@ TEST(TaskReports, RetrievedExceptionsAreNotReported) {
   EXPECT_EQ(reports.size(), 0u);
 }
 
+// asyncio: Future.cancel() on a done future clears its traceback log first,
+// so cancelling a task (or future) that already failed is handling its error.
+Coro<void> cancel_after_failure_main(Reports* reports, bool* cancel_result) {
+  reports->install(corio::get_running_loop());
+  {
+    auto t = corio::create_task(fail_soon());
+    while (!t.done()) co_await corio::sleep(0s);
+    *cancel_result = t.cancel();
+    auto f = corio::get_running_loop().create_future<int>();
+    f.set_exception(std::make_exception_ptr(std::runtime_error("future")));
+    EXPECT_FALSE(f.cancel());
+    EXPECT_FALSE(f.cancelled());
+  }  // the last handles drop here
+  co_await corio::sleep(0s);
+}
+
+TEST(TaskReports, CancelOnAFailedTaskCountsAsRetrievingIt) {
+  Reports reports;
+  bool cancel_result = true;
+  corio::run(cancel_after_failure_main(&reports, &cancel_result), virtual_time());
+  EXPECT_FALSE(cancel_result);
+  EXPECT_EQ(reports.size(), 0u) << reports.messages[0];
+}
+
+// A cancel() while the task runs does not count: the failure that follows
+// is still reported (asyncio's set_exception sets the flag again).
+Coro<void> throw_after_cancel() {
+  try {
+    co_await corio::sleep(1h);
+  } catch (const corio::CancelledError&) {
+  }
+  throw std::runtime_error("after cancel");
+}
+
+Coro<void> cancel_before_failure_main(Reports* reports) {
+  reports->install(corio::get_running_loop());
+  {
+    auto t = corio::create_task(throw_after_cancel());
+    co_await corio::sleep(0s);
+    EXPECT_TRUE(t.cancel());
+    while (!t.done()) co_await corio::sleep(0s);
+  }
+  co_await corio::sleep(0s);
+}
+
+TEST(TaskReports, CancelBeforeTheFailureDoesNotHideIt) {
+  Reports reports;
+  corio::run(cancel_before_failure_main(&reports), virtual_time());
+  ASSERT_EQ(reports.size(), 1u);
+  EXPECT_EQ(corio_test::what_of(reports.exceptions[0]), "after cancel");
+}
+
 Coro<void> sleep_forever(int* cleaned) {
   struct Cleanup {
     int* n;

@@ -4,7 +4,8 @@
 //
 // P provides: bool try_acquire() noexcept; WaitQueue waiters_;
 // static void abandon(void*, WaitQueue::Grant) noexcept; static const AwaitPoint::Ops kWaitOps;
-// void release().
+// void release(); void took_grant() noexcept, called when a woken waiter runs
+// with its grant (a Semaphore counts the woken waiters still on their way).
 #pragma once
 
 #include <utility>
@@ -21,7 +22,10 @@ class [[nodiscard]] AcquireAwaiter {
   // Free and nobody queued: take it without suspending (asyncio does not yield here either).
   bool await_ready() noexcept { return p_.try_acquire(); }
   void await_suspend(std::coroutine_handle<> h) { waiter_.await_suspend(h); }
-  void await_resume() { waiter_.await_resume(); }
+  void await_resume() {
+    waiter_.await_resume();
+    if (waiter_.grant()) p_.took_grant();
+  }
 
  protected:
   P& p_;

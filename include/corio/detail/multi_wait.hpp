@@ -18,7 +18,12 @@ struct MultiWaitOptions {
   Until until = Until::all;
   bool cancelled_is_failure = false;  // gather: yes; wait(FIRST_EXCEPTION): no
   bool cancel_children = false;       // on cancellation of the waiter (gather)
-  double deadline = -1;               // loop time; negative: none
+  // wait(): once satisfied, resume one loop iteration later, through a timer
+  // due now, as asyncio's _wait does (the child's done callback, then the
+  // waiter future's wake-up: two hops), so `done` holds every child done by
+  // then. Also when a child is done already: the waiter always suspends.
+  bool resume_via_loop = false;
+  double deadline = -1;  // loop time; negative: none
 };
 
 class MultiWait : private AwaitPoint, private TimerNode {
@@ -27,7 +32,7 @@ class MultiWait : private AwaitPoint, private TimerNode {
   MultiWait(const MultiWait&) = delete;
   ~MultiWait();
 
-  bool await_ready() const noexcept { return satisfied(); }
+  bool await_ready() const noexcept { return !opts_.resume_via_loop && satisfied(); }
   void await_suspend(std::coroutine_handle<> h);
   void await_resume();
 
@@ -41,9 +46,11 @@ class MultiWait : private AwaitPoint, private TimerNode {
   bool satisfied() const noexcept;
   bool failed(const FutureStateBase& s) const noexcept;
   void on_child_done(FutureStateBase& s) noexcept;
+  void wake() noexcept;
   static void fire_node(Callback* cb, FutureStateBase& s) noexcept;
   static bool on_cancel(AwaitPoint* p, const std::string& msg) noexcept;
   static void on_deadline(TimerNode* n) noexcept;
+  static void on_settled(TimerNode* n) noexcept;
 
   std::span<FutureStateBase* const> states_;
   MultiWaitOptions opts_;
