@@ -176,6 +176,8 @@ Coro<std::uint64_t> HttpConnection::send_file(Response& resp) {
 Coro<void> HttpConnection::sendfile_all(int fd, std::uint64_t size) {
   // The head first, in order: sendfile must not overtake buffered bytes.
   if (writer_.get_write_buffer_size() > 0) co_await writer_.wait_writable();
+  // sendfile has no MSG_NOSIGNAL: a peer gone mid-file is EPIPE only
+  // because the EventLoop ignores SIGPIPE (see docs/asyncio-to-corio.md).
   off_t offset = 0;
   while (static_cast<std::uint64_t>(offset) < size) {
     const std::uint64_t left = size - static_cast<std::uint64_t>(offset);
