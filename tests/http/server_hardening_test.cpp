@@ -20,6 +20,14 @@ Coro<void> start(Server& server) {
   co_await server.start("127.0.0.1", 0);
 }
 
+// Quiet options with one field set.
+template <class T>
+ServerOptions quiet_with(T ServerOptions::*field, T value) {
+  ServerOptions opts = quiet();
+  opts.*field = value;
+  return opts;
+}
+
 std::string get(std::string_view target, std::string_view host = "x") {
   return "GET " + std::string(target) + " HTTP/1.1\r\nHost: " + std::string(host) + "\r\n\r\n";
 }
@@ -185,16 +193,13 @@ Coro<void> unread_broken_body() {
 TEST(HttpServerHardening, UnreadBrokenBodyIsNeverKeptAlive) { run_bounded(unread_broken_body()); }
 
 Coro<void> body_timeout_body() {
-  ServerOptions opts = quiet();
-  opts.body_timeout = 200ms;
-  Server server(std::move(opts));
+  Server server(quiet_with(&ServerOptions::body_timeout, std::chrono::milliseconds(200)));
   co_await start(server);
   RawClient c = co_await connect(server.port());
   c.writer.write("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc");
-  const double t0 = corio::get_running_loop().time();
-  EXPECT_TRUE(co_await closed_by_server(c.reader));
-  // The idle timeout (75 s) would have held it, and run_bounded gives 10 s.
-  EXPECT_LT(corio::get_running_loop().time() - t0, 5.0);
+  const double took = co_await seconds_until_closed(c.reader);
+  EXPECT_GE(took, 0.0) << "closed";
+  EXPECT_LT(took, 5.0) << "the idle timeout (75 s) used to hold it";
   co_await server.shutdown(1s);
 }
 
@@ -218,9 +223,7 @@ Coro<Response> endless_response(corio::Event* cut, Request&) {
 }
 
 Coro<void> send_timeout_body(corio::Event* cut) {
-  ServerOptions opts = quiet();
-  opts.send_timeout = 200ms;
-  Server server(std::move(opts));
+  Server server(quiet_with(&ServerOptions::send_timeout, std::chrono::milliseconds(200)));
   server.get("/endless", [cut](Request& req) { return endless_response(cut, req); });
   co_await server.start("127.0.0.1", 0);
   RawClient c = co_await connect(server.port());
@@ -236,9 +239,7 @@ TEST(HttpServerHardening, SlowReaderIsClosedAtSendTimeout) {
 }
 
 Coro<void> max_connections_body() {
-  ServerOptions opts = quiet();
-  opts.max_connections = 2;
-  Server server(std::move(opts));
+  Server server(quiet_with(&ServerOptions::max_connections, std::size_t{2}));
   co_await start(server);
   RawClient a = co_await connect(server.port());
   RawClient b = co_await connect(server.port());
