@@ -6,7 +6,8 @@
 // arrived together are answered with one write, in order. Timeouts are
 // deadlines the LoopServer's sweeper checks: a head has header_timeout from
 // its first byte (from the accept for the first request), a kept-alive
-// connection idle_timeout between requests and between body reads.
+// connection idle_timeout between requests, a body body_timeout between
+// reads, and each wait for the peer to take our bytes send_timeout.
 #include <corio/errors.hpp>
 #include <corio/event_loop.hpp>
 #include <corio/http/request.hpp>
