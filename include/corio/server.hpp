@@ -46,6 +46,9 @@ struct ServerOptions {
   int backlog = 100;                        // asyncio's default
   bool reuse_address = true;                // SO_REUSEADDR (TCP only)
   bool reuse_port = false;                  // SO_REUSEPORT: one listener per loop/thread
+  // Connections open at once (0: no cap): at the cap accepting pauses (the
+  // backlog queues the rest) until one ends.
+  std::size_t max_connections = 0;
 
   // TLS (ssl.hpp): a server context; each connection's handshake runs
   // before the handler, within ssl_handshake_timeout. A failed one closes

@@ -120,6 +120,7 @@ EventLoop::EventLoop(RunOptions opts)
   // io_uring backend lands (it must probe at run time anyway: seccomp
   // profiles often forbid io_uring).
   impl_->poller = detail::make_epoll_poller();
+  detail::ignore_sigpipe_once();
 }
 
 EventLoop::~EventLoop() {

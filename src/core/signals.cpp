@@ -175,6 +175,22 @@ bool SignalHandlers::remove(int signo) {
   return true;
 }
 
+void ignore_sigpipe_once() noexcept {
+  // A function-local static: initialised once even when loops start in
+  // several threads at the same time.
+  static const bool ignored = [] {
+    struct sigaction current {};
+    if (sigaction(SIGPIPE, nullptr, &current) != 0) return false;
+    const bool is_default = (current.sa_flags & SA_SIGINFO) == 0 && current.sa_handler == SIG_DFL;
+    if (!is_default) return false;
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    sigemptyset(&ignore.sa_mask);
+    return sigaction(SIGPIPE, &ignore, nullptr) == 0;
+  }();
+  (void)ignored;
+}
+
 }  // namespace detail
 
 void EventLoop::add_signal_handler(int signo, std::function<void()> fn) {

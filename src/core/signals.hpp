@@ -34,6 +34,15 @@ class EventLoop;
 
 namespace corio::detail {
 
+// Sets SIGPIPE to SIG_IGN, once per process, if its disposition is still
+// SIG_DFL (CPython does the same at start-up). Sockets are written with
+// MSG_NOSIGNAL, but sendfile(2), splice(2) and write(2) to a pipe have no
+// such flag, and a peer that goes away mid-write would kill the process.
+// A program that installed its own SIGPIPE handler (or ignores it already)
+// keeps it: its handler then runs on such a write, which still fails with
+// EPIPE. Called by every EventLoop's constructor; thread-safe.
+void ignore_sigpipe_once() noexcept;
+
 class SignalHandlers {
  public:
   explicit SignalHandlers(EventLoop& loop);

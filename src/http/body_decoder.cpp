@@ -21,9 +21,9 @@ int hex_value(char c) noexcept {
   return -1;
 }
 
-// chunk-size [ BWS ";" chunk-ext ]: hex digits only (no sign, no "0x", no
-// whitespace inside), at most 2^64 - 1. Extensions are skipped, but may
-// hold no control characters (a bare CR among them).
+// chunk-size [ chunk-ext ]: hex digits only (no sign, no "0x", no
+// whitespace inside), at most 2^64 - 1; the extensions are checked against
+// their grammar (syntax.hpp) and skipped.
 std::uint64_t parse_chunk_size(std::string_view line) {
   std::uint64_t size = 0;
   std::size_t i = 0;
@@ -32,13 +32,7 @@ std::uint64_t parse_chunk_size(std::string_view line) {
     size = size << 4 | static_cast<std::uint64_t>(v);
   }
   if (i == 0) throw ParseError(400, "a chunk size that is not a hex number");
-  while (i < line.size() && syntax::is_ows(line[i])) ++i;
-  if (i < line.size() && line[i] != ';') throw ParseError(400, "a chunk size that is not a hex number");
-  for (; i < line.size(); ++i) {
-    auto c = static_cast<unsigned char>(line[i]);
-    if (!syntax::is_field_char(c)) syntax::bad_char("a chunk extension", c);
-  }
-  if (syntax::is_ows(line.back())) throw ParseError(400, "whitespace at the end of a chunk-size line");
+  syntax::check_chunk_extensions(line.substr(i));
   return size;
 }
 

@@ -18,6 +18,7 @@
 #include <corio/http/parser.hpp>
 
 #include "http/syntax.hpp"
+#include "http/target.hpp"
 
 namespace corio::http {
 
@@ -107,6 +108,18 @@ StatusLine split_status_line(std::string_view line) {
   throw ParseError(400, "the status line is over the size limit");
 }
 
+// RFC 9112 section 2.2: a server should ignore at least one empty line
+// before a request-line, and a stray CRLF after a body is common enough that
+// llhttp and browsers skip them before a status line too. Before any message
+// a bare LF frames nothing, so it is skipped as well. A few: a peer sending
+// only empty lines is refused, not read forever.
+constexpr std::size_t kMaxEmptyLines = 16;
+
+void skip_empty_line(HeadScan& s) {
+  if (++s.empty_lines > kMaxEmptyLines) throw ParseError(400, "too many empty lines before the start line");
+  s.head_start = s.line_start;
+}
+
 // Follows the head in buf from where the last call stopped; returns its
 // length once the blank line is there, else 0. See the file comment.
 std::size_t scan_head(std::string_view buf, const Limits& limits, HeadScan& s, Side side) {
@@ -132,14 +145,13 @@ std::size_t scan_head(std::string_view buf, const Limits& limits, HeadScan& s, S
     std::size_t at = static_cast<std::size_t>(static_cast<const char*>(lf) - buf.data());
     std::string_view line = buf.substr(s.line_start, at - s.line_start);
     s.scanned = s.line_start = at + 1;
+    if (s.in_start_line && (line.empty() || line == "\r")) {
+      skip_empty_line(s);
+      continue;
+    }
     if (line.empty() || line.back() != '\r') throw ParseError(400, "a bare LF ends a line (CRLF required)");
     line.remove_suffix(1);
     if (s.in_start_line) {
-      // RFC 9112 section 2.2: a server should ignore empty lines before a request.
-      if (line.empty() && side == Side::request) {
-        s.head_start = s.line_start;
-        continue;
-      }
       if (side == Side::request) {
         split_request_line(line);
       } else {
@@ -176,6 +188,22 @@ void check_host(const RequestHead& head) {
   std::size_t hosts = head.headers.count("host");
   if (hosts > 1) throw ParseError(400, "more than one Host field");
   if (hosts == 0 && head.version_minor >= 1) throw ParseError(400, "an HTTP/1.1 request without Host");
+  if (hosts == 1 && !target::is_valid_host(*head.headers.get("host"))) {
+    throw ParseError(400, "the Host field is not a host[:port] authority");
+  }
+}
+
+// RFC 9112 section 3.2: origin-form ("/p?q") or absolute-form
+// ("http://h/p") for ordinary methods, authority-form ("h:80") for CONNECT
+// only, asterisk-form ("*") for OPTIONS only.
+void check_target(std::string_view method, std::string_view t) {
+  if (method == "CONNECT") {
+    if (!target::is_authority_form(t)) throw ParseError(400, "CONNECT needs a host:port target");
+  } else if (t == "*") {
+    if (method != "OPTIONS") throw ParseError(400, "the target \"*\" is for OPTIONS only");
+  } else if (t.front() != '/' && !target::split_absolute_form(t)) {
+    throw ParseError(400, "the target is neither an absolute path nor an http(s) URI");
+  }
 }
 
 // Once scan_head found a complete head of n bytes: the fields go to
@@ -198,6 +226,7 @@ std::size_t RequestParser::parse(std::string_view buf, RequestHead& out) {
   out.method.assign(rl.method);
   out.target.assign(rl.target);
   out.version_minor = rl.version_minor;
+  check_target(out.method, out.target);
   check_host(out);
   return n;
 }

@@ -6,6 +6,7 @@
 // connections past their deadline. A request then costs a store of a
 // double, and the sweeper's cost is proportional to the connections, a
 // few times a second.
+#include <algorithm>
 #include <csignal>
 
 #include <fmt/core.h>
@@ -51,6 +52,8 @@ Coro<void> LoopServer::start(std::string host, std::uint16_t port, bool reuse_po
   net.reuse_port = reuse_port;
   net.backlog = opts.backlog;
   net.ssl = opts.ssl;
+  net.ssl_handshake_timeout = opts.tls_handshake_timeout;
+  net.max_connections = opts.max_connections;
   std::weak_ptr<LoopServer> weak = weak_from_this();
   ClientConnected handler = [weak](StreamReader r, StreamWriter w) {
     return serve_connection(weak, std::move(r), std::move(w));
@@ -78,7 +81,8 @@ void LoopServer::remove(HttpConnection* c) noexcept {
 
 void LoopServer::arm_sweeper() {
   const ServerOptions& opts = shared_->options;
-  const auto shortest = std::min(opts.header_timeout, opts.idle_timeout);
+  const auto shortest =
+      std::min({opts.header_timeout, opts.idle_timeout, opts.body_timeout, opts.send_timeout});
   const auto tick = std::clamp(shortest / 4, std::chrono::milliseconds(10),
                                std::chrono::milliseconds(1000));
   sweeper_ = get_running_loop().call_later(tick, [this] {

@@ -6,12 +6,14 @@
 // arrived together are answered with one write, in order. Timeouts are
 // deadlines the LoopServer's sweeper checks: a head has header_timeout from
 // its first byte (from the accept for the first request), a kept-alive
-// connection idle_timeout between requests and between body reads.
+// connection idle_timeout between requests, a body body_timeout between
+// reads, and each wait for the peer to take our bytes send_timeout.
 #include <corio/errors.hpp>
 #include <corio/event_loop.hpp>
 #include <corio/http/request.hpp>
 
 #include "http/server_connection.hpp"
+#include "http/target.hpp"
 
 namespace corio::http::detail {
 
@@ -19,16 +21,22 @@ using std::chrono::milliseconds;
 
 namespace {
 
-// How long a connection we are closing after an error may keep sending
-// (discarded), so that our answer is not lost to a reset (nginx's
-// lingering_time is 30 s; this only needs to cover a request in flight).
+// How long, and how much, a connection we are closing after an error may
+// keep sending (discarded), so that our answer is not lost to a reset
+// (nginx's lingering_time is 30 s; this only needs to cover a request in
+// flight).
 constexpr milliseconds kLingerTime{2'000};
+constexpr std::size_t kLingerBytes = 1024 * 1024;
 
 // Pipelined answers batched in out_ beyond this go out before the next
 // request is handled.
 constexpr std::size_t kMaxBatch = 64 * 1024;
 
 double loop_time() { return get_running_loop().time(); }
+
+double deadline_after(milliseconds timeout) {
+  return loop_time() + std::chrono::duration<double>(timeout).count();
+}
 
 }  // namespace
 
@@ -51,7 +59,11 @@ Coro<void> HttpConnection::serve() {
       co_await handle_request();
       if (!keep_alive_) break;
     }
-    flush();
+    if (linger_) {
+      co_await linger();
+    } else {
+      flush();
+    }
   } catch (const std::system_error&) {
     // The peer reset or went away: this connection ends, quietly.
   }
@@ -70,13 +82,29 @@ void HttpConnection::write(std::string_view bytes) {
 }
 
 Coro<std::size_t> HttpConnection::fill(milliseconds timeout) {
-  // The deadline covers the drain too: a peer that stops reading our
-  // answers is as stuck as one that stops sending.
-  if (deadline == 0) deadline = loop_time() + std::chrono::duration<double>(timeout).count();
   flush();  // the peer may be waiting for these before it sends more
-  if (writer_.get_write_buffer_size() > 0) co_await writer_.drain();
+  co_await drain();
+  if (deadline == 0) deadline = deadline_after(timeout);
   const std::size_t n = co_await reader_.fill_buffer();
   co_return n;
+}
+
+// The read clock (a head's, a body's) is put back after the wait: it runs
+// on from where it was.
+Coro<void> HttpConnection::under_send_timeout(Coro<void> wait) {
+  const double read_deadline = deadline;
+  deadline = deadline_after(shared_.options.send_timeout);
+  co_await std::move(wait);
+  deadline = read_deadline;
+}
+
+Coro<void> HttpConnection::drain() {
+  if (writer_.get_write_buffer_size() == 0) co_return;
+  co_await under_send_timeout(writer_.drain());
+}
+
+Coro<void> HttpConnection::wait_writable() {
+  co_await under_send_timeout(writer_.wait_writable());
 }
 
 Coro<bool> HttpConnection::read_head() {
@@ -102,7 +130,7 @@ Coro<bool> HttpConnection::read_head() {
       idle = false;
       if (out_.size() >= kMaxBatch) {  // a peer pipelining without reading: push back
         flush();
-        if (writer_.get_write_buffer_size() > 0) co_await writer_.drain();
+        co_await drain();
       }
       co_return true;
     }
@@ -134,10 +162,6 @@ Coro<void> HttpConnection::handle_request() {
   std::optional<ParseError> error;
   try {
     body_.emplace(request_framing(head_), shared_.options.limits);
-    const std::size_t hosts = head_.headers.count("Host");
-    if (hosts > 1 || (hosts == 0 && head_.version_minor >= 1)) {
-      throw ParseError(400, "an HTTP/1.1 request needs exactly one Host field");
-    }
   } catch (const ParseError& e) {
     error = e;
   }
@@ -146,6 +170,8 @@ Coro<void> HttpConnection::handle_request() {
     co_await reject(error->status(), error->what());
     co_return;
   }
+  use_absolute_form();
+  if (head_.method == "CONNECT") keep_alive_ = false;  // no tunnels: see server.hpp
   Response resp(417);
   if (check_expect()) {
     Request req(head_, this);
@@ -154,18 +180,42 @@ Coro<void> HttpConnection::handle_request() {
     resp = Response::text("Expect supports only 100-continue", 417);
     keep_alive_ = false;
   }
-  // Known now, so that the answer says "Connection: close": a broken body,
-  // or one the client holds back until a 100 that will not come.
-  if (body_failed_ || (expect_continue_ && !body_->done())) keep_alive_ = false;
+  // Known before the answer, so that it says "Connection: close": a broken
+  // body, one the client holds back until a 100 that will not come, or the
+  // rest of one the handler left unread that is too long (or broken) to
+  // skip.
+  if (body_failed_ || (expect_continue_ && !body_->done())) {
+    keep_alive_ = false;
+  } else if (keep_alive_ && !body_->done() && !co_await discard_body()) {
+    keep_alive_ = false;
+  }
+  if (!keep_alive_ && !body_->done()) linger_ = true;
   const std::uint64_t bytes = co_await send(resp);
-  log_access(resp.status, bytes);
-  if (keep_alive_ && !body_->done() && !co_await discard_body()) keep_alive_ = false;
+  log_access(bytes);
+}
+
+// RFC 9112 section 3.2.2: an absolute-form target is routed by its path,
+// and its authority replaces the Host field (the parser let no target
+// through that is neither this nor origin-, asterisk- or authority-form).
+void HttpConnection::use_absolute_form() {
+  if (head_.target.front() == '/' || head_.target == "*" || head_.method == "CONNECT") return;
+  const std::optional<target::AbsoluteForm> form = target::split_absolute_form(head_.target);
+  if (!form) return;
+  head_.headers.set("Host", std::string(form->authority));
+  std::string origin = form->path_and_query.empty() || form->path_and_query.front() == '?'
+                           ? "/"
+                           : "";
+  origin += form->path_and_query;
+  head_.target = std::move(origin);
 }
 
 Coro<Response> HttpConnection::dispatch(Request& req) {
   try {
-    const Router::Match match = shared_.router.resolve(head_.method, req.raw_path(),
-                                                       req.match_info());
+    const bool connect = head_.method == "CONNECT";
+    const std::string connect_path = connect ? "/" + head_.target : std::string();
+    const Router::Match match = shared_.router.resolve(
+        head_.method, connect ? std::string_view(connect_path) : req.raw_path(), req.match_info());
+    if (!match.handler && connect) co_return Response::text("CONNECT is not supported", 501);
     if (!match.handler) {
       Response resp = Response::text(std::string(reason_phrase(match.status)), match.status);
       if (!match.allow.empty()) resp.headers.set("Allow", match.allow);
@@ -205,7 +255,7 @@ Coro<std::string> HttpConnection::read_chunk() {
       reader_.consume(used);
       if (!piece.empty() || body_->done()) break;
       if (used > 0) continue;
-      if (co_await fill(shared_.options.idle_timeout) == 0) body_->finish_at_eof();
+      if (co_await fill(shared_.options.body_timeout) == 0) body_->finish_at_eof();
       deadline = 0;
     }
   } catch (const ParseError&) {
@@ -235,11 +285,16 @@ const Headers& HttpConnection::trailers() const noexcept {
 
 // The rest of a body the handler left unread, read and dropped so that the
 // next request can be parsed; false when the connection should close
-// instead (too much left, a body we never asked for, a broken one).
+// instead (too much left, a broken body, one that stopped coming).
 Coro<bool> HttpConnection::discard_body() {
-  if (expect_continue_) co_return false;  // the client waits for a 100 that will not come
+  const std::uint64_t max_drain = shared_.options.max_drain;
+  const BodyFraming framing = request_framing(head_);  // it passed once, in handle_request
+  if (framing.kind == BodyFraming::Kind::length &&
+      framing.length - body_->body_bytes() > max_drain) {
+    co_return false;  // too long to skip: not a byte of it is waited for
+  }
   std::string scratch;
-  const std::uint64_t stop_at = body_->body_bytes() + shared_.options.max_drain;
+  const std::uint64_t stop_at = body_->body_bytes() + max_drain;
   try {
     while (!body_->done()) {
       scratch.clear();
@@ -247,7 +302,7 @@ Coro<bool> HttpConnection::discard_body() {
       reader_.consume(used);
       if (body_->body_bytes() > stop_at) co_return false;
       if (used > 0 || body_->done()) continue;
-      if (co_await fill(shared_.options.idle_timeout) == 0) co_return false;
+      if (co_await fill(shared_.options.body_timeout) == 0) co_return false;
       deadline = 0;
     }
   } catch (const ParseError&) {
@@ -256,21 +311,33 @@ Coro<bool> HttpConnection::discard_body() {
   co_return true;
 }
 
-// Answers a request we cannot read, then closes: write our side's EOF and
-// keep reading (and dropping) for a while, so the peer's unread bytes do
-// not make the kernel reset the connection before it read the answer.
+// Answers a request we cannot read; serve() then closes in stages.
 Coro<void> HttpConnection::reject(int status, std::string_view message) {
   keep_alive_ = false;
+  linger_ = true;
   head_only_ = false;
   started_ = std::chrono::steady_clock::now();
   Response resp = Response::text(std::string(message), status);
   const std::uint64_t bytes = co_await send(resp);
-  log_access(status, bytes);
+  log_access(bytes);
+}
+
+// A lingering close: our answer and our side's EOF first, then what the
+// peer still sends is read and dropped, for kLingerTime and kLingerBytes at
+// most, so that its unread bytes do not make the kernel reset the
+// connection before the peer read the answer.
+Coro<void> HttpConnection::linger() {
   flush();
   writer_.write_eof();
-  deadline = loop_time() + std::chrono::duration<double>(kLingerTime).count();
+  deadline = deadline_after(kLingerTime);
   idle = true;  // nothing left to answer: a shutdown need not wait for us
-  while (co_await reader_.fill_buffer() > 0) reader_.consume(reader_.buffered().size());
+  std::size_t dropped = 0;
+  while (dropped < kLingerBytes) {
+    const std::size_t n = co_await reader_.fill_buffer();
+    if (n == 0) break;
+    dropped += reader_.buffered().size();
+    reader_.consume(reader_.buffered().size());
+  }
 }
 
 }  // namespace corio::http::detail

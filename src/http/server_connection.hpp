@@ -93,6 +93,11 @@ class HttpConnection {
   const Headers& trailers() const noexcept;
   std::string peername() const { return writer_.get_extra_info("peername"); }
 
+  // For the response writers: until the writer took our bytes, or until it
+  // can take more, each wait within send_timeout (then the sweeper aborts).
+  Coro<void> drain();
+  Coro<void> wait_writable();
+
   // For LoopServer.
   double deadline = 0;  // loop time past which the sweeper aborts; 0: none
   bool idle = false;    // waiting for a request, nothing of it received
@@ -107,6 +112,9 @@ class HttpConnection {
   Coro<Response> dispatch(Request& req);
   Coro<bool> discard_body();
   Coro<void> reject(int status, std::string_view message);
+  Coro<void> linger();
+  Coro<void> under_send_timeout(Coro<void> wait);
+  void use_absolute_form();
   Coro<std::size_t> fill(std::chrono::milliseconds timeout);
   void flush();
   void write(std::string_view bytes);  // to the writer, unless it was aborted
@@ -120,7 +128,7 @@ class HttpConnection {
   Coro<std::uint64_t> send_stream(Response& resp);
   Coro<void> sendfile_all(int fd, std::uint64_t size);
   Coro<void> copy_file(int fd, std::uint64_t size);
-  void log_access(int status, std::uint64_t bytes);
+  void log_access(std::uint64_t bytes);
 
   LoopServer& server_;
   const ServerShared& shared_;
@@ -137,6 +145,8 @@ class HttpConnection {
   bool head_only_ = false;        // HEAD: the head alone
   bool expect_continue_ = false;  // "100 Continue" still owed before reading the body
   bool body_failed_ = false;      // the body broke the protocol: close after answering
+  bool linger_ = false;           // the peer may still be sending: close in stages
+  int sent_status_ = 0;           // of the last head written, for the access log
   bool tls_ = false;
 };
 

@@ -59,7 +59,8 @@ bool has_no_body(int status) { return status < 200 || status == 204 || status ==
 // The StreamResponseWriter a producer writes to.
 class BodyStream final : public StreamResponseWriter {
  public:
-  BodyStream(StreamWriter& writer, bool chunked) : writer_(writer), chunked_(chunked) {}
+  BodyStream(HttpConnection& conn, StreamWriter& writer, bool chunked)
+      : conn_(conn), writer_(writer), chunked_(chunked) {}
   Coro<void> write(std::string_view piece) override {
     if (piece.empty()) co_return;  // an empty chunk would end the body
     if (writer_.is_closing()) {
@@ -75,11 +76,12 @@ class BodyStream final : public StreamResponseWriter {
       writer_.write(piece);
     }
     // A failed send shows in is_closing() above, at the next piece.
-    if (writer_.get_write_buffer_size() > 0) co_await writer_.drain();
+    co_await conn_.drain();
   }
   std::uint64_t bytes = 0;
 
  private:
+  HttpConnection& conn_;
   StreamWriter& writer_;
   bool chunked_;
 };
@@ -98,6 +100,7 @@ std::string read_piece(int fd, std::uint64_t offset, std::uint64_t left) {
 void HttpConnection::write_head(const Response& resp, std::optional<std::uint64_t> length) {
   const std::optional<std::string_view> connection = resp.headers.get("Connection");
   if ((connection && iequals(*connection, "close")) || server_.stopping()) keep_alive_ = false;
+  sent_status_ = resp.status;
   const Framing framing = has_no_body(resp.status) ? Framing::none
                           : length                 ? Framing::length
                           : head_.version_minor >= 1 ? Framing::chunked
@@ -175,7 +178,9 @@ Coro<std::uint64_t> HttpConnection::send_file(Response& resp) {
 
 Coro<void> HttpConnection::sendfile_all(int fd, std::uint64_t size) {
   // The head first, in order: sendfile must not overtake buffered bytes.
-  if (writer_.get_write_buffer_size() > 0) co_await writer_.wait_writable();
+  if (writer_.get_write_buffer_size() > 0) co_await wait_writable();
+  // sendfile has no MSG_NOSIGNAL: a peer gone mid-file is EPIPE only
+  // because the EventLoop ignores SIGPIPE (see docs/asyncio-to-corio.md).
   off_t offset = 0;
   while (static_cast<std::uint64_t>(offset) < size) {
     const std::uint64_t left = size - static_cast<std::uint64_t>(offset);
@@ -184,7 +189,7 @@ Coro<void> HttpConnection::sendfile_all(int fd, std::uint64_t size) {
     if (n == 0) throw std::system_error(EIO, std::generic_category(), "file shrank while sent");
     if (errno == EINTR) continue;
     if (errno != EAGAIN) throw std::system_error(errno, std::generic_category(), "sendfile");
-    co_await writer_.wait_writable();
+    co_await wait_writable();
   }
 }
 
@@ -193,7 +198,7 @@ Coro<void> HttpConnection::copy_file(int fd, std::uint64_t size) {
     std::string piece = read_piece(fd, offset, size - offset);
     offset += piece.size();
     write(piece);
-    co_await writer_.drain();
+    co_await drain();
   }
 }
 
@@ -205,7 +210,7 @@ Coro<std::uint64_t> HttpConnection::send_stream(Response& resp) {
   if (head_only_ || has_no_body(resp.status)) co_return 0;
   flush();
   const bool chunked = head_.version_minor >= 1;
-  BodyStream stream(writer_, chunked);
+  BodyStream stream(*this, writer_, chunked);
   try {
     co_await resp.producer(stream);
   } catch (const std::system_error&) {
@@ -225,13 +230,15 @@ Coro<std::uint64_t> HttpConnection::send_stream(Response& resp) {
   co_return stream.bytes;
 }
 
-void HttpConnection::log_access(int status, std::uint64_t bytes) {
+// The status of the head that went out: a handler's 200 for a file can
+// turn into the 404 or 403 that send_file() answered instead.
+void HttpConnection::log_access(std::uint64_t bytes) {
   const AccessLog& log = shared_.options.access_log;
   if (!log) return;
   if (remote_.empty()) remote_ = peername();
   const auto took = std::chrono::duration_cast<std::chrono::microseconds>(
       std::chrono::steady_clock::now() - started_);
-  log(AccessLogEntry{remote_, head_.method, head_.target, status, bytes, took});
+  log(AccessLogEntry{remote_, head_.method, head_.target, sent_status_, bytes, took});
 }
 
 }  // namespace corio::http::detail

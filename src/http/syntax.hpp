@@ -59,6 +59,11 @@ void for_each_element(std::string_view list, F&& f) {
 // name right before the colon, no obs-fold, no controls in the value.
 void check_field_line(std::string_view line);
 
+// Checks what follows a chunk size (RFC 9112 section 7.1.1):
+//   *( BWS ";" BWS token [ BWS "=" BWS ( token / quoted-string ) ] )
+// and no whitespace at the end. Throws ParseError(400).
+void check_chunk_extensions(std::string_view ext);
+
 // Splits a line check_field_line accepted into its name and trimmed value.
 std::pair<std::string_view, std::string_view> split_field_line(std::string_view line);
 

@@ -5,47 +5,14 @@
 #include "net/pipe_transport.hpp"
 
 #include <fcntl.h>
-#include <pthread.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <csignal>
-#include <ctime>
 #include <system_error>
 
 #include <corio/detail/os_error.hpp>
 
 namespace corio::detail {
-
-namespace {
-
-// write(2) to a pipe nobody reads raises SIGPIPE, which kills the process
-// unless it is handled or ignored, and pipes have no MSG_NOSIGNAL. Ignoring
-// SIGPIPE process-wide (what Python and Rust do at startup) is the
-// program's call, not a library's; so SIGPIPE is blocked in this thread
-// for the write and, if the write raised it, taken back before unblocking
-// (the kernel sends it to the writing thread). Two more syscalls per write:
-// pipes to a child are not a hot path. A thread that blocks SIGPIPE itself
-// keeps what it would have without corio: the signal stays pending.
-ssize_t write_without_sigpipe(int fd, std::string_view data) {
-  sigset_t sigpipe_only;
-  sigemptyset(&sigpipe_only);
-  sigaddset(&sigpipe_only, SIGPIPE);
-  sigset_t saved;
-  pthread_sigmask(SIG_BLOCK, &sigpipe_only, &saved);
-  const ssize_t n = ::write(fd, data.data(), data.size());
-  const int err = errno;
-  if (n < 0 && err == EPIPE && !sigismember(&saved, SIGPIPE)) {
-    const timespec no_wait{};
-    while (sigtimedwait(&sigpipe_only, nullptr, &no_wait) < 0 && errno == EINTR) {
-    }
-  }
-  pthread_sigmask(SIG_SETMASK, &saved, nullptr);
-  errno = err;
-  return n;
-}
-
-}  // namespace
 
 Coro<std::size_t> PipeTransport::read_some(std::span<char> buf) {
   for (;;) {
@@ -59,7 +26,10 @@ Coro<std::size_t> PipeTransport::read_some(std::span<char> buf) {
 
 std::size_t PipeTransport::try_write(std::string_view data) {
   for (;;) {
-    const ssize_t n = write_without_sigpipe(fd_.fd(), data);
+    // Pipes have no MSG_NOSIGNAL: a reader that is gone raises SIGPIPE,
+    // which every EventLoop set to SIG_IGN (unless the program handles it
+    // itself, see ignore_sigpipe_once in the core), so this is EPIPE.
+    const ssize_t n = ::write(fd_.fd(), data.data(), data.size());
     if (n >= 0) return static_cast<std::size_t>(n);
     if (errno == EINTR) continue;
     if (would_block(errno)) return 0;

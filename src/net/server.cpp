@@ -37,6 +37,7 @@ class ServerState {
       : loop(l),
         handler(std::move(h)),
         limit(opts.limit),
+        max_connections(opts.max_connections),
         ssl(opts.ssl),
         ssl_handshake_timeout(opts.ssl_handshake_timeout),
         ssl_shutdown_timeout(opts.ssl_shutdown_timeout) {}
@@ -47,6 +48,15 @@ class ServerState {
   void start_accepting();
   void start_client(Socket sock);
   void close() noexcept;
+  // At max_connections: below_cap is cleared for the accept loops to wait on.
+  bool at_capacity() noexcept {
+    if (max_connections == 0 || connections < max_connections) return false;
+    below_cap.clear();
+    return true;
+  }
+  void release_slot() noexcept {
+    if (--connections < max_connections) below_cap.set();
+  }
   void maybe_idle() noexcept {
     if (closed && clients.empty()) idle_event.set();
   }
@@ -59,6 +69,9 @@ class ServerState {
   EventLoop& loop;
   ClientConnected handler;
   std::size_t limit;
+  std::size_t max_connections;
+  std::size_t connections = 0;  // accepted and not ended yet
+  Event below_cap;
   std::optional<SslContext> ssl;
   std::chrono::milliseconds ssl_handshake_timeout;
   std::chrono::milliseconds ssl_shutdown_timeout;
@@ -105,6 +118,10 @@ Coro<void> accept_loop(Ref<ServerState> ref, std::size_t index) {
   ServerState& s = *ref;
   bool reported = false;
   while (!s.closed) {
+    if (s.at_capacity()) {
+      co_await s.below_cap.wait();
+      continue;
+    }
     std::pair<Socket, SocketAddress> accepted;
     int err = 0;
     try {
@@ -156,7 +173,24 @@ void report_handshake_failure(ServerState& s, const Transport& t, std::exception
        current_task()});
 }
 
-Coro<void> run_client(Ref<ServerState> ref, Socket sock) {
+// One connection's share of max_connections, from its accept to the end of
+// its task: a parameter of run_client, so that it is given back with the
+// frame even if the task never started.
+class ConnectionSlot {
+ public:
+  explicit ConnectionSlot(Ref<ServerState> s) noexcept : s_(std::move(s)) { ++s_->connections; }
+  ConnectionSlot(ConnectionSlot&& o) noexcept = default;
+  ConnectionSlot(const ConnectionSlot&) = delete;
+  ConnectionSlot& operator=(const ConnectionSlot&) = delete;
+  ~ConnectionSlot() {
+    if (s_) s_->release_slot();
+  }
+
+ private:
+  Ref<ServerState> s_;
+};
+
+Coro<void> run_client(Ref<ServerState> ref, [[maybe_unused]] ConnectionSlot slot, Socket sock) {
   ServerState& s = *ref;
   ClientNode node(s);
   std::unique_ptr<Transport> transport = std::make_unique<SocketTransport>(s.loop, std::move(sock));
@@ -210,7 +244,8 @@ void ServerState::start_accepting() {
 }
 
 void ServerState::start_client(Socket sock) {
-  loop.create_task(run_client(Ref<ServerState>::share(this), std::move(sock)));
+  loop.create_task(run_client(Ref<ServerState>::share(this),
+                              ConnectionSlot(Ref<ServerState>::share(this)), std::move(sock)));
 }
 
 void ServerState::end_clients(bool abort) {
@@ -232,6 +267,7 @@ void ServerState::close() noexcept {
     }
   }
   for (Socket& sock : listeners) sock.close();
+  below_cap.set();  // an accept loop waiting at the cap sees `closed`
   struct stat now {};
   if (!unix_path.empty() && ::stat(unix_path.c_str(), &now) == 0 &&
       now.st_dev == unix_stat.st_dev && now.st_ino == unix_stat.st_ino) {

@@ -10,6 +10,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <csignal>
 #include <ctime>
 #include <initializer_list>
@@ -351,6 +352,26 @@ TEST_F(RunSigint, SigintIsLeftAloneByARunOnAnotherThread) {
   std::thread t([&] { was_blocked = corio::run(sigint_blocked_in_main()); });
   t.join();
   EXPECT_FALSE(was_blocked);
+}
+
+// ---- SIGPIPE ------------------------------------------------------------------
+
+// Once a loop exists, a write that would raise SIGPIPE (a pipe nobody reads;
+// sendfile to a reset socket alike) is EPIPE: the loop set SIGPIPE to
+// SIG_IGN, as CPython does at start-up. Without it this process dies here.
+TEST(Sigpipe, ALoopMakesAWriteToAClosedPipeEpipeNotADeadProcess) {
+  EventLoop loop;
+  struct sigaction now {};
+  ASSERT_EQ(::sigaction(SIGPIPE, nullptr, &now), 0);
+  EXPECT_NE(now.sa_handler, SIG_DFL);
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  ::close(fds[0]);
+  errno = 0;
+  EXPECT_EQ(::write(fds[1], "x", 1), -1);
+  EXPECT_EQ(errno, EPIPE);
+  ::close(fds[1]);
+  loop.close();
 }
 
 }  // namespace

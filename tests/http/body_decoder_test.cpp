@@ -98,6 +98,19 @@ TEST(BodyDecoder, ChunkSizesInHexDigitsOnly) {
   }
 }
 
+// RFC 9112 section 7.1.1: *( BWS ";" BWS name [ BWS "=" BWS value ] ),
+// a name and a token value being tokens, a quoted value closed.
+TEST(BodyDecoder, ChunkExtensionsFollowTheirGrammar) {
+  for (const char* good : {"3;a\r\nabc\r\n0\r\n\r\n", "3 ; a = b ;c\r\nabc\r\n0\r\n\r\n",
+                           "3;a=\"b;\\\"c\"\r\nabc\r\n0\r\n\r\n", "3;a=\"\"\r\nabc\r\n0\r\n\r\n"}) {
+    EXPECT_EQ(decode_whole(kChunked, good).body, "abc") << good;
+  }
+  for (const char* bad : {"2;\r\n", "3;a=\"b\r\n", "3;f@o=1\r\n", "3;=1\r\n", "3;a=\r\n",
+                          "3;a=b c\r\n", "3;a=\"b\\\r\n", "3;a;\r\n", "3;a=\"b\"c\r\n"}) {
+    EXPECT_EQ(chunked_error(bad), 400) << bad;
+  }
+}
+
 TEST(BodyDecoder, ChunkSizeOverflowIsRefused) {
   Limits unlimited;
   unlimited.max_body = UINT64_MAX;

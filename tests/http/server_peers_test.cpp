@@ -199,12 +199,16 @@ struct TlsFiles {
   ~TlsFiles() { std::filesystem::remove_all(dir); }
 };
 
-Coro<void> tls_body(const TlsFiles* tls, const TempFile* file) {
+Coro<bool> make_certificate(const TlsFiles* tls) {
   const std::vector<std::string> req = {"req", "-x509", "-newkey", "rsa:2048", "-nodes",
                                         "-keyout", tls->key, "-out", tls->cert, "-days", "1",
                                         "-subj", "/CN=127.0.0.1"};
   Ran made = co_await run_peer("openssl", req);
-  CO_ASSERT(made.code == 0);
+  co_return made.code == 0;
+}
+
+Coro<void> tls_body(const TlsFiles* tls, const TempFile* file) {
+  CO_ASSERT(co_await make_certificate(tls));
   ServerOptions opts = quiet();
   opts.ssl = corio::SslContext::server(tls->cert, tls->key);
   Server server(std::move(opts));
@@ -228,6 +232,28 @@ TEST(HttpServerPeers, CurlOverTls) {
   TlsFiles tls;
   TempFile file(300000);
   run_bounded(tls_body(&tls, &file), 60s);
+}
+
+// A client that connects and never starts its TLS handshake is closed at
+// tls_handshake_timeout (it was a fixed 60 s).
+Coro<void> tls_handshake_timeout_body(const TlsFiles* tls) {
+  CO_ASSERT(co_await make_certificate(tls));
+  ServerOptions opts = quiet();
+  opts.ssl = corio::SslContext::server(tls->cert, tls->key);
+  opts.tls_handshake_timeout = 200ms;
+  Server server(std::move(opts));
+  co_await start(server);
+  RawClient silent = co_await connect(server.port());  // plain TCP, silent
+  const double took = co_await seconds_until_closed(silent.reader);
+  EXPECT_GE(took, 0.0) << "closed";
+  EXPECT_LT(took, 5.0);
+  co_await server.shutdown(1s);
+}
+
+TEST(HttpServerPeers, TlsHandshakeTimeoutIsAnOption) {
+  REQUIRE_PROGRAM("openssl");
+  TlsFiles tls;
+  run_bounded(tls_handshake_timeout_body(&tls), 30s);
 }
 
 Coro<void> wrk_body() {

@@ -96,6 +96,13 @@ inline Coro<bool> closed_by_server(StreamReader& r) {
   }
 }
 
+// Seconds until the server closed the connection; -1 if it sent more.
+inline Coro<double> seconds_until_closed(StreamReader& r) {
+  const double t0 = corio::get_running_loop().time();
+  const bool closed = co_await closed_by_server(r);
+  co_return closed ? corio::get_running_loop().time() - t0 : -1.0;
+}
+
 inline Coro<Response> hello(Request&) { co_return Response::text("Hello, World!"); }
 
 }  // namespace corio_http_test

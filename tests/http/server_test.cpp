@@ -252,7 +252,7 @@ struct LogLines {
   std::vector<std::string> lines;
 };
 
-Coro<void> access_log_body(LogLines* log) {
+Coro<void> access_log_body(LogLines* log, std::string root) {
   ServerOptions opts = quiet();
   opts.access_log = [log](const corio::http::AccessLogEntry& e) {
     log->lines.push_back(std::string(e.method) + " " + std::string(e.target) + " " +
@@ -260,16 +260,25 @@ Coro<void> access_log_body(LogLines* log) {
   };
   Server server(std::move(opts));
   server.get("/hello", hello);
+  server.add_static("/files", std::move(root));
   co_await server.start("127.0.0.1", 0);
   co_await exchange(server.port(), "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n");
   co_await exchange(server.port(), "GET /x HTTP/1.1\r\nHost: x\r\n\r\n");
+  // A directory without index.html: the 404 that was sent, not the 200
+  // the static handler's file response started as.
+  const Reply r = co_await exchange(server.port(), "GET /files/empty/ HTTP/1.1\r\nHost: x\r\n\r\n");
   co_await server.shutdown(1s);
-  EXPECT_EQ(log->lines, (std::vector<std::string>{"GET /hello 200 13", "GET /x 404 9"}));
+  EXPECT_EQ(log->lines, (std::vector<std::string>{"GET /hello 200 13", "GET /x 404 9",
+                                                  "GET /files/empty/ " + std::to_string(r.status) +
+                                                      " " + std::to_string(r.body.size())}));
+  EXPECT_EQ(r.status, 404);
 }
 
-TEST(HttpServer, AccessLogHasOneLinePerRequest) {
+TEST(HttpServer, AccessLogHasOneLinePerRequestWithTheStatusSent) {
   LogLines log;
-  run_bounded(access_log_body(&log));
+  StaticTree tree;
+  std::filesystem::create_directories(tree.root / "empty");
+  run_bounded(access_log_body(&log, tree.root.string()));
 }
 
 Coro<Response> thread_id(Request&) {

@@ -17,7 +17,11 @@
 // no obs-fold, no whitespace between a field name and its colon, no
 // Content-Length together with Transfer-Encoding, no repeated differing
 // Content-Length, chunked last in Transfer-Encoding, chunk sizes in hex
-// digits only (no sign, no 0x, no overflow). Every error is a ParseError
+// digits only (no sign, no 0x, no overflow), chunk extensions per their
+// grammar, a Host that is a host[:port] authority, and a request target in
+// the form its method allows (RFC 9112 section 3.2). Up to 16 empty lines
+// (CRLF or a bare LF) before a start line are skipped, as RFC 9112 section
+// 2.2 asks of servers and browsers do for responses. Every error is a ParseError
 // carrying the status a server answers with; a client throws it.
 //
 // Limits are checked on the bytes seen so far, so an endless or slow head
@@ -86,6 +90,7 @@ struct HeadScan {
   std::size_t line_start = 0;  // where the line being received starts
   std::size_t head_start = 0;  // where the start line starts (after ignored empty lines)
   std::size_t fields = 0;      // field lines so far
+  std::size_t empty_lines = 0;  // skipped before the start line
   bool in_start_line = true;
 };
 }  // namespace detail

@@ -14,7 +14,16 @@
 // (a client trickling its head is closed: slowloris) and an idle keep-alive
 // timeout. A request that cannot be parsed gets the ParseError's status and
 // "Connection: close"; a handler's exception a 500 (logged through the
-// loop's exception handler), the connection staying usable.
+// loop's exception handler), the connection staying usable. A connection
+// closed after an error closes in stages (our EOF first, then the peer's
+// late bytes dropped for a bounded time), so the peer reads the answer
+// rather than a reset.
+//
+// Request targets (RFC 9112 section 3.2): origin-form; absolute-form
+// ("http://host/p"), routed by its path, its authority replacing Host;
+// "*" for OPTIONS only; CONNECT's "host:port", routed as the path
+// "/host:port" and answered 501 when no route takes it (the connection
+// closes after any CONNECT: the server does not tunnel).
 //
 // workers > 1: that many loops, each in a thread of its own (the first is
 // the caller's), each with a reuse_port listener on the same port; the
@@ -60,10 +69,23 @@ struct ServerOptions {
   Limits limits;
   // From a head's first byte to its blank line; then the connection is closed.
   std::chrono::milliseconds header_timeout{10'000};
-  // Between requests on a kept-alive connection, and between body reads.
+  // Between requests on a kept-alive connection.
   std::chrono::milliseconds idle_timeout{75'000};  // aiohttp's keepalive_timeout
-  // Unread request body the server reads and drops to keep a connection;
-  // with more left it closes instead.
+  // Between two reads of a request body: a body that stops coming closes
+  // the connection (nginx's client_body_timeout is 60 s).
+  std::chrono::milliseconds body_timeout{30'000};
+  // For each wait for the peer to take what we sent (nginx's send_timeout):
+  // a client that reads too slowly is closed.
+  std::chrono::milliseconds send_timeout{60'000};
+  // An HTTPS connection's TLS handshake; then it is closed.
+  std::chrono::milliseconds tls_handshake_timeout{60'000};
+  // Connections open at once on each loop (each worker); at the cap the
+  // server stops accepting (the kernel's backlog queues the rest) until one
+  // ends. 0: no cap.
+  std::size_t max_connections = 0;
+  // Unread request body the server reads and drops, before it answers, to
+  // keep a connection; with more left (or a broken one) the answer says
+  // "Connection: close" and the connection closes in stages.
   std::uint64_t max_drain = 256 * 1024;
   int workers = 1;
   bool reuse_port = false;  // forced on when workers > 1
