@@ -83,5 +83,5 @@ corio::Coro<> main() {
 int main() {
   corio::RunOptions opts;
   opts.debug = true;  // asyncio.run(main(), debug=True); or CORIO_DEBUG=1
-  corio::run(app::main(), opts);
+  return corio::run_main(app::main(), opts);
 }

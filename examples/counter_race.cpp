@@ -80,5 +80,5 @@ corio::Coro<> main() {
 }  // namespace app
 
 int main() {
-  corio::run(app::main());  // asyncio.run(main())
+  return corio::run_main(app::main());  // asyncio.run(main())
 }

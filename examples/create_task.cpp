@@ -48,4 +48,4 @@ corio::Coro<> main() {
 
 }  // namespace app
 
-int main() { corio::run(app::main()); }
+int main() { return corio::run_main(app::main()); }

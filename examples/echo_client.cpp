@@ -28,10 +28,5 @@ corio::Coro<> tcp_echo_client(std::string message, std::uint16_t port) {
 
 int main(int argc, char** argv) {
   const auto port = static_cast<std::uint16_t>(argc > 1 ? std::atoi(argv[1]) : 8888);
-  try {
-    corio::run(tcp_echo_client("Hello World!\n", port));
-  } catch (const std::system_error& e) {
-    std::fprintf(stderr, "echo client: %s\n", e.what());
-    return 1;
-  }
+  return corio::run_main(tcp_echo_client("Hello World!\n", port));
 }

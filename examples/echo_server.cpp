@@ -44,9 +44,5 @@ corio::Coro<> main_coro(std::uint16_t port) {
 
 int main(int argc, char** argv) {
   const auto port = static_cast<std::uint16_t>(argc > 1 ? std::atoi(argv[1]) : 8888);
-  try {
-    corio::run(main_coro(port));
-  } catch (const corio::KeyboardInterrupt&) {
-    return 130;
-  }
+  return corio::run_main(main_coro(port));  // Ctrl-C: exit status 130
 }

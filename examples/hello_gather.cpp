@@ -51,5 +51,5 @@ corio::Coro<> main() {
 }  // namespace app
 
 int main() {
-  corio::run(app::main());  // asyncio.run(main()): new loop, run main, close
+  return corio::run_main(app::main());  // asyncio.run(main()): new loop, run main, close
 }

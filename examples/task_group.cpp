@@ -66,4 +66,4 @@ corio::Coro<> main() {
 
 }  // namespace app
 
-int main() { corio::run(app::main()); }
+int main() { return corio::run_main(app::main()); }

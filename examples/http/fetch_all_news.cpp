@@ -86,4 +86,6 @@ Coro<bool> fetch_all_news() {
 
 }  // namespace
 
-int main() { return corio::run(fetch_all_news()) ? 0 : 1; }
+Coro<int> main_coro() { co_return co_await fetch_all_news() ? 0 : 1; }
+
+int main() { return corio::run_main(main_coro()); }

@@ -133,5 +133,5 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  return corio::run(serve(port, test));
+  return corio::run_main(serve(port, test));
 }

@@ -25,7 +25,6 @@ namespace detail {
 struct TimerNode {
   static constexpr std::size_t kNotInHeap = std::numeric_limits<std::size_t>::max();
   double when = 0;
-  std::uint64_t seq = 0;
   std::size_t heap_index = kNotInHeap;
   // Called in the loop's "expired timers" phase, in deadline order. Must only
   // schedule work (push on the ready queue), never run user code.

@@ -75,14 +75,14 @@ T run(Coro<T> main, RunOptions opts = {},
 //   int main() { return corio::run_main(main_coro()); }
 //
 // runs main with corio::run(); an int result is the exit status (any other
-// result gives 0); Ctrl-C (KeyboardInterrupt) gives 130, the shell's code for
+// result, bool included, gives 0); Ctrl-C (KeyboardInterrupt) gives 130, the shell's code for
 // a SIGINT death; any other exception that escapes main is printed to stderr
 // with its type and message and gives 1.
 template <class T>
 int run_main(Coro<T> main, RunOptions opts = {}, SourceLocation where = SourceLocation::current()) {
   try {
-    if constexpr (std::is_convertible_v<T, int> && !std::is_void_v<T>) {
-      return static_cast<int>(run(std::move(main), std::move(opts), where));
+    if constexpr (std::is_same_v<T, int>) {
+      return run(std::move(main), std::move(opts), where);
     } else {
       run(std::move(main), std::move(opts), where);
       return 0;

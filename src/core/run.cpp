@@ -20,12 +20,17 @@ std::optional<TaskRef> current_task() {
   return std::nullopt;
 }
 
-std::vector<TaskRef> all_tasks() {
-  EventLoop& loop = get_running_loop();
+namespace detail {
+namespace {
+std::vector<TaskRef> pending_tasks(EventLoop& loop) {
   std::vector<TaskRef> out;
-  for (detail::TaskBase* t : loop.tasks.snapshot()) out.emplace_back(t);
+  for (TaskBase* t : loop.tasks.snapshot()) out.emplace_back(t);
   return out;
 }
+}  // namespace
+}  // namespace detail
+
+std::vector<TaskRef> all_tasks() { return detail::pending_tasks(get_running_loop()); }
 
 namespace detail {
 
@@ -35,12 +40,6 @@ void check_no_running_loop() {
 }
 
 namespace {
-std::vector<TaskRef> pending_tasks(EventLoop& loop) {
-  std::vector<TaskRef> out;
-  for (TaskBase* t : loop.tasks.snapshot()) out.emplace_back(t);
-  return out;
-}
-
 // Waits for each task to be done, whatever its outcome.
 Coro<void> wait_done(std::vector<TaskRef> tasks) {
   for (TaskRef& t : tasks) {

@@ -18,8 +18,6 @@ namespace corio::detail {
 class TimerHeap {
  public:
   bool empty() const noexcept { return heap_.empty(); }
-  std::size_t size() const noexcept { return heap_.size(); }
-  TimerNode* top() const noexcept { return heap_.front().node; }
   double top_when() const noexcept { return heap_.front().when; }
 
   void push(TimerNode* n, double when);

@@ -1,6 +1,6 @@
-// Helpers shared by the async-layer tests: virtual time, a deadlock watchdog,
-// a recorder for the loop's exception reports, and small coroutines that
-// sleep, return, fail or record their cleanup.
+// Helpers shared by the async-layer tests: the common ones (virtual time,
+// the bounded run, reports; common/support.hpp), a log of timed events, and
+// small coroutines that sleep, return, fail or record their cleanup.
 //
 // State goes into coroutines as parameters (pointers), never as lambda
 // captures: a capturing lambda coroutine dangles after its first suspension
@@ -19,6 +19,8 @@
 
 #include <corio/corio.hpp>
 
+#include "common/support.hpp"
+
 // ASSERT_* expands to `return`, which a coroutine cannot contain: this is
 // the coroutine (Coro<void>) form.
 #define CO_ASSERT(cond)                            \
@@ -34,86 +36,18 @@ namespace corio_async_test {
 using namespace std::chrono_literals;
 using Secs = std::chrono::duration<double>;
 
-inline corio::RunOptions virtual_time(double start = 0.0) {
-  corio::RunOptions opts;
-  opts.clock = std::make_shared<corio::testing::VirtualClock>(start);
-  return opts;
-}
+using corio_testing::End;
+using corio_testing::end_of_error;
+using corio_testing::is_cancelled_error;
+using corio_testing::Reports;
+using corio_testing::run_vt;
+using corio_testing::virtual_time;
+using corio_testing::what_of;
 
 inline double now() { return corio::get_running_loop().time(); }
 
 // cancelling() of the task running now.
 inline int cancelling() { return corio::current_task()->cancelling(); }
-
-// Fails the test and cancels the root task if virtual time runs far past
-// anything a test here sleeps: a lost wake-up shows up as a failure instead
-// of a hang (on virtual time the loop jumps straight to this timer).
-inline corio::Coro<void> watchdog(corio::TaskRef root) {
-  co_await corio::sleep(100000s);
-  ADD_FAILURE() << "watchdog: the test did not finish within 100000 virtual seconds";
-  root.cancel();
-}
-
-template <class T>
-corio::Coro<T> guarded(corio::Coro<T> main) {
-  corio::Task<void> dog = corio::create_task(watchdog(*corio::current_task()));
-  struct Stop {
-    corio::Task<void>* dog;
-    ~Stop() { dog->cancel(); }
-  } stop{&dog};
-  co_return co_await std::move(main);
-}
-
-// corio::run on a fresh virtual clock, with the watchdog.
-template <class T>
-T run_vt(corio::Coro<T> main, double start = 0.0) {
-  return corio::run(guarded(std::move(main)), virtual_time(start));
-}
-
-// What the running loop's exception handler was called with. Install it
-// from inside the loop; it must outlive corio::run (shutdown reports too).
-struct Reports {
-  std::vector<std::string> messages;
-  std::vector<std::exception_ptr> exceptions;
-
-  void install() {
-    corio::get_running_loop().set_exception_handler(
-        [this](corio::EventLoop&, const corio::ExceptionContext& c) {
-          messages.push_back(c.message);
-          exceptions.push_back(c.exception);
-        });
-  }
-  std::size_t size() const { return messages.size(); }
-  std::string joined() const {
-    std::string out;
-    for (const std::string& m : messages) out += m + "\n";
-    return out;
-  }
-};
-
-// The what() of a std::exception in an exception_ptr; "CancelledError" for a
-// corio::CancelledError; "" for anything else.
-inline std::string what_of(const std::exception_ptr& e) {
-  try {
-    if (e) std::rethrow_exception(e);
-  } catch (const std::exception& x) {
-    return x.what();
-  } catch (const corio::CancelledError&) {
-    return "CancelledError";
-  } catch (...) {
-  }
-  return {};
-}
-
-inline bool is_cancelled_error(const std::exception_ptr& e) {
-  try {
-    if (e) std::rethrow_exception(e);
-  } catch (const corio::CancelledError&) {
-    return true;
-  } catch (...) {
-  }
-  return false;
-}
 
 // Loop times are sums of virtual-clock steps: compare with a tolerance.
 inline void expect_times(const std::vector<double>& got, const std::vector<double>& want) {
@@ -197,26 +131,15 @@ corio::Coro<void> cancel_after(double secs, corio::Task<T> t) {
 }
 
 // How an await ended; with a log, also recorded there as "awaiter:<end>".
-enum class End { value, timeout, cancelled, other };
-
 template <class A>
 corio::Coro<End> outcome_of(A aw, Log* log = nullptr) {
-  End end;
+  End end = End::value;
   try {
     co_await std::move(aw);
-    end = End::value;
-  } catch (const corio::TimeoutError&) {
-    end = End::timeout;
-  } catch (const corio::CancelledError&) {
-    end = End::cancelled;
   } catch (...) {
-    end = End::other;
+    end = end_of_error(std::current_exception());
   }
-  if (log) {
-    static constexpr const char* kNames[] = {"awaiter:value", "awaiter:timeout",
-                                             "awaiter:cancelled", "awaiter:other"};
-    log->add(kNames[static_cast<int>(end)]);
-  }
+  if (log) log->add(std::string("awaiter:") + corio_testing::to_string(end));
   co_return end;
 }
 

@@ -21,45 +21,14 @@
 #include <corio/task.hpp>
 #include <corio/testing/virtual_clock.hpp>
 
+#include "common/support.hpp"
+
 namespace corio_test {
 
-// Options for a loop on virtual time starting at `start` seconds.
-inline corio::RunOptions virtual_time(double start = 0.0) {
-  corio::RunOptions opts;
-  opts.clock = std::make_shared<corio::testing::VirtualClock>(start);
-  return opts;
-}
-
-// What a loop's exception handler was called with.
-struct Reports {
-  std::vector<std::string> messages;
-  std::vector<std::exception_ptr> exceptions;
-  std::vector<std::string> task_names;  // "" when the context had no task
-
-  void install(corio::EventLoop& loop) {
-    loop.set_exception_handler([this](corio::EventLoop&, const corio::ExceptionContext& c) {
-      messages.push_back(c.message);
-      exceptions.push_back(c.exception);
-      task_names.push_back(c.task ? c.task->get_name() : std::string());
-    });
-  }
-  std::size_t size() const { return messages.size(); }
-};
-
-// The what() of an exception_ptr holding a std::exception ("" otherwise).
-inline std::string what_of(const std::exception_ptr& e) {
-  try {
-    if (e) std::rethrow_exception(e);
-  } catch (const std::exception& x) {
-    return x.what();
-  } catch (...) {
-  }
-  return {};
-}
-
-inline bool starts_with(const std::string& s, const std::string& prefix) {
-  return s.compare(0, prefix.size(), prefix) == 0;
-}
+using corio_testing::Reports;
+using corio_testing::starts_with;
+using corio_testing::virtual_time;
+using corio_testing::what_of;
 
 // A non-blocking pipe closed on scope exit.
 struct Pipe {

@@ -7,7 +7,6 @@
 #pragma once
 
 #include <algorithm>
-#include <ostream>
 #include <string>
 #include <vector>
 
@@ -28,42 +27,12 @@ inline Coro<void> yield_n(int n) {
   for (int i = 0; i < n; ++i) co_await corio::sleep(0s);
 }
 
-// How an await ended.
-enum class End { none, value, cancelled, timeout, other };
-
-inline const char* to_string(End e) {
-  switch (e) {
-    case End::none:
-      return "none";
-    case End::value:
-      return "value";
-    case End::cancelled:
-      return "cancelled";
-    case End::timeout:
-      return "timeout";
-    case End::other:
-      return "other";
-  }
-  return "?";
-}
-
-inline std::ostream& operator<<(std::ostream& os, End e) { return os << to_string(e); }
-
 // The end of a finished task: value, cancelled (CancelledError) or other.
 template <class T>
 End end_of(const Task<T>& t) {
   if (!t.done()) return End::none;
   if (t.cancelled()) return End::cancelled;
-  std::exception_ptr e = t.exception();
-  if (!e) return End::value;
-  if (is_cancelled_error(e)) return End::cancelled;
-  try {
-    std::rethrow_exception(e);
-  } catch (const corio::TimeoutError&) {
-    return End::timeout;
-  } catch (...) {
-  }
-  return End::other;
+  return end_of_error(t.exception());
 }
 
 // Awaits aw and records how it ended in *out (never throws).
@@ -72,12 +41,8 @@ Coro<void> capture(A aw, End* out) {
   try {
     co_await std::move(aw);
     *out = End::value;
-  } catch (const corio::TimeoutError&) {
-    *out = End::timeout;
-  } catch (const corio::CancelledError&) {
-    *out = End::cancelled;
   } catch (...) {
-    *out = End::other;
+    *out = end_of_error(std::current_exception());
   }
 }
 

@@ -4,8 +4,8 @@
 // state. Their sizes fall into a handful of classes, so a per-thread free list per
 // size class turns glibc's malloc+free (~20 ns through tcache) into two pointer
 // moves. Classes are 16c+8 bytes: glibc adds an 8-byte header and rounds chunks
-// to 16, so a 16c+8 block fills its chunk exactly (a 120-byte task state costs
-// one 128-byte chunk, not 144). Blocks may be freed on another thread than the one that allocated
+// to 16, so a 16c+8 block fills its chunk exactly (a 104-byte task state costs
+// one 112-byte chunk, not 128). Blocks may be freed on another thread than the one that allocated
 // them: they simply join that thread's lists. Sanitizer builds use plain new/delete
 // so that ASan and TSan see every frame.
 #pragma once

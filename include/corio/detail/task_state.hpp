@@ -62,9 +62,6 @@ class TaskBase : public FutureStateBase, public ReadyNode {
   }
   void clear_interrupt() const noexcept { task_flags_ &= ~kInterrupt; }
   AwaitPoint* waiting_on() const noexcept { return waiting_on_; }
-  // Combinators that collect a child's failure themselves turn off the
-  // "exception was never retrieved" report for it.
-  void set_suppress_unretrieved() noexcept { retrieved_ = true; }
 
   // Schedule the next step. Idempotent while already queued.
   void wake() noexcept {
