@@ -94,14 +94,32 @@ TEST(ClientPayload, TruncatedOrMalformedBodiesRaiseClientPayloadError) {
   run_bounded(plain_bodies(), 20s);
 }
 
-Coro<void> tls_bodies(const TempDir* certs) {
-  const fs::path dir = certs->path();
+// Two HTTPS peers with the certificate make_certificates made in dir: one
+// ends each answer with close_notify, the other without.
+struct TlsPeers {
+  Server goodbye;
+  Server no_goodbye;
+  std::string url(const Server& server, const std::string& path) const {
+    return "https://127.0.0.1:" + std::to_string(server.port()) + path;
+  }
+};
+
+Coro<TlsPeers> start_tls_peers(fs::path dir) {
   corio::ServerOptions so;
   so.ssl = corio::SslContext::server((dir / "server.pem").string(), (dir / "server.key").string());
   corio::ClientConnected plain = answer_plain;
   corio::ClientConnected cut = answer_cut;
-  Server goodbye = co_await corio::start_server(plain, "127.0.0.1", 0, so);
-  Server no_goodbye = co_await corio::start_server(cut, "127.0.0.1", 0, so);
+  TlsPeers peers;
+  peers.goodbye = co_await corio::start_server(plain, "127.0.0.1", 0, so);
+  peers.no_goodbye = co_await corio::start_server(cut, "127.0.0.1", 0, so);
+  co_return peers;
+}
+
+Coro<void> tls_bodies(const TempDir* certs) {
+  const fs::path dir = certs->path();
+  TlsPeers peers = co_await start_tls_peers(dir);
+  Server& goodbye = peers.goodbye;
+  Server& no_goodbye = peers.no_goodbye;
   ClientOptions co;
   co.ssl = corio::SslContext::client();
   co.ssl->load_verify_locations((dir / "ca.pem").string());
@@ -131,11 +149,13 @@ TEST(ClientPayload, TlsBodyUntilCloseWithoutCloseNotifyIsTruncated) {
 }
 
 #ifdef CORIO_CLI
-// `corio fetch` on each URL: {exit code, stdout}.
-Coro<std::pair<int, std::string>> run_fetch(std::vector<std::string> urls) {
+// `corio fetch` on each URL: {exit code, stdout}. With ca_file it trusts
+// that CA (OpenSSL's SSL_CERT_FILE; the only variable it gets).
+Coro<std::pair<int, std::string>> run_fetch(std::vector<std::string> urls, std::string ca_file = {}) {
   corio::SubprocessOptions opts;
   opts.out = corio::Redirect::pipe;
   opts.err = corio::Redirect::devnull;
+  if (!ca_file.empty()) opts.env = std::map<std::string, std::string>{{"SSL_CERT_FILE", ca_file}};
   urls.insert(urls.begin(), "fetch");
   corio::Process p = co_await corio::create_subprocess_exec(CORIO_CLI, urls, opts);
   std::pair<std::string, std::string> output = co_await p.communicate();
@@ -165,6 +185,28 @@ Coro<void> fetch_counts_bad_bodies() {
 
 TEST(ClientPayload, FetchFailsOnEveryTruncatedOrMalformedBody) {
   run_bounded(fetch_counts_bad_bodies(), 60s);
+}
+
+Coro<void> fetch_over_tls(const TempDir* certs) {
+  TlsPeers peers = co_await start_tls_peers(certs->path());
+  const std::string cut = peers.url(peers.no_goodbye, "/until-close");
+  std::vector<std::string> urls = {peers.url(peers.goodbye, "/until-close"), cut};
+  const std::pair<int, std::string> ran =
+      co_await run_fetch(std::move(urls), (certs->path() / "ca.pem").string());
+  const std::string& out = ran.second;
+  EXPECT_EQ(ran.first, 1) << out;
+  EXPECT_NE(out.find("1 of 2 succeeded"), std::string::npos) << out;
+  const std::size_t row = out.rfind(cut);
+  EXPECT_NE(out.find("close_notify", row == std::string::npos ? out.size() : row), std::string::npos)
+      << "the cut body's row says why\n" << out;
+  peers.goodbye.close();
+  peers.no_goodbye.close();
+}
+
+TEST(ClientPayload, FetchFailsOnATlsBodyCutWithoutCloseNotify) {
+  TempDir certs;
+  if (!make_certificates(certs.path())) GTEST_SKIP() << "openssl unavailable";
+  run_bounded(fetch_over_tls(&certs), 60s);
 }
 #endif
 
