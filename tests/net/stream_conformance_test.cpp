@@ -94,6 +94,10 @@ struct Kind {
   MakePair make;
 };
 
+// More than a socket pair's kernel buffers take while nobody reads (a
+// pipe holds 64 KiB, fresh loopback TCP some hundred KiB): drain() waits.
+constexpr std::size_t kMoreThanBuffers = 16u << 20;
+
 // Bytes that show a reordering or a lost piece (251 is prime).
 std::string pattern(std::size_t n) {
   std::string s(n, '\0');
@@ -281,6 +285,7 @@ Coro<void> backpressure(MakePair make) {
   EXPECT_LT(progress.written, kTotal);
   const std::size_t high = p.a.writer.get_write_buffer_limits().second;
   EXPECT_LE(progress.peak_buffered, high + 64 * 1024) << "memory stays bounded";
+  EXPECT_LE(p.b.reader.buffered().size(), 2 * p.b.reader.limit()) << "on the reader's side too";
   EXPECT_EQ(co_await count_until(p.b.reader, kTotal), kTotal);
   co_await writing;
   co_await close_both(p);
@@ -312,13 +317,19 @@ TEST_P(StreamConformance, ACancelledReadLosesNothing) {
 
 Coro<void> drain_of(StreamWriter writer) { co_await writer.drain(); }
 
-Coro<void> close_while_writing(MakePair make) {
-  StreamPair p = co_await make();
-  const std::string big = pattern(4 << 20);
-  p.a.writer.write(big);
-  Task<void> draining = corio::create_task(drain_of(p.a.writer));
+// Writes big to a, which the peer does not read yet: a task waits in drain().
+Coro<Task<void>> write_with_pending_drain(StreamWriter writer, const std::string& big) {
+  writer.write(big);
+  Task<void> draining = corio::create_task(drain_of(writer));
   co_await corio::sleep(0s);  // the task is now waiting in drain()
   EXPECT_FALSE(draining.done()) << "the peer reads nothing yet";
+  co_return draining;
+}
+
+Coro<void> close_while_writing(MakePair make) {
+  StreamPair p = co_await make();
+  const std::string big = pattern(kMoreThanBuffers);
+  Task<void> draining = co_await write_with_pending_drain(p.a.writer, big);
   p.a.writer.close();
   EXPECT_TRUE(p.a.writer.is_closing());
   const std::string got = co_await p.b.reader.read();
@@ -330,6 +341,49 @@ Coro<void> close_while_writing(MakePair make) {
 
 TEST_P(StreamConformance, CloseWhileWritingFlushesThenEnds) {
   run_bounded(close_while_writing(GetParam().make));
+}
+
+// What b received until its end: EOF, or the reset an abort may cause.
+Coro<std::string> read_to_end(StreamReader reader) {
+  std::string got;
+  try {
+    for (std::string piece; !(piece = co_await reader.read(256 * 1024)).empty();) got += piece;
+  } catch (const std::system_error&) {
+  }
+  co_return got;
+}
+
+Coro<void> cancel_drain(MakePair make) {
+  StreamPair p = co_await make();
+  const std::string big = pattern(kMoreThanBuffers);
+  Task<void> draining = co_await write_with_pending_drain(p.a.writer, big);
+  draining.cancel();
+  EXPECT_THROW(co_await draining, corio::CancelledError);
+  EXPECT_FALSE(p.a.writer.is_closing()) << "a cancelled drain() leaves the stream as it was";
+  p.a.writer.close();
+  EXPECT_TRUE((co_await read_to_end(p.b.reader)) == big) << "the buffer goes out all the same";
+  co_await close_both(p);
+}
+
+TEST_P(StreamConformance, ACancelledDrainLosesNothing) {
+  run_bounded(cancel_drain(GetParam().make));
+}
+
+Coro<void> abort_while_writing(MakePair make) {
+  StreamPair p = co_await make();
+  const std::string big = pattern(kMoreThanBuffers);
+  Task<void> draining = co_await write_with_pending_drain(p.a.writer, big);
+  p.a.writer.abort();
+  co_await draining;  // woken by the abort, as asyncio's connection_lost(None)
+  co_await p.a.writer.wait_closed();
+  const std::string got = co_await read_to_end(p.b.reader);
+  EXPECT_LT(got.size(), big.size()) << "the buffer was dropped";
+  EXPECT_TRUE(got == big.substr(0, got.size())) << "what came is a prefix";
+  co_await close_both(p);
+}
+
+TEST_P(StreamConformance, AbortWhileWritingEndsAtOnce) {
+  run_bounded(abort_while_writing(GetParam().make));
 }
 
 INSTANTIATE_TEST_SUITE_P(Kinds, StreamConformance,
