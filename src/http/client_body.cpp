@@ -141,8 +141,9 @@ Coro<void> ResponseBody::fill_or_end() {
   } catch (const SslEofError& e) {
     // Without close_notify the end may be an attacker's or a crash's cut,
     // not the server's: a body read until close would be accepted short.
-    throw ClientPayloadError(std::string("the body was cut short: the TLS peer closed without "
-                                         "close_notify (") + e.what() + ")");
+    throw ClientPayloadError(
+        std::string("the body was cut short: the TLS peer closed without close_notify (") +
+        e.what() + ")");
   } catch (const ClientConnectionError& e) {
     throw ClientPayloadError(std::string("the body was cut short: ") + e.what());
   }

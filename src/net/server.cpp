@@ -176,9 +176,8 @@ void report_handler_failure(ServerState& s, std::exception_ptr failure) {
     s.loop.call_exception_handler(
         {"Unhandled exception in client_connected_cb", std::move(failure), current_task()});
   } else if (s.loop.get_debug()) {
-    s.loop.call_exception_handler(
-        {"client_connected_cb ended: the peer closed the connection", std::move(failure),
-         current_task()});
+    s.loop.call_exception_handler({"client_connected_cb ended: the peer closed the connection",
+                                   std::move(failure), current_task()});
   }
 }
 

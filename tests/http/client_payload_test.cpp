@@ -126,14 +126,14 @@ Coro<void> tls_bodies(const TempDir* certs) {
   ClientSession s(co);
   bool failed = false;
   const std::string path = "/until-close";
-  EXPECT_EQ(co_await read_body(&s, "https://127.0.0.1:" + std::to_string(goodbye.port()) + path,
-                               &failed),
-            "the body until close");
+  EXPECT_EQ(
+      co_await read_body(&s, "https://127.0.0.1:" + std::to_string(goodbye.port()) + path, &failed),
+      "the body until close");
   EXPECT_FALSE(failed) << "a close_notify ends the body";
   co_await read_body(&s, "https://127.0.0.1:" + std::to_string(no_goodbye.port()) + path, &failed);
   EXPECT_TRUE(failed) << "an EOF without close_notify is no end of a body read until close";
-  EXPECT_EQ(co_await read_body(&s, "https://127.0.0.1:" + std::to_string(no_goodbye.port()) +
-                                       "/whole", &failed),
+  EXPECT_EQ(co_await read_body(
+                &s, "https://127.0.0.1:" + std::to_string(no_goodbye.port()) + "/whole", &failed),
             "hello")
       << "a body complete by its Content-Length is whole, close_notify or not";
   EXPECT_FALSE(failed);
@@ -151,7 +151,8 @@ TEST(ClientPayload, TlsBodyUntilCloseWithoutCloseNotifyIsTruncated) {
 #ifdef CORIO_CLI
 // `corio fetch` on each URL: {exit code, stdout}. With ca_file it trusts
 // that CA (OpenSSL's SSL_CERT_FILE; the only variable it gets).
-Coro<std::pair<int, std::string>> run_fetch(std::vector<std::string> urls, std::string ca_file = {}) {
+Coro<std::pair<int, std::string>> run_fetch(std::vector<std::string> urls,
+                                            std::string ca_file = {}) {
   corio::SubprocessOptions opts;
   opts.out = corio::Redirect::pipe;
   opts.err = corio::Redirect::devnull;
@@ -174,7 +175,8 @@ Coro<void> fetch_counts_bad_bodies() {
   EXPECT_NE(out.find("1 of 4 succeeded"), std::string::npos) << out;
   for (const char* path : {"/short", "/chunked-cut", "/bad-chunk"}) {
     const std::size_t row = out.rfind(base + path);  // the table's row, after the progress lines
-    const std::string line = row == std::string::npos ? "" : out.substr(row, out.find('\n', row) - row);
+    const std::string line =
+        row == std::string::npos ? "" : out.substr(row, out.find('\n', row) - row);
     EXPECT_NE(line.find("ClientPayloadError"), std::string::npos) << path << " in\n" << out;
   }
   std::vector<std::string> one = {base + "/whole"};
@@ -197,8 +199,10 @@ Coro<void> fetch_over_tls(const TempDir* certs) {
   EXPECT_EQ(ran.first, 1) << out;
   EXPECT_NE(out.find("1 of 2 succeeded"), std::string::npos) << out;
   const std::size_t row = out.rfind(cut);
-  EXPECT_NE(out.find("close_notify", row == std::string::npos ? out.size() : row), std::string::npos)
-      << "the cut body's row says why\n" << out;
+  EXPECT_NE(out.find("close_notify", row == std::string::npos ? out.size() : row),
+            std::string::npos)
+      << "the cut body's row says why\n"
+      << out;
   peers.goodbye.close();
   peers.no_goodbye.close();
 }

@@ -3,11 +3,12 @@
 // reporting every other handler failure. Against the real `corio
 // echo-server` too: 300 abrupt closes leave no line on its stderr and the
 // server serving.
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 
 #include <algorithm>
+
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include "net/net_support.hpp"
 
@@ -60,7 +61,8 @@ TEST(ServerPeerGone, DebugModeStillShowsTheReset) {
   const auto count = [&](const std::string& m) {
     return std::count(reports.messages.begin(), reports.messages.end(), m);
   };
-  EXPECT_EQ(count("client_connected_cb ended: the peer closed the connection"), 3) << reports.joined();
+  EXPECT_EQ(count("client_connected_cb ended: the peer closed the connection"), 3)
+      << reports.joined();
   EXPECT_EQ(count("Unhandled exception in client_connected_cb"), 1) << reports.joined();
 }
 
@@ -68,7 +70,8 @@ TEST(ServerPeerGone, DebugModeStillShowsTheReset) {
 // The port in "listening on 127.0.0.1:PORT".
 std::uint16_t listening_port(const std::string& line) {
   const std::size_t colon = line.rfind(':');
-  return colon == std::string::npos ? 0 : static_cast<std::uint16_t>(std::stoi(line.substr(colon + 1)));
+  return colon == std::string::npos ? 0
+                                    : static_cast<std::uint16_t>(std::stoi(line.substr(colon + 1)));
 }
 
 Coro<void> echo_server_under_resets() {

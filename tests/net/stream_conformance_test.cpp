@@ -389,7 +389,9 @@ TEST_P(StreamConformance, AbortWhileWritingEndsAtOnce) {
 INSTANTIATE_TEST_SUITE_P(Kinds, StreamConformance,
                          ::testing::Values(Kind{"tcp", tcp_pair}, Kind{"unix", unix_pair},
                                            Kind{"tls", tls_pair}, Kind{"pipe", pipe_pair}),
-                         [](const ::testing::TestParamInfo<Kind>& info) { return info.param.name; });
+                         [](const ::testing::TestParamInfo<Kind>& info) {
+                           return info.param.name;
+                         });
 
 }  // namespace
 }  // namespace corio_net_test
