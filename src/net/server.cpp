@@ -147,15 +147,6 @@ struct ClientNode : ListHook {
   }
 };
 
-// asyncio reports a failed handshake in debug mode only: a port scanner or
-// a client that gave up is no error of the server's.
-void report_handshake_failure(ServerState& s, const Transport& t, std::exception_ptr failure) {
-  if (!s.loop.get_debug()) return;
-  s.loop.call_exception_handler(
-      {"SSL handshake failed on a connection from " + t.peer_address().to_string(), failure,
-       current_task()});
-}
-
 // A peer that reset the connection or went away while the handler wrote
 // (ECONNRESET, EPIPE, ECONNABORTED) ends a connection the ordinary way, not
 // by a bug in the handler: under churn every impatient client would log a
@@ -179,6 +170,15 @@ void report_handler_failure(ServerState& s, std::exception_ptr failure) {
     s.loop.call_exception_handler({"client_connected_cb ended: the peer closed the connection",
                                    std::move(failure), current_task()});
   }
+}
+
+// asyncio reports a failed handshake in debug mode only: a port scanner or
+// a client that gave up is no error of the server's.
+void report_handshake_failure(ServerState& s, const Transport& t, std::exception_ptr failure) {
+  if (!s.loop.get_debug()) return;
+  s.loop.call_exception_handler(
+      {"SSL handshake failed on a connection from " + t.peer_address().to_string(), failure,
+       current_task()});
 }
 
 Coro<void> run_client(Ref<ServerState> ref, Socket sock) {
