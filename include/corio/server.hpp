@@ -4,7 +4,9 @@
 // One accept-loop task per listening socket; each accepted connection runs
 // the handler as a task of its own. A handler's exception is reported
 // through the loop's exception handler ("Unhandled exception in
-// client_connected_cb") and ends only that connection.
+// client_connected_cb") and ends only that connection; one that says the
+// peer went away (ECONNRESET, EPIPE, ECONNABORTED) is an ordinary end of a
+// connection, reported in debug mode only.
 //
 // Move-only; destroying the handle closes the server (the `async with
 // server:` of asyncio), which stops accepting but leaves the connections

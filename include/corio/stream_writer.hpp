@@ -43,7 +43,8 @@ class StreamWriter {
   // Returns at once unless the buffer is above the high-water mark; then
   // waits until it is at or below the low-water mark. Throws the error the
   // connection failed with (the reader's too, as asyncio), or
-  // std::system_error(ECONNRESET) once the transport is closed.
+  // std::system_error(ECONNRESET) if the transport was closed when it
+  // began; one that was waiting when the transport closed returns.
   Coro<void> drain();
   // For code that writes to fileno() itself (sendfile(2), splice(2)), which
   // must neither overtake buffered bytes nor spin on EAGAIN: with bytes

@@ -30,11 +30,13 @@ std::optional<double> Deadline::for_connect(double now) const noexcept {
   return earlier(total_at, now, connect);
 }
 
-Coro<std::size_t> fill_buffer(StreamReader& reader, std::optional<double> deadline) {
+Coro<std::size_t> fill_buffer(StreamReader& reader, std::optional<double> deadline,
+                              TlsEof tls_eof) {
   try {
     if (deadline) co_return co_await timeout_at(*deadline, reader.fill_buffer());
     co_return co_await reader.fill_buffer();
   } catch (const SslEofError&) {
+    if (tls_eof == TlsEof::is_truncation) throw;
     co_return 0;
   } catch (const std::system_error& e) {
     throw ClientConnectionError(std::string("connection lost: ") + e.what(), e.code());
@@ -111,8 +113,15 @@ std::size_t ResponseBody::decode_buffered(std::string& out, std::size_t start, s
   // Compressed bytes all go to the inflater, which bounds its output; plain
   // ones are sliced so at most max come out (chunk framing only shrinks).
   const std::size_t slice = inflater_ ? buf.size() : max;
-  std::size_t used = decoder_.decode(buf.substr(0, slice), sink);
-  if (used == 0 && buf.size() > slice) used = decoder_.decode(buf, sink);  // a chunk line longer than max
+  std::size_t used = 0;
+  try {
+    used = decoder_.decode(buf.substr(0, slice), sink);
+    if (used == 0 && buf.size() > slice) used = decoder_.decode(buf, sink);  // a chunk line longer than max
+  } catch (const ParseError& e) {
+    // A bad chunk size or chunk end: the head was fine, the body is not
+    // what it says (aiohttp's TransferEncodingError, a ClientPayloadError).
+    throw ClientPayloadError(std::string("the response body is malformed: ") + e.what());
+  }
   lease_.reader.consume(used);
   if (inflater_) {
     inflater_->feed(scratch_);
@@ -127,7 +136,14 @@ std::size_t ResponseBody::decode_buffered(std::string& out, std::size_t start, s
 Coro<void> ResponseBody::fill_or_end() {
   std::size_t n = 0;
   try {
-    n = co_await fill_buffer(lease_.reader, deadline_.for_read(get_running_loop().time()));
+    n = co_await fill_buffer(lease_.reader, deadline_.for_read(get_running_loop().time()),
+                             TlsEof::is_truncation);
+  } catch (const SslEofError& e) {
+    // Without close_notify the end may be an attacker's or a crash's cut,
+    // not the server's: a body read until close would be accepted short.
+    throw ClientPayloadError(
+        std::string("the body was cut short: the TLS peer closed without close_notify (") +
+        e.what() + ")");
   } catch (const ClientConnectionError& e) {
     throw ClientPayloadError(std::string("the body was cut short: ") + e.what());
   }

@@ -35,10 +35,17 @@ struct Deadline {
   std::optional<double> for_connect(double now) const noexcept;
 };
 
+// What a TLS peer's EOF without close_notify means to a read: while a
+// head is awaited it reads as EOF (the caller reports the disconnect), as
+// browsers and aiohttp accept it; inside a body it is a truncation the
+// body's framing may not reveal (one read until close), so it is kept.
+enum class TlsEof { is_eof, is_truncation };
+
 // reader.fill_buffer() within the deadline (TimeoutError past it). A
-// connection error is ClientConnectionError; a TLS peer's EOF without
-// close_notify reads as EOF (0), as browsers and aiohttp accept it.
-Coro<std::size_t> fill_buffer(StreamReader& reader, std::optional<double> deadline);
+// connection error is ClientConnectionError; a TLS EOF without close_notify
+// reads as EOF (0), or throws SslEofError with TlsEof::is_truncation.
+Coro<std::size_t> fill_buffer(StreamReader& reader, std::optional<double> deadline,
+                              TlsEof tls_eof = TlsEof::is_eof);
 
 class ResponseBody {
  public:

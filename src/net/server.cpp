@@ -164,6 +164,31 @@ struct ClientNode : ListHook {
   }
 };
 
+// A peer that reset the connection or went away while the handler wrote
+// (ECONNRESET, EPIPE, ECONNABORTED) ends a connection the ordinary way, not
+// by a bug in the handler: under churn every impatient client would log a
+// line. Like a failed handshake it is reported in debug mode only.
+bool is_peer_gone(const std::exception_ptr& failure) noexcept {
+  try {
+    std::rethrow_exception(failure);
+  } catch (const std::system_error& e) {
+    return e.code() == std::errc::connection_reset || e.code() == std::errc::broken_pipe ||
+           e.code() == std::errc::connection_aborted;
+  } catch (...) {
+    return false;
+  }
+}
+
+void report_handler_failure(ServerState& s, std::exception_ptr failure) {
+  if (!is_peer_gone(failure)) {
+    s.loop.call_exception_handler(
+        {"Unhandled exception in client_connected_cb", std::move(failure), current_task()});
+  } else if (s.loop.get_debug()) {
+    s.loop.call_exception_handler({"client_connected_cb ended: the peer closed the connection",
+                                   std::move(failure), current_task()});
+  }
+}
+
 // asyncio reports a failed handshake in debug mode only: a port scanner or
 // a client that gave up is no error of the server's.
 void report_handshake_failure(ServerState& s, const Transport& t, std::exception_ptr failure) {
@@ -224,8 +249,7 @@ Coro<void> run_client(Ref<ServerState> ref, [[maybe_unused]] ConnectionSlot slot
   } catch (const CancelledError&) {
     throw;
   } catch (...) {
-    s.loop.call_exception_handler(
-        {"Unhandled exception in client_connected_cb", std::current_exception(), current_task()});
+    report_handler_failure(s, std::current_exception());
   }
 }
 

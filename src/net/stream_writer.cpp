@@ -56,9 +56,18 @@ Coro<void> drain_connection(Ref<Connection> ref) {
   // asyncio's drain() raises the reader's exception too: a connection that
   // was reset is not worth writing to.
   if (c.read_error) std::rethrow_exception(c.read_error);
-  while (c.paused && !c.write_error) co_await c.resumed.wait();
+  bool waited = false;
+  while (c.paused && !c.write_error) {
+    waited = true;
+    co_await c.resumed.wait();
+  }
   if (c.write_error) std::rethrow_exception(c.write_error);
-  if (c.closed) throw std::system_error(ECONNRESET, std::generic_category(), "Connection lost");
+  // Only a drain() begun on a closed connection is refused: one that waited
+  // while close() flushed the buffer has seen its bytes go out, and returns
+  // as asyncio's drain waiters do at connection_lost(None).
+  if (c.closed && !waited) {
+    throw std::system_error(ECONNRESET, std::generic_category(), "Connection lost");
+  }
 }
 
 // A failed or closed connection waits for nothing: drain() raises why.

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -173,6 +174,25 @@ inline Coro<CannedPeer> start_canned_peer(std::string reply, bool close_after_re
 inline std::uint16_t free_port() {
   corio::Socket s = raw_listener();
   return s.local_address().port();
+}
+
+inline void write_file(const fs::path& p, const std::string& text) {
+  std::ofstream(p, std::ios::binary) << text;
+}
+
+inline bool run_quiet(const std::string& cmd) { return std::system((cmd + " >/dev/null 2>&1").c_str()) == 0; }
+
+// A CA, and a certificate for localhost and 127.0.0.1 signed by it, made
+// with the openssl command line.
+inline bool make_certificates(const fs::path& dir) {
+  const std::string d = dir.string();
+  write_file(dir / "san.ext", "subjectAltName=DNS:localhost,IP:127.0.0.1\n");
+  return run_quiet("openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 "
+                   "-subj /CN=corio-test-ca -keyout " + d + "/ca.key -out " + d + "/ca.pem") &&
+         run_quiet("openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=localhost "
+                   "-keyout " + d + "/server.key -out " + d + "/server.csr") &&
+         run_quiet("openssl x509 -req -in " + d + "/server.csr -CA " + d + "/ca.pem -CAkey " + d +
+                   "/ca.key -CAcreateserial -days 1 -extfile " + d + "/san.ext -out " + d + "/server.pem");
 }
 
 // A scratch directory removed with its contents at scope exit.

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <exception>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -82,6 +83,18 @@ inline Coro<void> echo_lines(StreamReader reader, StreamWriter writer) {
   }
   writer.close();
   co_await writer.wait_closed();
+}
+
+// Echoes lines with no error handling of its own; "boom\n" throws
+// std::runtime_error("boom"), a bug in the handler.
+inline Coro<void> fail_on_boom(StreamReader reader, StreamWriter writer) {
+  for (;;) {
+    std::string line = co_await reader.readline();
+    if (line.empty()) co_return;
+    if (line == "boom\n") throw std::runtime_error("boom");
+    writer.write(line);
+    co_await writer.drain();
+  }
 }
 
 inline Coro<Server> echo_server(const char* host = "127.0.0.1") {

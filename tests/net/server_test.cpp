@@ -257,16 +257,6 @@ Coro<void> abort_clients() {
 
 TEST(Server, AbortClientsClosesTheConnectionsAtOnce) { run_bounded(abort_clients()); }
 
-// Fails on "boom\n", echoes anything else.
-Coro<void> fail_on_boom(StreamReader reader, StreamWriter writer) {
-  for (;;) {
-    std::string line = co_await reader.readline();
-    if (line.empty()) co_return;
-    if (line == "boom\n") throw std::runtime_error("boom");
-    writer.write(line);
-  }
-}
-
 Coro<void> handler_exception(Reports* reports) {
   reports->install();
   Server server = co_await corio::start_server(fail_on_boom, "127.0.0.1", 0);

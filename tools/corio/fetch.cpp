@@ -4,7 +4,9 @@
 // At most --concurrency requests at once (a Semaphore), each bounded by
 // --timeout; on a terminal a live progress line, otherwise one plain line
 // per finished URL; then a table (status, bytes, seconds per URL). The exit
-// code says whether every URL gave a 2xx. With -o DIR each body is saved
+// code says whether every URL gave a 2xx with its whole body (a body short
+// of its Content-Length, a truncated or malformed chunked one, or a TLS
+// body ended without close_notify is a failure). With -o DIR each body is saved
 // as DIR/<n>-<last path segment>.
 //
 // With no URL it serves a built-in site on a free loopback port (1,000
@@ -45,6 +47,9 @@ struct Outcome {
   std::uint64_t bytes = 0;
   double seconds = 0;
   std::string error;
+  // A 2xx whose body came whole: a body cut short or malformed after a 200
+  // head is a failure, or a downloader would report saved what it did not.
+  bool ok() const { return error.empty() && status >= 200 && status <= 299; }
 };
 
 // The live line on a terminal, or one line per URL otherwise.
@@ -54,7 +59,7 @@ class Progress {
   void done(const std::string& url, const Outcome& o) {
     ++done_;
     bytes_ += o.bytes;
-    failed_ += o.status < 200 || o.status > 299;
+    failed_ += !o.ok();
     if (!tty_) {
       fmt::print("{} {} {} B {:.3f} s{}\n", o.status, url, o.bytes, o.seconds,
                  o.error.empty() ? "" : "  " + o.error);
@@ -134,7 +139,7 @@ int summary(const FetchArgs& args, const std::vector<Outcome>& outcomes, double 
     }
   }
   for (const Outcome& o : outcomes) {
-    ok += o.status >= 200 && o.status <= 299;
+    ok += o.ok();
     bytes += o.bytes;
   }
   fmt::print("{} of {} succeeded, {:.1f} MB in {:.2f} s ({:.0f} requests/s, {:.1f} MB/s)\n", ok,

@@ -3,7 +3,7 @@
 //   ClientError
 //   ├── ClientConnectionError      connect refused, reset, server disconnected
 //   │   └── ClientSSLError         TLS handshake or certificate refused
-//   ├── ClientPayloadError         the body was truncated or its gzip is corrupt
+//   ├── ClientPayloadError         the body is cut short or malformed, or its gzip corrupt
 //   │   └── UnicodeDecodeError     text() cannot decode the body's charset
 //   ├── ClientResponseError        raise_for_status() on a 4xx/5xx
 //   └── TooManyRedirects           more than max_redirects redirects

@@ -16,9 +16,13 @@
 //
 // Suspends: read(), text(), json(), read_chunk() until the body's bytes
 // arrive. Resumed by: the loop (socket readiness, the read timeout).
-// Errors: ClientPayloadError for a body cut short or corrupt compression,
-// TimeoutError past the request's total or sock_read timeout, ParseError for
-// broken chunked framing; after any of them the connection is closed.
+// Errors: ClientPayloadError for a body cut short (short of its
+// Content-Length, chunked without its last chunk, over TLS ended without
+// close_notify, even one read until close), broken chunked framing or
+// corrupt compression (aiohttp's TransferEncodingError and
+// ContentLengthError are ClientPayloadErrors too); TimeoutError past the
+// request's total or sock_read timeout; after any of them the connection is
+// closed.
 // UnicodeDecodeError (a ClientPayloadError) when text() cannot decode the
 // body's charset; the body was whole, so its connection is pooled.
 #pragma once
