@@ -35,6 +35,7 @@ namespace corio {
 
 namespace detail {
 class SignalHandlers;
+class LoopAccess;
 }
 
 enum class Backend { best, epoll, io_uring };
@@ -53,7 +54,11 @@ struct ExceptionContext {
 
 using ExceptionHandler = std::function<void(EventLoop&, const ExceptionContext&)>;
 
-class EventLoop : public detail::LoopCore {
+// The public members are asyncio's loop API. What corio's own awaiters,
+// transports and tasks need besides (timers, fd parking, the cross-thread
+// queue, the ready queue and task registry in LoopCore) is private and
+// reached through detail::LoopAccess: libuv's uv_ / uv__ split.
+class EventLoop : private detail::LoopCore {
  public:
   EventLoop();
   explicit EventLoop(RunOptions opts);
@@ -97,9 +102,6 @@ class EventLoop : public detail::LoopCore {
   TimerHandle call_at(double when, std::function<void()> fn);
   // The one entry point callable from any thread.
   Handle call_soon_threadsafe(std::function<void()> fn);
-  // What call_soon_threadsafe queues, without allocating: a node that owns
-  // itself. False (node untouched) once the loop is closed.
-  bool post_threadsafe(detail::ReadyNode* node);
 
   template <class T = void>
   Future<T> create_future() {
@@ -156,16 +158,6 @@ class EventLoop : public detail::LoopCore {
   // (streams): use only after the syscall failed with EAGAIN.
   detail::IoWait wait_readable(Socket& sock);
   detail::IoWait wait_writable(Socket& sock);
-  // Backend hooks for IoWait and Socket.
-  void watch_fd_edges(int fd);
-  void forget_fd(int fd) noexcept;
-  void park_io(detail::IoWait* w);
-  // Readiness remembered per socket (Tokio's ScheduledIo): a read that found
-  // the socket empty marks it drained, and the next read waits for an edge
-  // before trying the syscall instead of paying an EAGAIN first.
-  bool maybe_readable(int fd) const noexcept;
-  void drained(int fd) noexcept;
-  void unpark_io(detail::IoWait* w) noexcept;
 
   // Unix signals, as asyncio's: fn runs on the loop as an ordinary callback
   // (through a signalfd, so the signal is blocked in this thread while a
@@ -189,12 +181,26 @@ class EventLoop : public detail::LoopCore {
 
   const char* backend_name() const noexcept;
 
+ private:
+  friend class detail::LoopAccess;
+  friend struct detail::LoopCore;
+  struct Impl;
+  // What call_soon_threadsafe queues, without allocating: a node that owns
+  // itself. False (node untouched) once the loop is closed.
+  bool post_threadsafe(detail::ReadyNode* node);
+  // Backend hooks for IoWait and Socket.
+  void watch_fd_edges(int fd);
+  void forget_fd(int fd) noexcept;
+  void park_io(detail::IoWait* w);
+  void unpark_io(detail::IoWait* w) noexcept;
+  // Readiness remembered per socket (Tokio's ScheduledIo): a read that found
+  // the socket empty marks it drained, and the next read waits for an edge
+  // before trying the syscall instead of paying an EAGAIN first.
+  bool maybe_readable(int fd) const noexcept;
+  void drained(int fd) noexcept;
   // Timer heap access for awaiters that embed their TimerNode.
   void add_timer(detail::TimerNode* node, double when);
   void remove_timer(detail::TimerNode* node) noexcept;
-
- private:
-  struct Impl;
   void check_open() const;
   void enter_run();
   void leave_run() noexcept;
@@ -226,6 +232,28 @@ class EventLoop : public detail::LoopCore {
 };
 
 inline EventLoop& detail::LoopCore::loop() noexcept { return static_cast<EventLoop&>(*this); }
+
+namespace detail {
+
+// The loop's internals, for corio's own awaiters, transports and tasks only
+// (see EventLoop). Each is the private member of the same name.
+class LoopAccess {
+ public:
+  static LoopCore& core(EventLoop& loop) noexcept { return loop; }
+  static void add_timer(EventLoop& loop, TimerNode* node, double when) {
+    loop.add_timer(node, when);
+  }
+  static void remove_timer(EventLoop& loop, TimerNode* node) noexcept { loop.remove_timer(node); }
+  static bool post_threadsafe(EventLoop& loop, ReadyNode* node) {
+    return loop.post_threadsafe(node);
+  }
+  static void watch_fd_edges(EventLoop& loop, int fd) { loop.watch_fd_edges(fd); }
+  static void forget_fd(EventLoop& loop, int fd) noexcept { loop.forget_fd(fd); }
+  static void park_io(EventLoop& loop, IoWait* w) { loop.park_io(w); }
+  static void unpark_io(EventLoop& loop, IoWait* w) noexcept { loop.unpark_io(w); }
+};
+
+}  // namespace detail
 
 namespace detail {
 inline constinit thread_local EventLoop* tls_running_loop = nullptr;
@@ -314,7 +342,7 @@ class ExecutorCall final : public ExecutorJob, public ReadyNode {
     // From here the call owns itself. Posting cannot fail: close() waits for
     // every call before it closes the queue.
     self.release();
-    loop_->post_threadsafe(this);
+    LoopAccess::post_threadsafe(*loop_, this);
   }
 
  private:
@@ -323,7 +351,7 @@ class ExecutorCall final : public ExecutorJob, public ReadyNode {
   // Future ignores the late result).
   static void on_ready(ReadyNode* n, ReadyOp op) noexcept {
     std::unique_ptr<ExecutorCall> self(static_cast<ExecutorCall*>(n));
-    --self->loop_->executor_calls;
+    --LoopAccess::core(*self->loop_).executor_calls;
     if (op != ReadyOp::run || self->fut_.done()) return;
     if (self->error_) {
       self->fut_.set_exception(self->error_);

@@ -23,7 +23,7 @@ class [[nodiscard]] SleepAwaiter : private detail::AwaitPoint, private detail::T
   SleepAwaiter(SleepAwaiter&& o) noexcept : delay_(o.delay_) {}
   SleepAwaiter& operator=(const SleepAwaiter&) = delete;
   ~SleepAwaiter() {
-    if (in_heap()) loop_->remove_timer(this);
+    if (in_heap()) detail::LoopAccess::remove_timer(*loop_, this);
   }
 
   bool await_ready() const noexcept { return false; }
@@ -33,7 +33,7 @@ class [[nodiscard]] SleepAwaiter : private detail::AwaitPoint, private detail::T
     if (delay_ > 0) {
       loop_ = &task_->loop()->loop();
       expire = &on_expire;
-      loop_->add_timer(this, loop_->time() + delay_);
+      detail::LoopAccess::add_timer(*loop_, this, loop_->time() + delay_);
     } else {
       task_->wake();
     }
@@ -54,7 +54,7 @@ class [[nodiscard]] SleepAwaiter : private detail::AwaitPoint, private detail::T
   static bool on_cancel(detail::AwaitPoint* p, const std::string&) noexcept {
     auto* self = static_cast<SleepAwaiter*>(p);
     if (!self->in_heap()) return false;  // already expired: the step interrupts
-    self->loop_->remove_timer(self);
+    detail::LoopAccess::remove_timer(*self->loop_, self);
     self->cancelled_ = true;
     self->task_->wake();
     return true;

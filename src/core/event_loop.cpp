@@ -350,7 +350,7 @@ void Handle::cancel() {
   h_->cancelled = true;
   if (!h_->running) h_->fn = nullptr;  // release captured state now, as asyncio does
   if (h_->in_heap()) {
-    h_->loop->remove_timer(h_.get());
+    detail::LoopAccess::remove_timer(*h_->loop, h_.get());
     release(h_.get());  // the heap's reference
   }
 }

@@ -24,7 +24,7 @@ namespace detail {
 namespace {
 std::vector<TaskRef> pending_tasks(EventLoop& loop) {
   std::vector<TaskRef> out;
-  for (TaskBase* t : loop.tasks.snapshot()) out.emplace_back(t);
+  for (TaskBase* t : LoopAccess::core(loop).tasks.snapshot()) out.emplace_back(t);
   return out;
 }
 }  // namespace
@@ -125,7 +125,7 @@ void finish_run(EventLoop& loop) noexcept {
     // Cancel what main left running and let it unwind (destructors are the
     // `finally` blocks), as asyncio.run gathers the cancelled tasks before
     // closing. Unwinding may start new tasks: a few rounds.
-    for (int round = 0; round < 8 && !loop.tasks.empty(); ++round) {
+    for (int round = 0; round < 8 && !LoopAccess::core(loop).tasks.empty(); ++round) {
       std::vector<TaskRef> leftovers = pending_tasks(loop);
       for (TaskRef& t : leftovers) t.cancel();
       loop.run_until_complete(wait_done(leftovers));

@@ -130,7 +130,8 @@ void Socket::close() noexcept {
 int Socket::release() noexcept {
   // Only the loop running now can be told; one that is gone (or another
   // built at the same address) is never dereferenced.
-  if (watched_by_ && watched_by_ == detail::tls_running_loop) watched_by_->forget_fd(fd_);
+  if (watched_by_ && watched_by_ == detail::tls_running_loop)
+    detail::LoopAccess::forget_fd(*watched_by_, fd_);
   watched_by_ = nullptr;
   return std::exchange(fd_, -1);
 }
@@ -138,7 +139,7 @@ int Socket::release() noexcept {
 void Socket::watch(EventLoop& loop) {
   if (fd_ < 0) throw_errno(EBADF, "socket operation on a closed socket");
   if (watched_by_ == &loop) return;
-  loop.watch_fd_edges(fd_);
+  detail::LoopAccess::watch_fd_edges(loop, fd_);
   watched_by_ = &loop;
 }
 
@@ -181,12 +182,12 @@ namespace detail {
 const AwaitPoint::Ops IoWait::kOps{&IoWait::on_cancel, "socket"};
 
 IoWait::~IoWait() {
-  if (parked_) loop_.unpark_io(this);
+  if (parked_) LoopAccess::unpark_io(loop_, this);
 }
 
 void IoWait::await_suspend(std::coroutine_handle<> h) {
   task_ = &current_task_for("a socket operation");
-  loop_.park_io(this);
+  LoopAccess::park_io(loop_, this);
   parked_ = true;
   task_->suspend_at(h, this);
 }
@@ -200,7 +201,7 @@ void IoWait::fire(bool closed) noexcept {
 bool IoWait::on_cancel(AwaitPoint* p, const std::string&) noexcept {
   auto* self = static_cast<IoWait*>(p);
   if (!self->parked_) return false;  // the edge came first: the step interrupts
-  self->loop_.unpark_io(self);
+  LoopAccess::unpark_io(self->loop_, self);
   self->parked_ = false;
   self->cancelled_ = true;
   self->task_->wake();

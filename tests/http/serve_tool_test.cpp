@@ -67,8 +67,8 @@ Coro<void> serve_survives_body(std::string cli) {
 }
 
 TEST(ServeTool, PeerHangingUpMidFileDoesNotKillTheServer) {
-#ifdef CORIO_CLI_PATH
-  run_bounded(serve_survives_body(CORIO_CLI_PATH), 30s);
+#ifdef CORIO_CLI
+  run_bounded(serve_survives_body(CORIO_CLI), 30s);
 #else
   GTEST_SKIP() << "built without the corio tool";
 #endif

@@ -23,7 +23,9 @@ class IoWait : private AwaitPoint {
   IoWait(EventLoop& loop, int fd, bool write) noexcept : loop_(loop), fd_(fd), write_(write) {
     this->ops = &kOps;
   }
-  IoWait(const IoWait&) = delete;
+  // Movable until awaited (nothing is parked yet), so that it can be carried
+  // into a combinator: wait_for(loop.wait_readable(sock), 1s).
+  IoWait(IoWait&& o) noexcept : loop_(o.loop_), fd_(o.fd_), write_(o.write_) { this->ops = &kOps; }
   IoWait& operator=(const IoWait&) = delete;
   ~IoWait();
 
