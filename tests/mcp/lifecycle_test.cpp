@@ -185,8 +185,8 @@ Coro<void> initialize_is_never_cancelled() {
 
 TEST(Lifecycle, InitializeIsNeverCancelled) { run_test(initialize_is_never_cancelled()); }
 
-// 5 KiB of spaces, then a call, and EOF with no newline: the whole line
-// is over the 1 KiB limit, so it is refused, never run.
+// 1025 spaces (over the 1 KiB limit), then a call, and EOF with no
+// newline: the whole line is over the limit, so it is refused, never run.
 Coro<void> over_limit_without_newline() {
   Harness h(1024);
   Server server("limit", "1");
@@ -197,7 +197,12 @@ Coro<void> over_limit_without_newline() {
   corio::Task<void> running = corio::create_task(server.run(h.transport));
   h.send(request(1, "initialize", init_params()).dump());
   EXPECT_TRUE((co_await h.next()).contains("result"));
-  h.to_server.write(std::string(5 * 1024, ' ') + call(2, "mark").dump());  // no newline
+  // The call comes after the server has dropped the spaces (a pause, so
+  // that it reads them first; the fix does not depend on it): then its
+  // bytes are all that is left at EOF, and were once taken for a message.
+  h.to_server.write(std::string(1025, ' '));  // one atomic pipe write, read at once
+  co_await corio::sleep(50ms);
+  h.to_server.write(call(2, "mark").dump());  // no newline
   h.to_server.close();
   const json refused = co_await h.next();
   expect_error(refused, code::invalid_request, nullptr);
