@@ -60,7 +60,9 @@ Coro<void> serve(int in, int out) {
   co_await server.run(transport);
 }
 
-// The host: writes everything, closes the server's stdin, reads to EOF.
+// The host: writes everything, closes the server's stdin, reads to EOF,
+// a little slower than the server writes (as a real client parses), so
+// that the server's output is still buffered when its last request ends.
 void host(int to_server, int from_server, const std::string& input, std::string& output) {
   for (std::size_t at = 0; at < input.size();) {
     const ssize_t n = ::write(to_server, input.data() + at, input.size() - at);
@@ -68,8 +70,11 @@ void host(int to_server, int from_server, const std::string& input, std::string&
     at += static_cast<std::size_t>(n);
   }
   ::close(to_server);
-  char buf[65536];
-  for (ssize_t n; (n = ::read(from_server, buf, sizeof buf)) > 0;) output.append(buf, static_cast<std::size_t>(n));
+  char buf[4096];
+  for (ssize_t n; (n = ::read(from_server, buf, sizeof buf)) > 0;) {
+    output.append(buf, static_cast<std::size_t>(n));
+    std::this_thread::sleep_for(100us);
+  }
   ::close(from_server);
 }
 
