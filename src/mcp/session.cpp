@@ -202,7 +202,7 @@ Coro<void> Session::dispatch(const Received& in) {
   } else if (j.is_array()) {
     co_await dispatch_batch(std::move(j));
   } else if (m.is_request()) {
-    if (const json refused = start_request(std::move(m)); !refused.is_null()) co_await send(refused);
+    co_await take_request(std::move(m));
   } else if (m.is_notification()) {
     co_await answer(std::move(m));  // runs the handler; notifications get no answer
   } else {
@@ -211,9 +211,6 @@ Coro<void> Session::dispatch(const Received& in) {
 }
 
 json Session::refusal(const Message& m) const {
-  if (running_.contains(m.id.dump())) {
-    return make_error(m.id, error_code::invalid_request, "a request with this id is still running");
-  }
   if (gate_) {
     try {
       gate_(m);
@@ -224,8 +221,19 @@ json Session::refusal(const Message& m) const {
   return nullptr;
 }
 
-json Session::start_request(Message m) {
-  if (json refused = refusal(m); !refused.is_null()) return refused;
+Coro<void> Session::take_request(Message m) {
+  if (running_.contains(m.id.dump())) {
+    // Not routed by the id: that stream belongs to the request running.
+    co_await send(make_error(m.id, error_code::invalid_request, "a request with this id is still running"));
+  } else if (const json refused = refusal(m); !refused.is_null()) {
+    co_await send(refused, m.id);
+    transport_.request_done(m.id);  // Streamable HTTP: its POST's stream ends
+  } else {
+    start_request(std::move(m));
+  }
+}
+
+void Session::start_request(Message m) {
   std::string key = m.id.dump();
   std::string method = m.method;
   const json id = m.id;
@@ -235,7 +243,6 @@ json Session::start_request(Message m) {
   // together) never runs its body, and would stay "running" for ever.
   const CallbackId cb = task.add_done_callback([this, key, id](Future<void>) { forget(key, id); });
   running_.emplace(std::move(key), Running{std::move(task), std::move(method), cb});
-  return nullptr;
 }
 
 void Session::forget(const std::string& key, const json& id) noexcept {

@@ -188,6 +188,43 @@ Coro<void> refusals_body() {
 
 TEST(StreamableHttp, EveryRefusalHasItsStatus) { run_test(refusals_body()); }
 
+// The lifecycle and the parser's rules hold over HTTP as over stdio:
+// initialize's fields typed (-32602, no JSON library text), params an
+// object, a NUL after the message or nesting past the limit a parse error.
+Coro<json> first_event(Fixture& f, const json& body, const std::string& session) {
+  ClientResponse r = co_await f.post(body, session);
+  const std::vector<json> got = events(co_await r.read());
+  co_return got.empty() ? json() : got.front();
+}
+
+Coro<void> hostile_messages_body() {
+  Fixture f;
+  co_await f.start();
+  json mistyped = kInitialize;
+  mistyped["params"]["protocolVersion"] = 5;
+  const json refused = co_await first_event(f, mistyped, "");
+  EXPECT_EQ(refused["error"]["code"], code::invalid_params) << refused.dump();
+  EXPECT_EQ(refused.dump().find("json.exception"), std::string::npos) << refused.dump();
+  json no_info = kInitialize;
+  no_info["params"].erase("clientInfo");
+  EXPECT_EQ((co_await first_event(f, no_info, ""))["error"]["code"], code::invalid_params);
+  const std::string id = co_await f.open_session();
+  json array_params = call(3, "ping");
+  array_params["params"] = json::array({1});
+  EXPECT_EQ((co_await first_event(f, array_params, id))["error"]["code"], code::invalid_params);
+  const std::string nul = call(4, "ping").dump() + std::string(1, '\0');
+  ClientResponse bad = co_await f.post(json(nul), id);
+  EXPECT_EQ(bad.status(), 400);
+  EXPECT_EQ((co_await bad.json())["error"]["code"], code::parse_error);
+  ClientResponse deep = co_await f.post(json(std::string(100'000, '[') + std::string(100'000, ']')), id);
+  EXPECT_EQ(deep.status(), 400);
+  EXPECT_EQ((co_await deep.json())["error"]["code"], code::parse_error);
+  EXPECT_EQ((co_await first_event(f, call(5, "ping"), id))["result"], json::object()) << "alive";
+  co_await f.stop();
+}
+
+TEST(StreamableHttp, HostileMessagesGetTheirErrors) { run_test(hostile_messages_body()); }
+
 Coro<void> json_response_body() {
   StreamableHttpOptions opts;
   opts.json_response = true;

@@ -12,11 +12,15 @@
 // notifications/cancelled) cancels exactly that task; a cancelled request
 // gets no answer, as MCP asks. Notifications run inline, in arrival order.
 //
-// Every malformed input is answered and the session goes on: not JSON is a
-// parse error (-32700, id null); JSON that is no message, or a message over
-// the transport's size limit, an invalid request (-32600, with the id when
-// it could be read); an unknown method -32601; a handler's RpcError its own
-// code; any other exception -32603 with its what(). A notification for no
+// Every malformed input is answered and the session goes on: not JSON
+// (trailing bytes and NULs included) or JSON nested deeper than the limit
+// (json_limits()) is a parse error (-32700, id null); JSON that is no
+// message, a message over the transport's size limit, or a request with
+// the id of one still running, an invalid request (-32600, with the id
+// when it could be read); an unknown method -32601; a handler's RpcError
+// its own code; any other exception -32603 with its what(), except the
+// JSON library's, which are "Internal error" (their text is about our
+// code, not the peer's request). A notification for no
 // known method and an answer to no request of ours are ignored. Batches
 // (JSON arrays) are answered with one -32600 unless accept_batches(true)
 // (MCP 2025-03-26 has them, 2025-06-18 and later do not); an accepted
@@ -106,9 +110,11 @@ class Session {
  private:
   Coro<void> dispatch(const Received& in);
   Coro<void> dispatch_batch(json batch);
-  // The error answer to a request refused before it runs (the gate, a
-  // duplicate id), else null and the request is running.
-  json start_request(Message m);
+  // Starts m's task, or answers it with an error if its id is in use or
+  // the gate refuses it.
+  Coro<void> take_request(Message m);
+  void start_request(Message m);
+  // The gate's error answer to m, or null.
   json refusal(const Message& m) const;
   Coro<void> serve_request(Message m);
   Coro<void> read_all();
