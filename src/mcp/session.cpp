@@ -15,6 +15,7 @@
 #include <corio/event_loop.hpp>
 #include <corio/gather.hpp>
 #include <corio/shield.hpp>
+#include <corio/timeout.hpp>
 
 namespace corio::mcp {
 
@@ -152,29 +153,44 @@ Coro<void> Session::run() {
   std::exception_ptr stopped;  // cancelled, or the transport failed
   try {
     co_await reader;
+    reader_.reset();
+    fail_awaiting();        // no answer can come any more
+    co_await until_idle();  // the requests still running answer (cancellable too)
   } catch (...) {
     stopped = std::current_exception();
   }
   reader_.reset();
-  fail_awaiting();  // no answer can come any more
+  fail_awaiting();
   const bool cancelled_from_outside = current_task() && current_task()->cancelling() > 0;
   if (output_lost_ && !cancelled_from_outside) stopped = nullptr;
   if (stopped || output_lost_) {
     // The request tasks refer to this session: they end before run() does.
     co_await cancel_running();
+    if (!output_lost_) co_await flush_briefly();
     if (stopped) std::rethrow_exception(stopped);
     co_return;
-  }
-  while (!running_.empty()) {
-    idle_.clear();
-    co_await idle_.wait();
   }
   // The answers are written; at exit they must be out of the process too.
   co_await transport_.flush();
 }
 
+// Cancelled (Ctrl-C, a shutdown): what is already written should still
+// reach the peer whole, as a process exit would cut it; but a peer that
+// does not read must not hold the exit up for long.
+Coro<void> Session::flush_briefly() {
+  try {
+    co_await wait_for(transport_.flush(), std::chrono::seconds(1));
+  } catch (const TimeoutError&) {
+    // The peer stopped reading: what is left is lost with the process.
+  }
+}
+
 Coro<void> Session::cancel_running() {
   for (auto& [id, r] : running_) r.task.cancel();
+  co_await until_idle();
+}
+
+Coro<void> Session::until_idle() {
   while (!running_.empty()) {
     idle_.clear();
     co_await idle_.wait();

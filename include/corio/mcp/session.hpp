@@ -102,7 +102,8 @@ class Session {
   // Reads and dispatches until the peer closes its side, then waits for the
   // requests still running and until their answers are out of the process
   // (Transport::flush()). Cancelling run() cancels them, and run() ends
-  // once they have. If the peer stops taking output (EPIPE on stdout),
+  // once they have and the output is flushed (for at most a second: a
+  // peer that does not read cannot hold up a shutdown). If the peer stops taking output (EPIPE on stdout),
   // run() logs that once to stderr, stops reading, cancels the requests
   // and returns normally: nobody is left to answer.
   Coro<void> run();
@@ -122,6 +123,8 @@ class Session {
   void output_failed(std::exception_ptr e) noexcept;
   // Cancels the requests still running and waits until they have ended.
   Coro<void> cancel_running();
+  Coro<void> until_idle();  // until no request is running
+  Coro<void> flush_briefly();  // the transport's flush(), for at most 1 s
   // The answer to one message: a response or an error; null for a
   // notification or a request cancelled through cancel_request().
   Coro<json> answer(Message m);
