@@ -94,6 +94,8 @@ Coro<json> Session::request(std::string_view method, json params) {
     ~Forget() { s.awaiting_.erase(id); }
   } forget{*this, id};
   co_await send(make_request(id, method, std::move(params)));
+  // Lost with the output: no answer will come (run() may be over already).
+  if (output_lost_) throw RpcError(error_code::internal_error, "connection closed");
   bool cancelled = false;
   try {
     co_return co_await shield(answer);
