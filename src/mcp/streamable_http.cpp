@@ -262,6 +262,9 @@ Coro<Response> StreamableHttp::Impl::post(Request& req) {
     throw Refusal(415, kTransportError, "Unsupported Media Type: Content-Type must be application/json");
   }
   std::string body = co_await req.read();
+  if (body.size() > opts.max_message) {
+    throw Refusal(413, error_code::invalid_request, "message over the size limit");
+  }
   Message m;
   try {
     const json j = parse_json(body);

@@ -190,7 +190,8 @@ TEST(StreamableHttp, EveryRefusalHasItsStatus) { run_test(refusals_body()); }
 
 // The lifecycle and the parser's rules hold over HTTP as over stdio:
 // initialize's fields typed (-32602, no JSON library text), params an
-// object, a NUL after the message or nesting past the limit a parse error.
+// object, a NUL after the message or nesting past the limit a parse error,
+// a message over the size limit refused (413).
 Coro<json> first_event(Fixture& f, const json& body, const std::string& session) {
   ClientResponse r = co_await f.post(body, session);
   const std::vector<json> got = events(co_await r.read());
@@ -219,7 +220,12 @@ Coro<void> hostile_messages_body() {
   ClientResponse deep = co_await f.post(json(std::string(100'000, '[') + std::string(100'000, ']')), id);
   EXPECT_EQ(deep.status(), 400);
   EXPECT_EQ((co_await deep.json())["error"]["code"], code::parse_error);
-  EXPECT_EQ((co_await first_event(f, call(5, "ping"), id))["result"], json::object()) << "alive";
+  json padded = call(5, "ping");
+  padded["params"]["pad"] = std::string(corio::mcp::kDefaultMaxMessage, ' ');
+  ClientResponse big = co_await f.post(padded, id);
+  EXPECT_EQ(big.status(), 413);
+  EXPECT_EQ((co_await big.json())["error"]["code"], code::invalid_request);
+  EXPECT_EQ((co_await first_event(f, call(6, "ping"), id))["result"], json::object()) << "alive";
   co_await f.stop();
 }
 
