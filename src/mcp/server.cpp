@@ -85,6 +85,7 @@ Coro<void> Server::run_stdio() {
 
 Coro<void> Server::run(Transport& transport) {
   Session session(transport);
+  session.json_limits(json_limits);
   Peer peer;
   install(session, peer);
   co_await session.run();

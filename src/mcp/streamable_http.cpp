@@ -267,7 +267,7 @@ Coro<Response> StreamableHttp::Impl::post(Request& req) {
   }
   Message m;
   try {
-    const json j = parse_json(body);
+    const json j = mcp::parse_json(body, server.json_limits);
     if (j.is_array()) throw InvalidMessage(nullptr, "batches are not supported on Streamable HTTP");
     m = parse_message(j);
   } catch (const InvalidMessage& e) {

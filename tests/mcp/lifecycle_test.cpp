@@ -125,6 +125,21 @@ Coro<void> bad_text_is_a_parse_error() {
 
 TEST(Lifecycle, NulGarbageAndDeepNestingAreParseErrors) { run_test(bad_text_is_a_parse_error()); }
 
+Coro<void> depth_limit_is_the_servers() {
+  Fixture f;
+  f.server.json_limits.max_depth = 4;  // the message, params, and two more
+  corio::Task<void> running = corio::create_task(f.server.run(f.h.transport));
+  const std::string ping = R"({"jsonrpc": "2.0", "id": 2, "method": "ping", "params": {"a": )";
+  f.h.send(ping + R"({"b": {}}}})");
+  EXPECT_EQ((co_await f.h.next())["result"], json::object());
+  f.h.send(ping + R"({"b": {"c": {}}}}})");
+  expect_error(co_await f.h.next(), code::parse_error, nullptr);
+  f.h.to_server.close();
+  co_await running;
+}
+
+TEST(Lifecycle, TheDepthLimitIsTheServersToSet) { run_test(depth_limit_is_the_servers()); }
+
 json call(int id, std::string tool) { return request(id, "tools/call", {{"name", tool}, {"arguments", json::object()}}); }
 
 Coro<void> duplicate_ids_get_an_error() {

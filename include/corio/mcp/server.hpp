@@ -157,6 +157,9 @@ class Server {
   void add_resource_template(ResourceTemplate tmpl, TemplateReader reader);
   void add_prompt(Prompt prompt, PromptHandler handler);
   std::size_t page_size = 100;
+  // The nesting depth (and size) every client's messages are parsed within,
+  // over every transport (http/json.hpp).
+  http::JsonLimits json_limits;
 
   // Serves one client over transport until it closes its side. Clients on
   // several transports at once are served independently (each negotiates
