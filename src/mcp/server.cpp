@@ -148,6 +148,8 @@ Coro<json> Server::call_tool(const json& params, const RequestContext& rc, LogLe
     co_return r.to_json();
   } catch (const RpcError&) {
     throw;
+  } catch (const json::exception&) {
+    failure = "an internal error";  // the JSON library's words are about the tool's code
   } catch (const std::exception& e) {
     failure = e.what();
   }

@@ -58,6 +58,10 @@ struct Fixture {
   }
 };
 
+json call(int id, std::string tool) {
+  return request(id, "tools/call", {{"name", tool}, {"arguments", json::object()}});
+}
+
 json error_of(const json& reply) { return reply.value("error", json::object()); }
 
 void expect_error(const json& reply, int code, const json& id) {
@@ -140,7 +144,24 @@ Coro<void> depth_limit_is_the_servers() {
 
 TEST(Lifecycle, TheDepthLimitIsTheServersToSet) { run_test(depth_limit_is_the_servers()); }
 
-json call(int id, std::string tool) { return request(id, "tools/call", {{"name", tool}, {"arguments", json::object()}}); }
+Coro<ToolResult> careless(const json& args) {
+  co_return ToolResult::text(args.at("missing").get<std::string>());  // throws json::out_of_range
+}
+
+Coro<void> json_library_text_stays_inside() {
+  Fixture f;
+  f.server.add_tool("careless", "", json{{"type", "object"}},
+                    [](const json& args, Context&) -> Coro<ToolResult> { return careless(args); });
+  corio::Task<void> running = corio::create_task(f.server.run(f.h.transport));
+  co_await f.initialize();
+  const json r = co_await f.ask(call(2, "careless"));
+  EXPECT_EQ(r["result"]["isError"], true) << r.dump();
+  EXPECT_EQ(r.dump().find("json.exception"), std::string::npos) << r.dump();
+  f.h.to_server.close();
+  co_await running;
+}
+
+TEST(Lifecycle, NoJsonLibraryTextInAnyAnswer) { run_test(json_library_text_stays_inside()); }
 
 Coro<void> duplicate_ids_get_an_error() {
   Fixture f;
