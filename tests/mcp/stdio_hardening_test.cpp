@@ -96,18 +96,25 @@ std::set<int> answered_calls(const std::string& output) {
   return ids;
 }
 
+// One process's life: main(in, out) run to its end against the host on
+// pipes; all the host read from stdout.
+std::string against_host(Coro<void> (*main)(int, int), const std::string& input) {
+  int c2s[2], s2c[2];
+  EXPECT_EQ(::pipe2(c2s, O_CLOEXEC), 0);
+  EXPECT_EQ(::pipe2(s2c, O_CLOEXEC), 0);
+  std::string output;
+  std::thread peer(host, c2s[1], s2c[0], std::cref(input), std::ref(output));
+  corio::run(main(c2s[0], s2c[1]));
+  ::close(c2s[0]);
+  ::close(s2c[1]);  // the host reads EOF once the loop's duplicate is gone too
+  peer.join();
+  return output;
+}
+
 TEST(StdioHardening, AtEofEveryAcceptedRequestIsAnswered) {
   const std::string input = init_and_calls();
   for (int run = 0; run < 50; ++run) {
-    int c2s[2], s2c[2];
-    ASSERT_EQ(::pipe2(c2s, O_CLOEXEC), 0);
-    ASSERT_EQ(::pipe2(s2c, O_CLOEXEC), 0);
-    std::string output;
-    std::thread peer(host, c2s[1], s2c[0], std::cref(input), std::ref(output));
-    corio::run(serve(c2s[0], s2c[1]));
-    ::close(c2s[0]);
-    ::close(s2c[1]);  // the host reads EOF once the loop's duplicate is gone too
-    peer.join();
+    const std::string output = against_host(serve, input);
     ASSERT_EQ(answered_calls(output).size(), static_cast<std::size_t>(kCalls)) << "run " << run;
   }
 }
@@ -126,18 +133,7 @@ Coro<void> serve_then_stop(int in, int out) {
 
 TEST(StdioHardening, CancelledStdoutStillCarriesOnlyWholeMessages) {
   const std::string input = init_and_calls();
-  for (int run = 0; run < 10; ++run) {
-    int c2s[2], s2c[2];
-    ASSERT_EQ(::pipe2(c2s, O_CLOEXEC), 0);
-    ASSERT_EQ(::pipe2(s2c, O_CLOEXEC), 0);
-    std::string output;
-    std::thread peer(host, c2s[1], s2c[0], std::cref(input), std::ref(output));
-    corio::run(serve_then_stop(c2s[0], s2c[1]));
-    ::close(c2s[0]);
-    ::close(s2c[1]);
-    peer.join();
-    answered_calls(output);  // fails on half a message at the end
-  }
+  for (int run = 0; run < 10; ++run) answered_calls(against_host(serve_then_stop, input));  // whole lines
 }
 
 json ping(int id) { return {{"jsonrpc", "2.0"}, {"id", id}, {"method", "ping"}}; }
