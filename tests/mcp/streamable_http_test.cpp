@@ -231,6 +231,38 @@ Coro<void> hostile_messages_body() {
 
 TEST(StreamableHttp, HostileMessagesGetTheirErrors) { run_test(hostile_messages_body()); }
 
+// A client that does not read its call's SSE stream: the call's
+// notifications wait for room (the outbox is bounded) instead of piling
+// up in memory; once the client reads, every one arrives, then the answer.
+constexpr int kChatter = 5000;  // of 4 KiB each: 20 MiB, more than the sockets hold
+
+Coro<ToolResult> chatter(Context& ctx, bool& finished) {
+  const std::string words(4096, 'w');
+  for (int i = 1; i <= kChatter; ++i) co_await ctx.report_progress(i, kChatter, words);
+  finished = true;
+  co_return ToolResult::text("said it all");
+}
+
+Coro<void> unread_stream_body() {
+  Fixture f;
+  bool finished = false;
+  f.mcp.add_tool("chatter", "", json{{"type", "object"}},
+                 [&finished](const json&, Context& ctx) { return chatter(ctx, finished); });
+  co_await f.start();
+  const std::string id = co_await f.open_session();
+  const json params = {{"name", "chatter"}, {"arguments", json::object()}, {"_meta", {{"progressToken", 1}}}};
+  ClientResponse r = co_await f.post(call(2, "tools/call", params), id);
+  co_await corio::sleep(300ms);  // the client reads nothing meanwhile
+  EXPECT_FALSE(finished) << "every notification was queued: the outbox is unbounded";
+  const std::vector<json> got = events(co_await r.read(64u << 20));
+  CO_ASSERT(got.size() == static_cast<std::size_t>(kChatter) + 1);
+  EXPECT_EQ(got.back()["result"]["content"][0]["text"], "said it all");
+  EXPECT_TRUE(finished);
+  co_await f.stop();
+}
+
+TEST(StreamableHttp, AnUnreadStreamHoldsItsSendersBack) { run_test(unread_stream_body()); }
+
 Coro<void> json_response_body() {
   StreamableHttpOptions opts;
   opts.json_response = true;
