@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <corio/http/client_errors.hpp>
+#include <corio/http/json.hpp>
 
 #include "http/charset.hpp"
 #include "http/client_body.hpp"
@@ -90,7 +91,7 @@ Coro<std::string> ClientResponse::text(std::optional<std::string> encoding, std:
 
 Coro<nlohmann::json> ClientResponse::json(std::size_t max_size) {
   const std::string body = co_await text(std::nullopt, max_size);
-  co_return nlohmann::json::parse(body);
+  co_return parse_json(body);
 }
 
 Coro<std::string> ClientResponse::read_chunk(std::size_t max) {

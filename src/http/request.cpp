@@ -4,6 +4,7 @@
 
 #include <corio/errors.hpp>
 #include <corio/http/request.hpp>
+#include <corio/http/json.hpp>
 #include <corio/http/response.hpp>
 
 #include "http/server_connection.hpp"
@@ -60,9 +61,11 @@ const Headers& Request::trailers() const noexcept { return conn_->trailers(); }
 
 Coro<nlohmann::json> Request::json() {
   const std::string body = co_await read();
-  nlohmann::json value = nlohmann::json::parse(body, nullptr, false);
-  if (value.is_discarded()) throw HTTPException(400, "the body is not valid JSON");
-  co_return value;
+  try {
+    co_return parse_json(body);
+  } catch (const JsonError& e) {
+    throw HTTPException(400, std::string("the body is not valid JSON: ") + e.what());
+  }
 }
 
 }  // namespace corio::http

@@ -22,14 +22,14 @@ void HttpSessionTransport::deliver(std::string text) {
 }
 
 Coro<void> HttpSessionTransport::send(std::string_view message, const json& related_request) {
+  std::shared_ptr<Outbox> box = standalone_;  // held: the stream may end while we wait
   if (!related_request.is_null()) {
-    if (const auto it = by_request_.find(related_request.dump()); it != by_request_.end()) {
-      it->second->push(std::string(message));
-      co_return;
-    }
+    if (const auto it = by_request_.find(related_request.dump()); it != by_request_.end()) box = it->second;
   }
-  if (standalone_) standalone_->push(std::string(message));
-  co_return;  // an outbox never blocks: the stream's writer applies the back-pressure
+  if (!box) co_return;  // nowhere to route it: dropped, as the spec allows
+  std::string copy(message);  // message refers to the caller's buffer, which a wait may outlive
+  while (box->full() && !box->done) co_await box->room.wait();
+  if (!box->done) box->push(std::move(copy));
 }
 
 void HttpSessionTransport::request_done(const json& id) noexcept {

@@ -20,19 +20,36 @@
 
 namespace corio::mcp::detail {
 
-// The messages for one response stream, in order, until done.
+// The messages for one response stream, in order, until done. Bounded:
+// a client that does not read its stream makes the senders wait (the
+// transport's send()), as a host that does not read stdout does.
 struct Outbox {
-  std::deque<std::string> messages;
-  Event ready;        // set while there is a message to take, or done
-  bool done = false;  // nothing more will come
+  static constexpr std::size_t kMaxQueued = 256;
 
+  std::deque<std::string> messages;
+  Event ready;                  // set while there is a message to take, or done
+  Event room;                   // set while fewer than kMaxQueued wait, or done
+  bool done = false;            // nothing more will come (or nobody reads any more)
+  bool keep_last_only = false;  // a JSON answer: only the last message is sent
+
+  Outbox() { room.set(); }
+  bool full() const noexcept { return messages.size() >= kMaxQueued; }
   void push(std::string message) {
+    if (keep_last_only) messages.clear();
     messages.push_back(std::move(message));
     ready.set();
+    if (full()) room.clear();
+  }
+  std::string take() {
+    std::string message = std::move(messages.front());
+    messages.pop_front();
+    room.set();
+    return message;
   }
   void finish() noexcept {
     done = true;
     ready.set();
+    room.set();
   }
 };
 

@@ -73,12 +73,11 @@ Message parse_answer(const json& j) {
 
 }  // namespace
 
-json parse_json(std::string_view text) {
+json parse_json(std::string_view text, const http::JsonLimits& limits) {
   try {
-    return json::parse(text);
-  } catch (const json::exception& e) {
-    // Not only parse_error: a number too large for a double ("1e9999") is
-    // out_of_range, found by the fuzzer. Any of them is a parse error.
+    return http::parse_json(text, limits);
+  } catch (const http::JsonError& e) {
+    // corio's words, not the JSON library's (http/json.hpp).
     throw RpcError(error_code::parse_error, std::string("Parse error: ") + e.what());
   }
 }

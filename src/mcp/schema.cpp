@@ -1,5 +1,11 @@
 // The JSON Schema subset of schema.hpp: one recursive walk, collecting
 // every problem with the JSON pointer of where it is.
+//
+// Each level of the walk descends one level of the schema (properties,
+// items, the combinators) along with the value, so its depth is the
+// schema's, which the server's author wrote, never the peer's; enum and
+// const compare values recursively, but a peer's value is no deeper than
+// the parser's limit (http/json.hpp).
 #include <corio/mcp/schema.hpp>
 
 #include <algorithm>

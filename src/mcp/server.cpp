@@ -32,6 +32,27 @@ json tool_json(const Tool& t) {
   return j;
 }
 
+// initialize's required members, with their types (InitializeRequestParams).
+void check_initialize_params(const json& params) {
+  const auto member = [&](const char* key) -> const json& {
+    static const json absent;
+    const auto it = params.find(key);
+    return it == params.end() ? absent : *it;
+  };
+  if (!member("protocolVersion").is_string()) {
+    throw RpcError(error_code::invalid_params, "initialize: \"protocolVersion\" must be a string");
+  }
+  if (!member("capabilities").is_object()) {
+    throw RpcError(error_code::invalid_params, "initialize: \"capabilities\" must be an object");
+  }
+  const json& info = member("clientInfo");
+  if (!info.is_object() || !info.value("name", json()).is_string() ||
+      !info.value("version", json()).is_string()) {
+    throw RpcError(error_code::invalid_params,
+                   "initialize: \"clientInfo\" must be an object with a string name and version");
+  }
+}
+
 const json& object_member(const json& params, const char* key) {
   static const json empty = json::object();
   if (!params.is_object()) return empty;
@@ -64,6 +85,7 @@ Coro<void> Server::run_stdio() {
 
 Coro<void> Server::run(Transport& transport) {
   Session session(transport);
+  session.json_limits(json_limits);
   Peer peer;
   install(session, peer);
   co_await session.run();
@@ -74,8 +96,22 @@ bool Server::supports_protocol_version(std::string_view version) noexcept {
          kSupportedVersions.end();
 }
 
+void Server::admit(const Message& m, Peer& peer) {
+  // MCP's params are an object (JSON-RPC would allow an array).
+  if (!m.params.is_null() && !m.params.is_object()) {
+    throw RpcError(error_code::invalid_params, "\"params\" must be an object");
+  }
+  if (m.method == "initialize") {
+    if (peer.initialized) throw RpcError(error_code::invalid_request, "the session is already initialized");
+    check_initialize_params(m.params.is_null() ? json::object() : m.params);
+    peer.initialized = true;  // now, in read order: a request read next is after it
+  } else if (!peer.initialized && m.method != "ping") {
+    throw RpcError(error_code::invalid_request, "the session is not initialized: initialize comes first");
+  }
+}
+
 json Server::initialize(const json& params, Session& session, Peer& peer) {
-  const auto asked = params.is_object() ? params.value("protocolVersion", std::string()) : std::string();
+  const std::string asked = params.at("protocolVersion").get<std::string>();  // admit() checked it
   peer.protocol_version = supports_protocol_version(asked) ? asked : kLatestProtocolVersion;
   session.accept_batches(allows_batches(peer.protocol_version));
   json caps = {{"logging", json::object()}};
@@ -112,6 +148,8 @@ Coro<json> Server::call_tool(const json& params, const RequestContext& rc, LogLe
     co_return r.to_json();
   } catch (const RpcError&) {
     throw;
+  } catch (const json::exception&) {
+    failure = "an internal error";  // the JSON library's words are about the tool's code
   } catch (const std::exception& e) {
     failure = e.what();
   }
@@ -119,6 +157,8 @@ Coro<json> Server::call_tool(const json& params, const RequestContext& rc, LogLe
 }
 
 void Server::install(Session& s, Peer& peer) {
+  s.on_before_request([&peer](const Message& m) { admit(m, peer); });
+  s.never_cancel("initialize");  // the spec: "the initialize request MUST NOT be cancelled"
   s.on_request("initialize", [this, &s, &peer](const json& params, const RequestContext&) -> Coro<json> {
     co_return initialize(params, s, peer);
   });

@@ -6,6 +6,8 @@
 // send(), whose transport keeps each message whole.
 #include <corio/mcp/session.hpp>
 
+#include <algorithm>
+#include <cstdio>
 #include <exception>
 #include <vector>
 
@@ -13,6 +15,7 @@
 #include <corio/event_loop.hpp>
 #include <corio/gather.hpp>
 #include <corio/shield.hpp>
+#include <corio/timeout.hpp>
 
 namespace corio::mcp {
 
@@ -28,7 +31,12 @@ json progress_token_of(const json& params) {
 }  // namespace
 
 Session::~Session() {
-  for (auto& [id, task] : running_) task.cancel();
+  // Only if run() was torn down without ending: the done-callbacks must not
+  // outlive the session they refer to.
+  for (auto& [id, r] : running_) {
+    r.task.remove_done_callback(r.forget);
+    r.task.cancel();
+  }
 }
 
 void Session::on_request(std::string method, RequestHandler handler) {
@@ -40,9 +48,36 @@ void Session::on_notification(std::string method, NotificationHandler handler) {
 }
 
 Coro<void> Session::send(const json& message, const json& related_request) {
+  if (output_lost_) co_return;  // nobody reads any more: said once, in output_failed()
   // error_handler_t::replace: a handler's string with invalid UTF-8 must
   // not make the answer itself unsendable.
-  co_await transport_.send(message.dump(-1, ' ', false, json::error_handler_t::replace), related_request);
+  std::exception_ptr failed;
+  try {
+    co_await transport_.send(message.dump(-1, ' ', false, json::error_handler_t::replace),
+                             related_request);
+  } catch (const CancelledError&) {
+    throw;
+  } catch (...) {
+    failed = std::current_exception();
+  }
+  if (failed) output_failed(failed);
+}
+
+// The peer's side of the output is gone (EPIPE, a reset socket): one log
+// line, and the reading stops, since every answer would be lost. Not an
+// exception per request: those would each be "never retrieved".
+void Session::output_failed(std::exception_ptr e) noexcept {
+  if (output_lost_) return;
+  output_lost_ = true;
+  std::string why = "unknown error";
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& x) {
+    why = x.what();
+  } catch (...) {
+  }
+  std::fprintf(stderr, "corio mcp: the output is closed (%s); the session ends\n", why.c_str());
+  if (reader_) reader_->cancel("the output is closed");
 }
 
 Coro<void> Session::notify(std::string_view method, json params, const json& related_request) {
@@ -59,6 +94,8 @@ Coro<json> Session::request(std::string_view method, json params) {
     ~Forget() { s.awaiting_.erase(id); }
   } forget{*this, id};
   co_await send(make_request(id, method, std::move(params)));
+  // Lost with the output: no answer will come (run() may be over already).
+  if (output_lost_) throw RpcError(error_code::internal_error, "connection closed");
   bool cancelled = false;
   try {
     co_return co_await shield(answer);
@@ -99,33 +136,63 @@ void Session::fail_awaiting() noexcept {
 
 bool Session::cancel_request(const json& id) {
   const auto it = running_.find(id.dump());
-  return it != running_.end() && it->second.cancel("cancelled by the client");
+  if (it == running_.end()) return false;
+  const std::string& method = it->second.method;
+  if (std::find(never_cancel_.begin(), never_cancel_.end(), method) != never_cancel_.end()) return false;
+  return it->second.task.cancel("cancelled by the client");
+}
+
+Coro<void> Session::read_all() {
+  while (std::optional<Received> in = co_await transport_.receive()) co_await dispatch(*in);
 }
 
 Coro<void> Session::run() {
   idle_.set();
+  // The reading runs as a task of its own so that output_failed() can stop
+  // it without cancelling whoever awaits run().
+  Task<void> reader = create_task(read_all());
+  reader_ = reader;
   std::exception_ptr stopped;  // cancelled, or the transport failed
   try {
-    while (std::optional<Received> in = co_await transport_.receive()) {
-      co_await dispatch(*in);
-    }
+    co_await reader;
+    reader_.reset();
+    fail_awaiting();        // no answer can come any more
+    co_await until_idle();  // the requests still running answer (cancellable too)
   } catch (...) {
     stopped = std::current_exception();
   }
-  fail_awaiting();  // no answer can come any more
-  if (stopped) {
+  reader_.reset();
+  fail_awaiting();
+  const bool cancelled_from_outside = current_task() && current_task()->cancelling() > 0;
+  if (output_lost_ && !cancelled_from_outside) stopped = nullptr;
+  if (stopped || output_lost_) {
     // The request tasks refer to this session: they end before run() does.
     co_await cancel_running();
-    std::rethrow_exception(stopped);
+    if (!output_lost_) co_await flush_briefly();
+    if (stopped) std::rethrow_exception(stopped);
+    co_return;
   }
-  while (!running_.empty()) {
-    idle_.clear();
-    co_await idle_.wait();
+  // The answers are written; at exit they must be out of the process too.
+  co_await transport_.flush();
+}
+
+// Cancelled (Ctrl-C, a shutdown): what is already written should still
+// reach the peer whole, as a process exit would cut it; but a peer that
+// does not read must not hold the exit up for long.
+Coro<void> Session::flush_briefly() {
+  try {
+    co_await wait_for(transport_.flush(), std::chrono::seconds(1));
+  } catch (const TimeoutError&) {
+    // The peer stopped reading: what is left is lost with the process.
   }
 }
 
 Coro<void> Session::cancel_running() {
-  for (auto& [id, task] : running_) task.cancel();
+  for (auto& [id, r] : running_) r.task.cancel();
+  co_await until_idle();
+}
+
+Coro<void> Session::until_idle() {
   while (!running_.empty()) {
     idle_.clear();
     co_await idle_.wait();
@@ -140,7 +207,7 @@ Coro<void> Session::dispatch(const Received& in) {
     error = make_error(nullptr, error_code::invalid_request, "message over the size limit");
   } else {
     try {
-      j = parse_json(in.text);
+      j = mcp::parse_json(in.text, json_limits_);
       if (!j.is_array()) m = parse_message(j);
     } catch (const InvalidMessage& e) {
       error = make_error(e.id(), e);
@@ -153,7 +220,7 @@ Coro<void> Session::dispatch(const Received& in) {
   } else if (j.is_array()) {
     co_await dispatch_batch(std::move(j));
   } else if (m.is_request()) {
-    start_request(std::move(m));
+    co_await take_request(std::move(m));
   } else if (m.is_notification()) {
     co_await answer(std::move(m));  // runs the handler; notifications get no answer
   } else {
@@ -161,31 +228,51 @@ Coro<void> Session::dispatch(const Received& in) {
   }
 }
 
-void Session::start_request(Message m) {
-  std::string key = m.id.dump();
-  if (running_.contains(key)) {
-    // Not awaited here: dispatch() must not wait on the transport per message.
-    Task<void> t = create_task(
-        send(make_error(m.id, error_code::invalid_request, "a request with this id is still running")));
-    return;
+json Session::refusal(const Message& m) const {
+  if (gate_) {
+    try {
+      gate_(m);
+    } catch (const RpcError& e) {
+      return make_error(m.id, e);
+    }
   }
-  Task<void> task = create_task(serve_request(std::move(m), key));
-  if (!task.done()) running_.emplace(std::move(key), std::move(task));
+  return nullptr;
 }
 
-Coro<void> Session::serve_request(Message m, std::string key) {
-  struct Forget {  // however the request ends, it is no longer running
-    Session& s;
-    std::string key;
-    json id;
-    ~Forget() {
-      s.running_.erase(key);
-      if (s.running_.empty()) s.idle_.set();
-      s.transport_.request_done(id);
-    }
-  } forget{*this, std::move(key), m.id};
+Coro<void> Session::take_request(Message m) {
+  if (running_.contains(m.id.dump())) {
+    // Not routed by the id: that stream belongs to the request running.
+    co_await send(make_error(m.id, error_code::invalid_request, "a request with this id is still running"));
+  } else if (const json refused = refusal(m); !refused.is_null()) {
+    co_await send(refused, m.id);
+    transport_.request_done(m.id);  // Streamable HTTP: its POST's stream ends
+  } else {
+    start_request(std::move(m));
+  }
+}
+
+void Session::start_request(Message m) {
+  std::string key = m.id.dump();
+  std::string method = m.method;
+  const json id = m.id;
+  Task<void> task = create_task(serve_request(std::move(m)));
+  // A done-callback, not a destructor in the coroutine: a task cancelled
+  // before its first step (a request and its notifications/cancelled read
+  // together) never runs its body, and would stay "running" for ever.
+  const CallbackId cb = task.add_done_callback([this, key, id](Future<void>) { forget(key, id); });
+  running_.emplace(std::move(key), Running{std::move(task), std::move(method), cb});
+}
+
+void Session::forget(const std::string& key, const json& id) noexcept {
+  running_.erase(key);
+  if (running_.empty()) idle_.set();
+  transport_.request_done(id);
+}
+
+Coro<void> Session::serve_request(Message m) {
+  const json id = m.id;
   json reply = co_await answer(std::move(m));
-  if (!reply.is_null()) co_await send(reply, forget.id);
+  if (!reply.is_null()) co_await send(reply, id);
 }
 
 Coro<json> Session::answer(Message m) {
@@ -203,6 +290,9 @@ Coro<json> Session::answer(Message m) {
     co_return make_response(m.id, std::move(result));
   } catch (const RpcError& e) {
     co_return make_error(m.id, e);
+  } catch (const json::exception&) {
+    // The JSON library's words are about our code, not the peer's request.
+    co_return make_error(m.id, error_code::internal_error, "Internal error");
   } catch (const std::exception& e) {
     co_return make_error(m.id, error_code::internal_error, e.what());
   }
@@ -220,7 +310,12 @@ Coro<void> Session::dispatch_batch(json batch) {
   json replies = json::array();
   for (json& item : batch) {
     try {
-      answers.push_back(answer(parse_message(item)));
+      Message m = parse_message(item);
+      if (json refused = m.is_request() ? refusal(m) : json(); !refused.is_null()) {
+        replies.push_back(std::move(refused));
+      } else {
+        answers.push_back(answer(std::move(m)));
+      }
     } catch (const InvalidMessage& e) {
       replies.push_back(make_error(e.id(), e));
     }

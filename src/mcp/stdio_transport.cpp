@@ -10,6 +10,8 @@
 
 #include <unistd.h>
 
+#include <system_error>
+
 #include <corio/pipe_streams.hpp>
 
 namespace corio::mcp {
@@ -31,6 +33,11 @@ StdioTransport StdioTransport::open(std::size_t max_message) {
 }
 
 Coro<std::optional<Received>> StdioTransport::receive() {
+  try {
+    co_await out_.drain();  // back-pressure: no new work while answers pile up
+  } catch (const std::system_error&) {
+    // The output is gone: the next send() reports it to the session.
+  }
   for (;;) {
     std::size_t scanned = 0;  // of the buffer, known to hold no '\n'
     bool too_large = false;   // bytes of this line were dropped
@@ -58,7 +65,12 @@ Coro<std::optional<Received>> StdioTransport::receive() {
         // that writes one request and closes); a truncated one then fails
         // to parse and is answered as such.
         const std::string_view rest = in_.buffered();
-        if (too_large) co_return Received{std::string(), true};
+        if (too_large || rest.size() > max_message_) {
+          // The tail of the refused message goes with it, else the next
+          // receive() would take it for a message of its own.
+          in_.consume(rest.size());
+          co_return Received{std::string(), true};
+        }
         if (blank(rest)) co_return std::nullopt;
         Received r{std::string(rest), false};
         in_.consume(rest.size());
@@ -77,6 +89,14 @@ Coro<void> StdioTransport::send(std::string_view message, const json& /*related_
   framed.push_back('\n');
   out_.write(framed);
   co_await out_.drain();
+}
+
+Coro<void> StdioTransport::flush() {
+  try {
+    while (out_.get_write_buffer_size() > 0) co_await out_.wait_writable();
+  } catch (const std::system_error&) {
+    // Nobody reads: there is nothing left to flush to.
+  }
 }
 
 }  // namespace corio::mcp

@@ -213,10 +213,13 @@ void StreamableHttp::Impl::sweep() {
 // is noticed (the write fails) on a stream that may stay quiet for hours.
 Coro<void> stream_events(std::shared_ptr<Outbox> box, http::StreamResponseWriter& w,
                          std::chrono::milliseconds keepalive) {
+  struct Finish {  // a client gone away: its senders must not wait for room
+    Outbox& box;
+    ~Finish() { box.finish(); }
+  } finish{*box};
   for (;;) {
     while (!box->messages.empty()) {
-      const std::string event = sse_event(box->messages.front());
-      box->messages.pop_front();
+      const std::string event = sse_event(box->take());
       co_await w.write(event);
     }
     if (box->done) co_return;
@@ -262,9 +265,12 @@ Coro<Response> StreamableHttp::Impl::post(Request& req) {
     throw Refusal(415, kTransportError, "Unsupported Media Type: Content-Type must be application/json");
   }
   std::string body = co_await req.read();
+  if (body.size() > opts.max_message) {
+    throw Refusal(413, error_code::invalid_request, "message over the size limit");
+  }
   Message m;
   try {
-    const json j = parse_json(body);
+    const json j = mcp::parse_json(body, server.json_limits);
     if (j.is_array()) throw InvalidMessage(nullptr, "batches are not supported on Streamable HTTP");
     m = parse_message(j);
   } catch (const InvalidMessage& e) {
@@ -288,6 +294,7 @@ Coro<Response> StreamableHttp::Impl::answer_request(std::shared_ptr<HttpSession>
                                                     const json& id, std::string body) {
   std::shared_ptr<Outbox> box = session->transport.open_request(id);
   if (!box) throw Refusal(400, error_code::invalid_request, "a request with this id is still running");
+  box->keep_last_only = opts.json_response;
   session->transport.deliver(std::move(body));
   if (opts.json_response) co_return co_await answer_as_json(std::move(session), std::move(box));
   auto events = [box](http::StreamResponseWriter& w) {

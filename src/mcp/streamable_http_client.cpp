@@ -13,6 +13,15 @@ namespace corio::mcp {
 
 namespace {
 
+// The server's text as JSON within the limits (jsonrpc.hpp), null if it is not.
+json parsed_or_null(std::string_view text) {
+  try {
+    return parse_json(text);
+  } catch (const RpcError&) {
+    return nullptr;
+  }
+}
+
 // An SSE stream's events are its server's messages; a stream longer than
 // this without an event boundary is not one we will buffer.
 constexpr std::size_t kMaxEvent = kDefaultMaxMessage;
@@ -20,7 +29,7 @@ constexpr std::size_t kMaxEvent = kDefaultMaxMessage;
 // The id of a request, null for anything else (a request is what gets an
 // answer, so only its failures need one made up).
 json request_id_of(std::string_view message) {
-  const json j = json::parse(message, nullptr, false);
+  const json j = parsed_or_null(message);
   if (!j.is_object() || !j.contains("method") || !j.contains("id")) return nullptr;
   return j["id"];
 }
@@ -29,7 +38,7 @@ json request_id_of(std::string_view message) {
 // JSON-RPC error when its body has one (404's "Session not found"), else
 // the HTTP status.
 json refusal_answer(const json& id, int status, std::string_view body) {
-  const json j = json::parse(body, nullptr, false);
+  const json j = parsed_or_null(body);
   if (j.is_object() && j.contains("error") && j["error"].is_object()) {
     const json& e = j["error"];
     return make_error(id, e.value("code", error_code::internal_error),
@@ -59,7 +68,7 @@ struct StreamableHttpClient::Inbox {
   // the transport sees it go by in initialize's answer.
   void learn_revision(std::string_view message) {
     if (!protocol_version.empty() || message.find("\"protocolVersion\"") == std::string_view::npos) return;
-    const json j = json::parse(message, nullptr, false);
+    const json j = parsed_or_null(message);
     if (j.is_object() && j.contains("result") && j["result"].is_object() &&
         j["result"].contains("serverInfo")) {
       protocol_version = j["result"].value("protocolVersion", std::string());
@@ -110,7 +119,7 @@ Coro<void> StreamableHttpClient::read_events(std::shared_ptr<Inbox> inbox,
     for (std::string piece; !(piece = co_await response.read_chunk()).empty();) {
       buf += piece;
       for (std::string& data : take_events(buf)) {
-        const json j = json::parse(data, nullptr, false);
+        const json j = parsed_or_null(data);
         answered |= j.is_object() && !j.contains("method") && j.value("id", json()) == id;
         inbox->deliver(std::move(data));
       }

@@ -188,6 +188,81 @@ Coro<void> refusals_body() {
 
 TEST(StreamableHttp, EveryRefusalHasItsStatus) { run_test(refusals_body()); }
 
+// The lifecycle and the parser's rules hold over HTTP as over stdio:
+// initialize's fields typed (-32602, no JSON library text), params an
+// object, a NUL after the message or nesting past the limit a parse error,
+// a message over the size limit refused (413).
+Coro<json> first_event(Fixture& f, const json& body, const std::string& session) {
+  ClientResponse r = co_await f.post(body, session);
+  const std::vector<json> got = events(co_await r.read());
+  co_return got.empty() ? json() : got.front();
+}
+
+Coro<void> hostile_messages_body() {
+  Fixture f;
+  co_await f.start();
+  json mistyped = kInitialize;
+  mistyped["params"]["protocolVersion"] = 5;
+  const json refused = co_await first_event(f, mistyped, "");
+  EXPECT_EQ(refused["error"]["code"], code::invalid_params) << refused.dump();
+  EXPECT_EQ(refused.dump().find("json.exception"), std::string::npos) << refused.dump();
+  json no_info = kInitialize;
+  no_info["params"].erase("clientInfo");
+  EXPECT_EQ((co_await first_event(f, no_info, ""))["error"]["code"], code::invalid_params);
+  const std::string id = co_await f.open_session();
+  json array_params = call(3, "ping");
+  array_params["params"] = json::array({1});
+  EXPECT_EQ((co_await first_event(f, array_params, id))["error"]["code"], code::invalid_params);
+  const std::string nul = call(4, "ping").dump() + std::string(1, '\0');
+  ClientResponse bad = co_await f.post(json(nul), id);
+  EXPECT_EQ(bad.status(), 400);
+  EXPECT_EQ((co_await bad.json())["error"]["code"], code::parse_error);
+  ClientResponse deep = co_await f.post(json(std::string(100'000, '[') + std::string(100'000, ']')), id);
+  EXPECT_EQ(deep.status(), 400);
+  EXPECT_EQ((co_await deep.json())["error"]["code"], code::parse_error);
+  json padded = call(5, "ping");
+  padded["params"]["pad"] = std::string(corio::mcp::kDefaultMaxMessage, ' ');
+  ClientResponse big = co_await f.post(padded, id);
+  EXPECT_EQ(big.status(), 413);
+  EXPECT_EQ((co_await big.json())["error"]["code"], code::invalid_request);
+  EXPECT_EQ((co_await first_event(f, call(6, "ping"), id))["result"], json::object()) << "alive";
+  co_await f.stop();
+}
+
+TEST(StreamableHttp, HostileMessagesGetTheirErrors) { run_test(hostile_messages_body()); }
+
+// A client that does not read its call's SSE stream: the call's
+// notifications wait for room (the outbox is bounded) instead of piling
+// up in memory; once the client reads, every one arrives, then the answer.
+constexpr int kChatter = 5000;  // of 4 KiB each: 20 MiB, more than the sockets hold
+
+Coro<ToolResult> chatter(Context& ctx, bool& finished) {
+  const std::string words(4096, 'w');
+  for (int i = 1; i <= kChatter; ++i) co_await ctx.report_progress(i, kChatter, words);
+  finished = true;
+  co_return ToolResult::text("said it all");
+}
+
+Coro<void> unread_stream_body() {
+  Fixture f;
+  bool finished = false;
+  f.mcp.add_tool("chatter", "", json{{"type", "object"}},
+                 [&finished](const json&, Context& ctx) { return chatter(ctx, finished); });
+  co_await f.start();
+  const std::string id = co_await f.open_session();
+  const json params = {{"name", "chatter"}, {"arguments", json::object()}, {"_meta", {{"progressToken", 1}}}};
+  ClientResponse r = co_await f.post(call(2, "tools/call", params), id);
+  co_await corio::sleep(300ms);  // the client reads nothing meanwhile
+  EXPECT_FALSE(finished) << "every notification was queued: the outbox is unbounded";
+  const std::vector<json> got = events(co_await r.read(64u << 20));
+  CO_ASSERT(got.size() == static_cast<std::size_t>(kChatter) + 1);
+  EXPECT_EQ(got.back()["result"]["content"][0]["text"], "said it all");
+  EXPECT_TRUE(finished);
+  co_await f.stop();
+}
+
+TEST(StreamableHttp, AnUnreadStreamHoldsItsSendersBack) { run_test(unread_stream_body()); }
+
 Coro<void> json_response_body() {
   StreamableHttpOptions opts;
   opts.json_response = true;

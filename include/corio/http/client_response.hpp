@@ -97,9 +97,9 @@ class ClientResponse {
   // converted; else UnicodeDecodeError.
   Coro<std::string> text(std::optional<std::string> encoding = std::nullopt,
                          std::size_t max_size = kDefaultReadLimit);
-  // The body parsed as JSON, whatever the Content-Type (nlohmann's
-  // parse_error if it is not JSON); decoded by its charset first, as
-  // text() does (aiohttp's json() too).
+  // The body parsed as JSON, whatever the Content-Type (JsonError, json.hpp,
+  // if it is not JSON or nests deeper than JsonLimits::max_depth); decoded
+  // by its charset first, as text() does (aiohttp's json() too).
   Coro<nlohmann::json> json(std::size_t max_size = kDefaultReadLimit);
   // The next 1..max bytes of the body; "" at its end. Memory stays bounded
   // by max (plus the connection's read buffer) whatever the body's size.

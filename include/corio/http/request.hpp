@@ -3,7 +3,7 @@
 // on demand from the connection.
 //
 //   Coro<Response> create_user(Request& req) {
-//     nlohmann::json body = co_await req.json();      // 400 if it is not JSON
+//     nlohmann::json body = co_await req.json();      // 400 if it is not JSON (json.hpp's limits)
 //     std::string_view id = req.param("id");          // /users/{id}
 //     ...
 //   }

@@ -21,6 +21,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <corio/http/json.hpp>
+
 namespace corio::mcp {
 
 using json = nlohmann::json;
@@ -75,8 +77,10 @@ struct Message {
   bool is_response() const noexcept { return kind == Kind::response || kind == Kind::error; }
 };
 
-// text as JSON; RpcError(parse_error) naming where it stopped otherwise.
-json parse_json(std::string_view text);
+// text as JSON; RpcError(parse_error) naming where it stopped otherwise,
+// or that it nests deeper than limits.max_depth (http/json.hpp: the peer's
+// depth must not become the stack's), or holds a NUL byte.
+json parse_json(std::string_view text, const http::JsonLimits& limits = {});
 // One message (a batch is the caller's decision: it is an array). Throws
 // InvalidMessage.
 Message parse_message(const json& j);

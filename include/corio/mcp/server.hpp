@@ -157,6 +157,9 @@ class Server {
   void add_resource_template(ResourceTemplate tmpl, TemplateReader reader);
   void add_prompt(Prompt prompt, PromptHandler handler);
   std::size_t page_size = 100;
+  // The nesting depth (and size) every client's messages are parsed within,
+  // over every transport (http/json.hpp).
+  http::JsonLimits json_limits;
 
   // Serves one client over transport until it closes its side. Clients on
   // several transports at once are served independently (each negotiates
@@ -175,6 +178,7 @@ class Server {
   struct Peer {
     std::string protocol_version;
     LogLevel min_log_level = LogLevel::info;
+    bool initialized = false;  // an initialize was accepted (its answer may still be going out)
   };
   struct ToolEntry {
     Tool tool;
@@ -193,6 +197,10 @@ class Server {
     PromptHandler handler;
   };
   void install(Session& session, Peer& peer);
+  // The lifecycle (MCP 2025-11-25), as each request is read: -32600 for a
+  // request other than ping before initialize or a second initialize,
+  // -32602 for params that are no object or an initialize without its fields.
+  static void admit(const Message& m, Peer& peer);
   json initialize(const json& params, Session& session, Peer& peer);
   Coro<json> call_tool(const json& params, const RequestContext& rc, LogLevel min_level);
   Coro<json> read_resource(const json& params);

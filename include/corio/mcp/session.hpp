@@ -12,11 +12,15 @@
 // notifications/cancelled) cancels exactly that task; a cancelled request
 // gets no answer, as MCP asks. Notifications run inline, in arrival order.
 //
-// Every malformed input is answered and the session goes on: not JSON is a
-// parse error (-32700, id null); JSON that is no message, or a message over
-// the transport's size limit, an invalid request (-32600, with the id when
-// it could be read); an unknown method -32601; a handler's RpcError its own
-// code; any other exception -32603 with its what(). A notification for no
+// Every malformed input is answered and the session goes on: not JSON
+// (trailing bytes and NULs included) or JSON nested deeper than the limit
+// (json_limits()) is a parse error (-32700, id null); JSON that is no
+// message, a message over the transport's size limit, or a request with
+// the id of one still running, an invalid request (-32600, with the id
+// when it could be read); an unknown method -32601; a handler's RpcError
+// its own code; any other exception -32603 with its what(), except the
+// JSON library's, which are "Internal error" (their text is about our
+// code, not the peer's request). A notification for no
 // known method and an answer to no request of ours are ignored. Batches
 // (JSON arrays) are answered with one -32600 unless accept_batches(true)
 // (MCP 2025-03-26 has them, 2025-06-18 and later do not); an accepted
@@ -33,8 +37,10 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <corio/coro.hpp>
 #include <corio/event.hpp>
@@ -67,6 +73,17 @@ class Session {
   void on_request(std::string method, RequestHandler handler);
   void on_notification(std::string method, NotificationHandler handler);
   void accept_batches(bool yes) noexcept { accept_batches_ = yes; }
+  // Called for each request as it is read, in arrival order, before its
+  // task starts; an RpcError it throws is the request's answer and the
+  // handler never runs (the MCP lifecycle: nothing but ping before
+  // initialize). Read order matters there: two requests read together
+  // are judged in the order the peer sent them.
+  void on_before_request(std::function<void(const Message&)> gate) { gate_ = std::move(gate); }
+  // cancel_request() refuses requests for this method (MCP: initialize
+  // cannot be cancelled).
+  void never_cancel(std::string method) { never_cancel_.push_back(std::move(method)); }
+  // Limits for the JSON of each message (the size is the transport's).
+  void json_limits(const http::JsonLimits& limits) noexcept { json_limits_ = limits; }
 
   // Sends a notification to the peer (progress, log messages, ...);
   // related_request: the peer's request it is sent while serving, if any
@@ -83,17 +100,31 @@ class Session {
   std::size_t in_flight() const noexcept { return running_.size(); }
 
   // Reads and dispatches until the peer closes its side, then waits for the
-  // requests still running (their answers go out). Cancelling run()
-  // cancels them, and run() ends once they have.
+  // requests still running and until their answers are out of the process
+  // (Transport::flush()). Cancelling run() cancels them, and run() ends
+  // once they have and the output is flushed (for at most a second: a
+  // peer that does not read cannot hold up a shutdown). If the peer stops taking output (EPIPE on stdout),
+  // run() logs that once to stderr, stops reading, cancels the requests
+  // and returns normally: nobody is left to answer.
   Coro<void> run();
 
  private:
   Coro<void> dispatch(const Received& in);
   Coro<void> dispatch_batch(json batch);
+  // Starts m's task, or answers it with an error if its id is in use or
+  // the gate refuses it.
+  Coro<void> take_request(Message m);
   void start_request(Message m);
-  Coro<void> serve_request(Message m, std::string key);
+  // The gate's error answer to m, or null.
+  json refusal(const Message& m) const;
+  Coro<void> serve_request(Message m);
+  Coro<void> read_all();
+  void forget(const std::string& key, const json& id) noexcept;
+  void output_failed(std::exception_ptr e) noexcept;
   // Cancels the requests still running and waits until they have ended.
   Coro<void> cancel_running();
+  Coro<void> until_idle();  // until no request is running
+  Coro<void> flush_briefly();  // the transport's flush(), for at most 1 s
   // The answer to one message: a response or an error; null for a
   // notification or a request cancelled through cancel_request().
   Coro<json> answer(Message m);
@@ -104,11 +135,21 @@ class Session {
   Transport& transport_;
   std::map<std::string, RequestHandler, std::less<>> requests_;
   std::map<std::string, NotificationHandler, std::less<>> notifications_;
-  std::map<std::string, Task<void>, std::less<>> running_;  // by id.dump()
+  struct Running {
+    Task<void> task;
+    std::string method;
+    CallbackId forget;  // its done-callback, which takes it out of running_
+  };
+  std::map<std::string, Running, std::less<>> running_;  // by id.dump()
   std::map<std::int64_t, Future<json>> awaiting_;           // our requests, by id
   std::int64_t next_id_ = 1;
   Event idle_;  // set whenever running_ is empty
   bool accept_batches_ = false;
+  std::function<void(const Message&)> gate_;
+  std::vector<std::string> never_cancel_;
+  http::JsonLimits json_limits_;
+  std::optional<TaskRef> reader_;  // the task in run() while it reads
+  bool output_lost_ = false;
 };
 
 }  // namespace corio::mcp

@@ -66,6 +66,10 @@ struct StreamableHttpOptions {
   // An SSE comment this often on a quiet GET stream, so that a client
   // that went away is noticed.
   std::chrono::milliseconds keepalive_interval = std::chrono::seconds(15);
+  // A POSTed message over this is refused with 413 (-32600), as stdio
+  // refuses a longer line; the HTTP server's Limits::max_body bounds the
+  // reading itself.
+  std::size_t max_message = kDefaultMaxMessage;
 };
 
 class StreamableHttp {

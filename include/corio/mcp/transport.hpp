@@ -45,6 +45,9 @@ class Transport {
   // through send()) or cancelled (no answer, as MCP asks). A stream kept
   // for it can end.
   virtual void request_done(const json& /*id*/) noexcept {}
+  // Until what send() took has left the process (the session's last step:
+  // an exit right after must not cut an answer, or half of one).
+  virtual Coro<void> flush() { co_return; }
 };
 
 inline constexpr std::size_t kDefaultMaxMessage = 4 * 1024 * 1024;
@@ -57,8 +60,12 @@ class StdioTransport final : public Transport {
   // may write to stdout: it is the protocol's channel; log to stderr.
   static StdioTransport open(std::size_t max_message = kDefaultMaxMessage);
 
+  // Waits first while the output is above its high-water mark: a host
+  // that does not read stdout stops the reading of stdin, so memory stays
+  // bounded by the marks plus the answers of the requests in flight.
   Coro<std::optional<Received>> receive() override;
   Coro<void> send(std::string_view message, const json& related_request) override;
+  Coro<void> flush() override;
 
  private:
   Coro<std::optional<std::string>> read_line_within_limit();
