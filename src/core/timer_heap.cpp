@@ -4,8 +4,7 @@ namespace corio::detail {
 
 void TimerHeap::push(TimerNode* n, double when) {
   n->when = when;
-  n->seq = next_seq_++;
-  heap_.push_back(Entry{when, n->seq, n});
+  heap_.push_back(Entry{when, next_seq_++, n});
   sift_up(heap_.size() - 1, heap_.back());
 }
 
