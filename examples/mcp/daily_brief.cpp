@@ -107,4 +107,4 @@ Coro<void> scheduler(Options opts) {
 
 }  // namespace
 
-int main(int argc, char** argv) { corio::run(scheduler(parse_args(argc, argv))); }
+int main(int argc, char** argv) { return corio::run_main(scheduler(parse_args(argc, argv))); }

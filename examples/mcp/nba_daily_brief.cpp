@@ -209,10 +209,7 @@ int main(int argc, char** argv) {
                     "required": ["title", "body_md"]
                   })"),
                   [&cfg](const json& args, Context& ctx) { return save_article(cfg, args, ctx); });
-  if (cfg.http_port) {
-    corio::run(serve_http(server, *cfg.http_port));
-    return 0;
-  }
+  if (cfg.http_port) return corio::run_main(serve_http(server, *cfg.http_port));
   std::fprintf(stderr, "nba-daily-brief: serving MCP on stdio (news: %s)\n", cfg.news.c_str());
-  corio::run(server.run_stdio());
+  return corio::run_main(server.run_stdio());
 }

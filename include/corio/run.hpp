@@ -75,9 +75,9 @@ T run(Coro<T> main, RunOptions opts = {},
 //   int main() { return corio::run_main(main_coro()); }
 //
 // runs main with corio::run(); an int result is the exit status (any other
-// result, bool included, gives 0); Ctrl-C (KeyboardInterrupt) gives 130, the shell's code for
-// a SIGINT death; any other exception that escapes main is printed to stderr
-// with its type and message and gives 1.
+// result, bool included, gives 0); Ctrl-C (KeyboardInterrupt) gives 130, the
+// shell's code for a SIGINT death, quietly; any other exception that escapes
+// main is printed to stderr with its type and message and gives 1.
 template <class T>
 int run_main(Coro<T> main, RunOptions opts = {}, SourceLocation where = SourceLocation::current()) {
   try {

@@ -108,8 +108,7 @@ int exit_status_of(const std::exception_ptr& e) noexcept {
   try {
     std::rethrow_exception(e);
   } catch (const KeyboardInterrupt&) {
-    std::fputs("KeyboardInterrupt\n", stderr);
-    return 128 + SIGINT;
+    return 128 + SIGINT;  // the status says it: nothing to print (the shell knows 130)
   } catch (...) {
     try {
       std::fprintf(stderr, "uncaught exception: %s\n", describe(e).c_str());

@@ -289,7 +289,7 @@ TEST_F(RunSigint, RunMainTurnsKeyboardInterruptIntoExitStatus130) {
   bool unwound = false;
   testing::internal::CaptureStderr();
   EXPECT_EQ(corio::run_main(interrupted_main(&unwound)), 130);
-  EXPECT_EQ(testing::internal::GetCapturedStderr(), "KeyboardInterrupt\n");
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");  // quiet: the status says it
   EXPECT_TRUE(unwound);
 }
 

@@ -51,17 +51,7 @@ Command echo_server_command() {
         o.option("--host", args.host, "address to listen on (default 127.0.0.1)");
         o.option("--port", args.port, "port (0: any free port; default 8888)", 0, 65535);
       },
-      [] {
-        try {
-          corio::run(serve(&args));
-        } catch (const corio::KeyboardInterrupt&) {
-          return 130;  // the shell's code for "ended by SIGINT"
-        } catch (const std::exception& e) {
-          fmt::print(stderr, "corio echo-server: {}\n", e.what());
-          return 1;
-        }
-        return 0;
-      }};
+      [] { return corio::run_main(serve(&args)); }};  // Ctrl-C: 130
 }
 
 }  // namespace corio_cli

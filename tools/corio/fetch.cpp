@@ -190,14 +190,7 @@ Command fetch_command() {
         o.option("--timeout", args.timeout, "seconds allowed per URL (default 30)", 1, 86400);
         o.option("-o", args.out_dir, "save each body under this directory");
       },
-      [] {
-        try {
-          return corio::run(run_fetch(args));
-        } catch (const std::exception& e) {
-          fmt::print(stderr, "corio fetch: {}\n", e.what());
-          return 2;
-        }
-      }};
+      [] { return corio::run_main(run_fetch(args)); }};
 }
 
 }  // namespace corio_cli

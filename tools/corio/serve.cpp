@@ -64,15 +64,7 @@ Command serve_command() {
         o.option("--workers", args.workers, "event loops, one thread each (default 1)", 1, 256);
         o.flag("--quiet", args.quiet, "no access log on stderr");
       },
-      [] {
-        try {
-          corio::run(serve(&args));
-        } catch (const std::exception& e) {
-          fmt::print(stderr, "corio serve: {}\n", e.what());
-          return 1;
-        }
-        return 0;
-      }};
+      [] { return corio::run_main(serve(&args)); }};
 }
 
 }  // namespace corio_cli
