@@ -68,7 +68,6 @@ class StdioTransport final : public Transport {
   Coro<void> flush() override;
 
  private:
-  Coro<std::optional<std::string>> read_line_within_limit();
   StreamReader in_;
   StreamWriter out_;
   std::size_t max_message_;
