@@ -165,12 +165,15 @@ struct ClientNode : ListHook {
 };
 
 // A peer that reset the connection or went away while the handler wrote
-// (ECONNRESET, EPIPE, ECONNABORTED) ends a connection the ordinary way, not
-// by a bug in the handler: under churn every impatient client would log a
-// line. Like a failed handshake it is reported in debug mode only.
+// (ECONNRESET, EPIPE, ECONNABORTED), or a TLS peer that hung up without
+// close_notify, ends a connection the ordinary way, not by a bug in the
+// handler: under churn every impatient client would log a line. Like a
+// failed handshake it is reported in debug mode only.
 bool is_peer_gone(const std::exception_ptr& failure) noexcept {
   try {
     std::rethrow_exception(failure);
+  } catch (const SslEofError&) {
+    return true;
   } catch (const std::system_error& e) {
     return e.code() == std::errc::connection_reset || e.code() == std::errc::broken_pipe ||
            e.code() == std::errc::connection_aborted;

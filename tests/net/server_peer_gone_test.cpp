@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 
 #include "net/net_support.hpp"
+#include "net/tls_support.hpp"
 
 namespace corio_net_test {
 namespace {
@@ -52,6 +53,34 @@ TEST(ServerPeerGone, AResetIsNoUnhandledException) {
   ASSERT_EQ(reports.size(), 1u) << reports.joined();
   EXPECT_EQ(reports.messages[0], "Unhandled exception in client_connected_cb");
   EXPECT_EQ(corio_async_test::what_of(reports.exceptions[0]), "boom");
+}
+
+// Reads to EOF: over TLS, a peer gone without close_notify makes that an
+// SslEofError, the handler's end.
+Coro<void> read_to_eof(StreamReader reader, StreamWriter writer) {
+  (void)co_await reader.read();
+  writer.close();
+  co_await writer.wait_closed();
+}
+
+Coro<void> tls_peer_hangs_up(Reports* reports) {
+  reports->install();
+  corio::ClientConnected handler = read_to_eof;
+  Server server = co_await corio::start_server(handler, "127.0.0.1", 0, tls_server_options());
+  for (int i = 0; i < 3; ++i) {
+    auto [reader, writer] = co_await corio::open_connection("127.0.0.1", server.port(), tls_options());
+    writer.write("hello\n");
+    co_await writer.drain();
+    writer.abort();  // the TCP connection goes without close_notify
+  }
+  server.close();
+  co_await server.wait_closed();
+}
+
+TEST(ServerPeerGone, ATlsPeerGoneWithoutCloseNotifyIsNoUnhandledException) {
+  Reports reports;
+  run_bounded(tls_peer_hangs_up(&reports));
+  EXPECT_EQ(reports.size(), 0u) << reports.joined();
 }
 
 TEST(ServerPeerGone, DebugModeStillShowsTheReset) {
