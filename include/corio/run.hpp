@@ -51,8 +51,7 @@ class SigintCancelsMain {
 }  // namespace detail
 
 template <class T>
-T run(Coro<T> main, RunOptions opts = {},
-      SourceLocation where = SourceLocation::current()) {
+T run(Coro<T> main, RunOptions opts = {}, SourceLocation where = SourceLocation::current()) {
   detail::check_no_running_loop();
   EventLoop loop(std::move(opts));
   struct Finish {

@@ -82,8 +82,8 @@ struct IsOptionalDuration<std::optional<D>> : IsDuration<D> {};
 // A timeout's length: a std::chrono duration, an optional of one, or
 // std::nullopt for none (asyncio's None).
 template <class D>
-concept Delay = std::is_same_v<D, std::nullopt_t> || IsDuration<D>::value ||
-                IsOptionalDuration<D>::value;
+concept Delay =
+    std::is_same_v<D, std::nullopt_t> || IsDuration<D>::value || IsOptionalDuration<D>::value;
 
 template <Delay D>
 std::optional<double> seconds_of(const D& delay) {
@@ -193,7 +193,8 @@ Coro<detail::result_t<A>> wait_for(A&& aw, const D& delay) {
   static_assert(detail::kStorable<A>, CORIO_STORED_AWAITABLE_MESSAGE("wait_for()"));
   using T = detail::result_t<A>;
   const std::optional<double> secs = detail::seconds_of(delay);
-  if (secs && *secs <= 0) return detail::wait_for_expired<T, detail::stored_t<A>>(std::forward<A>(aw));
+  if (secs && *secs <= 0)
+    return detail::wait_for_expired<T, detail::stored_t<A>>(std::forward<A>(aw));
   return detail::await_with_deadline<T, detail::stored_t<A>>({secs, true}, std::forward<A>(aw));
 }
 

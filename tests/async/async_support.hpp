@@ -17,9 +17,8 @@
 
 #include <gtest/gtest.h>
 
-#include <corio/corio.hpp>
-
 #include "common/support.hpp"
+#include <corio/corio.hpp>
 
 // ASSERT_* expands to `return`, which a coroutine cannot contain: this is
 // the coroutine (Coro<void>) form.

@@ -66,8 +66,8 @@ TEST(TaskGroupBody, AFailingChildCancelsTheBodyAtOnce) {
     r->install();
     co_await child_failure_cancels_body(log);
   }(&log, &reports));
-  EXPECT_EQ(log.events,
-            (std::vector<std::string>{"sibling:start", "sibling:cleanup", "body:cleanup", "caught"}));
+  EXPECT_EQ(log.events, (std::vector<std::string>{"sibling:start", "sibling:cleanup",
+                                                  "body:cleanup", "caught"}));
   expect_times(log.times, {0, 0.1, 0.1, 0.1});
   EXPECT_EQ(reports.size(), 0u) << reports.joined();  // nothing "never retrieved"
 }
@@ -131,13 +131,15 @@ Coro<void> body_error_alone() {
   bool sibling_unwound = false;
   try {
     co_await corio::task_group([&sibling_unwound](TaskGroup& tg) -> Coro<void> {
-      tg.create_task([](bool* unwound) -> Coro<void> {
-        struct Flag {
-          bool* f;
-          ~Flag() { *f = true; }
-        } flag{unwound};
-        co_await corio::sleep(10s);
-      }, &sibling_unwound);
+      tg.create_task(
+          [](bool* unwound) -> Coro<void> {
+            struct Flag {
+              bool* f;
+              ~Flag() { *f = true; }
+            } flag{unwound};
+            co_await corio::sleep(10s);
+          },
+          &sibling_unwound);
       co_await corio::sleep(1s);
       throw std::invalid_argument("body");
     });
@@ -238,9 +240,9 @@ TEST(TaskGroupBody, NestedGroupsPropagateTheInnerFailureOutward) {
 Coro<void> group_in_timeout(Log* log) {
   try {
     co_await corio::timeout(1s, corio::task_group([log](TaskGroup& tg) -> Coro<void> {
-      tg.create_task(logged(log, "child", 10, 1));
-      co_await corio::sleep(10s);
-    }));
+                              tg.create_task(logged(log, "child", 10, 1));
+                              co_await corio::sleep(10s);
+                            }));
     ADD_FAILURE();
   } catch (const corio::TimeoutError&) {
     log->add("timeout");
@@ -258,9 +260,9 @@ TEST(TaskGroupBody, AGroupInsideATimeoutTimesOut) {
 Coro<void> failure_inside_timeout() {
   try {
     co_await corio::timeout(5s, corio::task_group([](TaskGroup& tg) -> Coro<void> {
-      tg.create_task(fail_after(0.1, "boom"));
-      co_await corio::sleep(10s);
-    }));
+                              tg.create_task(fail_after(0.1, "boom"));
+                              co_await corio::sleep(10s);
+                            }));
     ADD_FAILURE();
   } catch (const corio::TimeoutError&) {
     ADD_FAILURE() << "asyncio raises the child's error here, not TimeoutError";

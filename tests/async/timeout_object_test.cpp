@@ -79,11 +79,13 @@ TEST(TimeoutObject, RescheduleToNulloptDisablesIt) { run_vt(rescheduled_to_none(
 
 Coro<void> rescheduled_to_past() {
   const double t0 = now();
-  EXPECT_EQ(co_await outcome_of(corio::timeout(10s, [](Timeout& cm) -> Coro<void> {
-              co_await corio::sleep(1s);
-              cm.reschedule(now() - 1);  // already past: expires on the next iteration
-              co_await corio::sleep(10s);
-            })),
+  EXPECT_EQ(co_await outcome_of(corio::timeout(
+                10s,
+                [](Timeout& cm) -> Coro<void> {
+                  co_await corio::sleep(1s);
+                  cm.reschedule(now() - 1);  // already past: expires on the next iteration
+                  co_await corio::sleep(10s);
+                })),
             End::timeout);
   EXPECT_DOUBLE_EQ(now() - t0, 1);
 }
@@ -92,10 +94,11 @@ TEST(TimeoutObject, ADeadlineInThePastExpiresAtTheNextAwait) { run_vt(reschedule
 
 Coro<void> timeout_at_block() {
   const double when = now() + 3;
-  EXPECT_EQ(co_await outcome_of(corio::timeout_at(when, [when](Timeout& cm) -> Coro<void> {
-              EXPECT_DOUBLE_EQ(*cm.when(), when);
-              co_await corio::sleep(5s);
-            })),
+  EXPECT_EQ(co_await outcome_of(corio::timeout_at(when,
+                                                  [when](Timeout& cm) -> Coro<void> {
+                                                    EXPECT_DOUBLE_EQ(*cm.when(), when);
+                                                    co_await corio::sleep(5s);
+                                                  })),
             End::timeout);
   EXPECT_DOUBLE_EQ(now(), 3);
 }
@@ -104,9 +107,8 @@ TEST(TimeoutObject, TimeoutAtTakesAnAbsoluteDeadline) { run_vt(timeout_at_block(
 
 Coro<void> outer_cancel_inside_expired_block() {
   // An outside cancellation that arrives with the deadline stays CancelledError.
-  Task<void> inner = corio::create_task(corio::timeout(1s, [](Timeout&) -> Coro<void> {
-    co_await corio::sleep(10s);
-  }));
+  Task<void> inner = corio::create_task(
+      corio::timeout(1s, [](Timeout&) -> Coro<void> { co_await corio::sleep(10s); }));
   co_await corio::sleep(1s);  // the deadline fires in this same iteration
   inner.cancel();
   EXPECT_EQ(co_await outcome_of(inner), End::cancelled);
@@ -170,7 +172,7 @@ Coro<int> swallows_cancel() {
 
 Coro<void> zero_timeout_swallowed() {
   Task<int> t = corio::create_task(swallows_cancel());
-  co_await corio::sleep(0s);  // let it start
+  co_await corio::sleep(0s);                      // let it start
   EXPECT_EQ(co_await corio::wait_for(t, 0s), 9);  // it swallowed the cancellation: its result
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "common/support.hpp"
 #include <corio/clock.hpp>
 #include <corio/coro.hpp>
 #include <corio/errors.hpp>
@@ -20,8 +21,6 @@
 #include <corio/sleep.hpp>
 #include <corio/task.hpp>
 #include <corio/testing/virtual_clock.hpp>
-
-#include "common/support.hpp"
 
 namespace corio_test {
 

@@ -68,7 +68,8 @@ Coro<void> tls_peer_hangs_up(Reports* reports) {
   corio::ClientConnected handler = read_to_eof;
   Server server = co_await corio::start_server(handler, "127.0.0.1", 0, tls_server_options());
   for (int i = 0; i < 3; ++i) {
-    auto [reader, writer] = co_await corio::open_connection("127.0.0.1", server.port(), tls_options());
+    auto [reader, writer] =
+        co_await corio::open_connection("127.0.0.1", server.port(), tls_options());
     writer.write("hello\n");
     co_await writer.drain();
     writer.abort();  // the TCP connection goes without close_notify
