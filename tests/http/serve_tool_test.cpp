@@ -13,6 +13,8 @@
 namespace corio_http_test {
 namespace {
 
+#ifdef CORIO_CLI  // the path of the `corio` tool, when it is built
+
 namespace fs = std::filesystem;
 
 struct TempDir {
@@ -67,12 +69,16 @@ Coro<void> serve_survives_body(std::string cli) {
 }
 
 TEST(ServeTool, PeerHangingUpMidFileDoesNotKillTheServer) {
-#ifdef CORIO_CLI
   run_bounded(serve_survives_body(CORIO_CLI), 30s);
-#else
-  GTEST_SKIP() << "built without the corio tool";
-#endif
 }
+
+#else
+
+TEST(ServeTool, PeerHangingUpMidFileDoesNotKillTheServer) {
+  GTEST_SKIP() << "built without the corio tool";
+}
+
+#endif
 
 }  // namespace
 }  // namespace corio_http_test
