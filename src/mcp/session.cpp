@@ -31,6 +31,7 @@ json progress_token_of(const json& params) {
 }  // namespace
 
 Session::~Session() {
+  *alive_ = false;
   // Only if run() was torn down without ending: the done-callbacks must not
   // outlive the session they refer to.
   for (auto& [id, r] : running_) {
@@ -147,6 +148,7 @@ Coro<void> Session::read_all() {
 }
 
 Coro<void> Session::run() {
+  const std::shared_ptr<bool> alive = alive_;
   idle_.set();
   // The reading runs as a task of its own so that output_failed() can stop
   // it without cancelling whoever awaits run().
@@ -160,6 +162,10 @@ Coro<void> Session::run() {
     co_await until_idle();  // the requests still running answer (cancellable too)
   } catch (...) {
     stopped = std::current_exception();
+  }
+  if (!*alive) {  // destroyed meanwhile: nothing of the session may be touched
+    if (stopped) std::rethrow_exception(stopped);
+    co_return;
   }
   reader_.reset();
   fail_awaiting();

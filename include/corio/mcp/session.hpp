@@ -37,6 +37,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -150,6 +151,9 @@ class Session {
   http::JsonLimits json_limits_;
   std::optional<TaskRef> reader_;  // the task in run() while it reads
   bool output_lost_ = false;
+  // False once the session is destroyed: a run() cancelled by its owner's
+  // destructor (a Client dropped without close()) unwinds without it.
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 
 }  // namespace corio::mcp
