@@ -35,6 +35,7 @@ def main():
     parser.add_argument("--serial", action="store_true", help="one group at a time")
     args = parser.parse_args()
     if args.sanitized:
+        harness.SANITIZED = True
         harness.SCALE = 4.0
         harness.RSS_SLACK_KB = 320 * 1024  # ASan's quarantine is 256 MB
 

@@ -20,6 +20,11 @@ SCALE = 1.0
 # size would take. attack.py raises it under ASan (its quarantine keeps
 # freed memory resident).
 RSS_SLACK_KB = 48 * 1024
+SANITIZED = False  # attack.py: the programs are ASan/UBSan builds
+
+
+class Skipped(Exception):
+    """Raised by a check that cannot run here; the message says why."""
 
 
 class CheckFailed(AssertionError):
@@ -234,6 +239,8 @@ def _bounded(fn, limit):
             result.append(None)
         except CheckFailed as e:
             result.append(str(e))
+        except Skipped as e:
+            result.append(e)
         except Exception:  # an unexpected error in an attack is a failure too
             result.append(traceback.format_exc(limit=3).strip().replace("\n", " | "))
     t = threading.Thread(target=run, daemon=True)
@@ -245,7 +252,9 @@ def _bounded(fn, limit):
 
 
 def _record(report, check, error, took):
-    if check.xfail and error:
+    if isinstance(error, Skipped):
+        report.add("SKIP", check.name, str(error))
+    elif check.xfail and error:
         report.add("XFAIL", check.name, f"known bug: {check.xfail} ({error})", took)
     elif check.xfail:
         report.add("XPASS", check.name, f"passes, but marked as the known bug "

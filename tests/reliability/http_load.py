@@ -151,6 +151,10 @@ def emfile_group(corio):
 
     @g.check("accept_at_emfile", limit=60)
     def accept_at_emfile():
+        if harness.SANITIZED:
+            raise harness.Skipped(
+                "UBSan's vptr check probes memory through a pipe: with no fd left it reports "
+                "a false 'invalid vptr' (seen in SocketTransport's constructor) and halts")
         fds = g.prog.fd_count()
         held = [Conn(g.port) for _ in range(FD_LIMIT + 40)]
         wait_until(lambda: g.prog.fd_count() >= FD_LIMIT - 1, 10,

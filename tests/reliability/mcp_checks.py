@@ -179,6 +179,7 @@ def stdio_group(nba):
         h = StdioHost(g, g.nba, g.articles, stdout=write_end)
         prog = h.prog
         os.close(write_end)
+        prog.wait_line("err", r"serving MCP on stdio")
         h.send(initialize())
         ready, _, _ = select.select([read_end], [], [], seconds(10))
         expect(ready and os.read(read_end, 65536), "no answer to initialize on stdout")
