@@ -17,9 +17,9 @@ from mcp_client import (INITIALIZED, HttpHost, StdioHost, brief, cancel, deep, e
 INTERNAL_WORDS = ("type_error", "nlohmann", "json.exception", "what()")
 # StdioTransport stops reading stdin once its unsent output passes a mark,
 # which bounds answers, not requests: while the handlers lag behind the
-# reader (an ASan build: all 40,000 tools/list read, about 900 MB), every
-# request read is held in flight. Release builds answer fast enough to stop
-# at about 3,000 (10 MB).
+# reader, every request read is held in flight. How many depends on timing:
+# release builds stop at about 3,000 (10 MB) when idle, grow 80-110 MB in
+# some runs beside the other groups; ASan builds read all 40,000 (900 MB).
 BUG_IN_FLIGHT = "mcp stdio: no cap on requests in flight while the host does not read stdout"
 
 
@@ -204,7 +204,7 @@ def stdio_group(nba):
                                  f"lines (at most one expected): {logged[:3]}")
         expect(rc is not None and rc >= 0, f"the server died with signal {-rc} on a closed stdout")
 
-    @g.check("host_stops_reading", limit=120, xfail=BUG_IN_FLIGHT if harness.SANITIZED else None)
+    @g.check("host_stops_reading", limit=120, xfail=BUG_IN_FLIGHT, strict=False)
     def host_stops_reading():
         read_end, write_end = os.pipe()
         h = StdioHost(g, g.nba, g.articles, stdout=write_end)
