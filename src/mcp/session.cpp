@@ -144,7 +144,15 @@ bool Session::cancel_request(const json& id) {
 }
 
 Coro<void> Session::read_all() {
-  while (std::optional<Received> in = co_await transport_.receive()) co_await dispatch(*in);
+  for (;;) {
+    while (running_.size() >= max_in_flight_) {
+      slot_free_.clear();
+      co_await slot_free_.wait();
+    }
+    std::optional<Received> in = co_await transport_.receive();
+    if (!in) break;
+    co_await dispatch(*in);
+  }
 }
 
 Coro<void> Session::run() {
@@ -272,6 +280,7 @@ void Session::start_request(Message m) {
 void Session::forget(const std::string& key, const json& id) noexcept {
   running_.erase(key);
   if (running_.empty()) idle_.set();
+  if (running_.size() < max_in_flight_) slot_free_.set();
   transport_.request_done(id);
 }
 

@@ -113,6 +113,35 @@ Coro<void> requests_overlap() {
 
 TEST(Session, EachRequestRunsAsItsOwnTask) { run_test(requests_overlap()); }
 
+// At max_in_flight requests running, the session stops reading: the third
+// request is not even read (let alone started) until one of the two ends.
+Coro<void> in_flight_is_capped() {
+  Harness h;
+  Session session(h.transport);
+  session.max_in_flight(2);
+  corio::Event release;
+  int started = 0;
+  session.on_request("slow", [&](const json&, const RequestContext&) -> Coro<json> {
+    ++started;
+    co_await release.wait();
+    co_return "done";
+  });
+  corio::Task<void> server = corio::create_task(session.run());
+  for (int id = 1; id <= 5; ++id)
+    h.send(R"({"jsonrpc": "2.0", "id": )" + std::to_string(id) + R"(, "method": "slow"})");
+  const std::function<bool()> two_started = [&] { return started == 2; };
+  CO_ASSERT(co_await eventually(two_started));
+  co_await corio::sleep(50ms);  // the reader has had every chance to take more
+  EXPECT_EQ(started, 2);
+  release.set();
+  for (int i = 0; i < 5; ++i) EXPECT_EQ((co_await h.next())["result"], "done");
+  EXPECT_EQ(started, 5);
+  h.to_server.close();
+  co_await server;
+}
+
+TEST(Session, RequestsInFlightAreCapped) { run_test(in_flight_is_capped()); }
+
 // A handler that never answers; *unwound is set once it has been cancelled.
 Session::RequestHandler sleep_forever(bool& unwound) {
   return [&unwound](const json&, const RequestContext&) -> Coro<json> {

@@ -85,6 +85,10 @@ class Session {
   void never_cancel(std::string method) { never_cancel_.push_back(std::move(method)); }
   // Limits for the JSON of each message (the size is the transport's).
   void json_limits(const http::JsonLimits& limits) noexcept { json_limits_ = limits; }
+  // At this many requests running, run() stops reading until one ends:
+  // a peer that floods requests (and does not read the answers) holds at
+  // most this many in memory, whatever the timing. Default 256.
+  void max_in_flight(std::size_t n) noexcept { max_in_flight_ = n > 0 ? n : 1; }
 
   // Sends a notification to the peer (progress, log messages, ...);
   // related_request: the peer's request it is sent while serving, if any
@@ -144,7 +148,9 @@ class Session {
   std::map<std::string, Running, std::less<>> running_;  // by id.dump()
   std::map<std::int64_t, Future<json>> awaiting_;           // our requests, by id
   std::int64_t next_id_ = 1;
-  Event idle_;  // set whenever running_ is empty
+  Event idle_;       // set whenever running_ is empty
+  Event slot_free_;  // set whenever fewer than max_in_flight_ are running
+  std::size_t max_in_flight_ = 256;
   bool accept_batches_ = false;
   std::function<void(const Message&)> gate_;
   std::vector<std::string> never_cancel_;
