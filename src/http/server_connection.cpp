@@ -186,7 +186,7 @@ Coro<void> HttpConnection::handle_request() {
   // skip.
   if (body_failed_ || (expect_continue_ && !body_->done())) {
     keep_alive_ = false;
-  } else if (keep_alive_ && !body_->done() && !co_await discard_body()) {
+  } else if (keep_alive_ && !body_->done() && !co_await discard_body(resp)) {
     keep_alive_ = false;
   }
   if (!keep_alive_ && !body_->done()) linger_ = true;
@@ -285,8 +285,10 @@ const Headers& HttpConnection::trailers() const noexcept {
 
 // The rest of a body the handler left unread, read and dropped so that the
 // next request can be parsed; false when the connection should close
-// instead (too much left, a broken body, one that stopped coming).
-Coro<bool> HttpConnection::discard_body() {
+// instead (too much left, a broken body, one that stopped coming). A
+// broken one also replaces the answer with the 400 it is (nginx does the
+// same when it discards a body): the request was not what it said.
+Coro<bool> HttpConnection::discard_body(Response& answer) {
   const std::uint64_t max_drain = shared_.options.max_drain;
   const BodyFraming framing = request_framing(head_);  // it passed once, in handle_request
   if (framing.kind == BodyFraming::Kind::length &&
@@ -305,7 +307,8 @@ Coro<bool> HttpConnection::discard_body() {
       if (co_await fill(shared_.options.body_timeout) == 0) co_return false;
       deadline = 0;
     }
-  } catch (const ParseError&) {
+  } catch (const ParseError& e) {
+    answer = Response::text(e.what(), e.status());
     co_return false;
   }
   co_return true;

@@ -110,7 +110,7 @@ class HttpConnection {
   Coro<bool> read_head();
   Coro<void> handle_request();
   Coro<Response> dispatch(Request& req);
-  Coro<bool> discard_body();
+  Coro<bool> discard_body(Response& answer);
   Coro<void> reject(int status, std::string_view message);
   Coro<void> linger();
   Coro<void> under_send_timeout(Coro<void> wait);
