@@ -31,7 +31,7 @@ namespace corio_http_test {
 using namespace corio_net_test;
 namespace fs = std::filesystem;
 
-inline fs::path peers_dir() { return fs::path(__FILE__).parent_path() / "peers"; }
+inline fs::path peers_dir() { return fs::path(CORIO_TESTS_DIR) / "http" / "peers"; }
 
 // Debian's interpreter when there, not a version-manager shim on PATH
 // (which costs a second per start).
