@@ -28,6 +28,10 @@ def check_program(runner, program):
     if r.returncode != program["exit"]:
         problems.append(f"{program['where']}: exit status {r.returncode}, not {program['exit']}\n"
                         f"{r.stderr}")
+    elif r.returncode == 0 and r.stderr:
+        # A clean run says nothing on stderr: no "exception never retrieved"
+        # or "task destroyed while pending" reports slip into the docs.
+        problems.append(f"{program['where']}: wrote to stderr\n{r.stderr}")
     expected = program.get("output")
     if expected is not None and r.stdout != expected:
         problems.append(f"{program['where']}: the output differs from the page's\n"
