@@ -13,7 +13,9 @@ the rendered page.
                                compiled (they may use the file's fragments)
   <!-- doc: body run -->       the same, then run with corio::run_main
   <!-- doc: program -->        a whole program with `int main()`, built and run;
-                               it must exit with 0, or N with `program exit=N`
+                               it must exit with 0, or N with `program exit=N`;
+                               `program build-only` is built, never run (a
+                               server that waits for Ctrl-C)
   <!-- doc: fail TEXT -->      must NOT compile (warnings are errors), and the
                                compiler's messages must contain TEXT (or one of
                                `A|B`: g++ and clang word things differently)
@@ -133,13 +135,14 @@ class Page:
             self.register(f"[] {{ return corio::run_main(doc_{self.name}::{fn}()); }}", where)
 
     def add_program(self, arg, lineno, body, where):
-        status = re.fullmatch(r"(?:exit=(\d+))?", arg)
+        status = re.fullmatch(r"(?:exit=(\d+)|build-only)?", arg)
         if status is None:
-            raise SnippetError(f"{where}: program takes only exit=N")
+            raise SnippetError(f"{where}: program takes only exit=N or build-only")
         ns = f"doc_{self.name}_program_{lineno}"
         self.programs += ["#define main doc_main", f"namespace {ns} {{"] + body
         self.programs += [f"}}  // namespace {ns}", "#undef main"]
-        self.register(f"&{ns}::doc_main", where, int(status.group(1) or 0))
+        if arg != "build-only":
+            self.register(f"&{ns}::doc_main", where, int(status.group(1) or 0))
 
     def register(self, program, where, status=0):
         name = f"{self.name}:{where.rsplit(':', 1)[1]}"
