@@ -1,5 +1,5 @@
-// Running a job once a day at a local wall-clock time: the seed's "08:00
-// daily brief", without its once-a-minute polling.
+// Running a job once a day at a local wall-clock time: an "08:00 daily
+// brief" without the once-a-minute polling of the Python program it ports.
 //
 //   co_await corio::run_daily(8, 0, [] -> Coro<void> { co_await make_brief(); });
 //
