@@ -22,7 +22,7 @@ the rendered page.
   <!-- doc: output -->         on a ```text block: the exact standard output
                                of the program or run block before it
 
-Usage: extract_snippets.py OUTDIR FILE.md...
+Usage: extract_snippets.py OUTDIR FILE.md...   (paths relative to the source tree)
 Writes OUTDIR/<name>.cpp per Markdown file (one translation unit each),
 OUTDIR/fail/<name>_<line>.cpp per fail block, and OUTDIR/manifest.json for
 check_snippets.py. Files are rewritten only when their text changes, so an
@@ -92,7 +92,8 @@ class Page:
 
     def __init__(self, path):
         self.path = path
-        self.name = re.sub(r"\W", "_", path.stem.lower())
+        # "docs/tasks.md" -> docs_tasks (CMake's MAKE_C_IDENTIFIER of the same)
+        self.name = re.sub(r"\W", "_", str(path.with_suffix("")).lower())
         self.includes = []
         self.scope = []      # the fragments and bodies, in order
         self.programs = []   # each in its own namespace
