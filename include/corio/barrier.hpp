@@ -25,27 +25,31 @@
 
 namespace corio {
 
+/// asyncio.Barrier: `parties` tasks wait in wait() until all have arrived (see the top of this
+/// file).
 class Barrier {
  public:
-  // Throws ValueError if parties < 1.
+  /// Throws ValueError if parties < 1.
   explicit Barrier(int parties);
   Barrier(const Barrier&) = delete;
   Barrier& operator=(const Barrier&) = delete;
 
-  // Returns the arrival index of this task in its round, 0 .. parties-1.
-  // Throws BrokenBarrierError if the barrier is, or becomes, broken (abort)
-  // or is reset while the task waits.
+  /// Returns the arrival index of this task in its round, 0 .. parties-1.
+  /// Throws BrokenBarrierError if the barrier is, or becomes, broken (abort)
+  /// or is reset while the task waits.
   Coro<std::size_t> wait();
-  // Back to empty: tasks waiting now get BrokenBarrierError; once they have
-  // left, the barrier is usable again (also after abort). Completes at once.
+  /// Back to empty: tasks waiting now get BrokenBarrierError; once they have
+  /// left, the barrier is usable again (also after abort). Completes at once.
   Coro<void> reset();
-  // Breaks the barrier: tasks waiting now and every later wait() get
-  // BrokenBarrierError, until reset(). Completes at once.
+  /// Breaks the barrier: tasks waiting now and every later wait() get
+  /// BrokenBarrierError, until reset(). Completes at once.
   Coro<void> abort();
 
+  /// How many tasks make a round.
   std::size_t parties() const noexcept { return parties_; }
-  // Tasks waiting for the current round to fill (0 while draining).
+  /// Tasks waiting for the current round to fill (0 while draining).
   std::size_t n_waiting() const noexcept { return state_ == State::filling ? count_ : 0; }
+  /// True after abort(), until reset().
   bool broken() const noexcept { return state_ == State::broken; }
 
  private:

@@ -26,29 +26,34 @@
 
 namespace corio {
 
+/// asyncio.Condition: a condition variable over a Lock (see the top of this file).
 class Condition {
  public:
   Condition() noexcept : lock_(&own_) {}
-  // Shares `lock` (which must outlive the condition) instead of owning one.
+  /// Shares `lock` (which must outlive the condition) instead of owning one.
   explicit Condition(Lock& lock) noexcept : lock_(&lock) {}
   Condition(const Condition&) = delete;
   Condition& operator=(const Condition&) = delete;
 
-  // The lock's own operations.
+  /// The lock's own operations.
   detail::AcquireAwaiter<Lock> acquire() noexcept { return lock_->acquire(); }
+  /// Acquires the lock and gives a Guard that releases it (`async with cond:`).
   detail::ScopedAcquireAwaiter<Lock> scoped_lock() noexcept { return lock_->scoped_lock(); }
+  /// Releases the lock (RuntimeError if it is not held).
   void release() { lock_->release(); }
+  /// Whether the lock is held.
   bool locked() const noexcept { return lock_->locked(); }
+  /// What scoped_lock() gives: it releases the lock when destroyed.
   using Guard = Lock::Guard;
 
-  // Releases the lock, waits to be notified, re-acquires the lock. Throws
-  // RuntimeError if the lock is not held. Spurious wake-ups are allowed, as
-  // for any condition variable: re-check the state, or use wait_for().
+  /// Releases the lock, waits to be notified, re-acquires the lock. Throws
+  /// RuntimeError if the lock is not held. Spurious wake-ups are allowed, as
+  /// for any condition variable: re-check the state, or use wait_for().
   Coro<void> wait();
 
-  // Waits until pred() is truthy and returns its value (asyncio's
-  // wait_for(predicate), not the timeout combinator corio::wait_for). pred is
-  // called with the lock held; if it holds at once, nothing waits.
+  /// Waits until pred() is truthy and returns its value (asyncio's
+  /// wait_for(predicate), not the timeout combinator corio::wait_for). pred is
+  /// called with the lock held; if it holds at once, nothing waits.
   template <class Pred>
   Coro<std::decay_t<std::invoke_result_t<Pred&>>> wait_for(Pred pred) {
     auto result = pred();
@@ -59,9 +64,10 @@ class Condition {
     co_return result;
   }
 
-  // Wake up to n waiters, longest-waiting first. Throw RuntimeError if the
-  // lock is not held (the notifier must hold it, as in asyncio).
+  /// Wake up to n waiters, longest-waiting first. Throw RuntimeError if the
+  /// lock is not held (the notifier must hold it, as in asyncio).
   void notify(std::size_t n = 1);
+  /// Wakes every waiter (the lock must be held).
   void notify_all();
 
  private:

@@ -36,3 +36,10 @@
 #include <corio/to_thread.hpp>
 #include <corio/version.hpp>
 #include <corio/wait.hpp>
+
+/// \namespace corio
+/// asyncio's programming model in C++20: one thread, one event loop,
+/// coroutines (Coro), futures (Future) and tasks (Task) with cooperative
+/// cancellation, and asyncio's combinators, primitives, streams and
+/// subprocesses on top. docs/README.md is the guide; corio::http and
+/// corio::mcp are the HTTP and MCP layers.

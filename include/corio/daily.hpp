@@ -31,19 +31,21 @@
 
 namespace corio {
 
+/// What reads the wall clock (DailyOptions::now).
 using WallClockNow = std::function<std::chrono::system_clock::time_point()>;
 
-// The first hh:mm local time strictly after `after`.
+/// The first hh:mm local time strictly after `after`.
 std::chrono::system_clock::time_point next_daily_at(int hour, int minute,
                                                     std::chrono::system_clock::time_point after);
 
+/// Options of run_daily().
 struct DailyOptions {
-  std::chrono::seconds recheck{60};  // longest sleep before the wall clock is read again
-  WallClockNow now = [] { return std::chrono::system_clock::now(); };  // tests inject one
+  std::chrono::seconds recheck{60};  ///< longest sleep before the wall clock is read again
+  WallClockNow now = [] { return std::chrono::system_clock::now(); };  ///< tests inject one
 };
 
-// Runs job at every hh:mm local time, forever (until cancelled). hour in
-// 0..23, minute in 0..59, else ValueError.
+/// Runs job at every hh:mm local time, forever (until cancelled). hour in
+/// 0..23, minute in 0..59, else ValueError.
 Coro<void> run_daily(int hour, int minute, std::function<Coro<void>()> job, DailyOptions opts = {});
 
 }  // namespace corio

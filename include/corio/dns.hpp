@@ -28,20 +28,23 @@
 
 namespace corio {
 
+/// One address getaddrinfo() found.
 struct AddrInfo {
-  int family = AF_UNSPEC;  // AF_INET or AF_INET6
+  int family = AF_UNSPEC;  ///< AF_INET or AF_INET6
+  /// SOCK_STREAM or SOCK_DGRAM.
   int type = SOCK_STREAM;
+  /// The protocol for socket(2) (IPPROTO_TCP, ...).
   int protocol = 0;
-  SocketAddress address;  // with the port filled in
+  SocketAddress address;  ///< with the port filled in
 };
 
-// The error category of getaddrinfo's EAI_* codes; message() is gai_strerror.
+/// The error category of getaddrinfo's EAI_* codes; message() is gai_strerror.
 const std::error_category& gai_category() noexcept;
 
-// host "" means the wildcard address with AI_PASSIVE (a server binding every
-// interface: 0.0.0.0 and ::), the loopback addresses without it. flags are
-// ::getaddrinfo's AI_* flags. Duplicates are removed; the order is the
-// resolver's.
+/// host "" means the wildcard address with AI_PASSIVE (a server binding every
+/// interface: 0.0.0.0 and ::), the loopback addresses without it. flags are
+/// ::getaddrinfo's AI_* flags. Duplicates are removed; the order is the
+/// resolver's.
 Coro<std::vector<AddrInfo>> getaddrinfo(std::string host, std::uint16_t port,
                                         int family = AF_UNSPEC, int type = SOCK_STREAM,
                                         int flags = 0);

@@ -26,9 +26,11 @@
 
 namespace corio {
 
+/// The type of return_exceptions.
 struct ReturnExceptions {
   explicit ReturnExceptions() = default;
 };
+/// gather's first argument for asyncio's return_exceptions=True: each result an Outcome.
 inline constexpr ReturnExceptions return_exceptions{};
 
 namespace detail {
@@ -119,6 +121,7 @@ Coro<std::vector<Outcome<value_or_monostate<T>>>> start_vector_outcomes(std::vec
 
 }  // namespace detail
 
+/// Runs the awaitables concurrently; their results as a tuple, in argument order.
 template <detail::Awaitable... A>
 requires(sizeof...(A) > 0)
 Coro<std::tuple<detail::value_or_monostate<detail::result_t<A>>...>> gather(A&&... aws) {
@@ -126,6 +129,7 @@ Coro<std::tuple<detail::value_or_monostate<detail::result_t<A>>...>> gather(A&&.
   return detail::start_tuple<std::remove_cvref_t<A>...>(std::forward<A>(aws)...);
 }
 
+/// As gather(aws...), waiting for all: each result an Outcome, failures included.
 template <detail::Awaitable... A>
 requires(sizeof...(A) > 0)
 Coro<std::tuple<Outcome<detail::value_or_monostate<detail::result_t<A>>>...>> gather(
@@ -134,11 +138,13 @@ Coro<std::tuple<Outcome<detail::value_or_monostate<detail::result_t<A>>>...>> ga
   return detail::start_tuple_outcomes<std::remove_cvref_t<A>...>(std::forward<A>(aws)...);
 }
 
+/// Runs the awaitables concurrently; their results as a vector, in order.
 template <detail::Awaitable A>
 Coro<std::vector<detail::value_or_monostate<detail::result_t<A>>>> gather(std::vector<A> aws) {
   return detail::start_vector<detail::result_t<A>>(std::move(aws));
 }
 
+/// As gather(aws), waiting for all: each result an Outcome, failures included.
 template <detail::Awaitable A>
 Coro<std::vector<Outcome<detail::value_or_monostate<detail::result_t<A>>>>> gather(
     ReturnExceptions, std::vector<A> aws) {

@@ -14,20 +14,25 @@
 
 namespace corio {
 
+/// asyncio.Lock, FIFO-fair (see the top of this file).
 class Lock {
  public:
   Lock() = default;
   Lock(const Lock&) = delete;
   Lock& operator=(const Lock&) = delete;
 
+  /// Waits until the lock is this task's (at once if it is free and nobody waits).
   detail::AcquireAwaiter<Lock> acquire() noexcept { return detail::AcquireAwaiter<Lock>(*this); }
+  /// Acquires the lock and gives a Guard that releases it (`async with lock:`).
   detail::ScopedAcquireAwaiter<Lock> scoped_lock() noexcept {
     return detail::ScopedAcquireAwaiter<Lock>(*this);
   }
-  // Throws RuntimeError if the lock is not held.
+  /// Throws RuntimeError if the lock is not held.
   void release();
+  /// Whether a task holds the lock.
   bool locked() const noexcept { return locked_; }
 
+  /// What scoped_lock() gives: it releases the lock when destroyed.
   using Guard = detail::ReleaseGuard<Lock>;
 
  private:

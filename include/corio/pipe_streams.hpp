@@ -35,7 +35,9 @@
 
 namespace corio {
 
+/// A StreamReader over a duplicate of fd (stdin, a pipe, a file).
 StreamReader connect_read_pipe(int fd, std::size_t limit = kDefaultStreamLimit);
+/// A StreamWriter over a duplicate of fd (stdout, a pipe, a file).
 StreamWriter connect_write_pipe(int fd);
 
 }  // namespace corio

@@ -216,24 +216,29 @@ class BasicQueue : public QueueBase {
 
 }  // namespace detail
 
+/// asyncio.Queue: first in, first out (see the top of this file).
 template <class T>
 class Queue : public detail::BasicQueue<T, detail::FifoStore<T>> {
  public:
+  /// maxsize: how many items it holds before put() waits; 0 for no bound.
   explicit Queue(std::size_t maxsize = 0)
       : detail::BasicQueue<T, detail::FifoStore<T>>(maxsize, detail::FifoStore<T>()) {}
 };
 
+/// asyncio.LifoQueue: the newest item first.
 template <class T>
 class LifoQueue : public detail::BasicQueue<T, detail::LifoStore<T>> {
  public:
+  /// maxsize as Queue's.
   explicit LifoQueue(std::size_t maxsize = 0)
       : detail::BasicQueue<T, detail::LifoStore<T>>(maxsize, detail::LifoStore<T>()) {}
 };
 
-// get() returns the smallest item under Compare first (see the top).
+/// get() returns the smallest item under Compare first (see the top).
 template <class T, class Compare = std::less<T>>
 class PriorityQueue : public detail::BasicQueue<T, detail::HeapStore<T, Compare>> {
  public:
+  /// maxsize as Queue's; compare orders the items (the smallest comes first).
   explicit PriorityQueue(std::size_t maxsize = 0, Compare compare = Compare())
       : detail::BasicQueue<T, detail::HeapStore<T, Compare>>(
             maxsize, detail::HeapStore<T, Compare>(std::move(compare))) {}

@@ -50,6 +50,8 @@ class SigintCancelsMain {
 };
 }  // namespace detail
 
+/// asyncio.run: runs main on a new loop, then cancels what is left and closes the loop (see the top
+/// of this file).
 template <class T>
 T run(Coro<T> main, RunOptions opts = {}, SourceLocation where = SourceLocation::current()) {
   detail::check_no_running_loop();
@@ -69,14 +71,14 @@ T run(Coro<T> main, RunOptions opts = {}, SourceLocation where = SourceLocation:
   }
 }
 
-// What Python's interpreter does around asyncio.run(), for main():
-//
-//   int main() { return corio::run_main(main_coro()); }
-//
-// runs main with corio::run(); an int result is the exit status (any other
-// result, bool included, gives 0); Ctrl-C (KeyboardInterrupt) gives 130, the
-// shell's code for a SIGINT death, quietly; any other exception that escapes
-// main is printed to stderr with its type and message and gives 1.
+/// What Python's interpreter does around asyncio.run(), for main():
+///
+///   int main() { return corio::run_main(main_coro()); }
+///
+/// runs main with corio::run(); an int result is the exit status (any other
+/// result, bool included, gives 0); Ctrl-C (KeyboardInterrupt) gives 130, the
+/// shell's code for a SIGINT death, quietly; any other exception that escapes
+/// main is printed to stderr with its type and message and gives 1.
 template <class T>
 int run_main(Coro<T> main, RunOptions opts = {}, SourceLocation where = SourceLocation::current()) {
   try {

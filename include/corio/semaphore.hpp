@@ -16,25 +16,30 @@
 
 namespace corio {
 
+/// asyncio.Semaphore, FIFO-fair (see the top of this file).
 class Semaphore {
  public:
-  // Throws ValueError if value < 0.
+  /// Throws ValueError if value < 0.
   explicit Semaphore(int value = 1);
   Semaphore(const Semaphore&) = delete;
   Semaphore& operator=(const Semaphore&) = delete;
 
+  /// Waits for a permit (at once if one is free and nobody waits).
   detail::AcquireAwaiter<Semaphore> acquire() noexcept {
     return detail::AcquireAwaiter<Semaphore>(*this);
   }
+  /// Acquires a permit and gives a Guard that releases it (`async with sem:`).
   detail::ScopedAcquireAwaiter<Semaphore> scoped_acquire() noexcept {
     return detail::ScopedAcquireAwaiter<Semaphore>(*this);
   }
+  /// Gives a permit back (to the longest waiter, if any).
   void release() { release_owned(); }
-  // True when acquire() would wait.
+  /// True when acquire() would wait.
   bool locked() const noexcept { return value_ == 0 || !waiters_.empty() || woken_ > 0; }
-  // The free permits, not counting those handed to woken waiters (asyncio's _value).
+  /// The free permits, not counting those handed to woken waiters (asyncio's _value).
   int value() const noexcept { return value_; }
 
+  /// What scoped_acquire() gives: it releases the permit when destroyed.
   using Guard = detail::ReleaseGuard<Semaphore>;
 
  private:
@@ -61,11 +66,12 @@ class Semaphore {
   detail::WaitQueue waiters_;
 };
 
-// A Semaphore that refuses to be released more often than acquired.
+/// A Semaphore that refuses to be released more often than acquired.
 class BoundedSemaphore : public Semaphore {
  public:
+  /// value permits, and never more (ValueError if value < 0).
   explicit BoundedSemaphore(int value = 1) : Semaphore(value), bound_(value) {}
-  // Throws ValueError when it would raise the value past its initial one.
+  /// Throws ValueError when it would raise the value past its initial one.
   void release();
 
  private:

@@ -18,6 +18,7 @@ Coro<result_t<A>> shield_start(A aw) {
 }
 }  // namespace detail
 
+/// Awaits aw; cancelling the awaiting task does not cancel aw (asyncio.shield).
 template <detail::Awaitable A>
 Coro<detail::result_t<A>> shield(A&& aw) {
   static_assert(detail::kOwnable<A>, CORIO_OWNED_AWAITABLE_MESSAGE("shield()"));

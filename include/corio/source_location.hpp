@@ -6,17 +6,21 @@
 
 namespace corio {
 
+/// Where in the source something happened: std::source_location's interface.
 class SourceLocation {
  public:
-  // As a default argument, the caller's location.
+  /// As a default argument, the caller's location.
   static constexpr SourceLocation current(const char* file = __builtin_FILE(),
                                           unsigned line = __builtin_LINE(),
                                           const char* function = __builtin_FUNCTION()) noexcept {
     return SourceLocation(file, line, function);
   }
   constexpr SourceLocation() noexcept = default;
+  /// The file name, as the compiler spelled it.
   constexpr const char* file_name() const noexcept { return file_; }
+  /// The line number.
   constexpr unsigned line() const noexcept { return line_; }
+  /// The enclosing function's name.
   constexpr const char* function_name() const noexcept { return function_; }
 
  private:

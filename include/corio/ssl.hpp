@@ -52,37 +52,41 @@ namespace detail {
 struct SslContextAccess;
 }
 
+/// TLS settings for connections: asyncio's ssl.SSLContext (see the top of this file).
 class SslContext {
  public:
-  // A client context: verifies the server's certificate chain against the
-  // system's CA store and its name against server_hostname; TLS 1.2 or later.
+  /// A client context: verifies the server's certificate chain against the
+  /// system's CA store and its name against server_hostname; TLS 1.2 or later.
   static SslContext client();
-  // A server context presenting cert_file (PEM, the chain after the leaf)
-  // with key_file; TLS 1.2 or later; no client certificate asked for.
+  /// A server context presenting cert_file (PEM, the chain after the leaf)
+  /// with key_file; TLS 1.2 or later; no client certificate asked for.
   static SslContext server(const std::string& cert_file, const std::string& key_file);
 
-  // Trusts the CA certificates in cafile (PEM) too. SslError if unreadable.
+  /// Trusts the CA certificates in cafile (PEM) too. SslError if unreadable.
   void load_verify_locations(const std::string& cafile);
-  // The certificate chain and key this side presents. SslError if they are
-  // unreadable or do not match.
+  /// The certificate chain and key this side presents. SslError if they are
+  /// unreadable or do not match.
   void load_cert_chain(const std::string& cert_file, const std::string& key_file);
 
-  // Client: verify the server's certificate (on by default; off also turns
-  // the host name check off: an explicit opt-out, for tests). Server: ask
-  // for a client certificate and require it to verify (off by default).
+  /// Client: verify the server's certificate (on by default; off also turns
+  /// the host name check off: an explicit opt-out, for tests). Server: ask
+  /// for a client certificate and require it to verify (off by default).
   void set_verify(bool enabled);
+  /// Whether certificates are verified (see set_verify).
   bool verify() const noexcept;
-  // Client: check the certificate against server_hostname (on by default;
-  // on also turns verification on).
+  /// Client: check the certificate against server_hostname (on by default;
+  /// on also turns verification on).
   void set_check_hostname(bool enabled);
+  /// Whether the host name is checked (see set_check_hostname).
   bool check_hostname() const noexcept;
-  // ALPN protocols in preference order ({"h2", "http/1.1"}); a server picks
-  // its first one the client offers, and none if there is no overlap.
-  // ValueError for an empty or over-255-byte name.
+  /// ALPN protocols in preference order ({"h2", "http/1.1"}); a server picks
+  /// its first one the client offers, and none if there is no overlap.
+  /// ValueError for an empty or over-255-byte name.
   void set_alpn_protocols(const std::vector<std::string>& protocols);
+  /// Whether it was made by server().
   bool server_side() const noexcept;
 
-  struct Impl;  // the SSL_CTX and what corio keeps beside it (src/net/tls.hpp)
+  struct Impl;  ///< the SSL_CTX and what corio keeps beside it (src/net/tls.hpp)
 
  private:
   friend struct detail::SslContextAccess;
@@ -92,38 +96,43 @@ class SslContext {
   std::shared_ptr<Impl> impl_;
 };
 
-// The category of SslError codes: the value is OpenSSL's packed error code
-// (ERR_get_error(); ERR_GET_REASON() of it is the reason, SSL_R_...).
+/// The category of SslError codes: the value is OpenSSL's packed error code
+/// (ERR_get_error(); ERR_GET_REASON() of it is the reason, SSL_R_...).
 const std::error_category& ssl_category() noexcept;
 
-// A TLS failure (asyncio's ssl.SSLError). A std::system_error, as SSLError
-// is an OSError: stream code handling connection errors handles it too, and
-// it sticks to a stream as an OS error does. what() is OpenSSL's reason
-// ("wrong version number", "tlsv1 alert unknown ca", ...).
+/// A TLS failure (asyncio's ssl.SSLError). A std::system_error, as SSLError
+/// is an OSError: stream code handling connection errors handles it too, and
+/// it sticks to a stream as an OS error does. what() is OpenSSL's reason
+/// ("wrong version number", "tlsv1 alert unknown ca", ...).
 class SslError : public std::system_error {
  public:
+  /// OpenSSL's packed error code and its reason, as text.
   SslError(int openssl_error, const std::string& message)
       : std::system_error(openssl_error, ssl_category()), text_(message) {}
+  /// The reason ("wrong version number", ...).
   const char* what() const noexcept override { return text_.what(); }
 
  private:
   std::runtime_error text_;  // a copy that cannot throw, as exceptions want
 };
 
-// The peer's certificate was rejected: "certificate verify failed:
-// self-signed certificate" (asyncio's SSLCertVerificationError).
-// verify_code is OpenSSL's X509_V_ERR_... value.
+/// The peer's certificate was rejected: "certificate verify failed:
+/// self-signed certificate" (asyncio's SSLCertVerificationError).
+/// verify_code is OpenSSL's X509_V_ERR_... value.
 class SslCertVerificationError : public SslError {
  public:
+  /// As SslError, with OpenSSL's X509_V_ERR_... code.
   SslCertVerificationError(int openssl_error, const std::string& message, long x509_error)
       : SslError(openssl_error, message), verify_code(x509_error) {}
+  /// OpenSSL's X509_V_ERR_... code of the rejection.
   long verify_code;
 };
 
-// The peer closed the connection without close_notify (asyncio's
-// SSLEOFError): "unexpected eof while reading".
+/// The peer closed the connection without close_notify (asyncio's
+/// SSLEOFError): "unexpected eof while reading".
 class SslEofError : public SslError {
  public:
+  /// SslError's constructor.
   using SslError::SslError;
 };
 

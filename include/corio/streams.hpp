@@ -50,35 +50,38 @@
 
 namespace corio {
 
+/// How open_connection() and open_unix_connection() connect.
 struct ConnectOptions {
-  std::size_t limit = kDefaultStreamLimit;  // the StreamReader's limit
-  std::chrono::milliseconds happy_eyeballs_delay{250};  // RFC 8305's recommended value
-  std::optional<SocketAddress> local_address;  // bind here before connecting (its family only)
+  std::size_t limit = kDefaultStreamLimit;  ///< the StreamReader's limit
+  std::chrono::milliseconds happy_eyeballs_delay{250};  ///< RFC 8305's recommended value
+  std::optional<SocketAddress> local_address;  ///< bind here before connecting (its family only)
 
-  // TLS (ssl.hpp): a client context wraps the connection, whose handshake
-  // then runs inside open_connection.
+  /// TLS (ssl.hpp): a client context wraps the connection, whose handshake
+  /// then runs inside open_connection.
   std::optional<SslContext> ssl;
-  // The name sent as SNI and checked against the certificate. Default: the
-  // host of open_connection (an IP address is checked, not sent); none for
-  // open_unix_connection, where a context that checks host names needs one.
-  // "" sends and checks none. Without ssl: ValueError.
+  /// The name sent as SNI and checked against the certificate. Default: the
+  /// host of open_connection (an IP address is checked, not sent); none for
+  /// open_unix_connection, where a context that checks host names needs one.
+  /// "" sends and checks none. Without ssl: ValueError.
   std::optional<std::string> server_hostname;
-  std::chrono::milliseconds ssl_handshake_timeout{60'000};  // asyncio's 60 s
-  std::chrono::milliseconds ssl_shutdown_timeout{30'000};   // asyncio's 30 s
+  std::chrono::milliseconds ssl_handshake_timeout{60'000};  ///< asyncio's 60 s
+  std::chrono::milliseconds ssl_shutdown_timeout{30'000};   ///< asyncio's 30 s
 };
 
+/// Connects to host:port (resolved; Happy Eyeballs); the connection's two halves.
 Coro<std::pair<StreamReader, StreamWriter>> open_connection(std::string host, std::uint16_t port,
                                                             ConnectOptions opts = {});
+/// Connects to the Unix socket at path.
 Coro<std::pair<StreamReader, StreamWriter>> open_unix_connection(std::string path,
                                                                  ConnectOptions opts = {});
 
-// Binds every address getaddrinfo(host, AI_PASSIVE) gives ("" is every
-// interface: 0.0.0.0 and ::, IPv6 sockets with IPV6_V6ONLY as asyncio), all
-// on the same port (port 0: the one the first bind picked), and serves.
+/// Binds every address getaddrinfo(host, AI_PASSIVE) gives ("" is every
+/// interface: 0.0.0.0 and ::, IPv6 sockets with IPV6_V6ONLY as asyncio), all
+/// on the same port (port 0: the one the first bind picked), and serves.
 Coro<Server> start_server(ClientConnected handler, std::string host, std::uint16_t port,
                           ServerOptions opts = {});
-// Removes a stale socket file at path first and the server's own on close
-// (as asyncio does).
+/// Removes a stale socket file at path first and the server's own on close
+/// (as asyncio does).
 Coro<Server> start_unix_server(ClientConnected handler, std::string path,
                                ServerOptions opts = {});
 

@@ -49,23 +49,27 @@
 
 namespace corio {
 
-// What one of the child's standard streams is connected to.
+/// What one of the child's standard streams is connected to.
 enum class Redirect {
-  inherit,    // the parent's (asyncio's None)
-  pipe,       // a pipe to the parent: Process::in, out or err
-  devnull,    // /dev/null
-  to_stdout,  // stderr only: wherever stdout goes (asyncio's subprocess.STDOUT;
-              // `stdout` itself is a <cstdio> macro)
+  inherit,    ///< the parent's (asyncio's None)
+  pipe,       ///< a pipe to the parent: Process::in, out or err
+  devnull,    ///< /dev/null
+  to_stdout,  ///< stderr only: wherever stdout goes (asyncio's subprocess.STDOUT;
+              ///< `stdout` itself is a `<cstdio>` macro)
 };
 
+/// How create_subprocess_exec() starts the child.
 struct SubprocessOptions {
+  /// The child's stdin.
   Redirect in = Redirect::inherit;
+  /// The child's stdout.
   Redirect out = Redirect::inherit;
+  /// The child's stderr (Redirect::to_stdout: with its stdout).
   Redirect err = Redirect::inherit;
-  std::optional<std::string> cwd;  // the child's working directory
-  // The child's whole environment; without it, the parent's.
+  std::optional<std::string> cwd;  ///< the child's working directory
+  /// The child's whole environment; without it, the parent's.
   std::optional<std::map<std::string, std::string>> env;
-  std::size_t limit = kDefaultStreamLimit;  // the StreamReaders' limit
+  std::size_t limit = kDefaultStreamLimit;  ///< the StreamReaders' limit
 };
 
 namespace detail {
@@ -74,48 +78,52 @@ void add_ref(ProcessState* s) noexcept;
 void release(ProcessState* s) noexcept;
 }  // namespace detail
 
-// A copyable handle to one child process.
+/// A copyable handle to one child process.
 class Process {
  public:
+  /// A handle to a started child (create_subprocess_exec makes one).
   Process(detail::Ref<detail::ProcessState> s, StreamWriter in, StreamReader out,
           StreamReader err) noexcept;
 
-  // The pipes (asyncio's proc.stdin, proc.stdout, proc.stderr): valid() only
-  // for the streams created with Redirect::pipe.
+  /// The pipes (asyncio's proc.stdin, proc.stdout, proc.stderr): valid() only
+  /// for the streams created with Redirect::pipe.
   StreamWriter in;
+  /// The child's stdout, when piped.
   StreamReader out;
+  /// The child's stderr, when piped.
   StreamReader err;
 
+  /// The child's process id.
   pid_t pid() const noexcept;
-  // None while the child runs; its exit status once the loop reaped it; the
-  // negated signal number if a signal killed it (asyncio's convention).
+  /// None while the child runs; its exit status once the loop reaped it; the
+  /// negated signal number if a signal killed it (asyncio's convention).
   std::optional<int> returncode() const noexcept;
-  // Until the child exits; its returncode. Any number of tasks may wait.
+  /// Until the child exits; its returncode. Any number of tasks may wait.
   Coro<int> wait();
-  // Writes input to stdin (if piped) and closes it, reads stdout and stderr
-  // (those piped; "" for the others) to EOF concurrently, then waits for the
-  // child: {stdout, stderr}. A child that stops reading its stdin (EPIPE)
-  // does not fail it, as in asyncio.
+  /// Writes input to stdin (if piped) and closes it, reads stdout and stderr
+  /// (those piped; "" for the others) to EOF concurrently, then waits for the
+  /// child: {stdout, stderr}. A child that stops reading its stdin (EPIPE)
+  /// does not fail it, as in asyncio.
   Coro<std::pair<std::string, std::string>> communicate(std::string input = {});
 
-  // Signals a child that has not been reaped yet; once it has, throws
-  // std::system_error(ESRCH), asyncio's ProcessLookupError. The pidfd
-  // names the child, so a recycled pid is never signalled.
+  /// Signals a child that has not been reaped yet; once it has, throws
+  /// std::system_error(ESRCH), asyncio's ProcessLookupError. The pidfd
+  /// names the child, so a recycled pid is never signalled.
   void send_signal(int signo);
-  void terminate();  // SIGTERM
-  void kill();       // SIGKILL
+  void terminate();  ///< SIGTERM
+  void kill();       ///< SIGKILL
 
  private:
   detail::Ref<detail::ProcessState> s_;
 };
 
-// Starts program with args (argv = program, args...), searching PATH for a
-// program name without '/' (posix_spawnp: this process's PATH, not env's).
-// The child gets the default signal mask and SIGPIPE's default action (as
-// Python's restore_signals), and only its standard streams as descriptors
-// (close_fds). Throws std::system_error with the errno when the child cannot
-// start (ENOENT: no such program or cwd; EACCES, ...), ValueError for
-// Redirect::to_stdout anywhere but err.
+/// Starts program with args (argv = program, args...), searching PATH for a
+/// program name without '/' (posix_spawnp: this process's PATH, not env's).
+/// The child gets the default signal mask and SIGPIPE's default action (as
+/// Python's restore_signals), and only its standard streams as descriptors
+/// (close_fds). Throws std::system_error with the errno when the child cannot
+/// start (ENOENT: no such program or cwd; EACCES, ...), ValueError for
+/// Redirect::to_stdout anywhere but err.
 Coro<Process> create_subprocess_exec(std::string program, std::vector<std::string> args,
                                      SubprocessOptions opts = {});
 

@@ -44,13 +44,15 @@ template <class T, class Body>
 Coro<T> run_task_group(Body body);
 }  // namespace detail
 
+/// asyncio.TaskGroup: children that end together (see the top of this file).
 class TaskGroup {
  public:
-  TaskGroup();  // in a running loop
+  TaskGroup();  ///< in a running loop
   TaskGroup(const TaskGroup&) = delete;
   TaskGroup& operator=(const TaskGroup&) = delete;
   ~TaskGroup();
 
+  /// Starts coro as a child of the group.
   template <class T>
   Task<T> create_task(Coro<T> coro, std::string name = {},
                       SourceLocation where = SourceLocation::current()) {
@@ -59,7 +61,7 @@ class TaskGroup {
     adopt(task.state());
     return task;
   }
-  // The task owns fn and args for its whole life (see corio::create_task).
+  /// The task owns fn and args for its whole life (see corio::create_task).
   template <class F, class... Args>
   requires detail::CoroCallable<F, Args...>
   Task<detail::callable_result_t<F, Args...>> create_task(F&& fn, Args&&... args) {
@@ -67,9 +69,10 @@ class TaskGroup {
         std::forward<F>(fn), std::forward<Args>(args)...));
   }
 
-  // Waits for every child; rethrows as described above.
+  /// Waits for every child; rethrows as described above.
   Coro<void> wait();
 
+  /// How many children have not finished.
   std::size_t running() const noexcept { return children_.size(); }
 
  private:
@@ -131,9 +134,9 @@ template <class Body>
 using task_group_result_t = typename std::invoke_result_t<Body&, TaskGroup&>::value_type;
 }  // namespace detail
 
-// asyncio.TaskGroup with the body inside: body is a callable taking
-// TaskGroup& and returning Coro<T>; the result is the body's. Must be
-// awaited from a task (the group cancels that task's body on a failure).
+/// asyncio.TaskGroup with the body inside: body is a callable taking
+/// TaskGroup& and returning Coro<T>; the result is the body's. Must be
+/// awaited from a task (the group cancels that task's body on a failure).
 template <class Body>
 requires requires(Body& b, TaskGroup& tg) {
   { b(tg) } -> detail::CoroType;

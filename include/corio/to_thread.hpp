@@ -17,6 +17,7 @@
 
 namespace corio {
 
+/// Runs fn(args...) on the loop's default thread pool; its result, back on the loop.
 template <class F, class... Args>
 Coro<std::decay_t<std::invoke_result_t<F, Args...>>> to_thread(F fn, Args... args) {
   auto call = [fn = std::move(fn), ... args = std::move(args)]() mutable {

@@ -17,14 +17,19 @@
 
 namespace corio {
 
+/// When wait() returns: all done, the first done, or the first failed.
 enum class ReturnWhen { all_completed, first_completed, first_exception };
 
+/// What wait() returns: the tasks, split.
 template <class T>
 struct WaitResult {
+  /// The tasks that are done, in the order given.
   std::vector<Task<T>> done;
+  /// The others, in the order given.
   std::vector<Task<T>> pending;
 };
 
+/// Waits for tasks (see the top of this file); never cancels them, never throws their errors.
 template <class T>
 Coro<WaitResult<T>> wait(std::vector<Task<T>> tasks,
                          ReturnWhen return_when = ReturnWhen::all_completed,
