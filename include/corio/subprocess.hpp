@@ -2,7 +2,8 @@
 //
 //   corio::SubprocessOptions opts;
 //   opts.out = corio::Redirect::pipe;
-//   corio::Process proc = co_await corio::create_subprocess_exec("ls", {"-l", "/"}, opts);
+//   std::vector<std::string> args{"-l", "/"};  // named: g++ 12 rejects a braced list in co_await
+//   corio::Process proc = co_await corio::create_subprocess_exec("ls", args, opts);
 //   std::string listing = co_await proc.out.read();
 //   int status = co_await proc.wait();
 //
