@@ -1,20 +1,21 @@
-// for (auto next : as_completed(tasks)) { T v = co_await next; }
-// asyncio.as_completed (3.13): the results in completion order.
-//
-// Each item, when awaited, gets the earliest result not yet taken (value,
-// exception or cancellation, copied from the task; move-only results are
-// moved): whichever item is awaited first gets the first result, whatever
-// its position. An item converted to a Future<T> takes its turn at the
-// conversion (`std::vector<Future<T>> v(items.begin(), items.end())` fills
-// v[0] first). With a timeout, items still waiting then, and items awaited
-// later when no result that came in time is left, fail with TimeoutError;
-// the tasks run on. An item whose awaiter gives up (cancelled, wait_for
-// timed out) passes its result to the next. Must be created inside a running
-// loop; the object must outlive the iteration (a range-for over the
-// temporary does that).
-//
-// Suspends: awaiting an item while no result is waiting for it. Resumed by:
-// the completion that fills it, or the timeout.
+/// \file
+/// for (auto next : as_completed(tasks)) { T v = co_await next; }
+/// asyncio.as_completed (3.13): the results in completion order.
+///
+/// Each item, when awaited, gets the earliest result not yet taken (value,
+/// exception or cancellation, copied from the task; move-only results are
+/// moved): whichever item is awaited first gets the first result, whatever
+/// its position. An item converted to a Future<T> takes its turn at the
+/// conversion (`std::vector<Future<T>> v(items.begin(), items.end())` fills
+/// v[0] first). With a timeout, items still waiting then, and items awaited
+/// later when no result that came in time is left, fail with TimeoutError;
+/// the tasks run on. An item whose awaiter gives up (cancelled, wait_for
+/// timed out) passes its result to the next. Must be created inside a running
+/// loop; the object must outlive the iteration (a range-for over the
+/// temporary does that).
+///
+/// Suspends: awaiting an item while no result is waiting for it. Resumed by:
+/// the completion that fills it, or the timeout.
 #pragma once
 
 #include <chrono>
@@ -50,7 +51,7 @@ class AsCompleted {
     void await_suspend(std::coroutine_handle<> h) const { aw_->await_suspend(h); }
     /// The claimed result: its value, or it throws its exception.
     T await_resume() const { return aw_->await_resume(); }
-    /// The item as a Future<T>: it takes its turn now (see the top of this file).
+    /// The item as a Future<T>: it takes its turn now (details at the top of as_completed.hpp).
     operator Future<T>() const { return s_->claim(i_); }  // NOLINT: an item is a Future<T>
 
    private:
@@ -191,7 +192,7 @@ class AsCompleted {
   std::unique_ptr<Shared> s_;
 };
 
-/// The tasks' results in completion order (see the top of this file).
+/// The tasks' results in completion order (details at the top of as_completed.hpp).
 template <class T>
 AsCompleted<T> as_completed(std::vector<Task<T>> tasks,
                             std::optional<std::chrono::duration<double>> timeout = {}) {

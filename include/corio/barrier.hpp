@@ -1,21 +1,22 @@
-// corio::Barrier: asyncio.Barrier, a cyclic barrier for a fixed number of
-// parties.
-//
-//   Barrier b(3);
-//   std::size_t index = co_await b.wait();   // in each of 3 tasks
-//
-// Suspends: wait() until `parties` tasks have arrived; also, on arrival,
-// while the previous round is still draining out or a reset is in progress.
-// Resumed by: the last arrival (index parties-1, which does not suspend),
-// abort(), reset(), and the last task to leave a draining or resetting
-// barrier, which lets the blocked arrivals in.
-//
-// The state machine is asyncio's (filling -> draining -> filling, with
-// resetting and broken), and so are its edge cases: a task cancelled while
-// filling simply leaves, and the round completes when enough others arrive.
-// There is no lock: on one loop thread every state change is atomic, so one
-// wait queue serves as asyncio's condition variable. Each state change wakes
-// every waiter, and each re-checks the state in a loop.
+/// \file
+/// corio::Barrier: asyncio.Barrier, a cyclic barrier for a fixed number of
+/// parties.
+///
+///     Barrier b(3);
+///     std::size_t index = co_await b.wait();   // in each of 3 tasks
+///
+/// Suspends: wait() until `parties` tasks have arrived; also, on arrival,
+/// while the previous round is still draining out or a reset is in progress.
+/// Resumed by: the last arrival (index parties-1, which does not suspend),
+/// abort(), reset(), and the last task to leave a draining or resetting
+/// barrier, which lets the blocked arrivals in.
+///
+/// The state machine is asyncio's (filling -> draining -> filling, with
+/// resetting and broken), and so are its edge cases: a task cancelled while
+/// filling simply leaves, and the round completes when enough others arrive.
+/// There is no lock: on one loop thread every state change is atomic, so one
+/// wait queue serves as asyncio's condition variable. Each state change wakes
+/// every waiter, and each re-checks the state in a loop.
 #pragma once
 
 #include <cstddef>

@@ -1,8 +1,9 @@
-// The clock an event loop reads time through.
-//
-// The loop never calls the OS clock directly: it asks its Clock, so tests can
-// give it a corio::testing::VirtualClock and run hours of timer logic in
-// microseconds, deterministically (Trio's MockClock, Tokio's paused time).
+/// \file
+/// The clock an event loop reads time through.
+///
+/// The loop never calls the OS clock directly: it asks its Clock, so tests can
+/// give it a corio::testing::VirtualClock and run hours of timer logic in
+/// microseconds, deterministically (Trio's MockClock, Tokio's paused time).
 #pragma once
 
 namespace corio {

@@ -1,21 +1,22 @@
-// corio::Condition: asyncio.Condition, a condition variable over a Lock.
-//
-//   Condition cond;                          // or Condition cond(lock);
-//   auto guard = co_await cond.scoped_lock();
-//   co_await cond.wait_for([&] { return !items.empty(); });
-//   ...; cond.notify();                      // with the lock held
-//
-// Suspends: wait() until notified, with the lock released meanwhile; then
-// again until the lock is re-acquired. acquire() and scoped_lock() suspend
-// as the Lock's do.
-// Resumed by: notify(n) / notify_all(), which wake the longest-waiting tasks
-// in arrival order; a woken task then queues for the lock like any acquirer.
-//
-// wait() always returns or throws with the lock held again, cancelled or not
-// (asyncio: "must re-acquire lock even if wait is cancelled"), so a guard
-// around it releases exactly once. A notification is never lost to a
-// cancellation: a waiter cancelled after being notified passes it to the next
-// waiter (asyncio 3.13's fix, gh-112202).
+/// \file
+/// corio::Condition: asyncio.Condition, a condition variable over a Lock.
+///
+///     Condition cond;                          // or Condition cond(lock);
+///     auto guard = co_await cond.scoped_lock();
+///     co_await cond.wait_for([&] { return !items.empty(); });
+///     ...; cond.notify();                      // with the lock held
+///
+/// Suspends: wait() until notified, with the lock released meanwhile; then
+/// again until the lock is re-acquired. acquire() and scoped_lock() suspend
+/// as the Lock's do.
+/// Resumed by: notify(n) / notify_all(), which wake the longest-waiting tasks
+/// in arrival order; a woken task then queues for the lock like any acquirer.
+///
+/// wait() always returns or throws with the lock held again, cancelled or not
+/// (asyncio: "must re-acquire lock even if wait is cancelled"), so a guard
+/// around it releases exactly once. A notification is never lost to a
+/// cancellation: a waiter cancelled after being notified passes it to the next
+/// waiter (asyncio 3.13's fix, gh-112202).
 #pragma once
 
 #include <cstddef>
@@ -26,7 +27,7 @@
 
 namespace corio {
 
-/// asyncio.Condition: a condition variable over a Lock (see the top of this file).
+/// asyncio.Condition: a condition variable over a Lock (details at the top of condition.hpp).
 class Condition {
  public:
   Condition() noexcept : lock_(&own_) {}

@@ -1,5 +1,6 @@
-// Everything corio offers, in one include, but the http and mcp layers:
-// corio/http.hpp and corio/mcp.hpp (they cost compile time: JSON, zlib).
+/// \file
+/// Everything corio offers, in one include, but the http and mcp layers:
+/// corio/http.hpp and corio/mcp.hpp (they cost compile time: JSON, zlib).
 #pragma once
 
 #include <corio/as_completed.hpp>

@@ -1,15 +1,16 @@
-// corio::Coro<T>: the return type of every async function.
-//
-// Lazy, like a Python coroutine object: calling the function allocates its
-// frame and runs nothing. `co_await coro` runs it inline in the awaiting task,
-// with no task and no loop round trip (`await coro()` in Python): nested on the
-// stack when it finishes at once, through the trampoline in detail/driver.hpp
-// otherwise, so chains of any depth use bounded stack. Move-only, and
-// awaiting consumes it: a second co_await is a RuntimeError, as in asyncio.
-// [[nodiscard]], so a forgotten co_await is a compiler warning.
-//
-// Suspends: never by itself; only where its body awaits something.
-// Resumed by: the task that drives it (see task.hpp).
+/// \file
+/// corio::Coro<T>: the return type of every async function.
+///
+/// Lazy, like a Python coroutine object: calling the function allocates its
+/// frame and runs nothing. `co_await coro` runs it inline in the awaiting task,
+/// with no task and no loop round trip (`await coro()` in Python): nested on the
+/// stack when it finishes at once, through the trampoline in detail/driver.hpp
+/// otherwise, so chains of any depth use bounded stack. Move-only, and
+/// awaiting consumes it: a second co_await is a RuntimeError, as in asyncio.
+/// [[nodiscard]], so a forgotten co_await is a compiler warning.
+///
+/// Suspends: never by itself; only where its body awaits something.
+/// Resumed by: the task that drives it (see task.hpp).
 #pragma once
 
 #include <coroutine>

@@ -1,14 +1,15 @@
-// corio::DatagramSocket: UDP the awaitable way, in place of asyncio's
-// create_datagram_endpoint protocol callbacks.
-//
-//   auto sock = corio::DatagramSocket::bind(SocketAddress::ip("127.0.0.1", 0));
-//   co_await sock.sendto("ping", server);
-//   auto [data, from] = co_await sock.recvfrom();
-//
-// Suspends: recvfrom()/recv() until a datagram arrives; sendto()/send() only
-// while the socket's send buffer is full.
-// Resumed by: the loop, on the socket's readiness. Each datagram is received
-// whole up to max_bytes (the rest of a longer one is dropped, as recvfrom(2)).
+/// \file
+/// corio::DatagramSocket: UDP the awaitable way, in place of asyncio's
+/// create_datagram_endpoint protocol callbacks.
+///
+///     auto sock = corio::DatagramSocket::bind(SocketAddress::ip("127.0.0.1", 0));
+///     co_await sock.sendto("ping", server);
+///     auto [data, from] = co_await sock.recvfrom();
+///
+/// Suspends: recvfrom()/recv() until a datagram arrives; sendto()/send() only
+/// while the socket's send buffer is full.
+/// Resumed by: the loop, on the socket's readiness. Each datagram is received
+/// whole up to max_bytes (the rest of a longer one is dropped, as recvfrom(2)).
 #pragma once
 
 #include <cstddef>
@@ -21,7 +22,7 @@
 
 namespace corio {
 
-/// A UDP socket with awaitable sends and receives (see the top of this file).
+/// A UDP socket with awaitable sends and receives (details at the top of datagram.hpp).
 class DatagramSocket {
  public:
   /// 64 KiB: the largest UDP payload.

@@ -1,4 +1,5 @@
-// Exceptions with asyncio's names (DESIGN.md "Errors and bad input").
+/// \file
+/// Exceptions with asyncio's names (DESIGN.md "Errors and bad input").
 #pragma once
 
 #include <cstddef>

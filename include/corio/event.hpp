@@ -1,8 +1,9 @@
-// corio::Event: asyncio.Event.
-//
-// Suspends: wait() while the event is clear.
-// Resumed by: set(), which wakes every waiter; they return even if clear()
-// runs before they do (asyncio semantics).
+/// \file
+/// corio::Event: asyncio.Event.
+///
+/// Suspends: wait() while the event is clear.
+/// Resumed by: set(), which wakes every waiter; they return even if clear()
+/// runs before they do (asyncio semantics).
 #pragma once
 
 #include <corio/detail/wait_queue.hpp>

@@ -1,12 +1,13 @@
-// corio::EventLoop: one thread, one loop (asyncio's BaseEventLoop).
-//
-// Three structures and one rule (DESIGN.md): a FIFO ready queue, a timer
-// min-heap, and a poller (epoll) behind a small backend interface. Each
-// iteration runs exactly the callbacks that were ready when its run phase
-// began; work scheduled meanwhile runs in the next iteration.
-//
-// Everything is loop-affine except call_soon_threadsafe(), which may be called
-// from any thread and wakes a loop blocked in the poller.
+/// \file
+/// corio::EventLoop: one thread, one loop (asyncio's BaseEventLoop).
+///
+/// Three structures and one rule (DESIGN.md): a FIFO ready queue, a timer
+/// min-heap, and a poller (epoll) behind a small backend interface. Each
+/// iteration runs exactly the callbacks that were ready when its run phase
+/// began; work scheduled meanwhile runs in the next iteration.
+///
+/// Everything is loop-affine except call_soon_threadsafe(), which may be called
+/// from any thread and wakes a loop blocked in the poller.
 #pragma once
 
 #include <chrono>

@@ -1,12 +1,13 @@
-// corio::Executor and corio::ThreadPoolExecutor: where blocking work goes
-// (concurrent.futures), so that it does not freeze the loop.
-//
-//   ThreadPoolExecutor pool(4);
-//   int n = co_await loop.run_in_executor(&pool, count_lines);
-//   int m = co_await corio::to_thread(count_lines);   // the loop's default pool
-//
-// The pool lives in the core layer because the loop owns one, as asyncio's
-// loop owns its default executor (created on first use, shut down by close()).
+/// \file
+/// corio::Executor and corio::ThreadPoolExecutor: where blocking work goes
+/// (concurrent.futures), so that it does not freeze the loop.
+///
+///     ThreadPoolExecutor pool(4);
+///     int n = co_await loop.run_in_executor(&pool, count_lines);
+///     int m = co_await corio::to_thread(count_lines);   // the loop's default pool
+///
+/// The pool lives in the core layer because the loop owns one, as asyncio's
+/// loop owns its default executor (created on first use, shut down by close()).
 #pragma once
 
 #include <condition_variable>

@@ -1,14 +1,15 @@
-// corio::Future<T>: a placeholder for a result (asyncio.Future).
-//
-// A copyable handle to shared, loop-affine state: pending, then finished with a
-// value or an exception, or cancelled. Done-callbacks are scheduled on the
-// loop, never called inline. Create one with loop.create_future<T>().
-//
-// Suspends: `co_await fut` suspends the awaiting task while fut is pending
-// (a done future returns at once, without yielding).
-// Resumed by: whoever completes it (set_result, set_exception, cancel), via
-// the loop's ready queue on the next iteration.
-// Cancelling the awaiting task cancels the future (as asyncio does).
+/// \file
+/// corio::Future<T>: a placeholder for a result (asyncio.Future).
+///
+/// A copyable handle to shared, loop-affine state: pending, then finished with a
+/// value or an exception, or cancelled. Done-callbacks are scheduled on the
+/// loop, never called inline. Create one with loop.create_future<T>().
+///
+/// Suspends: `co_await fut` suspends the awaiting task while fut is pending
+/// (a done future returns at once, without yielding).
+/// Resumed by: whoever completes it (set_result, set_exception, cancel), via
+/// the loop's ready queue on the next iteration.
+/// Cancelling the awaiting task cancels the future (as asyncio does).
 #pragma once
 
 #include <cstdint>
@@ -23,7 +24,8 @@ namespace corio {
 /// What add_done_callback() returns, for remove_done_callback().
 using CallbackId = std::uint64_t;
 
-/// asyncio.Future: a copyable handle to a result, pending, then done (see the top of this file).
+/// asyncio.Future: a copyable handle to a result, pending, then done (details at the top of
+/// future.hpp).
 template <class T = void>
 class Future {
  public:

@@ -1,19 +1,20 @@
-// co_await gather(aw...): asyncio.gather.
-//
-// Runs the awaitables concurrently (each Coro becomes a task) and returns
-// their results in argument order: a std::tuple for the variadic form, a
-// std::vector for the vector form; void results appear as std::monostate.
-//
-// Without return_exceptions, the first failure in completion order (an
-// exception, or CancelledError for a cancelled child) propagates at once and
-// the other children keep running, as in asyncio. With return_exceptions,
-// gather waits for all and each result is an Outcome<T>.
-//
-// Cancelling the task that awaits gather cancels every child; it then waits
-// for all of them and throws CancelledError.
-//
-// Like every corio combinator, gather returns a lazy Coro: the children start
-// when it is first awaited (or when it is passed to create_task).
+/// \file
+/// co_await gather(aw...): asyncio.gather.
+///
+/// Runs the awaitables concurrently (each Coro becomes a task) and returns
+/// their results in argument order: a std::tuple for the variadic form, a
+/// std::vector for the vector form; void results appear as std::monostate.
+///
+/// Without return_exceptions, the first failure in completion order (an
+/// exception, or CancelledError for a cancelled child) propagates at once and
+/// the other children keep running, as in asyncio. With return_exceptions,
+/// gather waits for all and each result is an Outcome<T>.
+///
+/// Cancelling the task that awaits gather cancels every child; it then waits
+/// for all of them and throws CancelledError.
+///
+/// Like every corio combinator, gather returns a lazy Coro: the children start
+/// when it is first awaited (or when it is passed to create_task).
 #pragma once
 
 #include <array>

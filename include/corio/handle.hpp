@@ -1,8 +1,9 @@
-// corio::Handle and corio::TimerHandle: what call_soon / call_later return.
-//
-// A handle owns a scheduled callback. cancel() stops it from running (and
-// releases what the callback captured at once, as asyncio does); a cancelled
-// timer leaves the timer heap immediately.
+/// \file
+/// corio::Handle and corio::TimerHandle: what call_soon / call_later return.
+///
+/// A handle owns a scheduled callback. cancel() stops it from running (and
+/// releases what the callback captured at once, as asyncio does); a cancelled
+/// timer leaves the timer heap immediately.
 #pragma once
 
 #include <atomic>
@@ -55,7 +56,7 @@ class CallbackHandle final : public ReadyNode, public TimerNode, public Pooled {
 
 }  // namespace detail
 
-/// A callback scheduled by call_soon() (see the top of this file).
+/// A callback scheduled by call_soon() (details at the top of handle.hpp).
 class Handle {
  public:
   Handle() noexcept = default;

@@ -1,20 +1,21 @@
-// corio::Lock: asyncio.Lock, FIFO-fair.
-//
-//   co_await lock.acquire(); ... lock.release();
-//   auto guard = co_await lock.scoped_lock();   // `async with lock:`
-//
-// Suspends: acquire() while the lock is held or others are already waiting
-// (an unlocked lock with no waiters is taken without yielding).
-// Resumed by: release(), which hands the lock straight to the longest
-// waiter, so a task arriving later cannot barge in ahead of it. A waiter
-// cancelled after being handed the lock passes it on (see wait_queue.hpp).
+/// \file
+/// corio::Lock: asyncio.Lock, FIFO-fair.
+///
+///     co_await lock.acquire(); ... lock.release();
+///     auto guard = co_await lock.scoped_lock();   // `async with lock:`
+///
+/// Suspends: acquire() while the lock is held or others are already waiting
+/// (an unlocked lock with no waiters is taken without yielding).
+/// Resumed by: release(), which hands the lock straight to the longest
+/// waiter, so a task arriving later cannot barge in ahead of it. A waiter
+/// cancelled after being handed the lock passes it on (see wait_queue.hpp).
 #pragma once
 
 #include <corio/detail/acquire.hpp>
 
 namespace corio {
 
-/// asyncio.Lock, FIFO-fair (see the top of this file).
+/// asyncio.Lock, FIFO-fair (details at the top of lock.hpp).
 class Lock {
  public:
   Lock() = default;

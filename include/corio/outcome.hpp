@@ -1,5 +1,6 @@
-// corio::Outcome<T>: one result of gather(return_exceptions, ...): a value or
-// the exception (CancelledError for a cancelled child) that replaced it.
+/// \file
+/// corio::Outcome<T>: one result of gather(return_exceptions, ...): a value or
+/// the exception (CancelledError for a cancelled child) that replaced it.
 #pragma once
 
 #include <exception>

@@ -1,37 +1,38 @@
-// corio::Queue, corio::LifoQueue, corio::PriorityQueue: asyncio.Queue and its
-// siblings as of Python 3.13 (shutdown included), FIFO-fair.
-//
-//   corio::Queue<Job> q(4);            // maxsize 4; 0 means unbounded
-//   co_await q.put(std::move(job));    // producer
-//   Job j = co_await q.get();          // consumer ...
-//   q.task_done();                     // ... says it is finished with j
-//   co_await q.join();                 // every item put has been task_done()
-//
-// Suspends: get() while no item is there for it; put() while the queue is
-// full. An available item or a free slot is taken without yielding (asyncio
-// does not yield there either).
-// Resumed by: put()/put_nowait(), which reserves the new item for the
-// longest-waiting getter; get()/get_nowait(), which reserves the freed slot
-// for the longest-waiting putter; shutdown(), which wakes every waiter to
-// raise QueueShutDown. A task arriving later cannot take a reserved item or
-// slot, and a waiter cancelled after being woken passes its reservation on:
-// no barging, nothing lost (see detail/queue_base.hpp).
-//
-// Which item get() returns: the oldest (Queue), the newest (LifoQueue), or
-// the *smallest* under Compare (PriorityQueue, like Python's heapq-based
-// one). That is the opposite of std::priority_queue: with the default
-// std::less the minimum comes first, with std::greater the maximum.
-//
-// T may be move-only (std::unique_ptr<Job>). put() holds the item in its
-// awaiter until it is in the queue; a put() that raises (cancelled, timed
-// out, shut down) drops it. put_nowait(T&&) moves from its argument only on
-// success.
-//
-// shutdown(immediate = false), as asyncio 3.13: afterwards put() and
-// put_nowait() raise QueueShutDown, and get()/get_nowait() do once no item is
-// left; waiting putters and getters raise it at once. immediate = true also
-// drops the items (each counting as task_done() for join()), including
-// ones promised to woken getters, which then raise QueueShutDown too.
+/// \file
+/// corio::Queue, corio::LifoQueue, corio::PriorityQueue: asyncio.Queue and its
+/// siblings as of Python 3.13 (shutdown included), FIFO-fair.
+///
+///     corio::Queue<Job> q(4);            // maxsize 4; 0 means unbounded
+///     co_await q.put(std::move(job));    // producer
+///     Job j = co_await q.get();          // consumer ...
+///     q.task_done();                     // ... says it is finished with j
+///     co_await q.join();                 // every item put has been task_done()
+///
+/// Suspends: get() while no item is there for it; put() while the queue is
+/// full. An available item or a free slot is taken without yielding (asyncio
+/// does not yield there either).
+/// Resumed by: put()/put_nowait(), which reserves the new item for the
+/// longest-waiting getter; get()/get_nowait(), which reserves the freed slot
+/// for the longest-waiting putter; shutdown(), which wakes every waiter to
+/// raise QueueShutDown. A task arriving later cannot take a reserved item or
+/// slot, and a waiter cancelled after being woken passes its reservation on:
+/// no barging, nothing lost (see detail/queue_base.hpp).
+///
+/// Which item get() returns: the oldest (Queue), the newest (LifoQueue), or
+/// the *smallest* under Compare (PriorityQueue, like Python's heapq-based
+/// one). That is the opposite of std::priority_queue: with the default
+/// std::less the minimum comes first, with std::greater the maximum.
+///
+/// T may be move-only (std::unique_ptr<Job>). put() holds the item in its
+/// awaiter until it is in the queue; a put() that raises (cancelled, timed
+/// out, shut down) drops it. put_nowait(T&&) moves from its argument only on
+/// success.
+///
+/// shutdown(immediate = false), as asyncio 3.13: afterwards put() and
+/// put_nowait() raise QueueShutDown, and get()/get_nowait() do once no item is
+/// left; waiting putters and getters raise it at once. immediate = true also
+/// drops the items (each counting as task_done() for join()), including
+/// ones promised to woken getters, which then raise QueueShutDown too.
 #pragma once
 
 #include <algorithm>
@@ -216,7 +217,7 @@ class BasicQueue : public QueueBase {
 
 }  // namespace detail
 
-/// asyncio.Queue: first in, first out (see the top of this file).
+/// asyncio.Queue: first in, first out (details at the top of queue.hpp).
 template <class T>
 class Queue : public detail::BasicQueue<T, detail::FifoStore<T>> {
  public:

@@ -1,22 +1,23 @@
-// corio::Semaphore and corio::BoundedSemaphore: asyncio's, FIFO-fair.
-//
-//   Semaphore sem(10);
-//   auto permit = co_await sem.scoped_acquire();   // `async with sem:`
-//
-// Suspends: acquire() while no permit is free, others are already waiting, or
-// a waiter has been handed a permit but has not run yet (asyncio 3.13: a
-// newcomer never overtakes a woken waiter, and locked() stays true meanwhile).
-// Resumed by: release(), which hands its permit straight to the longest
-// waiter; permits freed while woken waiters are still on their way are handed
-// on when one of them runs, as asyncio's acquire() does in its `finally`. A
-// waiter cancelled after being handed a permit passes it on.
+/// \file
+/// corio::Semaphore and corio::BoundedSemaphore: asyncio's, FIFO-fair.
+///
+///     Semaphore sem(10);
+///     auto permit = co_await sem.scoped_acquire();   // `async with sem:`
+///
+/// Suspends: acquire() while no permit is free, others are already waiting, or
+/// a waiter has been handed a permit but has not run yet (asyncio 3.13: a
+/// newcomer never overtakes a woken waiter, and locked() stays true meanwhile).
+/// Resumed by: release(), which hands its permit straight to the longest
+/// waiter; permits freed while woken waiters are still on their way are handed
+/// on when one of them runs, as asyncio's acquire() does in its `finally`. A
+/// waiter cancelled after being handed a permit passes it on.
 #pragma once
 
 #include <corio/detail/acquire.hpp>
 
 namespace corio {
 
-/// asyncio.Semaphore, FIFO-fair (see the top of this file).
+/// asyncio.Semaphore, FIFO-fair (details at the top of semaphore.hpp).
 class Semaphore {
  public:
   /// Throws ValueError if value < 0.

@@ -1,28 +1,29 @@
-// corio::Server: asyncio.Server, what start_server() and start_unix_server()
-// return (streams.hpp).
-//
-// One accept-loop task per listening socket; each accepted connection runs
-// the handler as a task of its own. A handler's exception is reported
-// through the loop's exception handler ("Unhandled exception in
-// client_connected_cb") and ends only that connection; one that says the
-// peer went away (ECONNRESET, EPIPE, ECONNABORTED) is an ordinary end of a
-// connection, reported in debug mode only.
-//
-// Move-only; destroying the handle closes the server (the `async with
-// server:` of asyncio), which stops accepting but leaves the connections
-// running. The handler object lives as long as any of its connections,
-// so even a lambda coroutine with captures is safe as a handler.
-//
-// Running out of descriptors (EMFILE, ENFILE, ENOBUFS, ENOMEM on accept)
-// does not stop the server: the error is reported once, accepting pauses
-// for 100 ms and resumes; existing connections are served meanwhile, and
-// new ones are accepted as soon as descriptors free up. (asyncio pauses 1 s;
-// 100 ms recovers sooner, and ten failed accept() calls a second cost
-// nothing.) Further failures are not reported until an accept succeeds.
-//
-// Suspends: wait_closed() until close() and every handler task has ended
-// (asyncio 3.12); serve_forever() until close().
-// Resumed by: close() and the end of the last handler.
+/// \file
+/// corio::Server: asyncio.Server, what start_server() and start_unix_server()
+/// return (streams.hpp).
+///
+/// One accept-loop task per listening socket; each accepted connection runs
+/// the handler as a task of its own. A handler's exception is reported
+/// through the loop's exception handler ("Unhandled exception in
+/// client_connected_cb") and ends only that connection; one that says the
+/// peer went away (ECONNRESET, EPIPE, ECONNABORTED) is an ordinary end of a
+/// connection, reported in debug mode only.
+///
+/// Move-only; destroying the handle closes the server (the `async with
+/// server:` of asyncio), which stops accepting but leaves the connections
+/// running. The handler object lives as long as any of its connections,
+/// so even a lambda coroutine with captures is safe as a handler.
+///
+/// Running out of descriptors (EMFILE, ENFILE, ENOBUFS, ENOMEM on accept)
+/// does not stop the server: the error is reported once, accepting pauses
+/// for 100 ms and resumes; existing connections are served meanwhile, and
+/// new ones are accepted as soon as descriptors free up. (asyncio pauses 1 s;
+/// 100 ms recovers sooner, and ten failed accept() calls a second cost
+/// nothing.) Further failures are not reported until an accept succeeds.
+///
+/// Suspends: wait_closed() until close() and every handler task has ended
+/// (asyncio 3.12); serve_forever() until close().
+/// Resumed by: close() and the end of the last handler.
 #pragma once
 
 #include <chrono>
@@ -67,7 +68,7 @@ void add_ref(ServerState* s) noexcept;
 void release(ServerState* s) noexcept;
 }  // namespace detail
 
-/// What start_server() returns: asyncio.Server (see the top of this file).
+/// What start_server() returns: asyncio.Server (details at the top of server.hpp).
 class Server {
  public:
   Server() noexcept = default;  ///< an empty handle

@@ -1,11 +1,12 @@
-// co_await corio::sleep(duration): asyncio.sleep.
-//
-// Suspends the task until the deadline. sleep(0s) (or any non-positive
-// duration) yields to the loop exactly once: the task goes to the back of the
-// ready queue and runs again in the next iteration. The timer node lives in
-// this awaiter, in the coroutine frame: sleeping allocates nothing.
-// Resumed by: the loop's expired-timers phase. Cancellation removes the timer
-// and throws CancelledError here.
+/// \file
+/// co_await corio::sleep(duration): asyncio.sleep.
+///
+/// Suspends the task until the deadline. sleep(0s) (or any non-positive
+/// duration) yields to the loop exactly once: the task goes to the back of the
+/// ready queue and runs again in the next iteration. The timer node lives in
+/// this awaiter, in the coroutine frame: sleeping allocates nothing.
+/// Resumed by: the loop's expired-timers phase. Cancellation removes the timer
+/// and throws CancelledError here.
 #pragma once
 
 #include <chrono>
@@ -15,7 +16,7 @@
 
 namespace corio {
 
-/// What sleep() returns, to co_await (see the top of this file).
+/// What sleep() returns, to co_await (details at the top of sleep.hpp).
 class [[nodiscard]] SleepAwaiter : private detail::AwaitPoint, private detail::TimerNode {
  public:
   /// A sleep of `seconds` (0 or less: one pass of the loop).

@@ -1,10 +1,11 @@
-// corio::Socket and corio::SocketAddress: a non-blocking socket owned by RAII,
-// and an address of any family (IPv4, IPv6, Unix). The asynchronous
-// operations on them are the loop's sock_* methods (event_loop.hpp), as in
-// asyncio: `co_await loop.sock_recv(sock, 4096)`.
-//
-// OS errors are std::system_error with the errno kept (ECONNREFUSED,
-// ECONNRESET, EPIPE, ...), as DESIGN.md asks.
+/// \file
+/// corio::Socket and corio::SocketAddress: a non-blocking socket owned by RAII,
+/// and an address of any family (IPv4, IPv6, Unix). The asynchronous
+/// operations on them are the loop's sock_* methods (event_loop.hpp), as in
+/// asyncio: `co_await loop.sock_recv(sock, 4096)`.
+///
+/// OS errors are std::system_error with the errno kept (ECONNREFUSED,
+/// ECONNRESET, EPIPE, ...), as DESIGN.md asks.
 #pragma once
 
 #include <sys/socket.h>
@@ -54,7 +55,7 @@ class SocketAddress {
   socklen_t len_ = 0;
 };
 
-/// A non-blocking socket, closed by its destructor (see the top of this file).
+/// A non-blocking socket, closed by its destructor (details at the top of socket.hpp).
 class Socket {
  public:
   Socket() noexcept = default;

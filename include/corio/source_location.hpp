@@ -1,7 +1,8 @@
-// corio::SourceLocation: corio::SourceLocation's interface, on the builtins
-// that g++ and clang share. (libstdc++'s corio::SourceLocation needs
-// __builtin_source_location, which clang 14 lacks.) Debug mode records one per
-// task: where create_task was called.
+/// \file
+/// corio::SourceLocation: corio::SourceLocation's interface, on the builtins
+/// that g++ and clang share. (libstdc++'s corio::SourceLocation needs
+/// __builtin_source_location, which clang 14 lacks.) Debug mode records one per
+/// task: where create_task was called.
 #pragma once
 
 namespace corio {

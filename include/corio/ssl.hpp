@@ -1,43 +1,44 @@
-// corio::SslContext: the TLS settings connections are made with (asyncio's
-// ssl.SSLContext), and the TLS errors.
-//
-//   corio::ConnectOptions opts;
-//   opts.ssl = corio::SslContext::client();  // verifies the chain and the host name
-//   auto [reader, writer] = co_await corio::open_connection("example.org", 443, opts);
-//
-//   corio::ServerOptions sopts;
-//   sopts.ssl = corio::SslContext::server("cert.pem", "key.pem");
-//   corio::Server server = co_await corio::start_server(handler, "", 8443, sopts);
-//
-// A copyable handle: copies share one OpenSSL SSL_CTX, so a change made
-// through any copy applies to every connection started afterwards (a
-// connection takes its settings when it starts). Making one and the loading
-// calls read files, blocking (client() parses the system's CA bundle, tens
-// of milliseconds): make contexts once, before serving, and share them.
-// OpenSSL's headers stay out of this one (DESIGN.md).
-//
-// What a TLS connection adds to the streams (the TLS transport, OpenSSL over
-// memory BIOs, sits under the same StreamReader/StreamWriter):
-//   - the handshake runs inside open_connection(), and before the handler
-//     on a server; ssl_handshake_timeout bounds it (TimeoutError). A server
-//     closes a connection whose handshake failed and goes on serving; the
-//     failure reaches the exception handler only in debug mode (asyncio).
-//   - StreamWriter::get_extra_info: "ssl_version" ("TLSv1.3"), "cipher",
-//     "alpn_protocol" ("" if none was agreed), "server_hostname" (the SNI
-//     sent, or received by a server), "peercert_subject" (RFC 2253, "" with
-//     no peer certificate).
-//   - write_eof() sends close_notify: the peer reads EOF, this side can
-//     still read (TLS 1.3's half-close).
-//   - close() sends close_notify, waits up to ssl_shutdown_timeout for the
-//     peer's, then closes the socket regardless; wait_closed() returns after
-//     that. Dropping every handle without close() does the same in the
-//     background. abort() closes at once, saying nothing.
-//   - EOF without the peer's close_notify is an error, not EOF: the read
-//     throws SslEofError ("unexpected eof while reading", asyncio's
-//     SSLEOFError), so a truncated response is detectable. Code that must
-//     accept peers skipping close_notify reads in pieces (read(n),
-//     readline()) and takes SslEofError for the end: read() to EOF throws
-//     it without returning what it had gathered.
+/// \file
+/// corio::SslContext: the TLS settings connections are made with (asyncio's
+/// ssl.SSLContext), and the TLS errors.
+///
+///     corio::ConnectOptions opts;
+///     opts.ssl = corio::SslContext::client();  // verifies the chain and the host name
+///     auto [reader, writer] = co_await corio::open_connection("example.org", 443, opts);
+///
+///     corio::ServerOptions sopts;
+///     sopts.ssl = corio::SslContext::server("cert.pem", "key.pem");
+///     corio::Server server = co_await corio::start_server(handler, "", 8443, sopts);
+///
+/// A copyable handle: copies share one OpenSSL SSL_CTX, so a change made
+/// through any copy applies to every connection started afterwards (a
+/// connection takes its settings when it starts). Making one and the loading
+/// calls read files, blocking (client() parses the system's CA bundle, tens
+/// of milliseconds): make contexts once, before serving, and share them.
+/// OpenSSL's headers stay out of this one (DESIGN.md).
+///
+/// What a TLS connection adds to the streams (the TLS transport, OpenSSL over
+/// memory BIOs, sits under the same StreamReader/StreamWriter):
+///     - the handshake runs inside open_connection(), and before the handler
+///       on a server; ssl_handshake_timeout bounds it (TimeoutError). A server
+///       closes a connection whose handshake failed and goes on serving; the
+///       failure reaches the exception handler only in debug mode (asyncio).
+///     - StreamWriter::get_extra_info: "ssl_version" ("TLSv1.3"), "cipher",
+///       "alpn_protocol" ("" if none was agreed), "server_hostname" (the SNI
+///       sent, or received by a server), "peercert_subject" (RFC 2253, "" with
+///       no peer certificate).
+///     - write_eof() sends close_notify: the peer reads EOF, this side can
+///       still read (TLS 1.3's half-close).
+///     - close() sends close_notify, waits up to ssl_shutdown_timeout for the
+///       peer's, then closes the socket regardless; wait_closed() returns after
+///       that. Dropping every handle without close() does the same in the
+///       background. abort() closes at once, saying nothing.
+///     - EOF without the peer's close_notify is an error, not EOF: the read
+///       throws SslEofError ("unexpected eof while reading", asyncio's
+///       SSLEOFError), so a truncated response is detectable. Code that must
+///       accept peers skipping close_notify reads in pieces (read(n),
+///       readline()) and takes SslEofError for the end: read() to EOF throws
+///       it without returning what it had gathered.
 #pragma once
 
 #include <memory>
@@ -52,7 +53,7 @@ namespace detail {
 struct SslContextAccess;
 }
 
-/// TLS settings for connections: asyncio's ssl.SSLContext (see the top of this file).
+/// TLS settings for connections: asyncio's ssl.SSLContext (details at the top of ssl.hpp).
 class SslContext {
  public:
   /// A client context: verifies the server's certificate chain against the

@@ -1,25 +1,26 @@
-// corio::StreamReader: asyncio.StreamReader, the reading half of a
-// connection made by open_connection() or start_server() (streams.hpp).
-//
-// A copyable handle to the connection's shared state (a plain, loop-affine
-// reference count). The connection closes when the last StreamReader and
-// StreamWriter handle of it are gone (after the writer's buffered bytes
-// went out).
-//
-// Pull model: there is no background reader. A read takes what is buffered
-// and reads from the transport only when it needs more, 64 KiB at a time.
-// `limit` (default 64 KiB, asyncio's) bounds how far readline()/readuntil()
-// look for their separator.
-//
-// Suspends: a read, until the transport has the bytes it needs (or EOF).
-// Resumed by: the loop, when the socket becomes readable. Cancelling a read
-// loses nothing: bytes already received stay buffered for the next read.
-//
-// One read at a time: a second task reading while another waits gets
-// RuntimeError (as asyncio). An OS error (ECONNRESET, ...) is a
-// std::system_error with the errno kept, thrown by the read that met it and
-// by every later one. Reading after the writer closed the connection reads
-// EOF.
+/// \file
+/// corio::StreamReader: asyncio.StreamReader, the reading half of a
+/// connection made by open_connection() or start_server() (streams.hpp).
+///
+/// A copyable handle to the connection's shared state (a plain, loop-affine
+/// reference count). The connection closes when the last StreamReader and
+/// StreamWriter handle of it are gone (after the writer's buffered bytes
+/// went out).
+///
+/// Pull model: there is no background reader. A read takes what is buffered
+/// and reads from the transport only when it needs more, 64 KiB at a time.
+/// `limit` (default 64 KiB, asyncio's) bounds how far readline()/readuntil()
+/// look for their separator.
+///
+/// Suspends: a read, until the transport has the bytes it needs (or EOF).
+/// Resumed by: the loop, when the socket becomes readable. Cancelling a read
+/// loses nothing: bytes already received stay buffered for the next read.
+///
+/// One read at a time: a second task reading while another waits gets
+/// RuntimeError (as asyncio). An OS error (ECONNRESET, ...) is a
+/// std::system_error with the errno kept, thrown by the read that met it and
+/// by every later one. Reading after the writer closed the connection reads
+/// EOF.
 #pragma once
 
 #include <cstddef>
@@ -41,7 +42,8 @@ void release(Connection* c) noexcept;
 /// asyncio's streams._DEFAULT_LIMIT.
 inline constexpr std::size_t kDefaultStreamLimit = 64 * 1024;
 
-/// asyncio.StreamReader: the reading half of a connection (see the top of this file).
+/// asyncio.StreamReader: the reading half of a connection (details at the top of
+/// stream_reader.hpp).
 class StreamReader {
  public:
   StreamReader() noexcept = default;  ///< an empty handle: valid() is false

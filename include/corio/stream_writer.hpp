@@ -1,24 +1,25 @@
-// corio::StreamWriter: asyncio.StreamWriter, the writing half of a
-// connection made by open_connection() or start_server() (streams.hpp).
-//
-// A copyable handle to the connection's shared state, like StreamReader.
-//
-// write() never suspends: with nothing buffered it sends at once; what the
-// socket does not take is buffered and sent by a background task that waits
-// for the socket (started when needed), so bytes go out even if nobody
-// calls drain(). drain() is the flow control: above the high-water mark
-// (default 64 KiB) it waits until the buffer is down to the low-water mark
-// (default 16 KiB), as asyncio's pause_writing/resume_writing.
-//
-// Suspends: drain() while the buffer is above the marks; wait_writable()
-// until the buffer is empty or the socket has room; wait_closed() until the
-// transport is closed.
-// Resumed by: the background flusher (as the buffer drains, or when the
-// connection fails or closes).
-//
-// Errors: a failed send (EPIPE, ECONNRESET, as std::system_error; never
-// SIGPIPE) is raised by drain() and wait_closed(); later writes are dropped,
-// as asyncio does. write() after close() or write_eof() is a RuntimeError.
+/// \file
+/// corio::StreamWriter: asyncio.StreamWriter, the writing half of a
+/// connection made by open_connection() or start_server() (streams.hpp).
+///
+/// A copyable handle to the connection's shared state, like StreamReader.
+///
+/// write() never suspends: with nothing buffered it sends at once; what the
+/// socket does not take is buffered and sent by a background task that waits
+/// for the socket (started when needed), so bytes go out even if nobody
+/// calls drain(). drain() is the flow control: above the high-water mark
+/// (default 64 KiB) it waits until the buffer is down to the low-water mark
+/// (default 16 KiB), as asyncio's pause_writing/resume_writing.
+///
+/// Suspends: drain() while the buffer is above the marks; wait_writable()
+/// until the buffer is empty or the socket has room; wait_closed() until the
+/// transport is closed.
+/// Resumed by: the background flusher (as the buffer drains, or when the
+/// connection fails or closes).
+///
+/// Errors: a failed send (EPIPE, ECONNRESET, as std::system_error; never
+/// SIGPIPE) is raised by drain() and wait_closed(); later writes are dropped,
+/// as asyncio does. write() after close() or write_eof() is a RuntimeError.
 #pragma once
 
 #include <cstddef>
@@ -33,7 +34,8 @@
 
 namespace corio {
 
-/// asyncio.StreamWriter: the writing half of a connection (see the top of this file).
+/// asyncio.StreamWriter: the writing half of a connection (details at the top of
+/// stream_writer.hpp).
 class StreamWriter {
  public:
   StreamWriter() noexcept = default;  ///< an empty handle: valid() is false

@@ -1,36 +1,37 @@
-// asyncio streams: open_connection(), start_server() and their Unix forms,
-// over StreamReader, StreamWriter and Server.
-//
-//   auto [reader, writer] = co_await corio::open_connection("example.org", 80);
-//   writer.write("GET / HTTP/1.0\r\n\r\n");
-//   std::string status = co_await reader.readline();
-//
-//   Coro<void> echo(StreamReader r, StreamWriter w) { ... }
-//   auto server = co_await corio::start_server(echo, "127.0.0.1", 0);
-//   co_await server.serve_forever();
-//
-// open_connection resolves the host (dns.hpp) and connects with Happy
-// Eyeballs (RFC 8305, asyncio's happy_eyeballs_delay): addresses alternate
-// between families; the first attempt starts at once, each next one when
-// the previous failed or happy_eyeballs_delay passed without a connection;
-// the first connection wins and the other attempts are cancelled. If all
-// fail, the first attempt's error is thrown (asyncio raises one combining
-// them; its errno is kept here: ECONNREFUSED, ETIMEDOUT, ...).
-//
-// TLS: ConnectOptions::ssl and ServerOptions::ssl (ssl.hpp says what
-// changes on a TLS stream). A handshake failure is an SslError (an
-// SslCertVerificationError for a rejected certificate); one that takes too
-// long, TimeoutError.
-//
-// With g++ 12, name a lambda handler before the co_await (`ClientConnected
-// h = [...](StreamReader r, StreamWriter w) {...}; co_await start_server(h,
-// ...)`): g++ 12 destroys a closure temporary inside a co_await expression
-// twice. A plain function is fine either way.
-//
-// Suspends: open_* while resolving and connecting; start_* only to resolve
-// a host name. Resumed by: the loop (socket readiness, the resolver's
-// thread, the Happy Eyeballs timer). Cancelling open_connection (e.g. with
-// wait_for) cancels every attempt and closes its socket.
+/// \file
+/// asyncio streams: open_connection(), start_server() and their Unix forms,
+/// over StreamReader, StreamWriter and Server.
+///
+///     auto [reader, writer] = co_await corio::open_connection("example.org", 80);
+///     writer.write("GET / HTTP/1.0\r\n\r\n");
+///     std::string status = co_await reader.readline();
+///
+///     Coro<void> echo(StreamReader r, StreamWriter w) { ... }
+///     auto server = co_await corio::start_server(echo, "127.0.0.1", 0);
+///     co_await server.serve_forever();
+///
+/// open_connection resolves the host (dns.hpp) and connects with Happy
+/// Eyeballs (RFC 8305, asyncio's happy_eyeballs_delay): addresses alternate
+/// between families; the first attempt starts at once, each next one when
+/// the previous failed or happy_eyeballs_delay passed without a connection;
+/// the first connection wins and the other attempts are cancelled. If all
+/// fail, the first attempt's error is thrown (asyncio raises one combining
+/// them; its errno is kept here: ECONNREFUSED, ETIMEDOUT, ...).
+///
+/// TLS: ConnectOptions::ssl and ServerOptions::ssl (ssl.hpp says what
+/// changes on a TLS stream). A handshake failure is an SslError (an
+/// SslCertVerificationError for a rejected certificate); one that takes too
+/// long, TimeoutError.
+///
+/// With g++ 12, name a lambda handler before the co_await (`ClientConnected
+/// h = [...](StreamReader r, StreamWriter w) {...}; co_await start_server(h,
+/// ...)`): g++ 12 destroys a closure temporary inside a co_await expression
+/// twice. A plain function is fine either way.
+///
+/// Suspends: open_* while resolving and connecting; start_* only to resolve
+/// a host name. Resumed by: the loop (socket readiness, the resolver's
+/// thread, the Happy Eyeballs timer). Cancelling open_connection (e.g. with
+/// wait_for) cancels every attempt and closes its socket.
 #pragma once
 
 #include <chrono>

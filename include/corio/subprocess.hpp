@@ -1,38 +1,39 @@
-// asyncio's subprocesses: create_subprocess_exec() and Process.
-//
-//   corio::SubprocessOptions opts;
-//   opts.out = corio::Redirect::pipe;
-//   std::vector<std::string> args{"-l", "/"};  // named: g++ 12 rejects a braced list in co_await
-//   corio::Process proc = co_await corio::create_subprocess_exec("ls", args, opts);
-//   std::string listing = co_await proc.out.read();
-//   int status = co_await proc.wait();
-//
-// The child's piped stdin, stdout and stderr are the StreamWriter and
-// StreamReaders of streams.hpp, over pipes instead of sockets: the same
-// reads, writes, drain() and limits. As in asyncio, wait() does not read
-// them: a child that fills a pipe nobody reads blocks, so a Process whose
-// output is piped is read to EOF (or run with communicate()) before wait().
-//
-// The loop learns that a child exited from a pidfd (Linux >= 5.3), watched
-// like any fd: no SIGCHLD handler, no thread per child, and no process-wide
-// state, so loops in several threads may each run subprocesses. Where
-// pidfd_open is refused (an older kernel, a seccomp profile), the loop
-// polls waitid(WNOHANG) instead, from 1 ms up to every 100 ms.
-//
-// Reaping (no zombies): the loop reaps the child as soon as it exits,
-// whether or not anyone awaits wait() and even after every Process handle
-// is gone (the child goes on running; asyncio kills it when its transport
-// is garbage collected). A child still running when the loop closes and
-// the last handle is gone is killed (SIGKILL) and reaped then, as
-// asyncio's transport does on close(). A program that reaps children
-// itself (waitpid(-1), SIGCHLD set to SIG_IGN) takes the status away:
-// returncode is then 255, as asyncio's child watchers report it.
-//
-// Suspends: wait() until the child exited; communicate() until its output
-// is read to EOF and it exited; the streams as in streams.hpp.
-// Resumed by: the loop (the pidfd, the pipes), or the polling timer.
-// Cancelling wait() or communicate() leaves the Process usable (the child
-// is not signalled; kill() it if that is what the timeout means).
+/// \file
+/// asyncio's subprocesses: create_subprocess_exec() and Process.
+///
+///     corio::SubprocessOptions opts;
+///     opts.out = corio::Redirect::pipe;
+///     std::vector<std::string> args{"-l", "/"};  // named: g++ 12 rejects {...} in co_await
+///     corio::Process proc = co_await corio::create_subprocess_exec("ls", args, opts);
+///     std::string listing = co_await proc.out.read();
+///     int status = co_await proc.wait();
+///
+/// The child's piped stdin, stdout and stderr are the StreamWriter and
+/// StreamReaders of streams.hpp, over pipes instead of sockets: the same
+/// reads, writes, drain() and limits. As in asyncio, wait() does not read
+/// them: a child that fills a pipe nobody reads blocks, so a Process whose
+/// output is piped is read to EOF (or run with communicate()) before wait().
+///
+/// The loop learns that a child exited from a pidfd (Linux >= 5.3), watched
+/// like any fd: no SIGCHLD handler, no thread per child, and no process-wide
+/// state, so loops in several threads may each run subprocesses. Where
+/// pidfd_open is refused (an older kernel, a seccomp profile), the loop
+/// polls waitid(WNOHANG) instead, from 1 ms up to every 100 ms.
+///
+/// Reaping (no zombies): the loop reaps the child as soon as it exits,
+/// whether or not anyone awaits wait() and even after every Process handle
+/// is gone (the child goes on running; asyncio kills it when its transport
+/// is garbage collected). A child still running when the loop closes and
+/// the last handle is gone is killed (SIGKILL) and reaped then, as
+/// asyncio's transport does on close(). A program that reaps children
+/// itself (waitpid(-1), SIGCHLD set to SIG_IGN) takes the status away:
+/// returncode is then 255, as asyncio's child watchers report it.
+///
+/// Suspends: wait() until the child exited; communicate() until its output
+/// is read to EOF and it exited; the streams as in streams.hpp.
+/// Resumed by: the loop (the pidfd, the pipes), or the polling timer.
+/// Cancelling wait() or communicate() leaves the Process usable (the child
+/// is not signalled; kill() it if that is what the timeout means).
 #pragma once
 
 #include <cstdint>

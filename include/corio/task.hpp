@@ -1,19 +1,20 @@
-// corio::Task<T>: a Future that drives one coroutine on the loop (asyncio.Task).
-//
-// create_task() schedules the first step; from then on the task runs whether
-// or not anyone awaits it (the loop owns a pending task; dropping every Task
-// handle does not stop it). Each step resumes the coroutine until it suspends
-// at an await point; whoever completes that await point wakes the task, which
-// steps again on the next loop iteration.
-//
-// cancel() makes the task's current (or next) co_await throw CancelledError;
-// destructors run as the exception unwinds, like `finally` blocks. A task that
-// catches CancelledError and carries on has "swallowed" the cancellation, as
-// in asyncio; cancelling() counts the requests and uncancel() withdraws one.
-//
-// Suspends: `co_await task` suspends until the task is done.
-// Cancelling the awaiting task cancels the awaited task (asyncio semantics;
-// see shield() to prevent it).
+/// \file
+/// corio::Task<T>: a Future that drives one coroutine on the loop (asyncio.Task).
+///
+/// create_task() schedules the first step; from then on the task runs whether
+/// or not anyone awaits it (the loop owns a pending task; dropping every Task
+/// handle does not stop it). Each step resumes the coroutine until it suspends
+/// at an await point; whoever completes that await point wakes the task, which
+/// steps again on the next loop iteration.
+///
+/// cancel() makes the task's current (or next) co_await throw CancelledError;
+/// destructors run as the exception unwinds, like `finally` blocks. A task that
+/// catches CancelledError and carries on has "swallowed" the cancellation, as
+/// in asyncio; cancelling() counts the requests and uncancel() withdraws one.
+///
+/// Suspends: `co_await task` suspends until the task is done.
+/// Cancelling the awaiting task cancels the awaited task (asyncio semantics;
+/// see shield() to prevent it).
 #pragma once
 
 #include <optional>
@@ -26,7 +27,7 @@
 
 namespace corio {
 
-/// asyncio.Task: a Future driving one coroutine on the loop (see the top of this file).
+/// asyncio.Task: a Future driving one coroutine on the loop (details at the top of task.hpp).
 template <class T = void>
 class Task : public Future<T> {
  public:

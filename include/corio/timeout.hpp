@@ -1,24 +1,25 @@
-// Timeouts: asyncio.timeout, asyncio.timeout_at and asyncio.wait_for.
-//
-// Two shapes, because C++ has no `async with`:
-//
-//   co_await corio::timeout(2s, fetch(url));              // a wrapper around one awaitable
-//   co_await corio::timeout(2s, [&](corio::Timeout& cm) -> corio::Coro<> {
-//     co_await step1();                                   // a block, with the Timeout object
-//     cm.reschedule(corio::get_running_loop().time() + 5);
-//     co_await step2();
-//   });
-//
-// The block's body is awaited inline in the current task. When the deadline
-// passes, the task is cancelled; the CancelledError unwinds the body
-// (destructors run) and turns into TimeoutError at the block's end. A
-// cancellation that came from elsewhere stays a CancelledError: the decision
-// uses the task's cancelling() count, exactly as asyncio.timeout does, so
-// nested timeouts and outer cancellations compose. std::nullopt as the delay
-// or deadline disables the timeout (asyncio's None); reschedule() moves it.
-//
-// Suspends: only where the awaitable or body does. Resumed by: whatever the
-// body awaits, or the deadline's cancellation.
+/// \file
+/// Timeouts: asyncio.timeout, asyncio.timeout_at and asyncio.wait_for.
+///
+/// Two shapes, because C++ has no `async with`:
+///
+///     co_await corio::timeout(2s, fetch(url));              // a wrapper around one awaitable
+///     co_await corio::timeout(2s, [&](corio::Timeout& cm) -> corio::Coro<> {
+///       co_await step1();                                   // a block, with the Timeout object
+///       cm.reschedule(corio::get_running_loop().time() + 5);
+///       co_await step2();
+///     });
+///
+/// The block's body is awaited inline in the current task. When the deadline
+/// passes, the task is cancelled; the CancelledError unwinds the body
+/// (destructors run) and turns into TimeoutError at the block's end. A
+/// cancellation that came from elsewhere stays a CancelledError: the decision
+/// uses the task's cancelling() count, exactly as asyncio.timeout does, so
+/// nested timeouts and outer cancellations compose. std::nullopt as the delay
+/// or deadline disables the timeout (asyncio's None); reschedule() moves it.
+///
+/// Suspends: only where the awaitable or body does. Resumed by: whatever the
+/// body awaits, or the deadline's cancellation.
 #pragma once
 
 #include <chrono>
