@@ -10,6 +10,7 @@ corio_doc_snippets program; CXX and its arguments compile a fail snippet
 
 import concurrent.futures
 import json
+import re
 import subprocess
 import sys
 
@@ -39,14 +40,31 @@ def check_program(runner, program):
     return problems
 
 
-def check_fail(compiler, fail):
+def normalized(messages):
+    """g++'s messages as a user sees them: without -Werror (the check needs
+    it, the page shows warnings) and with plain quotes (the C locale's)."""
+    messages = messages.replace("\u2018", "'").replace("\u2019", "'")
+    return re.sub(r"error: (.*) \[-Werror=([\w+-]+)\]", r"warning: \1 [-W\2]", messages)
+
+
+def check_fail(compiler, gnu, fail):
     r = subprocess.run(compiler + ["-fsyntax-only", fail["source"]], capture_output=True,
                        text=True, timeout=COMPILE_TIMEOUT)
     if r.returncode == 0:
         return [f"{fail['where']}: compiles, but the page says it does not"]
     if not any(text in r.stderr for text in fail["expect"].split("|")):
         return [f"{fail['where']}: the compiler does not say {fail['expect']!r}:\n{r.stderr[:3000]}"]
-    return []
+    if not gnu or "output" not in fail:
+        return []
+    said = normalized(r.stderr).splitlines()
+    shown = [line for line in normalized(fail["output"]).splitlines() if line.startswith("main.cpp:")]
+    missing = [line for line in shown if line not in said]
+    return [f"{fail['where']}: g++ no longer says\n  {line}" for line in missing]
+
+
+def is_gnu(compiler):
+    version = subprocess.run(compiler[:1] + ["--version"], capture_output=True, text=True).stdout
+    return "Free Software Foundation" in version and "clang" not in version
 
 
 def listed(runner):
@@ -66,7 +84,8 @@ def main(argv):
     problems += [f"{name}: in the manifest but not in {runner} (stale build?)" for name in missing]
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
         jobs = [pool.submit(check_program, runner, p) for p in manifest["programs"]]
-        jobs += [pool.submit(check_fail, compiler, f) for f in manifest["fails"]]
+        gnu = is_gnu(compiler)
+        jobs += [pool.submit(check_fail, compiler, gnu, f) for f in manifest["fails"]]
         for job in jobs:
             problems += job.result()
     for p in problems:
