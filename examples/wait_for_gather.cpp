@@ -21,7 +21,7 @@
 //
 // Here there is no network: fetch(url, delay, fail) sleeps for `delay` (the
 // round trip) and then returns (url, 200) or throws. The waiting is real but
-// scaled down tenfold so the program runs in about a second: the seed's 5 s
+// scaled down tenfold so the program runs in about a second: the original's 5 s
 // overall timeout is 0.5 s here, and its "slow site" takes 1 s instead of 10 s.
 //
 // Round 1: everything answers in time, one fetch fails. gather with
@@ -47,9 +47,9 @@ using namespace std::chrono_literals;
 namespace app {
 
 using Seconds = std::chrono::duration<double>;
-using Response = std::pair<std::string, int>;  // (url, status), as the seed returns
+using Response = std::pair<std::string, int>;  // (url, status), as the original returns
 
-// The seed's wait_for(..., 5.0), scaled down tenfold.
+// The original's wait_for(..., 5.0), scaled down tenfold.
 constexpr Seconds kOverallTimeout = 0.5s;
 
 // A simulated site: how long it takes to answer, and whether the request fails.
@@ -81,7 +81,7 @@ corio::Coro<std::vector<corio::Outcome<Response>>> gather_all(std::vector<Site> 
   co_return co_await corio::gather(corio::return_exceptions, std::move(fetches));
 }
 
-// Round 1: the seed's program as written.
+// Round 1: the original program as written.
 corio::Coro<> fetch_all(std::vector<Site> sites) {
   try {
     auto results = co_await corio::wait_for(gather_all(std::move(sites)), kOverallTimeout);

@@ -1,6 +1,7 @@
-// The http layer in one include: the client session, the server, and the
-// parser, headers and URLs under both (corio/corio.hpp leaves them out, so
-// programs that do not speak HTTP do not compile it).
+/// \file
+/// The http layer in one include: the client session, the server, and the
+/// parser, headers and URLs under both (corio/corio.hpp leaves them out, so
+/// programs that do not speak HTTP do not compile it).
 #pragma once
 
 #include <corio/http/client.hpp>
