@@ -79,6 +79,7 @@ Command demo_command() {
       "demo",
       "Run the seed programs (gather, create_task, wait_for, shield, cancellation, TaskGroup, "
       "Lock, to_thread and debug mode, Queue, Semaphore, team news, MCP, HTTP fetch), narrated",
+      "corio demo --section 3 --fast",
       [opts](Options& o) {
         o.option("--section", opts->section,
                  fmt::format("Run only section N (1-{})", kSectionCount), 1, kSectionCount);
