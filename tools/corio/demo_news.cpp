@@ -131,10 +131,10 @@ void check_pages(Demo& demo, const std::vector<std::string>& pages) {
 }  // namespace
 
 corio::Coro<> news_section(Demo& demo) {
-  const Seconds delay = demo.t(0.5);
+  const Seconds delay(0.5);
   demo.explain(fmt::format(
       "A local news server answers each page after {} s. Five team pages, three ways.",
-      demo.secs(0.5)));
+      Demo::text(delay)));
   NewsServer server(delay);
   const std::uint16_t port = server.port();
 
