@@ -3,18 +3,16 @@
 // never answers, a refused port, a 404 that must not be retried, and an
 // output directory that cannot exist. Delays are shortened with the tool's
 // options, so the whole suite takes a few seconds.
-#include <unistd.h>
-
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <stdexcept>
 
 #include <fmt/core.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "common/temp_dir.hpp"
 #include "tools/cli_support.hpp"
 
 namespace corio_tools_test {
@@ -197,23 +195,12 @@ TEST(Fetch, OffATerminalEachUrlIsListedOnce) {
   EXPECT_THAT(ran.out, Not(HasSubstr("\r")));  // no live line off a terminal
 }
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string name = (fs::temp_directory_path() / "corio-fetch-XXXXXX").string();
-    if (::mkdtemp(name.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path = name;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path, ignored);
-  }
-};
+using corio_testing::TempDir;
 
 TEST(Fetch, AnOutputDirectoryThatCannotBeIsAnErrorBeforeAnyRequest) {
   TempDir tmp;
-  std::ofstream(tmp.path / "file") << "a file, not a directory";
-  const Ran ran = fetch({"-o", (tmp.path / "file" / "pages").string(), "/ok"});
+  std::ofstream(tmp.path() / "file") << "a file, not a directory";
+  const Ran ran = fetch({"-o", (tmp.path() / "file" / "pages").string(), "/ok"});
   EXPECT_EQ(ran.exit_code, 2) << ran.out;
   EXPECT_THAT(ran.err, HasSubstr("corio fetch: error: -o "));
   EXPECT_TRUE(hits()["/ok"].empty());
@@ -221,7 +208,7 @@ TEST(Fetch, AnOutputDirectoryThatCannotBeIsAnErrorBeforeAnyRequest) {
 
 TEST(Fetch, BodiesAreSavedUnderTheOutputDirectory) {
   TempDir tmp;
-  const fs::path dir = tmp.path / "new" / "pages";
+  const fs::path dir = tmp.path() / "new" / "pages";
   const Ran ran = fetch({"-o", dir.string(), "/ok"});
   EXPECT_EQ(ran.exit_code, 0) << ran.out << ran.err;
   std::ifstream saved(dir / "1-ok");
