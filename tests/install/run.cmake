@@ -3,6 +3,7 @@
 #         -DGENERATOR=... -DCXX=... [-DCXX_FLAGS=...] [-DEXE_LINKER_FLAGS=...] -P run.cmake
 # 1. cmake --install the build tree into WORK_DIR/prefix;
 # 2. configure, build and run CONSUMER_DIR against it (find_package(corio CONFIG));
+#    and run the installed `corio demo` (its example programs are installed too);
 # 3. check the version rule: before 1.0 only the same minor version is compatible;
 # 4. compile and run the same main.cpp with flags from `pkg-config corio`, whose
 #    paths must be the prefix's own, normalised.
@@ -44,6 +45,11 @@ step("configure consumer" "${CMAKE_COMMAND}"
   -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF)
 step("build consumer" "${CMAKE_COMMAND}" --build "${build}" --config "${CORIO_CONFIG}")
 step("run consumer (CMake package)" "${build}/corio_consumer")
+
+# The installed tool finds the example programs its demo runs (libexec/corio).
+if(EXISTS "${prefix}/bin/corio")
+  step("installed corio demo" "${prefix}/bin/corio" demo --section 1)
+endif()
 
 # find_package(corio X) with the installed version: the configure step alone
 # says whether X was accepted.

@@ -4,9 +4,9 @@
 // are example programs: the demo runs examples/<name>.cpp's binary, found
 // next to its own (demo_examples.cpp), under a heading and a few lines of
 // explanation, and checks its exit code: each example checks its own story,
-// so a story is told once.
-// The stories with no example program of their own are coroutines here, in
-// demo_<topic>.cpp. Either way `corio demo` exits non-zero if corio misbehaves.
+// so a story is told once. The stories with no example program of their own
+// are coroutines here, in demo_<topic>.cpp. Either way `corio demo` exits
+// non-zero if corio misbehaves.
 #pragma once
 
 #include <chrono>
@@ -70,7 +70,8 @@ class Demo {
 };
 
 // The path of examples/<...>/<name>.cpp's program, example_<name>, next to
-// this binary in a build tree; "" when it is not there.
+// this binary (a build tree) or in ../libexec/corio (an install); "" when it
+// is in neither.
 std::string example_program(std::string_view name);  // demo_examples.cpp
 // Runs example_<name> as a section, on the demo's stdout, and checks its exit
 // code.

@@ -49,9 +49,12 @@ void Progress::finished(std::size_t index, const Outcome& outcome) {
   }
 }
 
-void Progress::redraw() const {
+void Progress::redraw() {
   constexpr std::size_t kWidth = 24;
+  constexpr double kRedrawEvery = 0.1;  // seconds: a terminal need not draw 50,000 lines a second
   const std::size_t total = urls_.size();
+  if (done_ < total && now() - drawn_ < kRedrawEvery) return;
+  drawn_ = now();
   const std::size_t filled = kWidth * done_ / std::max<std::size_t>(total, 1);
   const double seconds = elapsed();
   const double rate = seconds > 0 ? static_cast<double>(done_) / seconds : 0;

@@ -1,10 +1,11 @@
 // What `corio fetch` reports (internal to the tool): each URL's outcome,
 // the live progress line, the per-URL rows and the closing summary.
 //
-// On a terminal one line is redrawn as each request completes (done, failed,
-// in flight, bytes, rate, ETA) and the rows come at the end, in URL order;
-// off a terminal there is no live line and each URL's row is printed once,
-// when it finishes, so that a log shows progress without carriage returns.
+// On a terminal one line is redrawn as requests complete, whatever their
+// order (done, failed, in flight, bytes, rate, ETA; ten times a second at
+// most), and the rows come at the end, in URL order; off a terminal there is
+// no live line and each URL's row is printed once, when it finishes, so that
+// a log shows progress without carriage returns.
 #pragma once
 
 #include <cstddef>
@@ -37,12 +38,13 @@ class Progress {
   int summary(const std::vector<Outcome>& outcomes) const;
 
  private:
-  void redraw() const;
+  void redraw();
   double elapsed() const;
 
   const std::vector<std::string>& urls_;
   bool tty_;
   double start_;
+  double drawn_ = 0;  // when the live line was last drawn
   std::size_t done_ = 0, failed_ = 0, in_flight_ = 0;
   std::uint64_t bytes_ = 0;
 };
