@@ -1,5 +1,5 @@
 // The real `corio fetch` against a local peer that fails on purpose: 503
-// then 200, 429 with a Retry-After (honoured, and capped), a server that
+// then 200, 502 twice, 429 with a Retry-After (honoured, and capped), a server that
 // never answers, a refused port, a 404 that must not be retried, and an
 // output directory that cannot exist. Delays are shortened with the tool's
 // options, so the whole suite takes a few seconds.
@@ -38,6 +38,9 @@ std::string reply(const std::string& path, std::size_t hit) {
   if (path.starts_with("/ok")) return answer("200 OK", "", "hello");
   if (path.starts_with("/flaky")) {
     return first ? answer("503 Service Unavailable", "", "later") : answer("200 OK", "", "fine");
+  }
+  if (path.starts_with("/twice")) {  // fails twice, then answers
+    return hit <= 2 ? answer("502 Bad Gateway", "", "") : answer("200 OK", "", "third time");
   }
   if (path.starts_with("/busy")) {
     return first ? answer("429 Too Many Requests", "Retry-After: 1\r\n", "") : answer("200 OK", "", "done");
@@ -128,6 +131,17 @@ TEST(Fetch, A503IsRetriedUntilItSucceeds) {
   EXPECT_THAT(row(ran.out, "/flaky"), HasSubstr("   200"));
   EXPECT_EQ(hits()["/flaky"].size(), 2u);
   EXPECT_THAT(ran.out, HasSubstr("2 of 2 succeeded"));
+}
+
+TEST(Fetch, TheBackoffDoublesAtEachRetry) {
+  const Ran ran = fetch({"--retries", "2", "--retry-delay", "0.2", "/twice"});
+  EXPECT_EQ(ran.exit_code, 0) << ran.out << ran.err;
+  const std::vector<double>& times = hits()["/twice"];
+  ASSERT_EQ(times.size(), 3u) << ran.out;
+  // With equal jitter a wait is at least half its delay: 0.2 s, then 0.4 s.
+  EXPECT_GE(times[1] - times[0], 0.1 - 0.01);
+  EXPECT_GE(times[2] - times[1], 0.2 - 0.01);
+  EXPECT_THAT(row(ran.out, "/twice"), HasSubstr("3 attempts"));
 }
 
 TEST(Fetch, WithoutRetriesA503FailsAndTheExitCodeSaysSo) {
