@@ -11,13 +11,23 @@
 // would: it accepts elicitations with no input of its own (so the
 // schema's defaults apply, SEP-1034) and declines sampling it cannot do.
 //
+// The auth scenarios put the server behind OAuth: corio::mcp::OAuth runs
+// the flow, and this program plays the user's browser in the interactive
+// step (it follows the authorization URL to the redirect the test server
+// answers with at once). Credentials registered beforehand, for the
+// scenarios that have them, come in MCP_CONFORMANCE_CONTEXT.
+//
 // Usage: example_mcp_conformance_client URL
 // Exit status 0 once every step succeeded; 1 with the reason on stderr.
 #include <cstdio>
 #include <cstdlib>
+#include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include <corio/corio.hpp>
+#include <corio/http/client.hpp>
+#include <corio/mcp/auth.hpp>
 #include <corio/mcp/client.hpp>
 #include <corio/mcp/streamable_http_client.hpp>
 
@@ -55,10 +65,40 @@ Coro<json> no_model(const json&, const RequestContext&) {
   co_return nullptr;
 }
 
+// The user's browser: the authorization server redirects back at once.
+Coro<std::string> open_in_browser(std::string authorization_url) {
+  corio::http::ClientSession http;
+  corio::http::RequestOptions opts;
+  opts.allow_redirects = false;
+  corio::http::ClientResponse r = co_await http.get(authorization_url, opts);
+  const std::string location(r.headers().get_or("Location", ""));
+  r.release();
+  co_await http.close();
+  if (location.empty()) throw std::runtime_error("the authorization server did not redirect");
+  co_return location;
+}
+
+corio::mcp::OAuthOptions oauth_options(std::string_view scenario) {
+  corio::mcp::OAuthOptions o;
+  o.client_name = "corio-conformance-client";
+  o.client_metadata_url = "https://conformance-test.local/client-metadata.json";
+  o.authorize = open_in_browser;
+  const char* raw = std::getenv("MCP_CONFORMANCE_CONTEXT");
+  const json context = raw ? json::parse(raw, nullptr, false) : json();
+  if (context.is_object() && context.contains("client_id")) {
+    o.client = corio::mcp::OAuthClientInfo{context.value("client_id", ""), context.value("client_secret", ""), ""};
+  }
+  o.client_credentials = scenario.starts_with("auth/client-credentials");
+  return o;
+}
+
 Coro<int> run_scenario(std::string url) {
-  const char* scenario = std::getenv("MCP_CONFORMANCE_SCENARIO");
-  std::fprintf(stderr, "scenario %s against %s\n", scenario ? scenario : "(none)", url.c_str());
+  const char* env = std::getenv("MCP_CONFORMANCE_SCENARIO");
+  const std::string scenario = env ? env : "";
+  std::fprintf(stderr, "scenario %s against %s\n", scenario.c_str(), url.c_str());
+  corio::mcp::OAuth oauth(oauth_options(scenario));
   corio::mcp::StreamableHttpClient transport(url);
+  transport.set_authorization(&oauth);
   corio::mcp::Client client(transport, "corio-conformance-client", "1.0.0");
   client.on_elicitation(accept_with_defaults);
   client.on_sampling(no_model);

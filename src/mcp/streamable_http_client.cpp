@@ -34,6 +34,9 @@ constexpr std::chrono::milliseconds kDefaultRetry{1000};
 // Reconnections that fail in a row (refused, unreachable) before a stream
 // is given up: a server that is gone must not be polled for ever.
 constexpr int kMaxFailedReconnects = 3;
+// Authorizations for one message before its refusal is final (the
+// conformance suite's scope-retry-limit asks for at most three).
+constexpr int kMaxAuthorizations = 3;
 
 // The id of a request, null for anything else (a request is what gets an
 // answer, so only its failures need one made up).
@@ -75,6 +78,7 @@ struct StreamableHttpClient::Link {
   std::deque<std::string> messages;
   Event ready;
   bool closed = false;
+  OAuth* auth = nullptr;
 
   void deliver(std::string message) {
     learn_revision(message);
@@ -101,6 +105,9 @@ struct StreamableHttpClient::Link {
     opts.headers.set("Accept", std::string(accept));
     if (!session_id.empty()) opts.headers.set("Mcp-Session-Id", session_id);
     if (!protocol_version.empty()) opts.headers.set("MCP-Protocol-Version", protocol_version);
+    if (auth) {
+      if (std::string bearer = auth->authorization(url); !bearer.empty()) opts.headers.set("Authorization", bearer);
+    }
     return opts;
   }
   // A GET for the standalone stream or the resumption of one (with its
@@ -187,14 +194,37 @@ StreamableHttpClient::~StreamableHttpClient() {
 
 const std::string& StreamableHttpClient::session_id() const noexcept { return link_->session_id; }
 
+void StreamableHttpClient::set_authorization(OAuth* auth) noexcept { link_->auth = auth; }
+
+Coro<http::ClientResponse> StreamableHttpClient::post(std::string_view message) {
+  for (int authorized = 0;; ++authorized) {
+    http::RequestOptions opts = link_->options("application/json, text/event-stream");
+    opts.headers.set("Content-Type", "application/json");
+    opts.data = std::string(message);
+    http::ClientResponse r = co_await link_->http.post(link_->url, std::move(opts));
+    const bool refused = r.status() == 401 || r.status() == 403;
+    if (!refused || !link_->auth || authorized == kMaxAuthorizations) co_return r;
+    // r stays unread meanwhile: if the flow cannot help, it is the answer.
+    const std::string challenge(r.headers().get_or("WWW-Authenticate", ""));
+    const bool cured = co_await link_->auth->on_refused(link_->http, link_->url, r.status(), challenge);
+    if (!cured) co_return r;
+    r.release();
+  }
+}
+
 Coro<void> StreamableHttpClient::send(std::string_view message, const json& /*related_request*/) {
   if (link_->closed) throw RpcError(error_code::internal_error, "the transport is closed");
   const json parsed = parsed_or_null(message);
   json id = request_id_of(parsed);
-  http::RequestOptions opts = link_->options("application/json, text/event-stream");
-  opts.headers.set("Content-Type", "application/json");
-  opts.data = std::string(message);
-  http::ClientResponse r = co_await link_->http.post(link_->url, std::move(opts));
+  std::optional<http::ClientResponse> posted;
+  try {
+    posted = co_await post(message);
+  } catch (const RpcError& e) {
+    // The authorization failed: the request's answer says why.
+    if (!id.is_null()) link_->deliver(make_error(id, e).dump());
+  }
+  if (!posted) co_return;
+  http::ClientResponse r = std::move(*posted);
   if (const auto sid = r.headers().get("Mcp-Session-Id")) link_->session_id = std::string(*sid);
   std::erase_if(readers_, [](const Task<void>& t) { return t.done(); });
   if (is_event_stream(r)) {

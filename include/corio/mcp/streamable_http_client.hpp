@@ -41,6 +41,7 @@
 #include <vector>
 
 #include <corio/http/client.hpp>
+#include <corio/mcp/auth.hpp>
 #include <corio/mcp/transport.hpp>
 #include <corio/task.hpp>
 
@@ -56,6 +57,12 @@ class StreamableHttpClient final : public Transport {
   Coro<std::optional<Received>> receive() override;
   Coro<void> send(std::string_view message, const json& related_request) override;
 
+  // Requests carry auth's bearer token; a refusal it can cure (a 401, a
+  // 403 insufficient_scope) runs its flow and the request is repeated, at
+  // most three times (a server that keeps refusing is not asked for
+  // ever). auth must outlive the transport. See auth.hpp.
+  void set_authorization(OAuth* auth) noexcept;
+
   // The server's session id ("" before initialize's answer).
   const std::string& session_id() const noexcept;
   // Ends the session (DELETE, when there is one), stops reading the open
@@ -68,6 +75,8 @@ class StreamableHttpClient final : public Transport {
   struct Link;
   static Coro<void> follow(std::shared_ptr<Link> link, http::ClientResponse response, json id);
   Coro<void> listen();
+  // The POST of message, repeated after the authorization it needed.
+  Coro<http::ClientResponse> post(std::string_view message);
 
   std::shared_ptr<Link> link_;
   std::vector<Task<void>> readers_;  // one per stream still open (or being resumed)
