@@ -86,7 +86,12 @@ corio::mcp::OAuthOptions oauth_options(std::string_view scenario) {
   const char* raw = std::getenv("MCP_CONFORMANCE_CONTEXT");
   const json context = raw ? json::parse(raw, nullptr, false) : json();
   if (context.is_object() && context.contains("client_id")) {
-    o.client = corio::mcp::OAuthClientInfo{context.value("client_id", ""), context.value("client_secret", ""), ""};
+    corio::mcp::OAuthClientInfo c;
+    c.client_id = context.value("client_id", "");
+    c.client_secret = context.value("client_secret", "");
+    c.private_key_pem = context.value("private_key_pem", "");
+    c.signing_algorithm = context.value("signing_algorithm", "ES256");
+    o.client = c;
   }
   o.client_credentials = scenario.starts_with("auth/client-credentials");
   return o;

@@ -3,6 +3,7 @@
 #include <corio/mcp/auth.hpp>
 
 #include <algorithm>
+#include <chrono>
 
 #include <fmt/core.h>
 
@@ -72,7 +73,10 @@ struct OAuth::Flow {
     const detail::Discovered& d = *found;
     http::RequestOptions req;
     form.emplace_back("resource", d.resource);
-    if (client.token_endpoint_auth_method == "client_secret_basic") {
+    if (client.token_endpoint_auth_method == "private_key_jwt") {
+      form.emplace_back("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer");
+      form.emplace_back("client_assertion", assertion(client));
+    } else if (client.token_endpoint_auth_method == "client_secret_basic") {
       // RFC 6749 section 2.3.1: each part form-encoded, then Base64.
       const std::string pair = http::percent_encode(client.client_id) + ":" + http::percent_encode(client.client_secret);
       req.headers.set("Authorization", "Basic " + detail::base64(pair));
@@ -89,6 +93,17 @@ struct OAuth::Flow {
       fail(fmt::format("the token endpoint answered {}: {}", r.status(), body));
     }
     co_return OAuthTokens{j["access_token"].get<std::string>(), j.value("refresh_token", ""), j.value("scope", "")};
+  }
+
+  // RFC 7523: the client is issuer and subject; the audience is the
+  // authorization server's issuer identifier.
+  std::string assertion(const OAuthClientInfo& client) const {
+    const auto now = std::chrono::duration_cast<std::chrono::seconds>(
+                         std::chrono::system_clock::now().time_since_epoch()).count();
+    const json claims = {{"iss", client.client_id}, {"sub", client.client_id},
+                         {"aud", found->server_metadata.value("issuer", found->issuer)},
+                         {"iat", now}, {"exp", now + 300}, {"jti", detail::random_token(16)}};
+    return detail::signed_jwt(claims, client.private_key_pem, client.signing_algorithm);
   }
 
   // Step 4: who this client is to the authorization server.
@@ -108,7 +123,9 @@ struct OAuth::Flow {
       store.save_client(d.issuer, c);
     }
     if (c.token_endpoint_auth_method.empty()) {
-      c.token_endpoint_auth_method = auth_method_for(d.server_metadata, !c.client_secret.empty());
+      c.token_endpoint_auth_method = !c.private_key_pem.empty()
+                                         ? "private_key_jwt"
+                                         : auth_method_for(d.server_metadata, !c.client_secret.empty());
     }
     co_return c;
   }
@@ -135,8 +152,11 @@ struct OAuth::Flow {
     if (!r.ok() || !j.is_object() || !j.value("client_id", json()).is_string()) {
       fail(fmt::format("registration answered {}: {}", r.status(), body));
     }
-    co_return OAuthClientInfo{j["client_id"].get<std::string>(), j.value("client_secret", ""),
-                              j.value("token_endpoint_auth_method", method)};
+    OAuthClientInfo c;
+    c.client_id = j["client_id"].get<std::string>();
+    c.client_secret = j.value("client_secret", "");
+    c.token_endpoint_auth_method = j.value("token_endpoint_auth_method", method);
+    co_return c;
   }
 
   // The scope to ask for: the challenge's, else what the resource lists

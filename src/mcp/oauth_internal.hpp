@@ -40,6 +40,10 @@ std::string random_token(std::size_t n);
 // PKCE S256: BASE64URL(SHA256(verifier)).
 std::string s256_challenge(std::string_view verifier);
 
+// A JWT (compact JWS) of claims signed with the PEM private key; alg
+// ES256 or RS256.
+std::string signed_jwt(const json& claims, const std::string& private_key_pem, const std::string& alg);
+
 // An OAuth failure, for the caller's RpcError.
 [[noreturn]] void fail(const std::string& why);
 

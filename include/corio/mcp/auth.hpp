@@ -29,8 +29,8 @@
 //      returns (state checked); the scope is the challenge's, else the
 //      resource's scopes_supported, else none; the resource indicator
 //      (RFC 8707) goes with every request; the client authenticates to
-//      the token endpoint as registered (client_secret_basic, _post or
-//      none, whichever the server supports).
+//      the token endpoint as registered (client_secret_basic, _post,
+//      private_key_jwt with a key, or none, whichever the server supports).
 // Tokens and registrations go to a TokenStore (in memory by default).
 //
 // Suspends: on_refused() for the HTTP exchanges and authorize(). Resumed
@@ -57,9 +57,13 @@ struct OAuthTokens {
 struct OAuthClientInfo {
   std::string client_id;
   std::string client_secret;  // "" for a public client
-  // client_secret_basic, client_secret_post or none; "" to choose from
-  // what the authorization server supports.
+  // client_secret_basic, client_secret_post, private_key_jwt or none;
+  // "" to choose from what the client has and the server supports.
   std::string token_endpoint_auth_method;
+  // For private_key_jwt: the client's key (PEM) and its JWS algorithm
+  // (ES256 or RS256).
+  std::string private_key_pem;
+  std::string signing_algorithm = "ES256";
 };
 
 // Where tokens (by resource) and client registrations (by authorization
