@@ -94,6 +94,11 @@ corio::mcp::OAuthOptions oauth_options(std::string_view scenario) {
     o.client = c;
   }
   o.client_credentials = scenario.starts_with("auth/client-credentials");
+  if (context.is_object() && context.contains("idp_id_token")) {
+    o.enterprise = corio::mcp::EnterpriseIdentity{context.value("idp_token_endpoint", ""),
+                                                  context.value("idp_client_id", ""),
+                                                  context.value("idp_id_token", "")};
+  }
   return o;
 }
 

@@ -211,6 +211,32 @@ struct OAuth::Flow {
     co_return co_await token_request(client, std::move(form));
   }
 
+  // SEP-990: the ID token for an ID-JAG at the identity provider, the
+  // ID-JAG for tokens here.
+  Coro<OAuthTokens> cross_app(const OAuthClientInfo& client, const std::string& scope) {
+    const EnterpriseIdentity& idp = *opts.enterprise;
+    http::QueryParams exchange = {{"grant_type", "urn:ietf:params:oauth:grant-type:token-exchange"},
+                                  {"requested_token_type", "urn:ietf:params:oauth:token-type:id-jag"},
+                                  {"audience", found->server_metadata.value("issuer", found->issuer)},
+                                  {"resource", found->resource},
+                                  {"subject_token", idp.id_token},
+                                  {"subject_token_type", "urn:ietf:params:oauth:token-type:id_token"},
+                                  {"client_id", idp.idp_client_id}};
+    if (!scope.empty()) exchange.emplace_back("scope", scope);
+    http::RequestOptions req;
+    req.headers.set("Accept", "application/json");
+    req.form = std::move(exchange);
+    http::ClientResponse r = co_await http->post(idp.idp_token_endpoint, std::move(req));
+    const std::string body = co_await r.read();
+    const json j = json::parse(body, nullptr, false);
+    if (!r.ok() || !j.is_object() || !j.value("access_token", json()).is_string()) {
+      fail(fmt::format("the identity provider's token exchange answered {}: {}", r.status(), body));
+    }
+    http::QueryParams grant = {{"grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer"},
+                               {"assertion", j["access_token"].get<std::string>()}};
+    co_return co_await token_request(client, std::move(grant));
+  }
+
   Coro<bool> refresh(TokenStore& store, const OAuthTokens& held) {
     const OAuthClientInfo client = co_await identity(store);
     std::optional<OAuthTokens> fresh;
@@ -261,6 +287,8 @@ Coro<bool> OAuth::on_refused(http::ClientSession& http, std::string server_url, 
   OAuthTokens tokens;
   if (f.opts.client_credentials) {
     tokens = co_await f.client_credentials(client, scope);
+  } else if (f.opts.enterprise) {
+    tokens = co_await f.cross_app(client, scope);
   } else {
     tokens = co_await f.authorization_code(client, scope);
   }

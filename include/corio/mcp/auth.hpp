@@ -23,7 +23,8 @@
 //      authorization server, the client ID metadata document's URL when
 //      the server supports those, else dynamic registration (RFC 7591);
 //   5. tokens: a refresh when a refresh token is held (a 401 only), else
-//      the client credentials grant (client_credentials) or the
+//      the client credentials grant (client_credentials), the identity
+//      provider's assertion (enterprise, SEP-990) or the
 //      authorization code grant with PKCE S256, its authorization URL
 //      handed to authorize() and the code read from the redirect it
 //      returns (state checked); the scope is the challenge's, else the
@@ -90,6 +91,17 @@ class MemoryTokenStore final : public TokenStore {
   std::map<std::string, OAuthClientInfo> clients_;
 };
 
+// Enterprise-managed authorization (SEP-990, cross-app access): the
+// user's identity provider vouches for them. Its ID token is exchanged
+// there (RFC 8693) for an identity assertion grant (ID-JAG) meant for the
+// MCP server's authorization server, which takes it as a JWT bearer grant
+// (RFC 7523) from the client authenticated with `client`.
+struct EnterpriseIdentity {
+  std::string idp_token_endpoint;
+  std::string idp_client_id;  // this client at the identity provider
+  std::string id_token;       // the user's, from signing in there
+};
+
 struct OAuthOptions {
   std::string client_name = "corio";
   std::string redirect_uri = "http://localhost:3000/callback";
@@ -101,6 +113,9 @@ struct OAuthOptions {
   // Machine to machine: the client credentials grant with `client`,
   // no user and no authorize().
   bool client_credentials = false;
+  // Cross-app access instead of the user's consent at the authorization
+  // server (with `client`).
+  std::optional<EnterpriseIdentity> enterprise;
   // The interactive step: show the user this authorization URL; the
   // result is the URL the authorization server redirected back to
   // (redirect_uri with code and state). Needed for the code grant.
