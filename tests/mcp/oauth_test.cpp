@@ -140,19 +140,31 @@ OAuthOptions options_for(User& user) {
   return o;
 }
 
+// A client of world's MCP server, signed in through OAuth as user.
+struct Guarded {
+  AuthWorld& world;
+  User user{world};
+  OAuth oauth{options_for(user)};
+  StreamableHttpClient transport;
+  Client client{transport};
+
+  explicit Guarded(AuthWorld& w) : world(w), transport(w.base() + "/mcp") { transport.set_authorization(&oauth); }
+  Coro<void> close() {
+    co_await client.close();
+    co_await transport.close();
+    world.http.close();
+  }
+};
+
 Coro<void> code_flow_from_a_401() {
   AuthWorld world;
   co_await world.http.start("127.0.0.1", 0);
-  User user{world};
-  OAuth oauth(options_for(user));
-  StreamableHttpClient transport(world.base() + "/mcp");
-  transport.set_authorization(&oauth);
-  Client client(transport);
-  co_await client.initialize();
-  co_await client.list_tools();
+  Guarded g(world);
+  co_await g.client.initialize();
+  co_await g.client.list_tools();
   EXPECT_EQ(world.registrations, 1);
-  CO_ASSERT(user.asked.size() == 1u);
-  const auto& q = user.asked[0];
+  CO_ASSERT(g.user.asked.size() == 1u);
+  const auto& q = g.user.asked[0];
   EXPECT_EQ(param(q, "client_id"), "c-1");
   EXPECT_EQ(param(q, "code_challenge_method"), "S256");
   EXPECT_EQ(param(q, "resource"), world.base() + "/mcp");
@@ -165,12 +177,10 @@ Coro<void> code_flow_from_a_401() {
 
   // The token expires: the refresh token gets a new one, no user asked.
   world.issued = "expired";
-  co_await client.list_tools();
+  co_await g.client.list_tools();
   EXPECT_EQ(world.refreshes, 1);
-  EXPECT_EQ(user.asked.size(), 1u);
-  co_await client.close();
-  co_await transport.close();
-  world.http.close();
+  EXPECT_EQ(g.user.asked.size(), 1u);
+  co_await g.close();
 }
 
 TEST(OAuth, CodeFlowFromA401ThenRefresh) { run_test(code_flow_from_a_401()); }
@@ -178,29 +188,23 @@ TEST(OAuth, CodeFlowFromA401ThenRefresh) { run_test(code_flow_from_a_401()); }
 Coro<void> step_up_and_its_limit() {
   AuthWorld world;
   co_await world.http.start("127.0.0.1", 0);
-  User user{world};
-  OAuth oauth(options_for(user));
-  StreamableHttpClient transport(world.base() + "/mcp");
-  transport.set_authorization(&oauth);
-  Client client(transport);
-  co_await client.initialize();
+  Guarded g(world);
+  co_await g.client.initialize();
   world.required_scope = "read write";
-  co_await client.list_tools();
-  CO_ASSERT(user.asked.size() == 2u);
-  EXPECT_EQ(param(user.asked[1], "scope"), "read write") << "the 403's scope";
+  co_await g.client.list_tools();
+  CO_ASSERT(g.user.asked.size() == 2u);
+  EXPECT_EQ(param(g.user.asked[1], "scope"), "read write") << "the 403's scope";
 
   world.always_403 = true;
   int code = 0;
   try {
-    co_await client.list_tools();
+    co_await g.client.list_tools();
   } catch (const corio::mcp::RpcError& e) {
     code = e.code();
   }
   EXPECT_NE(code, 0) << "a refusal that never ends fails the request";
-  EXPECT_EQ(user.asked.size(), 5u) << "three more authorizations, no more";
-  co_await client.close();
-  co_await transport.close();
-  world.http.close();
+  EXPECT_EQ(g.user.asked.size(), 5u) << "three more authorizations, no more";
+  co_await g.close();
 }
 
 TEST(OAuth, StepUpOn403InsufficientScopeWithALimit) { run_test(step_up_and_its_limit()); }
@@ -209,23 +213,17 @@ Coro<void> mismatched_resource_refused() {
   AuthWorld world;
   world.prm_resource = "https://evil.example.com/mcp";
   co_await world.http.start("127.0.0.1", 0);
-  User user{world};
-  OAuth oauth(options_for(user));
-  StreamableHttpClient transport(world.base() + "/mcp");
-  transport.set_authorization(&oauth);
-  Client client(transport);
+  Guarded g(world);
   std::string why;
   try {
-    co_await client.initialize();
+    co_await g.client.initialize();
   } catch (const corio::mcp::RpcError& e) {
     why = e.what();
   }
   EXPECT_NE(why.find("evil.example.com"), std::string::npos) << why;
-  EXPECT_TRUE(user.asked.empty()) << "no authorization for another resource";
+  EXPECT_TRUE(g.user.asked.empty()) << "no authorization for another resource";
   EXPECT_EQ(world.registrations, 0);
-  co_await client.close();
-  co_await transport.close();
-  world.http.close();
+  co_await g.close();
 }
 
 TEST(OAuth, ResourceMetadataForAnotherServerIsRefused) { run_test(mismatched_resource_refused()); }

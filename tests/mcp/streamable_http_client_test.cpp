@@ -3,6 +3,8 @@
 // not messages, the GET stream opened after initialize carries the
 // server's requests (answered with POSTs), and a stream that ends before
 // its answer is resumed on a GET with Last-Event-ID after the retry delay.
+#include <optional>
+
 #include <corio/http/server.hpp>
 #include <corio/mcp/streamable_http_client.hpp>
 
@@ -91,11 +93,20 @@ struct ScriptedServer {
     }
     co_return sse(script.get_stream, &hold_get);
   }
-  Coro<void> start() { co_await http.start("127.0.0.1", 0); }
   std::string url() const { return "http://127.0.0.1:" + std::to_string(http.port()) + "/mcp"; }
-  Coro<void> stop(StreamableHttpClient& transport) {
+
+  // The client side, once the server runs (its port is known then).
+  std::optional<StreamableHttpClient> transport;
+  std::optional<Client> client;
+  Coro<void> start() {
+    co_await http.start("127.0.0.1", 0);
+    transport.emplace(url());
+    client.emplace(*transport);
+  }
+  Coro<void> stop() {
     hold_get.set();
-    co_await transport.close();
+    co_await client->close();
+    co_await transport->close();
     http.close();
   }
 };
@@ -106,15 +117,13 @@ Coro<void> events_without_data_are_skipped() {
                                         "event: message\r\nid: ev-2\r\ndata: {\"jsonrpc\": \"2.0\",\r\n"
                                         "data:  \"id\": %ID%, \"result\": {\"content\": []}}\r\n\r\n"});
   co_await server.start();
-  StreamableHttpClient transport(server.url());
-  Client client(transport);
+  Client& client = *server.client;
   co_await client.initialize();
   const json result = co_await client.call_tool("t");
   EXPECT_EQ(result, json({{"content", json::array()}}));
   for (const json& m : server.posted) EXPECT_FALSE(m.contains("error")) << "answered an event: " << m.dump();
   EXPECT_EQ(server.posted.back().value("method", ""), "tools/call") << server.posted.back().dump();
-  co_await client.close();
-  co_await server.stop(transport);
+  co_await server.stop();
 }
 
 TEST(StreamableHttpClient, EventsWithoutDataAreNotMessages) { run_test(events_without_data_are_skipped()); }
@@ -134,8 +143,7 @@ Coro<void> get_stream_carries_server_requests() {
   const json log = corio::mcp::make_notification("notifications/message", {{"level", "info"}, {"data", "hi"}});
   ScriptedServer server({.get_stream = "id: g0\nretry: 100\ndata:\n\n" + event(log) + event(elicit)});
   co_await server.start();
-  StreamableHttpClient transport(server.url());
-  Client client(transport);
+  Client& client = *server.client;
   client.on_elicitation([](const json&, const RequestContext&) -> Coro<json> {
     co_return json{{"action", "accept"}, {"content", {{"name", "given"}}}};
   });
@@ -151,8 +159,7 @@ Coro<void> get_stream_carries_server_requests() {
       << "the defaults fill what the handler left out (SEP-1034), and only those";
   EXPECT_EQ(logged, std::vector<json>{log["params"]});
   EXPECT_EQ(server.gets, 1);
-  co_await client.close();
-  co_await server.stop(transport);
+  co_await server.stop();
 }
 
 TEST(StreamableHttpClient, TheGetStreamCarriesTheServersRequests) {
@@ -165,8 +172,7 @@ Coro<void> ended_stream_is_resumed() {
                                           std::string("id: c2\ndata: {\"jsonrpc\": \"2.0\", \"id\": %ID%, ") +
                                           "\"result\": {\"content\": [], \"isError\": false}}\n\n"});
   co_await server.start();
-  StreamableHttpClient transport(server.url());
-  Client client(transport);
+  Client& client = *server.client;
   co_await client.initialize();
   const json result = co_await client.call_tool("t");
   EXPECT_EQ(result["isError"], false);
@@ -175,8 +181,7 @@ Coro<void> ended_stream_is_resumed() {
   EXPECT_GE(waited, 0.2) << "the retry the server asked for";
   EXPECT_LT(waited, 5.0);
   EXPECT_EQ(server.gets, 2) << "the standalone stream, and the resumption";
-  co_await client.close();
-  co_await server.stop(transport);
+  co_await server.stop();
 }
 
 TEST(StreamableHttpClient, AStreamEndedBeforeItsAnswerIsResumedAfterRetryWithLastEventId) {
@@ -188,8 +193,7 @@ TEST(StreamableHttpClient, AStreamEndedBeforeItsAnswerIsResumedAfterRetryWithLas
 Coro<void> unresumable_stream_fails_the_request() {
   ScriptedServer server({.call_stream = "data: \n\n"});
   co_await server.start();
-  StreamableHttpClient transport(server.url());
-  Client client(transport);
+  Client& client = *server.client;
   co_await client.initialize();
   int code = 0;
   try {
@@ -199,8 +203,7 @@ Coro<void> unresumable_stream_fails_the_request() {
   }
   EXPECT_EQ(code, code::internal_error);
   EXPECT_EQ(server.last_event_ids, std::vector<std::string>{});
-  co_await client.close();
-  co_await server.stop(transport);
+  co_await server.stop();
 }
 
 TEST(StreamableHttpClient, AStreamWithoutEventIdsIsNotResumed) { run_test(unresumable_stream_fails_the_request()); }
