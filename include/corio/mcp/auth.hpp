@@ -56,14 +56,14 @@ struct OAuthTokens {
 };
 
 struct OAuthClientInfo {
-  std::string client_id;
-  std::string client_secret;  // "" for a public client
+  std::string client_id = {};
+  std::string client_secret = {};  // "" for a public client
   // client_secret_basic, client_secret_post, private_key_jwt or none;
   // "" to choose from what the client has and the server supports.
-  std::string token_endpoint_auth_method;
+  std::string token_endpoint_auth_method = {};
   // For private_key_jwt: the client's key (PEM) and its JWS algorithm
   // (ES256 or RS256).
-  std::string private_key_pem;
+  std::string private_key_pem = {};
   std::string signing_algorithm = "ES256";
 };
 
