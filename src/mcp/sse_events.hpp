@@ -21,6 +21,14 @@ class SseEvents {
   // completed (several data lines joined by "\n"). Comments, "event:" and
   // unknown fields are ignored; CR, LF and CRLF all end a line.
   std::vector<std::string> feed(std::string_view piece);
+  // A new connection resumes the stream: what was half-read of the old
+  // one is dropped (the server replays whole events); the last event id
+  // and the retry delay stay.
+  void reconnected() noexcept {
+    buf_.clear();
+    data_.clear();
+    has_data_ = false;
+  }
   // Bytes held for an event not yet complete.
   std::size_t pending() const noexcept { return buf_.size(); }
   // The id of the last event seen ("" before any), for Last-Event-ID.

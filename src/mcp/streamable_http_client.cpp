@@ -157,6 +157,7 @@ Coro<void> StreamableHttpClient::follow(std::shared_ptr<Link> link, http::Client
       if (link->closed) co_return;
       r = co_await link->open_stream(sse.last_event_id());
       if (!r) break;  // no stream to resume on (405, or refused)
+      sse.reconnected();
       failed = 0;
     } catch (const CancelledError&) {
       co_return;  // close(): nobody waits for an answer any more
