@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <memory>
 
+#include "http/syntax.hpp"
+
 namespace corio::http {
 
 namespace {
@@ -36,15 +38,11 @@ std::string join(const std::vector<std::string>& items) {
 // Every name in a comma-separated Access-Control-Request-Headers is allowed.
 bool headers_allowed(const CorsOptions& o, std::string_view requested) {
   if (listed(o.allow_headers, "*")) return true;
-  while (!requested.empty()) {
-    const std::size_t comma = requested.find(',');
-    std::string_view name = requested.substr(0, comma);
-    requested = comma == std::string_view::npos ? std::string_view() : requested.substr(comma + 1);
-    while (!name.empty() && (name.front() == ' ' || name.front() == '\t')) name.remove_prefix(1);
-    while (!name.empty() && (name.back() == ' ' || name.back() == '\t')) name.remove_suffix(1);
-    if (!name.empty() && !listed(o.allow_headers, name)) return false;
-  }
-  return true;
+  bool all = true;
+  syntax::for_each_element(requested, [&](std::string_view name) {
+    all = all && listed(o.allow_headers, name);
+  });
+  return all;
 }
 
 void add_vary_origin(Headers& h) {

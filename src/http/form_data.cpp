@@ -2,13 +2,14 @@
 // files' bytes read in pieces as the writer drains.
 #include <corio/http/form_data.hpp>
 
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <random>
 
 #include <corio/http/client_errors.hpp>
+
+#include "http/static_files.hpp"
 
 namespace corio::http {
 
@@ -58,17 +59,11 @@ std::string part_head(const std::string& boundary, std::string_view name,
   return head + "\r\n";
 }
 
-std::uint64_t file_size(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
-    throw ClientError("cannot send " + path + ": not a readable file");
+// A file to send, open; ClientError if it is not a readable regular file.
+struct SendFile : detail::OpenFile {
+  explicit SendFile(const std::string& path) : OpenFile(path) {
+    if (status() != 200) throw ClientError("cannot send " + path + ": not a readable file");
   }
-  return static_cast<std::uint64_t>(st.st_size);
-}
-
-struct Fd {
-  int fd;
-  ~Fd() { ::close(fd); }
 };
 
 }  // namespace
@@ -99,7 +94,7 @@ std::uint64_t FormData::content_length() const {
   std::uint64_t n = boundary_.size() + 6;  // "--" boundary "--\r\n"
   for (const Part& p : parts_) {
     n += p.head.size() + 2;  // and the CRLF that ends its content
-    if (!p.path.empty()) p.size = file_size(p.path);
+    if (!p.path.empty()) p.size = SendFile(p.path).size();
     n += p.path.empty() ? p.data.size() : p.size;
   }
   return n;
@@ -114,11 +109,11 @@ Coro<void> FormData::write_to(StreamWriter& writer) const {
       // The size Content-Length was computed with: a file that grew is cut
       // there, one that shrank fails.
       const std::uint64_t size = p.size;
-      const Fd file{::open(p.path.c_str(), O_RDONLY | O_CLOEXEC)};
-      if (file.fd < 0) throw ClientError("cannot send " + p.path + ": cannot open it");
+      const SendFile file(p.path);
       std::string piece(kFilePiece, '\0');
       for (std::uint64_t sent = 0; sent < size;) {
-        const ssize_t n = ::pread(file.fd, piece.data(), piece.size(), static_cast<off_t>(sent));
+        const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(piece.size(), size - sent));
+        const ssize_t n = ::pread(file.fd(), piece.data(), want, static_cast<off_t>(sent));
         if (n <= 0) throw ClientPayloadError("file " + p.path + " shrank or failed while sent");
         writer.write(std::string_view(piece.data(), static_cast<std::size_t>(n)));
         sent += static_cast<std::uint64_t>(n);

@@ -4,15 +4,11 @@
 
 #include <corio/errors.hpp>
 
+#include "http/syntax.hpp"
+
 namespace corio::http {
 
 namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
 
 // The value of parameter `name` in a header value such as
 // `form-data; name="a"; filename="b.txt"` (RFC 9110 section 5.6.6: a token
@@ -23,7 +19,7 @@ std::optional<std::string> parameter(std::string_view value, std::string_view na
     ++i;
     const std::size_t eq = value.find('=', i);
     if (eq == std::string_view::npos) return std::nullopt;
-    const std::string_view key = trim(value.substr(i, eq - i));
+    const std::string_view key = syntax::trim_ows(value.substr(i, eq - i));
     std::size_t j = eq + 1;
     while (j < value.size() && (value[j] == ' ' || value[j] == '\t')) ++j;
     std::string out;
@@ -35,7 +31,7 @@ std::optional<std::string> parameter(std::string_view value, std::string_view na
       i = value.find(';', j);
     } else {
       i = value.find(';', j);
-      out = std::string(trim(value.substr(j, i == std::string_view::npos ? i : i - j)));
+      out = std::string(syntax::trim_ows(value.substr(j, i == std::string_view::npos ? i : i - j)));
     }
     if (iequals(key, name)) return out;
   }
@@ -50,7 +46,7 @@ std::optional<std::string> MultipartReader::boundary(std::string_view content_ty
 
 static MultipartParser make_parser(const Request& req, const MultipartLimits& limits) {
   const std::string_view type = req.headers().get_or("Content-Type", "");
-  if (!iequals(trim(type.substr(0, type.find(';'))), "multipart/form-data")) {
+  if (!iequals(syntax::trim_ows(type.substr(0, type.find(';'))), "multipart/form-data")) {
     throw HTTPException(415, "expected a multipart/form-data body");
   }
   const std::optional<std::string> b = MultipartReader::boundary(type);

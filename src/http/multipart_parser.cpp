@@ -6,6 +6,8 @@
 
 #include <corio/errors.hpp>
 
+#include "http/syntax.hpp"
+
 namespace corio::http {
 
 namespace {
@@ -14,18 +16,6 @@ constexpr std::string_view kCrlf = "\r\n";
 // Spaces or tabs a boundary line may carry before its CRLF (RFC 2046's
 // transport-padding); more than this is not padding.
 constexpr std::size_t kMaxPadding = 256;
-
-bool is_tchar(char ch) {
-  static constexpr std::string_view kSpecials = "!#$%&'*+-.^_`|~";
-  return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-         kSpecials.find(ch) != std::string_view::npos;
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
 
 }  // namespace
 
@@ -147,11 +137,10 @@ void MultipartParser::parse_head(std::string_view block) {
     block = eol == std::string_view::npos ? std::string_view() : block.substr(eol + 2);
     const std::size_t colon = line.find(':');
     const std::string_view name = line.substr(0, colon);
-    if (colon == std::string_view::npos || name.empty() ||
-        !std::all_of(name.begin(), name.end(), is_tchar)) {
+    if (colon == std::string_view::npos || !syntax::is_token(name)) {
       throw MultipartError(400, "malformed multipart header line");
     }
-    const std::string_view value = trim(line.substr(colon + 1));
+    const std::string_view value = syntax::trim_ows(line.substr(colon + 1));
     if (value.find_first_of(std::string_view("\r\n\0", 3)) != std::string_view::npos) {
       throw MultipartError(400, "malformed multipart header value");
     }

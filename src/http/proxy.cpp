@@ -3,15 +3,11 @@
 
 #include <corio/errors.hpp>
 
+#include "http/syntax.hpp"
+
 namespace corio::http::detail {
 
 namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
 
 // The first of the variables that is set and not empty.
 const char* first_set(const std::function<const char*(const char*)>& getenv,
@@ -34,7 +30,7 @@ bool host_matches(std::string_view entry, std::string_view host) {
 }  // namespace
 
 Url parse_proxy_url(std::string_view text) {
-  std::string full(trim(text));
+  std::string full(syntax::trim_ows(text));
   if (full.find("://") == std::string::npos) full = "http://" + full;  // "proxy:3128", as curl reads it
   const std::size_t at = full.find('@');
   if (at != std::string::npos && at < full.find('/', full.find("://") + 3)) {
@@ -55,13 +51,7 @@ ProxyConfig ProxyConfig::from(const ClientOptions& opts,
   if (const char* v = first_set(getenv, {"http_proxy", "HTTP_PROXY"})) c.http = parse_proxy_url(v);
   if (const char* v = first_set(getenv, {"https_proxy", "HTTPS_PROXY"})) c.https = parse_proxy_url(v);
   if (const char* v = first_set(getenv, {"no_proxy", "NO_PROXY"})) {
-    std::string_view list = v;
-    while (!list.empty()) {
-      const std::size_t comma = list.find(',');
-      const std::string_view entry = trim(list.substr(0, comma));
-      if (!entry.empty()) c.no_proxy.emplace_back(entry);
-      list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
-    }
+    syntax::for_each_element(v, [&c](std::string_view entry) { c.no_proxy.emplace_back(entry); });
   }
   return c;
 }

@@ -97,12 +97,17 @@ Coro<Response> whoami(Request& req) {
 
 std::string at(std::uint16_t port) { return "127.0.0.1:" + std::to_string(port); }
 
-Coro<void> http_proxy_body() {
-  Server origin(quiet());
+// The origin (serving /who) started, and a proxy logging into log.
+Coro<corio::Server> start_origin_and_proxy(Server& origin, ProxyLog* log) {
   origin.get("/who", whoami);
   co_await origin.start("127.0.0.1", 0);
+  co_return co_await start_proxy(log);
+}
+
+Coro<void> http_proxy_body() {
+  Server origin(quiet());
   ProxyLog log;
-  corio::Server proxy = co_await start_proxy(&log);
+  corio::Server proxy = co_await start_origin_and_proxy(origin, &log);
   ClientOptions co;
   co.proxy = "http://" + at(proxy.port());
   co.proxy_headers.add("Proxy-Authorization", "Basic dTpw");
@@ -130,10 +135,8 @@ Coro<void> tunnel_body(const TempDir* certs) {
   ServerOptions so = quiet();
   so.ssl = corio::SslContext::server((dir / "server.pem").string(), (dir / "server.key").string());
   Server origin(so);
-  origin.get("/who", whoami);
-  co_await origin.start("127.0.0.1", 0);
   ProxyLog log;
-  corio::Server proxy = co_await start_proxy(&log);
+  corio::Server proxy = co_await start_origin_and_proxy(origin, &log);
   ClientOptions co;
   co.ssl = corio::SslContext::client();
   co.ssl->load_verify_locations((dir / "ca.pem").string());
@@ -219,10 +222,8 @@ TEST(ProxyConfig, NoProxyRules) {
 
 Coro<void> trust_env_body() {
   Server origin(quiet());
-  origin.get("/who", whoami);
-  co_await origin.start("127.0.0.1", 0);
   ProxyLog log;
-  corio::Server proxy = co_await start_proxy(&log);
+  corio::Server proxy = co_await start_origin_and_proxy(origin, &log);
   ::setenv("HTTP_PROXY", ("http://" + at(proxy.port())).c_str(), 1);
   ::setenv("NO_PROXY", "localhost", 1);
   ClientOptions co;
