@@ -60,6 +60,11 @@ struct Url {
 class QueryParams : public std::vector<std::pair<std::string, std::string>> {
  public:
   using vector::vector;
+  QueryParams() = default;
+  // From the plain vector QueryParams was before it had lookups, so code
+  // written against that keeps compiling.
+  QueryParams(std::vector<std::pair<std::string, std::string>> fields)  // NOLINT(google-explicit-constructor)
+      : vector(std::move(fields)) {}
 
   std::optional<std::string_view> get(std::string_view name) const noexcept;
   std::string_view get(std::string_view name, std::string_view fallback) const noexcept;
