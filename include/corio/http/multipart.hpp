@@ -22,7 +22,8 @@
 // malformed body, 413 past a limit), which a handler may let through.
 //
 // Suspends: next() and the part reads, until the peer sent the bytes.
-// Resumed by: the loop. Both must not outlive the Request.
+// Resumed by: the loop. A part must not outlive its reader, nor the
+// reader the Request.
 #pragma once
 
 #include <cstdint>
