@@ -8,10 +8,16 @@
 #include <corio/http/client_errors.hpp>
 #include <corio/http/client_response.hpp>
 #include <corio/http/cookie_jar.hpp>
+#include <corio/http/cors.hpp>
+#include <corio/http/form_data.hpp>
 #include <corio/http/headers.hpp>
+#include <corio/http/http_exception.hpp>
+#include <corio/http/multipart.hpp>
+#include <corio/http/multipart_parser.hpp>
 #include <corio/http/parser.hpp>
 #include <corio/http/request.hpp>
 #include <corio/http/response.hpp>
+#include <corio/http/retry.hpp>
 #include <corio/http/router.hpp>
 #include <corio/http/server.hpp>
 #include <corio/http/url.hpp>
