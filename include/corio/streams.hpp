@@ -75,9 +75,9 @@ Coro<std::pair<StreamReader, StreamWriter>> open_connection(std::string host, st
 /// Connects to the Unix socket at path.
 Coro<std::pair<StreamReader, StreamWriter>> open_unix_connection(std::string path,
                                                                  ConnectOptions opts = {});
-// asyncio's open_connection(sock=...): streams over a socket the caller
-// connected (through a proxy's CONNECT tunnel, say), with TLS over it when
-// opts.ssl (server_hostname then names the peer, as for a Unix socket).
+/// asyncio's open_connection(sock=...): streams over a socket the caller
+/// connected (through a proxy's CONNECT tunnel, say), with TLS over it when
+/// opts.ssl (server_hostname then names the peer, as for a Unix socket).
 Coro<std::pair<StreamReader, StreamWriter>> open_connection(Socket sock, ConnectOptions opts = {});
 
 /// Binds every address getaddrinfo(host, AI_PASSIVE) gives ("" is every
