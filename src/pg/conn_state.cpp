@@ -32,6 +32,12 @@ Op& ConnState::submit(Send send, bool detached) {
   op->send = std::move(send);
   op->detached = detached;
   Op& ref = *op;
+  // Its task's cancel() has cancelled the lone query's future, but the task
+  // has not run yet to say so: sending now would put a query where the
+  // server cancel it is owed could hit it.
+  if (inflight.size() == 1 && !inflight.front()->abandoned && inflight.front()->done.cancelled()) {
+    abandon(inflight.front()->id);
+  }
   if (cancel_out_ || cancelled_id_ != 0) {
     held.push_back(std::move(op));
     return ref;
@@ -172,6 +178,7 @@ void ConnState::abandon(std::uint64_t id) {
   }
   for (auto& op : inflight) {
     if (op->id == id) {
+      if (op->abandoned) return;
       op->abandoned = true;
       // Only a query alone on the wire can be cancelled on the server: with
       // others sent behind it the cancel could land on one of them instead.
