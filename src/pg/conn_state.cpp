@@ -26,11 +26,7 @@ void ConnState::start() {
 
 Op& ConnState::submit(Send send, bool detached) {
   if (closed) throw ConnectionError("connection is closed");
-  auto op = std::make_unique<Op>();
-  op->id = next_id_++;
-  op->done = loop.create_future<Result>();
-  op->send = std::move(send);
-  op->detached = detached;
+  std::unique_ptr<Op> op = make_op(std::move(send), detached);
   Op& ref = *op;
   // Its task's cancel() has cancelled the lone query's future, but the task
   // has not run yet to say so: sending now would put a query where the
@@ -38,7 +34,7 @@ Op& ConnState::submit(Send send, bool detached) {
   if (inflight.size() == 1 && !inflight.front()->abandoned && inflight.front()->done.cancelled()) {
     abandon(inflight.front()->id);
   }
-  if (cancel_out_ || cancelled_id_ != 0) {
+  if (holding()) {
     held.push_back(std::move(op));
     return ref;
   }
@@ -51,8 +47,16 @@ Op& ConnState::submit(Send send, bool detached) {
   return ref;
 }
 
-bool ConnState::transmit(Op& op) {
-  Send& s = op.send;
+std::unique_ptr<Op> ConnState::make_op(Send send, bool detached) {
+  auto op = std::make_unique<Op>();
+  op->id = next_id_++;
+  op->done = loop.create_future<Result>();
+  op->send = std::move(send);
+  op->detached = detached;
+  return op;
+}
+
+bool send_query(PGconn* conn, const Send& s) {
   const int n = static_cast<int>(s.params.size());
   std::vector<const char*> values(s.params.size());
   std::vector<int> lengths(s.params.size()), formats(s.params.size());
@@ -62,23 +66,25 @@ bool ConnState::transmit(Op& op) {
     lengths[i] = p.value ? static_cast<int>(p.value->size()) : 0;
     formats[i] = p.binary ? 1 : 0;
   }
-  int ok = 0;
   switch (s.kind) {
     case Send::Kind::params:
-      ok = PQsendQueryParams(conn, s.text.c_str(), n, nullptr, values.data(), lengths.data(),
-                             formats.data(), 0);
-      break;
-    case Send::Kind::prepared:
-      ok = PQsendQueryPrepared(conn, s.text.c_str(), n, values.data(), lengths.data(),
+      return PQsendQueryParams(conn, s.text.c_str(), n, nullptr, values.data(), lengths.data(),
                                formats.data(), 0);
-      break;
+    case Send::Kind::prepared:
+      return PQsendQueryPrepared(conn, s.text.c_str(), n, values.data(), lengths.data(),
+                                 formats.data(), 0);
     case Send::Kind::prepare:
       // Described in the same segment, so the result says how many $n it has.
-      ok = PQsendPrepare(conn, s.name.c_str(), s.text.c_str(), 0, nullptr) &&
-           PQsendDescribePrepared(conn, s.name.c_str());
-      break;
+      return PQsendPrepare(conn, s.name.c_str(), s.text.c_str(), 0, nullptr) &&
+             PQsendDescribePrepared(conn, s.name.c_str());
+    case Send::Kind::sync:
+      return true;  // the Sync alone
   }
-  if (!ok || !PQpipelineSync(conn)) return false;
+  return false;
+}
+
+bool ConnState::transmit(Op& op) {
+  if (!send_query(conn, op.send) || !PQpipelineSync(conn)) return false;
   op.send = {};
   schedule_flush();
   return true;
@@ -109,6 +115,7 @@ void ConnState::flush() {
 
 void ConnState::on_readable() {
   if (!PQconsumeInput(conn)) return fail(conn_message(conn));
+  if (recovering_) return recover();
   deliver_results();
   if (closed) return;
   deliver_notifications();
@@ -160,6 +167,7 @@ void ConnState::finish_front() {
     cancelled_id_ = 0;
     settle();
   }
+  if (inflight.empty() && exclusive_wanted_ && !drained_.done()) drained_.set_result();
 }
 
 void ConnState::deliver_notifications() {
@@ -209,7 +217,7 @@ void ConnState::request_cancel() {
 }
 
 void ConnState::settle() {
-  if (cancel_out_ || cancelled_id_ != 0 || closed) return;
+  if (holding() || closed) return;
   while (!held.empty() && !closed) {
     std::unique_ptr<Op> op = std::move(held.front());
     held.pop_front();

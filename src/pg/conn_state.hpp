@@ -8,7 +8,14 @@
 //    cancel is settling (sending behind a cancel could let it hit them).
 // 3. The reader callback is registered from start() until fail() or
 //    close(); no callback runs after close(), so it can hold `this` raw.
-// 4. A PQcancel runs on a worker thread and reports back through a weak_ptr:
+// 4. Exclusive mode (simple-protocol scripts, streamed rows, COPY) leaves
+//    pipeline mode: it waits until `inflight` is empty, holds new sends, and
+//    takes the socket from the reader callback, reading only as fast as its
+//    owner asks (that bounds a stream's memory). An owner that stops midway
+//    hands over to recovery, which drains what the server still sends
+//    (cancelling it first) on the reader callback, then re-enters pipeline
+//    mode and sends what was held.
+// 5. A PQcancel runs on a worker thread and reports back through a weak_ptr:
 //    the state may be gone by then.
 #pragma once
 
@@ -23,13 +30,14 @@
 
 #include <corio/event_loop.hpp>
 #include <corio/future.hpp>
+#include <corio/lock.hpp>
 #include <corio/pg/connection.hpp>
 #include <corio/queue.hpp>
 
 namespace corio::pg::detail {
 
 struct Send {
-  enum class Kind { params, prepared, prepare };
+  enum class Kind { params, prepared, prepare, sync };
   Kind kind = Kind::params;
   std::string text;  // SQL (params, prepare) or the statement's name (prepared)
   std::string name;  // prepare: the statement's name
@@ -59,6 +67,27 @@ struct ConnState : std::enable_shared_from_this<ConnState> {
   void abandon(std::uint64_t id);
   void close(const std::string& why) noexcept;
 
+  // Exclusive mode (invariant 4). acquire may throw CancelledError or
+  // ConnectionError; the other calls need it acquired.
+  Coro<void> acquire_exclusive();
+  void release_exclusive();
+  // The owner stopped midway: cancel on the server (if a query runs), drain,
+  // release.
+  void abort_exclusive(bool cancel_server);
+  // The next result, reading as needed; nullptr at the end of a command.
+  Coro<PGresult*> next_result();
+  // Puts the exclusive command in single-row mode.
+  bool set_single_row_mode();
+  // Until libpq's output buffer is on the wire.
+  Coro<void> flush_all();
+  // Until the socket is readable, then consumes; throws ConnectionError.
+  Coro<void> read_more();
+  // The rest of the current command's results: the last one, or its first
+  // error thrown once the command is over.
+  Coro<Result> command_results();
+  // Fails the connection with libpq's message and throws it.
+  [[noreturn]] void lost();
+
   EventLoop& loop;
   PGconn* conn;
   int fd = -1;
@@ -69,6 +98,7 @@ struct ConnState : std::enable_shared_from_this<ConnState> {
   unsigned statements = 0;  // names the unnamed prepared statements
 
  private:
+  std::unique_ptr<Op> make_op(Send send, bool detached);
   bool transmit(Op& op);
   void schedule_flush();
   void flush();
@@ -79,6 +109,8 @@ struct ConnState : std::enable_shared_from_this<ConnState> {
   void request_cancel();
   void settle();
   void fail(const std::string& why) noexcept;
+  bool holding() const noexcept { return cancel_out_ || cancelled_id_ != 0 || exclusive_wanted_; }
+  void recover();
 
   std::uint64_t next_id_ = 1;
   bool flush_scheduled_ = false;
@@ -87,8 +119,16 @@ struct ConnState : std::enable_shared_from_this<ConnState> {
   // results have not all arrived. Sends are held until both are false.
   bool cancel_out_ = false;
   std::uint64_t cancelled_id_ = 0;
+  Lock exclusive_lock_;
+  bool exclusive_wanted_ = false;  // sends are held from here on
+  bool exclusive_ = false;         // out of pipeline mode, the owner reads
+  bool recovering_ = false;
+  bool single_row_ = false;        // libpq's single-row mode was used
+  Future<void> drained_;           // set when `inflight` empties for it
 };
 
+// Queues one statement in libpq's output buffer (true), or fails.
+bool send_query(PGconn* conn, const Send& s);
 // Waits until fd is readable (write = false) or writable.
 Coro<void> wait_fd(int fd, bool write);
 // libpq's error message without its trailing newline.

@@ -25,7 +25,9 @@
 #include <vector>
 
 #include <corio/coro.hpp>
+#include <corio/pg/copy.hpp>
 #include <corio/pg/result.hpp>
+#include <corio/pg/stream.hpp>
 #include <corio/pg/value.hpp>
 
 namespace corio::pg {
@@ -74,6 +76,21 @@ class Connection {
     return query_prepared(stmt.name, {pg::to_param(params)...});
   }
   Coro<Result> query_prepared(std::string name, std::vector<Param> params);
+
+  // Runs a script of statements separated by ';' (the simple protocol: no
+  // parameters). Throws the first statement's error; the rest of the script
+  // is then not run, as the server does.
+  Coro<void> execute(std::string script);
+
+  // Rows one at a time (stream.hpp) and COPY (copy.hpp): these hold the
+  // connection alone until they end.
+  template <class... A>
+  Coro<RowStream> stream(std::string sql, const A&... params) {
+    return stream_params(std::move(sql), {pg::to_param(params)...});
+  }
+  Coro<RowStream> stream_params(std::string sql, std::vector<Param> params);
+  Coro<CopyIn> copy_in(std::string sql);
+  Coro<CopyOut> copy_out(std::string sql);
 
   // Sends a statement whose result nobody awaits, in order with the others
   // (what a Transaction's destructor uses to roll back). Its failure, if
