@@ -4,6 +4,7 @@
 #include <corio/pg/connection.hpp>
 #include <corio/pg/copy.hpp>
 #include <corio/pg/error.hpp>
+#include <corio/pg/pool.hpp>
 #include <corio/pg/result.hpp>
 #include <corio/pg/stream.hpp>
 #include <corio/pg/transaction.hpp>

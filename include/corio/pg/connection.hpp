@@ -102,6 +102,7 @@ class Connection {
   Coro<void> listen(std::string channel);
   Coro<Notification> next_notification();
 
+  // As of the last result read: `active` while queries are in flight.
   TxStatus transaction_status() const noexcept;
   int backend_pid() const noexcept;
   // Queries sent whose results have not all arrived.
