@@ -79,12 +79,14 @@ def redis_stop(d):
         os.kill(pid, 9)
     except ProcessLookupError:
         return
-    for _ in range(300):
+    for _ in range(300):  # gone, or a zombie nobody reaps (PID 1 in a container may not)
         try:
-            os.kill(pid, 0)
-            time.sleep(0.01)
-        except ProcessLookupError:
+            state = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except FileNotFoundError:
             break
+        if state == "Z":
+            break
+        time.sleep(0.01)
     pidfile.unlink(missing_ok=True)
 
 

@@ -90,7 +90,9 @@ TEST(PgStream, ErrorMidStreamIsThrownAfterTheRowsBeforeIt) {
 }
 
 Coro<void> read_a_few(Connection* conn) {
-  RowStream rows = co_await conn->stream("SELECT g FROM generate_series(1, 100000000) g");
+  // In the select list the set-returning function streams (FROM would
+  // materialize all of it before the first row).
+  RowStream rows = co_await conn->stream("SELECT generate_series(1, 1000000000)");
   for (int i = 0; i < 3; ++i) EXPECT_TRUE(co_await rows.next());
 }  // abandoned here: cancelled on the server, drained
 
