@@ -18,6 +18,9 @@ ConnState::~ConnState() {
 
 void ConnState::start() {
   fd = PQsocket(conn);
+  // libpq prints server notices (a WARNING, a NOTICE) to stderr by default;
+  // a library must not write to its user's stderr.
+  PQsetNoticeProcessor(conn, [](void*, const char*) {}, nullptr);
   if (PQsetnonblocking(conn, 1) != 0 || PQenterPipelineMode(conn) != 1) {
     throw ConnectionError("cannot enter pipeline mode: " + conn_message(conn));
   }

@@ -17,6 +17,8 @@
 // queries wait until the cancelled one is settled. When the server goes away
 // every pending query fails with ConnectionError and is_closed() is true.
 //
+// Server notices (NOTICE, WARNING) are dropped, not printed.
+//
 // Loop-affine and move-only; the loop must outlive the connection.
 #pragma once
 
