@@ -115,7 +115,10 @@ void ConnState::lost() {
 Coro<Result> ConnState::command_results() {
   Result last;
   std::exception_ptr error;
-  while (PGresult* res = co_await next_result()) {
+  for (;;) {
+    // Not in the loop's condition: g++ 12 miscompiles some co_awaits there.
+    PGresult* res = co_await next_result();
+    if (!res) break;
     const ExecStatusType st = PQresultStatus(res);
     if (st == PGRES_FATAL_ERROR || st == PGRES_NONFATAL_ERROR || st == PGRES_BAD_RESPONSE) {
       if (!error) error = server_error(res);

@@ -98,10 +98,9 @@ Coro<PooledConnection> Pool::acquire() {
     while (!s->idle.empty()) {
       detail::PoolState::Idle c = std::move(s->idle.front());
       s->idle.pop_front();
-      if (s->now() - c.since <= s->options.health_check_after.count() ||
-          co_await healthy(&c.conn)) {
-        co_return PooledConnection(s, std::move(c.conn), c.created);
-      }
+      bool usable = s->now() - c.since <= s->options.health_check_after.count();
+      if (!usable) usable = co_await healthy(&c.conn);  // not inside the condition: g++ 12
+      if (usable) co_return PooledConnection(s, std::move(c.conn), c.created);
       --s->open;
     }
     Connection conn = co_await Connection::connect(s->options.conninfo);
