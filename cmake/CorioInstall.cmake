@@ -64,6 +64,18 @@ else()
   set(CORIO_PC_REQUIRES "nlohmann_json fmt openssl zlib")
   set(CORIO_PC_REQUIRES_PRIVATE "")
 endif()
+# The database layers' C libraries, when those layers are built.
+foreach(_corio_db IN ITEMS "pg;libpq" "redis;hiredis")
+  list(GET _corio_db 0 _layer)
+  list(GET _corio_db 1 _pc)
+  if(TARGET corio_${_layer})
+    if(BUILD_SHARED_LIBS)
+      string(APPEND CORIO_PC_REQUIRES_PRIVATE " ${_pc}")
+    else()
+      string(APPEND CORIO_PC_REQUIRES " ${_pc}")
+    endif()
+  endif()
+endforeach()
 # Relocatable: prefix is found from the .pc file's own place, so `cmake --install
 # --prefix <anywhere>` gives a working corio.pc.
 if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}")
