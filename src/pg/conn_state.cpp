@@ -11,10 +11,7 @@
 
 namespace corio::pg::detail {
 
-ConnState::~ConnState() {
-  close("connection closed");
-  if (conn) PQfinish(conn);
-}
+ConnState::~ConnState() { close("connection closed"); }
 
 void ConnState::start() {
   fd = PQsocket(conn);
@@ -246,10 +243,19 @@ void ConnState::close(const std::string& why) noexcept {
     queue->clear();
   }
   notifications.shutdown();
+  if (socket_wait_.valid() && !socket_wait_.done()) {
+    socket_wait_.set_exception(std::make_exception_ptr(ConnectionError(why)));
+  }
+  if (drained_.valid() && !drained_.done()) {
+    drained_.set_exception(std::make_exception_ptr(ConnectionError(why)));
+  }
+  // The socket goes now, not when the last handle does: the server ends the
+  // session (and whatever query it was running) at once.
+  PQfinish(std::exchange(conn, nullptr));
 }
 
 std::string conn_message(PGconn* conn) {
-  std::string msg = conn ? PQerrorMessage(conn) : "out of memory";
+  std::string msg = conn ? PQerrorMessage(conn) : "connection closed";
   while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
   if (msg.empty()) msg = "connection lost";
   return msg;
@@ -272,9 +278,10 @@ std::exception_ptr server_error(const PGresult* res) {
   return std::make_exception_ptr(ServerError(std::move(f)));
 }
 
-Coro<void> wait_fd(int fd, bool write) {
+Coro<void> wait_fd(int fd, bool write, Future<void>* wait) {
   EventLoop& loop = get_running_loop();
   Future<void> ready = loop.create_future<void>();
+  if (wait) *wait = ready;
   auto wake = [ready]() mutable {
     if (!ready.done()) ready.set_result();
   };

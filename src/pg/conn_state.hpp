@@ -8,6 +8,7 @@
 //    cancel is settling (sending behind a cancel could let it hit them).
 // 3. The reader callback is registered from start() until fail() or
 //    close(); no callback runs after close(), so it can hold `this` raw.
+//    close() also finishes libpq's connection: `conn` is null once closed.
 // 4. Exclusive mode (simple-protocol scripts, streamed rows, COPY) leaves
 //    pipeline mode: it waits until `inflight` is empty, holds new sends, and
 //    takes the socket from the reader callback, reading only as fast as its
@@ -82,6 +83,9 @@ struct ConnState : std::enable_shared_from_this<ConnState> {
   Coro<void> flush_all();
   // Until the socket is readable, then consumes; throws ConnectionError.
   Coro<void> read_more();
+  // Until the socket is readable (or writable); close() ends it with
+  // ConnectionError, so an exclusive owner never waits on a dead socket.
+  Coro<void> wait_socket(bool write);
   // The rest of the current command's results: the last one, or its first
   // error thrown once the command is over.
   Coro<Result> command_results();
@@ -125,12 +129,14 @@ struct ConnState : std::enable_shared_from_this<ConnState> {
   bool recovering_ = false;
   bool single_row_ = false;        // libpq's single-row mode was used
   Future<void> drained_;           // set when `inflight` empties for it
+  Future<void> socket_wait_;       // the exclusive owner's wait_socket()
 };
 
 // Queues one statement in libpq's output buffer (true), or fails.
 bool send_query(PGconn* conn, const Send& s);
-// Waits until fd is readable (write = false) or writable.
-Coro<void> wait_fd(int fd, bool write);
+// Waits until fd is readable (write = false) or writable. `wait`, when
+// given, is the Future it waits on (so its owner can end the wait).
+Coro<void> wait_fd(int fd, bool write, Future<void>* wait = nullptr);
 // libpq's error message without its trailing newline.
 std::string conn_message(PGconn* conn);
 std::exception_ptr server_error(const PGresult* res);

@@ -19,6 +19,7 @@ Connection::~Connection() = default;
 Coro<Connection> Connection::connect(std::string conninfo) {
   PGconn* raw = PQconnectStart(conninfo.c_str());
   if (!raw) throw ConnectionError("out of memory");
+  // Owns raw from here; its close() finishes it, on every way out.
   auto s = std::make_shared<detail::ConnState>(get_running_loop(), raw);
   if (PQstatus(raw) == CONNECTION_BAD) throw ConnectionError(detail::conn_message(raw));
   // libpq's documented loop: wait for what PQconnectPoll asks, then poll
@@ -80,6 +81,7 @@ void Connection::send_detached(std::string sql) {
 }
 
 Coro<void> Connection::listen(std::string channel) {
+  if (is_closed()) throw ConnectionError("connection is closed");
   // LISTEN takes an identifier, not a parameter: quote it as one.
   char* quoted = PQescapeIdentifier(s_->conn, channel.data(), channel.size());
   if (!quoted) throw Error(detail::conn_message(s_->conn));
@@ -108,7 +110,7 @@ TxStatus Connection::transaction_status() const noexcept {
   }
 }
 
-int Connection::backend_pid() const noexcept { return s_ ? PQbackendPID(s_->conn) : 0; }
+int Connection::backend_pid() const noexcept { return is_closed() ? 0 : PQbackendPID(s_->conn); }
 
 std::size_t Connection::in_flight() const noexcept {
   return s_ ? s_->inflight.size() + s_->held.size() : 0;

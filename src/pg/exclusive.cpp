@@ -99,8 +99,13 @@ void ConnState::recover() {
   release_exclusive();
 }
 
+Coro<void> ConnState::wait_socket(bool write) {
+  if (closed) throw ConnectionError("connection is closed");
+  co_await wait_fd(fd, write, &socket_wait_);
+}
+
 Coro<void> ConnState::read_more() {
-  co_await wait_fd(fd, false);
+  co_await wait_socket(false);
   if (closed) throw ConnectionError("connection is closed");
   if (!PQconsumeInput(conn)) lost();
   deliver_notifications();
@@ -142,7 +147,7 @@ Coro<void> ConnState::flush_all() {
     const int rc = PQflush(conn);
     if (rc == 0) co_return;
     if (rc < 0) lost();
-    co_await wait_fd(fd, true);
+    co_await wait_socket(true);
     // libpq may wait for us to read what the server sent meanwhile.
     if (!PQconsumeInput(conn)) lost();
   }

@@ -133,6 +133,23 @@ TEST(PgStream, QueriesFromOtherTasksWaitForTheStream) {
   }());
 }
 
+Coro<void> close_soon(Connection* conn) {
+  co_await corio::sleep(50ms);
+  conn->close();
+}
+
+TEST(PgStream, ClosingTheConnectionEndsAWaitingStream) {
+  run_pg([]() -> Coro<void> {
+    Connection conn = co_await connect();
+    RowStream rows = co_await conn.stream("SELECT pg_sleep(60)");
+    corio::Task<void> closer = corio::create_task(close_soon(&conn));
+    EXPECT_THROW(co_await rows.next(), ConnectionError);
+    co_await closer;
+    EXPECT_TRUE(conn.is_closed());
+    EXPECT_THROW(co_await conn.query("SELECT 1"), ConnectionError);
+  }());
+}
+
 TEST(PgCopy, CopyInThenCopyOutRoundTrips) {
   run_pg([]() -> Coro<void> {
     Connection conn = co_await connect();
