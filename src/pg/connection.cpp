@@ -45,6 +45,7 @@ namespace {
 // Awaits one Op; a cancelled awaiter hands the Op back to the pipeline,
 // which drops its result (and cancels it on the server when it can).
 Coro<Result> await_op(std::shared_ptr<detail::ConnState> s, detail::Send send) {
+  if (!s) throw ConnectionError("connection is closed (moved from)");
   detail::Op& op = s->submit(std::move(send), false);
   const std::uint64_t id = op.id;
   Future<Result> done = op.done;
@@ -69,6 +70,7 @@ Coro<Result> Connection::query_prepared(std::string name, std::vector<Param> par
 }
 
 Coro<PreparedStatement> Connection::prepare(std::string sql, std::string name) {
+  if (is_closed()) throw ConnectionError("connection is closed");
   if (name.empty()) name = "corio_" + std::to_string(++s_->statements);
   detail::Send send{detail::Send::Kind::prepare, std::move(sql), name, {}};
   Result described = co_await await_op(s_, std::move(send));

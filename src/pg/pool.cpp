@@ -21,10 +21,12 @@ struct PoolState {
     double since;
   };
 
-  explicit PoolState(PoolOptions o)
-      : options(std::move(o)), permits(static_cast<int>(options.max_size)) {}
+  PoolState(EventLoop& loop, PoolOptions o)
+      : loop(loop), options(std::move(o)), permits(static_cast<int>(options.max_size)) {}
 
-  double now() const { return get_running_loop().time(); }
+  // The pool's loop, not the running one: a connection may come back from
+  // a destructor that runs after the loop stopped.
+  double now() const { return loop.time(); }
   bool too_old(double created) const { return now() - created > options.max_lifetime.count(); }
 
   // Idle connections closed by the server, past their lifetime, or idle
@@ -43,6 +45,7 @@ struct PoolState {
     idle = std::move(keep);
   }
 
+  EventLoop& loop;
   PoolOptions options;
   Semaphore permits;
   std::deque<Idle> idle;  // front: most recently returned
@@ -79,7 +82,7 @@ Coro<Pool> Pool::create(PoolOptions options) {
   if (options.max_size == 0 || options.min_size > options.max_size) {
     throw ValueError("pool sizes: need 0 <= min_size <= max_size and max_size > 0");
   }
-  auto s = std::make_shared<detail::PoolState>(std::move(options));
+  auto s = std::make_shared<detail::PoolState>(get_running_loop(), std::move(options));
   for (std::size_t i = 0; i < s->options.min_size; ++i) {
     Connection conn = co_await Connection::connect(s->options.conninfo);
     const double t = s->now();

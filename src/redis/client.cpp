@@ -18,7 +18,12 @@ struct ClientState {
   explicit ClientState(ClientOptions o) : options(std::move(o)) {}
 
   // One task connects; the others wait for it.
-  Coro<void> ensure_connected() {
+  static Coro<void> ensure_connected(ClientState* s) {
+    if (!s) throw ConnectionError("client is closed (moved from)");
+    co_await s->connect_if_needed();
+  }
+
+  Coro<void> connect_if_needed() {
     if (ctx && ctx->alive()) co_return;
     if (closed) throw ConnectionError("client is closed");
     if (ctx && !options.reconnect) throw ConnectionError(ctx->error);
@@ -56,13 +61,13 @@ Client::~Client() = default;
 
 Coro<Client> Client::connect(ClientOptions options) {
   auto s = std::make_shared<detail::ClientState>(std::move(options));
-  co_await s->ensure_connected();
+  co_await detail::ClientState::ensure_connected(s.get());
   co_return Client(std::move(s));
 }
 
 Coro<Reply> Client::command_argv(std::vector<std::string> args) {
   auto s = s_;
-  co_await s->ensure_connected();
+  co_await detail::ClientState::ensure_connected(s.get());
   // A cancelled or timed-out await cancels this Future; the reply is then
   // read and dropped when it comes, so the replies behind it stay in step.
   Future<Reply> reply = s->ctx->send(args);
@@ -72,7 +77,7 @@ Coro<Reply> Client::command_argv(std::vector<std::string> args) {
 
 Coro<std::vector<Reply>> Client::pipeline(std::vector<std::vector<std::string>> commands) {
   auto s = s_;
-  co_await s->ensure_connected();
+  co_await detail::ClientState::ensure_connected(s.get());
   std::vector<Future<Reply>> replies;
   replies.reserve(commands.size());
   for (const auto& c : commands) replies.push_back(s->ctx->send(c, true));

@@ -24,6 +24,7 @@ Coro<Subscriber> Subscriber::connect(ClientOptions options) {
 }
 
 Coro<void> Subscriber::send(std::string verb, std::vector<std::string> names) {
+  if (!ctx_) throw ConnectionError("subscriber is closed (moved from)");
   std::vector<std::string> args{std::move(verb)};
   args.insert(args.end(), names.begin(), names.end());
   ctx_->subscribe(args);
@@ -44,6 +45,7 @@ Coro<void> Subscriber::psubscribe(std::vector<std::string> patterns) {
 }
 
 Coro<Message> Subscriber::next() {
+  if (!ctx_) throw ConnectionError("subscriber is closed (moved from)");
   try {
     co_return co_await ctx_->messages.get();
   } catch (const QueueShutDown&) {
