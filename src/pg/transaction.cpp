@@ -5,7 +5,14 @@
 namespace corio::pg {
 
 Coro<Transaction> Transaction::begin(Connection& conn, std::string begin_sql) {
-  co_await conn.query(std::move(begin_sql));
+  try {
+    co_await conn.query(std::move(begin_sql));
+  } catch (...) {
+    // Cancelled, the BEGIN may have run all the same: close the block it
+    // may have opened (a ROLLBACK outside one is only a warning).
+    conn.send_detached("ROLLBACK");
+    throw;
+  }
   co_return Transaction(conn);
 }
 
