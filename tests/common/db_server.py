@@ -37,6 +37,21 @@ def as_pg(cmd):
     return cmd
 
 
+def pg_tls(d):
+    """A throwaway self-signed certificate, so clients may ask for sslmode=require."""
+    key, cert = d / "server.key", d / "server.crt"
+    if not key.exists():
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                        "ec_paramgen_curve:prime256v1", "-nodes", "-days", "2", "-subj",
+                        "/CN=127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        os.chmod(key, 0o600)
+        if os.geteuid() == 0:
+            shutil.chown(key, "postgres")
+            shutil.chown(cert, "postgres")
+    return f"-c ssl=on -c ssl_cert_file={cert} -c ssl_key_file={key}"
+
+
 def pg_start(d, port):
     data = d / "data"
     if not data.exists():
@@ -46,10 +61,12 @@ def pg_start(d, port):
                               "--no-sync", "-E", "UTF8", "--locale=C"]),
                        check=True, stdout=subprocess.DEVNULL)
     opts = (f"-p {port} -k {d} -c listen_addresses=127.0.0.1 -c fsync=off "
-            "-c synchronous_commit=off -c full_page_writes=off -c max_connections=60")
+            "-c synchronous_commit=off -c full_page_writes=off -c max_connections=60 "
+            + (pg_tls(d) if shutil.which("openssl") else ""))
     subprocess.run(as_pg([pg_bin("pg_ctl"), "-D", str(data), "-o", opts, "-l", str(d / "log"),
                           "-w", "-t", "30", "start"]), check=True, stdout=subprocess.DEVNULL)
-    return f"host=127.0.0.1 port={port} user=postgres dbname=postgres"
+    # Plain TCP unless a client asks for TLS (sslmode=require in its own conninfo).
+    return f"host=127.0.0.1 port={port} user=postgres dbname=postgres sslmode=disable"
 
 
 def pg_stop(d):

@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <corio/task.hpp>
+
 #include "pg/pg_support.hpp"
 
 namespace {
@@ -145,6 +147,31 @@ TEST(PgConnection, PreparedStatementsKnowTheirParameters) {
     EXPECT_EQ(named.name, "seven");
     EXPECT_EQ((co_await conn.query(named))[0].get<int>(0), 7);
     EXPECT_THROW(co_await conn.prepare("SELECT 8", "seven"), ServerError);  // 42P05
+  }());
+}
+
+Coro<long> count_rows(Connection* conn) {
+  Result r = co_await conn->query("SELECT g, md5(g::text) FROM generate_series(1, 50000) g");
+  co_return r.rows();
+}
+
+TEST(PgConnection, TlsThroughSslmodeCarriesPipelinedQueriesAndLargeResults) {
+  run_pg([]() -> Coro<void> {
+    std::string conninfo = pg_testing::conninfo();
+    conninfo.replace(conninfo.find("sslmode=disable"), 15, "sslmode=require");
+    Connection conn = co_await Connection::connect(conninfo);
+    Result ssl = co_await conn.query("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()");
+    EXPECT_TRUE(ssl[0].get<bool>(0));
+    // libpq decrypts whole TLS records: data it holds must not wait for
+    // the socket to turn readable again.
+    corio::Task<long> a = corio::create_task(count_rows(&conn));
+    corio::Task<long> b = corio::create_task(count_rows(&conn));
+    EXPECT_EQ(co_await a, 50000);
+    EXPECT_EQ(co_await b, 50000);
+    RowStream rows = co_await conn.stream("SELECT g FROM generate_series(1, 20000) g");
+    long streamed = 0;
+    while (co_await rows.next()) ++streamed;
+    EXPECT_EQ(streamed, 20000);
   }());
 }
 
