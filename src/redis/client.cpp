@@ -71,8 +71,9 @@ Coro<Reply> Client::command_argv(std::vector<std::string> args) {
   // A cancelled or timed-out await cancels this Future; the reply is then
   // read and dropped when it comes, so the replies behind it stay in step.
   Future<Reply> reply = s->ctx->send(args);
-  co_return co_await detail::ClientState::bounded(detail::ClientState::await_reply(reply),
-                                                  s->options.command_timeout);
+  // Without a limit, no wrapper: two coroutine frames less per command.
+  if (!s->options.command_timeout) co_return co_await reply;
+  co_return co_await wait_for(detail::ClientState::await_reply(reply), *s->options.command_timeout);
 }
 
 Coro<std::vector<Reply>> Client::pipeline(std::vector<std::vector<std::string>> commands) {
