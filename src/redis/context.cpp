@@ -132,12 +132,28 @@ void on_message(redisAsyncContext* ac, void* r, void*) {
   }
 }
 
-void argv_of(const std::vector<std::string>& args, std::vector<const char*>& argv,
-             std::vector<std::size_t>& lens) {
-  for (const std::string& a : args) {
-    argv.push_back(a.data());
-    lens.push_back(a.size());
+// redisAsyncCommandArgv over our strings; the pointer arrays stay on the
+// stack for the usual few arguments (this runs once a command).
+int send_argv(redisAsyncContext* ac, redisCallbackFn* fn, void* privdata,
+              const std::vector<std::string>& args) {
+  constexpr std::size_t kInline = 8;
+  const char* argv_inline[kInline];
+  std::size_t lens_inline[kInline];
+  std::vector<const char*> argv_heap;
+  std::vector<std::size_t> lens_heap;
+  const char** argv = argv_inline;
+  std::size_t* lens = lens_inline;
+  if (args.size() > kInline) {
+    argv_heap.resize(args.size());
+    lens_heap.resize(args.size());
+    argv = argv_heap.data();
+    lens = lens_heap.data();
   }
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    argv[i] = args[i].data();
+    lens[i] = args[i].size();
+  }
+  return redisAsyncCommandArgv(ac, fn, privdata, static_cast<int>(args.size()), argv, lens);
 }
 
 }  // namespace
@@ -180,13 +196,9 @@ Coro<std::unique_ptr<Context>> Context::connect(std::string host, int port) {
 
 Future<Reply> Context::send(const std::vector<std::string>& args, bool errors_as_values) {
   if (!alive()) throw ConnectionError(error.empty() ? "not connected" : error);
-  std::vector<const char*> argv;
-  std::vector<std::size_t> lens;
-  argv_of(args, argv, lens);
   auto p = std::make_unique<Pending>(Pending{this, loop.create_future<Reply>(), errors_as_values});
   Future<Reply> done = p->done;
-  if (redisAsyncCommandArgv(ac, on_reply, p.get(), static_cast<int>(argv.size()), argv.data(),
-                            lens.data()) != REDIS_OK) {
+  if (send_argv(ac, on_reply, p.get(), args) != REDIS_OK) {
     throw ConnectionError(context_error(ac));
   }
   p.release();  // hiredis owns it until on_reply
@@ -196,11 +208,7 @@ Future<Reply> Context::send(const std::vector<std::string>& args, bool errors_as
 
 void Context::subscribe(const std::vector<std::string>& args) {
   if (!alive()) throw ConnectionError(error.empty() ? "not connected" : error);
-  std::vector<const char*> argv;
-  std::vector<std::size_t> lens;
-  argv_of(args, argv, lens);
-  if (redisAsyncCommandArgv(ac, on_message, nullptr, static_cast<int>(argv.size()), argv.data(),
-                            lens.data()) != REDIS_OK) {
+  if (send_argv(ac, on_message, nullptr, args) != REDIS_OK) {
     throw ConnectionError(context_error(ac));
   }
 }
