@@ -71,6 +71,18 @@ else()
   set(CORIO_PC_REQUIRES "nlohmann_json fmt openssl zlib")
   set(CORIO_PC_REQUIRES_PRIVATE "")
 endif()
+# The database layers' C libraries, when those layers are built.
+foreach(_corio_db IN ITEMS "pg;libpq" "redis;hiredis")
+  list(GET _corio_db 0 _layer)
+  list(GET _corio_db 1 _pc)
+  if(TARGET corio_${_layer})
+    if(BUILD_SHARED_LIBS)
+      string(APPEND CORIO_PC_REQUIRES_PRIVATE " ${_pc}")
+    else()
+      string(APPEND CORIO_PC_REQUIRES " ${_pc}")
+    endif()
+  endif()
+endforeach()
 # The paths are absolute and normalised ("/opt/corio/include", never
 # "lib/pkgconfig/../../include"), so corio.pc is written at install time, when
 # the prefix is known (`cmake --install --prefix` changes it after configure).
