@@ -41,8 +41,9 @@ void Outbox::finish() noexcept {
   room.set();
 }
 
-std::uint64_t Outbox::attach(std::uint64_t from) noexcept {
+std::uint64_t Outbox::attach(std::uint64_t from, bool resumption) noexcept {
   cursor = std::clamp(from, first, next);
+  if (resumption) writer_end = UINT64_MAX;
   attached = true;
   ready.set();  // the writer before sees it is no longer in charge
   if (full()) room.clear();
@@ -56,10 +57,8 @@ void Outbox::detach(std::uint64_t w) noexcept {
 }
 
 void Outbox::close_writer() noexcept {
-  ++writer;
-  attached = false;
+  writer_end = next;
   ready.set();
-  room.set();
 }
 
 Coro<std::optional<Received>> HttpSessionTransport::receive() {
@@ -99,9 +98,9 @@ void HttpSessionTransport::request_done(const json& id) noexcept {
   const std::shared_ptr<Outbox> box = it->second;
   by_request_.erase(it);
   box->finish();
-  // Kept for a while if the client has yet to get its end (its stream was
-  // closed mid-call, or lost): it resumes with Last-Event-ID.
-  if (box->attached || box->unwritten() == 0 || box->keep_last_only) {
+  // Kept for a while: a client whose stream was closed mid-call, or lost
+  // (whatever was written may not have arrived), resumes with Last-Event-ID.
+  if (box->keep_last_only) {
     forget_stream(box);
     return;
   }

@@ -40,6 +40,7 @@ struct Outbox {
   std::uint64_t next = 1;
   std::uint64_t cursor = 1;     // the next event to write
   std::uint64_t writer = 0;     // the writer in charge; another number makes the old one stop
+  std::uint64_t writer_end = UINT64_MAX;  // close_writer(): the writer stops before this event
   bool attached = false;        // a writer is in charge
   Event ready;                  // set while there is an event to write, or done, or the writer changed
   Event room;                   // set while the senders may go on
@@ -54,10 +55,19 @@ struct Outbox {
   std::pair<std::uint64_t, std::string> take();
   void finish() noexcept;
   // A new writer takes over from event from (or the oldest still kept);
-  // the one before stops. Its number, for detach().
-  std::uint64_t attach(std::uint64_t from) noexcept;
+  // the one before stops. Its number, for detach(). A resumption is not
+  // bound by an earlier close_writer().
+  std::uint64_t attach(std::uint64_t from, bool resumption) noexcept;
   void detach(std::uint64_t w) noexcept;
-  // The writer in charge stops (its response ends); the events wait.
+  // Whether writer w should write the next event.
+  bool writes(std::uint64_t w) const noexcept { return w == writer && unwritten() > 0 && cursor < writer_end; }
+  // Whether writer w is through: another took over, or nothing more is
+  // for it to write.
+  bool through(std::uint64_t w) const noexcept {
+    return w != writer || cursor >= writer_end || (done && unwritten() == 0);
+  }
+  // The writer writes what came so far and stops (its response ends); what
+  // comes later waits for a resumption.
   void close_writer() noexcept;
 
  private:
@@ -91,7 +101,7 @@ class HttpSessionTransport final : public Transport {
   std::shared_ptr<Outbox> new_outbox();
   void forget_stream(const std::shared_ptr<Outbox>& box) noexcept;
 
-  static constexpr std::size_t kKeptFinished = 16;  // finished streams with events unwritten
+  static constexpr std::size_t kKeptFinished = 8;  // finished streams kept for a resumption
 
   std::deque<std::string> inbox_;
   Event inbox_ready_;

@@ -242,14 +242,15 @@ void StreamableHttp::Impl::sweep() {
 }
 
 // Writes box's events from event from on, as this stream's writer, until
-// the box is done or another writer takes over (a resumption, or
-// close_stream()). keepalive > 0: a comment after that long without an
+// the box is done, another writer takes over (a resumption), or
+// close_stream() ends it after what came so far. keepalive > 0: a comment after that long without an
 // event, so that a client gone away is noticed (the write fails) on a
 // stream that may stay quiet for hours. A client gone away leaves the
 // events to a later resumption.
 Coro<void> stream_events(std::shared_ptr<Outbox> box, http::StreamResponseWriter& w,
-                         std::chrono::milliseconds keepalive, std::uint64_t from, std::string priming) {
-  const std::uint64_t me = box->attach(from);
+                         std::chrono::milliseconds keepalive, std::uint64_t from, bool resumption,
+                         std::string priming) {
+  const std::uint64_t me = box->attach(from, resumption);
   struct Detach {
     Outbox& box;
     std::uint64_t me;
@@ -257,11 +258,11 @@ Coro<void> stream_events(std::shared_ptr<Outbox> box, http::StreamResponseWriter
   } detach{*box, me};
   if (!priming.empty()) co_await w.write(priming);
   for (;;) {
-    while (box->writer == me && box->unwritten() > 0) {
+    while (box->writes(me)) {
       const auto [n, message] = box->take();
       co_await w.write(sse_event(box->stream_id, n, message));
     }
-    if (box->writer != me || box->done) co_return;
+    if (box->through(me)) co_return;
     box->ready.clear();
     if (keepalive.count() == 0) {
       co_await box->ready.wait();
@@ -332,7 +333,7 @@ Coro<Response> StreamableHttp::Impl::answer_request(std::shared_ptr<HttpSession>
   session->transport.deliver(std::move(body));
   if (opts.json_response) co_return co_await answer_as_json(std::move(session), std::move(box));
   auto events = [box, priming = priming_event(*session, *box, opts.retry)](http::StreamResponseWriter& w) {
-    return stream_events(box, w, std::chrono::milliseconds(0), box->next, priming);  // ends with the answer
+    return stream_events(box, w, std::chrono::milliseconds(0), box->next, false, priming);  // ends with the answer
   };
   co_return event_stream(events);
 }
@@ -364,13 +365,13 @@ Coro<Response> StreamableHttp::Impl::get(Request& req) {
     if (!resumed) throw Refusal(400, kTransportError, "Bad Request: no stream to resume from " + std::string(*last));
     // A request's stream ends with its answer, the GET stream with the session.
     auto events = [session, box = resumed->first, from = resumed->second, keepalive](
-                      http::StreamResponseWriter& w) { return stream_events(box, w, keepalive, from, {}); };
+                      http::StreamResponseWriter& w) { return stream_events(box, w, keepalive, from, true, {}); };
     co_return event_stream(events);
   }
   std::shared_ptr<Outbox> box = session->transport.open_standalone();
   if (!box) throw Refusal(409, kTransportError, "Conflict: only one SSE stream is allowed per session");
   auto events = [session, box, keepalive, priming = priming_event(*session, *box, opts.retry)](
-                    http::StreamResponseWriter& w) { return stream_events(box, w, keepalive, box->next, priming); };
+                    http::StreamResponseWriter& w) { return stream_events(box, w, keepalive, box->next, false, priming); };
   co_return event_stream(events);
 }
 
