@@ -27,12 +27,11 @@ void Outbox::push(std::string message) {
   if (full()) room.clear();
 }
 
-std::pair<std::uint64_t, std::string> Outbox::take() {
+std::pair<std::uint64_t, std::string_view> Outbox::take() {
   const std::uint64_t n = cursor++;
-  std::string message = events[static_cast<std::size_t>(n - first)];  // kept: the client may miss it
-  while (cursor - first > kKeptWritten) drop_front();
+  while (cursor - first > kKeptWritten) drop_front();  // never n: kKeptWritten >= 1
   room.set();
-  return {n, std::move(message)};
+  return {n, events[static_cast<std::size_t>(n - first)]};  // kept: the client may miss it
 }
 
 void Outbox::finish() noexcept {
@@ -98,17 +97,13 @@ void HttpSessionTransport::request_done(const json& id) noexcept {
   const std::shared_ptr<Outbox> box = it->second;
   by_request_.erase(it);
   box->finish();
-  // Kept for a while: a client whose stream was closed mid-call, or lost
-  // (whatever was written may not have arrived), resumes with Last-Event-ID.
-  if (box->keep_last_only) {
-    forget_stream(box);
-    return;
-  }
-  finished_.push_back(box->stream_id);
-  if (finished_.size() > kKeptFinished) {
-    streams_.erase(finished_.front());
-    finished_.pop_front();
-  }
+  // Kept for a while if no writer is there to write its end (the stream
+  // was closed mid-call, or its client went away): the client resumes with
+  // Last-Event-ID. A writer still there writes the rest; a stream kept for
+  // every call would cost every call (measured: the allocator's churn).
+  if (box->attached || box->keep_last_only) return;
+  finished_.push_back(box);
+  if (finished_.size() > kKeptFinished) finished_.pop_front();
 }
 
 void HttpSessionTransport::close_stream(const json& id) noexcept {
@@ -118,13 +113,20 @@ void HttpSessionTransport::close_stream(const json& id) noexcept {
 std::shared_ptr<Outbox> HttpSessionTransport::new_outbox() {
   auto box = std::make_shared<Outbox>();
   box->stream_id = next_stream_++;
-  streams_.emplace(box->stream_id, box);
   return box;
 }
 
-void HttpSessionTransport::forget_stream(const std::shared_ptr<Outbox>& box) noexcept {
-  streams_.erase(box->stream_id);
-  std::erase(finished_, box->stream_id);
+// The streams a client may resume are few (its requests running, its GET
+// stream, the finished ones kept): a search, no index to keep per call.
+std::shared_ptr<Outbox> HttpSessionTransport::find_stream(std::uint64_t id) const noexcept {
+  if (standalone_ && standalone_->stream_id == id) return standalone_;
+  for (const auto& [request, box] : by_request_) {
+    if (box->stream_id == id) return box;
+  }
+  for (const auto& box : finished_) {
+    if (box->stream_id == id) return box;
+  }
+  return nullptr;
 }
 
 std::shared_ptr<Outbox> HttpSessionTransport::open_request(const json& id) {
@@ -138,7 +140,6 @@ std::shared_ptr<Outbox> HttpSessionTransport::open_standalone() {
   if (standalone_ && standalone_->attached) return nullptr;
   // A GET without Last-Event-ID is a new stream: what waited is not replayed
   // on it (the spec: never on another stream than the one it was sent on).
-  if (standalone_) forget_stream(standalone_);
   standalone_ = new_outbox();
   return standalone_;
 }
@@ -154,9 +155,9 @@ std::optional<std::pair<std::shared_ptr<Outbox>, std::uint64_t>> HttpSessionTran
   if (ra != std::errc() || rb != std::errc() || ea != a.data() + a.size() || eb != b.data() + b.size()) {
     return std::nullopt;
   }
-  const auto it = streams_.find(stream);
-  if (it == streams_.end() || n >= it->second->next) return std::nullopt;
-  return std::pair{it->second, n + 1};
+  std::shared_ptr<Outbox> box = find_stream(stream);
+  if (!box || n >= box->next) return std::nullopt;
+  return std::pair{std::move(box), n + 1};
 }
 
 bool HttpSessionTransport::busy() const noexcept {
@@ -166,9 +167,9 @@ bool HttpSessionTransport::busy() const noexcept {
 void HttpSessionTransport::close() noexcept {
   closed_ = true;
   inbox_ready_.set();
-  for (auto& [id, box] : streams_) box->finish();
+  for (auto& [id, box] : by_request_) box->finish();
+  if (standalone_) standalone_->finish();
   by_request_.clear();
-  streams_.clear();
   finished_.clear();
   standalone_.reset();
 }

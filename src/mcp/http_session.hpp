@@ -46,13 +46,15 @@ struct Outbox {
   Event room;                   // set while the senders may go on
   bool done = false;            // nothing more will come
   bool keep_last_only = false;  // a JSON answer: only the last message is sent
+  std::string priming;          // the priming event its first writer opens with, if any
 
   Outbox() { room.set(); }
   std::size_t unwritten() const noexcept { return static_cast<std::size_t>(next - cursor); }
   bool full() const noexcept { return attached && unwritten() >= kMaxQueued; }
   void push(std::string message);
-  // The next event to write, and its number.
-  std::pair<std::uint64_t, std::string> take();
+  // The next event to write, and its number. The view is valid until the
+  // next push() or take().
+  std::pair<std::uint64_t, std::string_view> take();
   void finish() noexcept;
   // A new writer takes over from event from (or the oldest still kept);
   // the one before stops. Its number, for detach(). A resumption is not
@@ -99,9 +101,9 @@ class HttpSessionTransport final : public Transport {
 
  private:
   std::shared_ptr<Outbox> new_outbox();
-  void forget_stream(const std::shared_ptr<Outbox>& box) noexcept;
+  std::shared_ptr<Outbox> find_stream(std::uint64_t id) const noexcept;
 
-  static constexpr std::size_t kKeptFinished = 8;  // finished streams kept for a resumption
+  static constexpr std::size_t kKeptFinished = 16;  // finished streams kept for a resumption
 
   std::deque<std::string> inbox_;
   Event inbox_ready_;
@@ -109,8 +111,7 @@ class HttpSessionTransport final : public Transport {
   std::uint64_t next_stream_ = 1;
   std::map<std::string, std::shared_ptr<Outbox>> by_request_;  // by id.dump()
   std::shared_ptr<Outbox> standalone_;
-  std::map<std::uint64_t, std::shared_ptr<Outbox>> streams_;  // every stream a client may resume
-  std::deque<std::uint64_t> finished_;  // finished streams kept in streams_, oldest first
+  std::deque<std::shared_ptr<Outbox>> finished_;  // finished streams kept, oldest first
 };
 
 struct HttpSession {

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <map>
+#include <charconv>
 #include <string_view>
 
 #include <fmt/core.h>
@@ -31,6 +32,11 @@ using http::Request;
 using http::Response;
 
 namespace {
+
+// How long a stream's priming event waits to go out with the first events.
+constexpr auto kPrimingDelay = std::chrono::milliseconds(2);
+// Events written together at most (bytes, roughly): a batch is one write.
+constexpr std::size_t kMaxBatch = 64 * 1024;
 
 // The TypeScript SDK's codes for errors of the transport itself.
 constexpr int kTransportError = -32000;
@@ -78,14 +84,24 @@ bool accepts(const Request& req, std::string_view type) {
   return accept.find(type) != std::string_view::npos || accept.find("*/*") != std::string_view::npos;
 }
 
-// One SSE event: its id ("<stream>-<n>", what a client resumes from) and
-// the message.
-std::string sse_event(std::uint64_t stream, std::uint64_t n, std::string_view message) {
-  std::string event = fmt::format("id: {}-{}\nevent: message\ndata: ", stream, n);
-  event.reserve(event.size() + message.size() + 2);
-  event += message;
-  event += "\n\n";
-  return event;
+// "<stream>-<n>", appended to out (by hand: it is on every event's path).
+void append_event_id(std::string& out, std::uint64_t stream, std::uint64_t n) {
+  char buf[2 * 20 + 1];
+  char* end = std::to_chars(buf, buf + 20, stream).ptr;
+  *end++ = '-';
+  end = std::to_chars(end, buf + sizeof buf, n).ptr;
+  out.append(buf, end);
+}
+
+// One SSE event, appended to out: its id ("<stream>-<n>", what a client
+// resumes from) and the message.
+void append_sse_event(std::string& out, std::uint64_t stream, std::uint64_t n, std::string_view message) {
+  out.reserve(out.size() + message.size() + 64);
+  out += "id: ";
+  append_event_id(out, stream, n);
+  out += "\nevent: message\ndata: ";
+  out += message;
+  out += "\n\n";
 }
 
 // The event a new stream opens with (SEP-1699): an id to resume from
@@ -94,7 +110,12 @@ std::string sse_event(std::uint64_t stream, std::uint64_t n, std::string_view me
 // for a message.
 std::string priming_event(const HttpSession& session, const Outbox& box, std::chrono::milliseconds retry) {
   if (session.protocol_version < "2025-11-25") return {};
-  return fmt::format("id: {}-0\nretry: {}\ndata: \n\n", box.stream_id, retry.count());
+  std::string event = "id: ";
+  append_event_id(event, box.stream_id, 0);
+  event += "\nretry: ";
+  event += std::to_string(retry.count());
+  event += "\ndata: \n\n";
+  return event;
 }
 
 bool is_loopback_name(std::string_view host) {
@@ -249,18 +270,38 @@ void StreamableHttp::Impl::sweep() {
 // events to a later resumption.
 Coro<void> stream_events(std::shared_ptr<Outbox> box, http::StreamResponseWriter& w,
                          std::chrono::milliseconds keepalive, std::uint64_t from, bool resumption,
-                         std::string priming) {
+                         std::string priming = {}) {
   const std::uint64_t me = box->attach(from, resumption);
   struct Detach {
     Outbox& box;
     std::uint64_t me;
     ~Detach() { box.detach(me); }
   } detach{*box, me};
-  if (!priming.empty()) co_await w.write(priming);
+  // The priming event goes out with the first events, or alone after a
+  // moment without any: a quick call's whole stream is then one write, as
+  // it was before streams had one (measured: a write per event is what
+  // costs on this path).
+  std::string out = std::move(priming);
+  if (!out.empty() && !box->writes(me) && !box->through(me)) {
+    // A timer, not wait_for(): this is every call's path, and a cancelled
+    // wait costs an exception.
+    box->ready.clear();
+    Outbox* b = box.get();  // outlived by the timer, which ~Cancel ends
+    struct Cancel {
+      TimerHandle timer;
+      ~Cancel() { timer.cancel(); }
+    } cancel{get_running_loop().call_later(kPrimingDelay, [b] { b->ready.set(); })};
+    co_await box->ready.wait();
+  }
   for (;;) {
-    while (box->writes(me)) {
+    while (box->writes(me) && out.size() < kMaxBatch) {
       const auto [n, message] = box->take();
-      co_await w.write(sse_event(box->stream_id, n, message));
+      append_sse_event(out, box->stream_id, n, message);
+    }
+    if (!out.empty()) {
+      co_await w.write(out);
+      out.clear();
+      continue;
     }
     if (box->through(me)) co_return;
     box->ready.clear();
@@ -332,8 +373,11 @@ Coro<Response> StreamableHttp::Impl::answer_request(std::shared_ptr<HttpSession>
   box->keep_last_only = opts.json_response;
   session->transport.deliver(std::move(body));
   if (opts.json_response) co_return co_await answer_as_json(std::move(session), std::move(box));
-  auto events = [box, priming = priming_event(*session, *box, opts.retry)](http::StreamResponseWriter& w) {
-    return stream_events(box, w, std::chrono::milliseconds(0), box->next, false, priming);  // ends with the answer
+  box->priming = priming_event(*session, *box, opts.retry);
+  // Only the box captured: a capture that fits std::function's own buffer
+  // costs no allocation on every call's path.
+  auto events = [box](http::StreamResponseWriter& w) {
+    return stream_events(box, w, std::chrono::milliseconds(0), box->next, false, std::move(box->priming));
   };
   co_return event_stream(events);
 }
@@ -365,13 +409,15 @@ Coro<Response> StreamableHttp::Impl::get(Request& req) {
     if (!resumed) throw Refusal(400, kTransportError, "Bad Request: no stream to resume from " + std::string(*last));
     // A request's stream ends with its answer, the GET stream with the session.
     auto events = [session, box = resumed->first, from = resumed->second, keepalive](
-                      http::StreamResponseWriter& w) { return stream_events(box, w, keepalive, from, true, {}); };
+                      http::StreamResponseWriter& w) { return stream_events(box, w, keepalive, from, true); };
     co_return event_stream(events);
   }
   std::shared_ptr<Outbox> box = session->transport.open_standalone();
   if (!box) throw Refusal(409, kTransportError, "Conflict: only one SSE stream is allowed per session");
-  auto events = [session, box, keepalive, priming = priming_event(*session, *box, opts.retry)](
-                    http::StreamResponseWriter& w) { return stream_events(box, w, keepalive, box->next, false, priming); };
+  box->priming = priming_event(*session, *box, opts.retry);
+  auto events = [session, box, keepalive](http::StreamResponseWriter& w) {
+    return stream_events(box, w, keepalive, box->next, false, std::move(box->priming));
+  };
   co_return event_stream(events);
 }
 

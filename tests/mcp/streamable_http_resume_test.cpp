@@ -88,6 +88,7 @@ struct Fixture {
   Coro<ToolResult> parked(Context& ctx) {
     co_await ctx.report_progress(1, 2);
     ctx.close_sse_stream();
+    co_await ctx.report_progress(2, 2);  // while no writer is there: stored
     co_await release.wait();
     answered = true;
     co_return ToolResult::text("released");
@@ -181,44 +182,49 @@ Coro<void> closed_mid_call_body(bool answer_before_resuming) {
   EXPECT_EQ(resumed.status(), 200);
   f.release.set();
   const std::vector<Sse> rest = parse_sse(co_await resumed.read());
-  CO_ASSERT(rest.size() == 1u);  // only what came after the last event seen
-  const json answer = json::parse(rest[0].data);
+  CO_ASSERT(rest.size() == 2u);  // only what came after the last event seen
+  EXPECT_EQ(json::parse(rest[0].data)["params"]["progress"], 2);
+  const json answer = json::parse(rest[1].data);
   EXPECT_EQ(answer["id"], 2);
   EXPECT_EQ(answer["result"]["content"][0]["text"], "released");
   const std::string stream = first[0].id.substr(0, first[0].id.find('-'));
-  EXPECT_EQ(rest[0].id, stream + "-2") << "the same stream, numbered on";
+  EXPECT_EQ(rest[1].id, stream + "-3") << "the same stream, numbered on";
   co_await f.stop();
 }
 
 TEST(StreamableHttpResume, AStreamClosedMidCallIsResumedForItsAnswer) { run_test(closed_mid_call_body(false)); }
 TEST(StreamableHttpResume, AnAnswerThatCameMeanwhileIsReplayed) { run_test(closed_mid_call_body(true)); }
 
-// A client that lost its connection resumes from the last event it got:
-// the events after it are replayed, none twice.
-Coro<void> replay_body() {
-  Fixture f;
-  co_await f.start();
-  const std::string session = co_await f.open_session();
-  ClientResponse r = co_await f.post(call_tool(5, "three", R"({"progressToken": "t"})"), session);
-  const std::vector<Sse> all = parse_sse(co_await r.read());
-  CO_ASSERT(all.size() == 5u);
-  // As if the connection had dropped after the first progress notification:
-  // the answer is stored until the client has it (or the store's bound).
-  ClientResponse again = co_await f.resume(session, all[1].id);
-  EXPECT_EQ(again.status(), 200);
-  const std::vector<Sse> replayed = parse_sse(co_await again.read());
-  CO_ASSERT(replayed.size() == 3u);
-  for (int i = 0; i < 3; ++i) EXPECT_EQ(replayed[i].id, all[i + 2].id);
-  co_await f.stop();
-}
-
-TEST(StreamableHttpResume, AResumptionReplaysWhatCameAfterTheLastEventSeen) { run_test(replay_body()); }
-
 Coro<int> resume_status(Fixture& f, const std::string& session, const std::string& last) {
   ClientResponse r = co_await f.resume(session, last);
   co_await r.read();
   co_return r.status();
 }
+
+// A client that missed events resumes from the last one it got: what it
+// missed is replayed, written or not, and nothing twice.
+Coro<void> replay_body() {
+  Fixture f;
+  co_await f.start();
+  const std::string session = co_await f.open_session();
+  ClientResponse r = co_await f.post(call_tool(5, "parked", R"({"progressToken": "t"})"), session);
+  const std::vector<Sse> first = parse_sse(co_await r.read());
+  CO_ASSERT(first.size() == 2u);
+  // As if the first progress notification had been lost on the way.
+  ClientResponse again = co_await f.resume(session, first[0].id);
+  EXPECT_EQ(again.status(), 200);
+  f.release.set();
+  const std::vector<Sse> replayed = parse_sse(co_await again.read());
+  CO_ASSERT(replayed.size() == 3u);
+  EXPECT_EQ(replayed[0].id, first[1].id) << "written before, replayed";
+  EXPECT_EQ(json::parse(replayed[1].data)["params"]["progress"], 2);
+  EXPECT_EQ(json::parse(replayed[2].data)["id"], 5);
+  // The stream is over and delivered: a client cannot resume it again past its end.
+  EXPECT_EQ(co_await resume_status(f, session, replayed[2].id), 400);
+  co_await f.stop();
+}
+
+TEST(StreamableHttpResume, AResumptionReplaysWhatCameAfterTheLastEventSeen) { run_test(replay_body()); }
 
 Coro<void> unknown_ids_body() {
   Fixture f;
