@@ -79,13 +79,11 @@ Server::Server(std::string name, std::string version, std::string instructions)
 
 void Server::add_tool(Tool tool, ToolHandler handler) {
   tools_.push_back(std::make_shared<const ToolEntry>(ToolEntry{std::move(tool), std::move(handler)}));
-  broadcast("notifications/tools/list_changed", nullptr);
+  list_changed("tools");
 }
 
 bool Server::remove_tool(std::string_view name) {
-  if (!erase_by(tools_, [&](const ToolEntry& e) { return e.tool.name == name; })) return false;
-  broadcast("notifications/tools/list_changed", nullptr);
-  return true;
+  return list_changed("tools", erase_by(tools_, [&](const ToolEntry& e) { return e.tool.name == name; }));
 }
 
 void Server::on_roots_list_changed(std::function<void()> handler) { roots_changed_ = std::move(handler); }
@@ -96,6 +94,11 @@ void Server::add_method(std::string method, Session::RequestHandler handler) {
 
 void Server::add_notification(std::string method, Session::NotificationHandler handler) {
   notifications_[std::move(method)] = std::move(handler);
+}
+
+bool Server::list_changed(const char* list, bool changed) {
+  if (changed) broadcast(std::string("notifications/") + list + "/list_changed", nullptr);
+  return changed;
 }
 
 // Queued, not sent here: add_tool() and the like are plain calls, and a

@@ -109,37 +109,29 @@ json ToolResult::to_json() const {
 
 void Server::add_resource(Resource resource, ResourceReader reader) {
   resources_.push_back(std::make_shared<const ResourceEntry>(ResourceEntry{std::move(resource), std::move(reader)}));
-  broadcast("notifications/resources/list_changed", nullptr);
+  list_changed("resources");
 }
 
 void Server::add_resource_template(ResourceTemplate tmpl, TemplateReader reader) {
   templates_.push_back(std::make_shared<const TemplateEntry>(TemplateEntry{std::move(tmpl), std::move(reader)}));
-  broadcast("notifications/resources/list_changed", nullptr);
+  list_changed("resources");
 }
 
 void Server::add_prompt(Prompt prompt, PromptHandler handler) {
   prompts_.push_back(std::make_shared<const PromptEntry>(PromptEntry{std::move(prompt), std::move(handler)}));
-  broadcast("notifications/prompts/list_changed", nullptr);
+  list_changed("prompts");
 }
 
 bool Server::remove_resource(std::string_view uri) {
-  if (!erase_by(resources_, [&](const ResourceEntry& e) { return e.resource.uri == uri; })) return false;
-  broadcast("notifications/resources/list_changed", nullptr);
-  return true;
+  return list_changed("resources", erase_by(resources_, [&](const ResourceEntry& e) { return e.resource.uri == uri; }));
 }
 
 bool Server::remove_resource_template(std::string_view uri_template) {
-  if (!erase_by(templates_, [&](const TemplateEntry& e) { return e.tmpl.uri_template == uri_template; })) {
-    return false;
-  }
-  broadcast("notifications/resources/list_changed", nullptr);
-  return true;
+  return list_changed("resources", erase_by(templates_, [&](const TemplateEntry& e) { return e.tmpl.uri_template == uri_template; }));
 }
 
 bool Server::remove_prompt(std::string_view name) {
-  if (!erase_by(prompts_, [&](const PromptEntry& e) { return e.prompt.name == name; })) return false;
-  broadcast("notifications/prompts/list_changed", nullptr);
-  return true;
+  return list_changed("prompts", erase_by(prompts_, [&](const PromptEntry& e) { return e.prompt.name == name; }));
 }
 
 void Server::notify_resource_updated(std::string_view uri) {

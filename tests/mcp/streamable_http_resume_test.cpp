@@ -4,20 +4,14 @@
 // still to come, or already stored), a client that lost its connection
 // and resumes after the last event it got, Last-Event-ID that names
 // nothing, DNS rebinding through Host, and sampling answered by a POST.
-#include <corio/http/client.hpp>
-#include <corio/mcp/streamable_http.hpp>
-
-#include "mcp/mcp_support.hpp"
+#include "mcp/http_support.hpp"
 
 namespace corio_mcp_test {
 namespace {
 
 using corio::http::ClientResponse;
-using corio::http::ClientSession;
 using corio::http::Headers;
-using corio::http::RequestOptions;
 using corio::mcp::Context;
-using corio::mcp::StreamableHttp;
 using corio::mcp::StreamableHttpOptions;
 using corio::mcp::ToolResult;
 
@@ -64,26 +58,17 @@ std::vector<Sse> parse_sse(std::string_view body) {
   return out;
 }
 
-struct Fixture {
-  corio::mcp::Server mcp{"resume-test", "1.0"};
-  corio::http::Server http{[] {
-    corio::http::ServerOptions o;
-    o.access_log = {};
-    return o;
-  }()};
-  StreamableHttp endpoint;
-  ClientSession client;
+struct Fixture : HttpFixture {
   corio::Event release;   // the "parked" tool answers once this is set
   bool answered = false;  // the parked tool has returned
 
-  explicit Fixture(StreamableHttpOptions opts = {}) : endpoint(mcp, std::move(opts)) {
+  explicit Fixture(StreamableHttpOptions opts = {}) : HttpFixture(std::move(opts)) {
     mcp.add_tool("parked", "closes its stream, answers when released", json{{"type", "object"}},
                  [this](const json&, Context& ctx) { return parked(ctx); });
     mcp.add_tool("three", "three progress notifications", json{{"type", "object"}},
                  [](const json&, Context& ctx) { return three(ctx); });
     mcp.add_tool("ask", "samples", json{{"type", "object"}},
                  [](const json&, Context& ctx) { return ask(ctx); });
-    endpoint.mount(http);
   }
   Coro<ToolResult> parked(Context& ctx) {
     co_await ctx.report_progress(1, 2);
@@ -101,38 +86,13 @@ struct Fixture {
     const corio::mcp::SamplingResult r = co_await ctx.sample("say hi", 10);
     co_return ToolResult::text("llm: " + r.text());
   }
-  Coro<void> start() { co_await http.start("127.0.0.1", 0); }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(http.port()) + "/mcp"; }
-
-  Coro<ClientResponse> post(const json& body, const std::string& session, Headers extra = {}) {
-    RequestOptions opts;
-    opts.headers = std::move(extra);
-    opts.headers.set("Accept", "application/json, text/event-stream");
-    opts.headers.set("Content-Type", "application/json");
-    if (!session.empty()) opts.headers.set("Mcp-Session-Id", session);
-    opts.data = body.dump();
-    co_return co_await client.post(url(), std::move(opts));
-  }
   Coro<std::string> open_session(std::string version = "2025-11-25", std::string capabilities = "{}") {
-    ClientResponse r = co_await post(initialize(std::move(version), std::move(capabilities)), {});
-    const std::string id(r.headers().get_or("Mcp-Session-Id", ""));
-    co_await r.read();
-    const json initialized = {{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}};
-    ClientResponse ack = co_await post(initialized, id);
-    co_await ack.read();
-    co_return id;
+    return HttpFixture::open_session(initialize(std::move(version), std::move(capabilities)));
   }
-  Coro<ClientResponse> resume(const std::string& session, const std::string& last_event_id) {
-    RequestOptions get;
-    get.headers.set("Accept", "text/event-stream");
-    get.headers.set("Mcp-Session-Id", session);
-    get.headers.set("Last-Event-ID", last_event_id);
-    co_return co_await client.get(url(), std::move(get));
-  }
-  Coro<void> stop() {
-    endpoint.close_sessions();
-    co_await client.close();
-    co_await http.shutdown(std::chrono::seconds(1));
+  // The POST's SSE events, its stream read to its end.
+  Coro<std::vector<Sse>> post_events(const json& body, const std::string& session) {
+    ClientResponse r = co_await post(body, session);
+    co_return parse_sse(co_await r.read());
   }
 };
 
@@ -168,8 +128,7 @@ Coro<void> closed_mid_call_body(bool answer_before_resuming) {
   Fixture f;
   co_await f.start();
   const std::string session = co_await f.open_session();
-  ClientResponse r = co_await f.post(call_tool(2, "parked", R"({"progressToken": "t"})"), session);
-  const std::vector<Sse> first = parse_sse(co_await r.read());
+  const std::vector<Sse> first = co_await f.post_events(call_tool(2, "parked", R"({"progressToken": "t"})"), session);
   CO_ASSERT(first.size() == 2u);
   EXPECT_EQ(json::parse(first[1].data)["method"], "notifications/progress");
   EXPECT_FALSE(f.answered) << "the stream ended, the call runs on";
@@ -178,7 +137,7 @@ Coro<void> closed_mid_call_body(bool answer_before_resuming) {
     const bool done = co_await eventually([&f] { return f.answered; });
     CO_ASSERT(done);
   }
-  ClientResponse resumed = co_await f.resume(session, first[1].id);
+  ClientResponse resumed = co_await f.open_stream(session, first[1].id);
   EXPECT_EQ(resumed.status(), 200);
   f.release.set();
   const std::vector<Sse> rest = parse_sse(co_await resumed.read());
@@ -196,7 +155,7 @@ TEST(StreamableHttpResume, AStreamClosedMidCallIsResumedForItsAnswer) { run_test
 TEST(StreamableHttpResume, AnAnswerThatCameMeanwhileIsReplayed) { run_test(closed_mid_call_body(true)); }
 
 Coro<int> resume_status(Fixture& f, const std::string& session, const std::string& last) {
-  ClientResponse r = co_await f.resume(session, last);
+  ClientResponse r = co_await f.open_stream(session, last);
   co_await r.read();
   co_return r.status();
 }
@@ -207,11 +166,10 @@ Coro<void> replay_body() {
   Fixture f;
   co_await f.start();
   const std::string session = co_await f.open_session();
-  ClientResponse r = co_await f.post(call_tool(5, "parked", R"({"progressToken": "t"})"), session);
-  const std::vector<Sse> first = parse_sse(co_await r.read());
+  const std::vector<Sse> first = co_await f.post_events(call_tool(5, "parked", R"({"progressToken": "t"})"), session);
   CO_ASSERT(first.size() == 2u);
   // As if the first progress notification had been lost on the way.
-  ClientResponse again = co_await f.resume(session, first[0].id);
+  ClientResponse again = co_await f.open_stream(session, first[0].id);
   EXPECT_EQ(again.status(), 200);
   f.release.set();
   const std::vector<Sse> replayed = parse_sse(co_await again.read());

@@ -249,6 +249,8 @@ class Server {
   void broadcast(const std::string& method, const json& params,
                  const std::function<bool(const Peer&)>& filter = {});
   static Coro<void> send_outbox(Session& session, Peer& peer);
+  // notifications/<list>/list_changed to every client, if changed; changed.
+  bool list_changed(const char* list, bool changed = true);
 
   std::string name_, version_, instructions_;
   std::vector<std::shared_ptr<const ToolEntry>> tools_;
