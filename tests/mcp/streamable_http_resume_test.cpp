@@ -255,5 +255,47 @@ Coro<void> sampling_body() {
 
 TEST(StreamableHttpResume, SamplingRidesOnTheCallsStream) { run_test(sampling_body()); }
 
+// What the server says on its own (a list changed, a resource updated)
+// goes to the client's GET stream, numbered there too, and a client that
+// reconnects with the last id it got misses nothing sent meanwhile.
+Coro<void> server_notifications_body() {
+  Fixture f;
+  f.mcp.add_resource({.uri = "a://x", .name = "x"}, [](const std::string& uri)
+                         -> Coro<std::vector<corio::mcp::ResourceContents>> {
+    co_return std::vector<corio::mcp::ResourceContents>{{.uri = uri, .data = "x"}};
+  });
+  co_await f.start();
+  const std::string session = co_await f.open_session();
+  const json subscribe = {{"jsonrpc", "2.0"}, {"id", 9}, {"method", "resources/subscribe"},
+                          {"params", {{"uri", "a://x"}}}};
+  const std::vector<Sse> subscribed = co_await f.post_events(subscribe, session);
+  CO_ASSERT(!subscribed.empty());
+  ClientResponse stream = co_await f.open_stream(session);
+  std::string body;
+  while (parse_sse(body).empty()) body += co_await stream.read_chunk();  // the priming event
+  f.mcp.notify_resource_updated("a://x");
+  while (parse_sse(body).size() < 2) body += co_await stream.read_chunk();
+  const std::vector<Sse> got = parse_sse(body);
+  EXPECT_EQ(json::parse(got[1].data)["method"], "notifications/resources/updated");
+  stream.release();  // the client goes away; the server goes on saying things
+  f.mcp.add_tool("late", "", json{{"type", "object"}}, [](const json&, Context&) -> Coro<ToolResult> {
+    co_return ToolResult::text("late");
+  });
+  // The resumption takes the stream over from the writer still there (it
+  // has yet to notice its client gone) and replays from the last id seen.
+  ClientResponse again = co_await f.open_stream(session, got[1].id);
+  EXPECT_EQ(again.status(), 200);
+  std::string more;
+  while (parse_sse(more).empty()) more += co_await again.read_chunk();
+  const std::vector<Sse> resumed = parse_sse(more);
+  again.release();
+  EXPECT_EQ(json::parse(resumed[0].data)["method"], "notifications/tools/list_changed");
+  co_await f.stop();
+}
+
+TEST(StreamableHttpResume, ServerNotificationsGoToTheGetStreamAndResume) {
+  run_test(server_notifications_body());
+}
+
 }  // namespace
 }  // namespace corio_mcp_test
