@@ -1,9 +1,10 @@
 // Streamable HTTP's resumability (SEP-1699) and Host validation, and a
 // server-to-client request over it: event ids and the priming event, a
 // call whose stream the tool closes and the client resumes (the answer
-// still to come, or already stored), a client that lost its connection
-// and resumes after the last event it got, Last-Event-ID that names
-// nothing, DNS rebinding through Host, and sampling answered by a POST.
+// still to come, or already stored), a client that missed events and
+// resumes after the last one it got, Last-Event-ID that names nothing,
+// DNS rebinding through Host, sampling answered by a POST, and the
+// server's own notifications on the GET stream.
 #include "mcp/http_support.hpp"
 
 namespace corio_mcp_test {
