@@ -5,6 +5,8 @@
 #pragma once
 
 #include <corio/mcp/client.hpp>
+#include <corio/mcp/content.hpp>
+#include <corio/mcp/context.hpp>
 #include <corio/mcp/jsonrpc.hpp>
 #include <corio/mcp/schema.hpp>
 #include <corio/mcp/server.hpp>
@@ -12,3 +14,4 @@
 #include <corio/mcp/streamable_http.hpp>
 #include <corio/mcp/streamable_http_client.hpp>
 #include <corio/mcp/transport.hpp>
+#include <corio/mcp/typed_tool.hpp>

@@ -1,8 +1,64 @@
-// HttpSessionTransport (see http_session.hpp): the session's inbox and the
-// routing of its output to response streams.
+// HttpSessionTransport and Outbox (see http_session.hpp): the session's
+// inbox, the routing of its output to response streams, and the streams'
+// bounded event stores.
 #include "mcp/http_session.hpp"
 
+#include <algorithm>
+#include <charconv>
+
 namespace corio::mcp::detail {
+
+void Outbox::drop_front() noexcept {
+  events.pop_front();
+  if (cursor == first) ++cursor;
+  ++first;
+}
+
+void Outbox::push(std::string message) {
+  if (keep_last_only) {
+    while (!events.empty()) drop_front();
+  }
+  events.push_back(std::move(message));
+  ++next;
+  // Nobody drains the stream (full() waits only while a writer does): the
+  // oldest events go, so a client that never resumes costs a bounded store.
+  while (unwritten() > kMaxQueued) drop_front();
+  ready.set();
+  if (full()) room.clear();
+}
+
+std::pair<std::uint64_t, std::string_view> Outbox::take() {
+  const std::uint64_t n = cursor++;
+  while (cursor - first > kKeptWritten) drop_front();  // never n: kKeptWritten >= 1
+  room.set();
+  return {n, events[static_cast<std::size_t>(n - first)]};  // kept: the client may miss it
+}
+
+void Outbox::finish() noexcept {
+  done = true;
+  ready.set();
+  room.set();
+}
+
+std::uint64_t Outbox::attach(std::uint64_t from, bool resumption) noexcept {
+  cursor = std::clamp(from, first, next);
+  if (resumption) writer_end = UINT64_MAX;
+  attached = true;
+  ready.set();  // the writer before sees it is no longer in charge
+  if (full()) room.clear();
+  return ++writer;
+}
+
+void Outbox::detach(std::uint64_t w) noexcept {
+  if (w != writer) return;  // another took over already
+  attached = false;
+  room.set();
+}
+
+void Outbox::close_writer() noexcept {
+  writer_end = next;
+  ready.set();
+}
 
 Coro<std::optional<Received>> HttpSessionTransport::receive() {
   while (inbox_.empty() && !closed_) {
@@ -28,40 +84,93 @@ Coro<void> HttpSessionTransport::send(std::string_view message, const json& rela
   }
   if (!box) co_return;  // nowhere to route it: dropped, as the spec allows
   std::string copy(message);  // message refers to the caller's buffer, which a wait may outlive
-  while (box->full() && !box->done) co_await box->room.wait();
+  while (box->full() && !box->done) {
+    box->room.clear();
+    co_await box->room.wait();
+  }
   if (!box->done) box->push(std::move(copy));
 }
 
 void HttpSessionTransport::request_done(const json& id) noexcept {
   const auto it = by_request_.find(id.dump());
   if (it == by_request_.end()) return;
-  it->second->finish();
+  const std::shared_ptr<Outbox> box = it->second;
   by_request_.erase(it);
+  box->finish();
+  // Kept for a while if no writer is there to write its end (the stream
+  // was closed mid-call, or its client went away): the client resumes with
+  // Last-Event-ID. A writer still there writes the rest; a stream kept for
+  // every call would cost every call (measured: the allocator's churn).
+  if (box->attached || box->keep_last_only) return;
+  finished_.push_back(box);
+  if (finished_.size() > kKeptFinished) finished_.pop_front();
+}
+
+void HttpSessionTransport::close_stream(const json& id) noexcept {
+  if (const auto it = by_request_.find(id.dump()); it != by_request_.end()) it->second->close_writer();
+}
+
+std::shared_ptr<Outbox> HttpSessionTransport::new_outbox() {
+  auto box = std::make_shared<Outbox>();
+  box->stream_id = next_stream_++;
+  return box;
+}
+
+// The streams a client may resume are few (its requests running, its GET
+// stream, the finished ones kept): a search, no index to keep per call.
+std::shared_ptr<Outbox> HttpSessionTransport::find_stream(std::uint64_t id) const noexcept {
+  if (standalone_ && standalone_->stream_id == id) return standalone_;
+  for (const auto& [request, box] : by_request_) {
+    if (box->stream_id == id) return box;
+  }
+  for (const auto& box : finished_) {
+    if (box->stream_id == id) return box;
+  }
+  return nullptr;
 }
 
 std::shared_ptr<Outbox> HttpSessionTransport::open_request(const json& id) {
   auto [it, fresh] = by_request_.try_emplace(id.dump());
   if (!fresh) return nullptr;
-  it->second = std::make_shared<Outbox>();
+  it->second = new_outbox();
   return it->second;
 }
 
 std::shared_ptr<Outbox> HttpSessionTransport::open_standalone() {
-  if (standalone_) return nullptr;
-  standalone_ = std::make_shared<Outbox>();
+  if (standalone_ && standalone_->attached) return nullptr;
+  // A GET without Last-Event-ID is a new stream: what waited is not replayed
+  // on it (the spec: never on another stream than the one it was sent on).
+  standalone_ = new_outbox();
   return standalone_;
 }
 
-void HttpSessionTransport::close_standalone(const std::shared_ptr<Outbox>& box) noexcept {
-  if (standalone_ == box) standalone_.reset();
+std::optional<std::pair<std::shared_ptr<Outbox>, std::uint64_t>> HttpSessionTransport::resume(
+    std::string_view last_event_id) {
+  const std::size_t dash = last_event_id.find('-');
+  if (dash == std::string_view::npos) return std::nullopt;
+  std::uint64_t stream = 0, n = 0;
+  const std::string_view a = last_event_id.substr(0, dash), b = last_event_id.substr(dash + 1);
+  const auto [ea, ra] = std::from_chars(a.data(), a.data() + a.size(), stream);
+  const auto [eb, rb] = std::from_chars(b.data(), b.data() + b.size(), n);
+  if (ra != std::errc() || rb != std::errc() || ea != a.data() + a.size() || eb != b.data() + b.size()) {
+    return std::nullopt;
+  }
+  std::shared_ptr<Outbox> box = find_stream(stream);
+  if (!box || n >= box->next) return std::nullopt;
+  return std::pair{std::move(box), n + 1};
+}
+
+bool HttpSessionTransport::busy() const noexcept {
+  return !by_request_.empty() || (standalone_ && standalone_->attached);
 }
 
 void HttpSessionTransport::close() noexcept {
   closed_ = true;
   inbox_ready_.set();
   for (auto& [id, box] : by_request_) box->finish();
-  by_request_.clear();
   if (standalone_) standalone_->finish();
+  by_request_.clear();
+  finished_.clear();
   standalone_.reset();
 }
 

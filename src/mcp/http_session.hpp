@@ -3,11 +3,21 @@
 //
 // The session's input is what the POST handlers deliver(); its output is
 // routed by the request each message serves: to that request's Outbox (the
-// POST's SSE stream or JSON answer), else to the GET stream if one is
-// open, else nowhere (the spec lets a server drop what it cannot route).
+// POST's SSE stream or JSON answer), else to the GET stream if one was
+// opened, else nowhere (the spec lets a server drop what it cannot route).
 // Everything here lives on the serving loop: no locks.
+//
+// Resumability (SEP-1699): every stream has an id and numbers its events,
+// so an SSE event's id is "<stream>-<n>". The Outbox is the stream's event
+// store: a client that lost the connection (or whose stream the server
+// closed mid-call, Context::close_sse_stream) GETs with Last-Event-ID and
+// a new writer takes over from the next event. The store is bounded: the
+// events not yet written wait (their senders wait while a writer is there
+// to drain them; without one the oldest are dropped), and the last few
+// written are kept for a client that missed them.
 #pragma once
 
+#include <cstdint>
 #include <deque>
 #include <map>
 #include <memory>
@@ -20,37 +30,50 @@
 
 namespace corio::mcp::detail {
 
-// The messages for one response stream, in order, until done. Bounded:
-// a client that does not read its stream makes the senders wait (the
-// transport's send()), as a host that does not read stdout does.
 struct Outbox {
-  static constexpr std::size_t kMaxQueued = 256;
+  static constexpr std::size_t kMaxQueued = 256;  // events not yet written
+  static constexpr std::size_t kKeptWritten = 32;  // written, kept for a resumption
 
-  std::deque<std::string> messages;
-  Event ready;                  // set while there is a message to take, or done
-  Event room;                   // set while fewer than kMaxQueued wait, or done
-  bool done = false;            // nothing more will come (or nobody reads any more)
+  std::uint64_t stream_id = 0;
+  std::deque<std::string> events;  // the events numbered [first, next)
+  std::uint64_t first = 1;
+  std::uint64_t next = 1;
+  std::uint64_t cursor = 1;     // the next event to write
+  std::uint64_t writer = 0;     // the writer in charge; another number makes the old one stop
+  std::uint64_t writer_end = UINT64_MAX;  // close_writer(): the writer stops before this event
+  bool attached = false;        // a writer is in charge
+  Event ready;                  // set while there is an event to write, or done, or the writer changed
+  Event room;                   // set while the senders may go on
+  bool done = false;            // nothing more will come
   bool keep_last_only = false;  // a JSON answer: only the last message is sent
+  std::string priming;          // the priming event its first writer opens with, if any
 
   Outbox() { room.set(); }
-  bool full() const noexcept { return messages.size() >= kMaxQueued; }
-  void push(std::string message) {
-    if (keep_last_only) messages.clear();
-    messages.push_back(std::move(message));
-    ready.set();
-    if (full()) room.clear();
+  std::size_t unwritten() const noexcept { return static_cast<std::size_t>(next - cursor); }
+  bool full() const noexcept { return attached && unwritten() >= kMaxQueued; }
+  void push(std::string message);
+  // The next event to write, and its number. The view is valid until the
+  // next push() or take().
+  std::pair<std::uint64_t, std::string_view> take();
+  void finish() noexcept;
+  // A new writer takes over from event from (or the oldest still kept);
+  // the one before stops. Its number, for detach(). A resumption is not
+  // bound by an earlier close_writer().
+  std::uint64_t attach(std::uint64_t from, bool resumption) noexcept;
+  void detach(std::uint64_t w) noexcept;
+  // Whether writer w should write the next event.
+  bool writes(std::uint64_t w) const noexcept { return w == writer && unwritten() > 0 && cursor < writer_end; }
+  // Whether writer w is through: another took over, or nothing more is
+  // for it to write.
+  bool through(std::uint64_t w) const noexcept {
+    return w != writer || cursor >= writer_end || (done && unwritten() == 0);
   }
-  std::string take() {
-    std::string message = std::move(messages.front());
-    messages.pop_front();
-    room.set();
-    return message;
-  }
-  void finish() noexcept {
-    done = true;
-    ready.set();
-    room.set();
-  }
+  // The writer writes what came so far and stops (its response ends); what
+  // comes later waits for a resumption.
+  void close_writer() noexcept;
+
+ private:
+  void drop_front() noexcept;
 };
 
 class HttpSessionTransport final : public Transport {
@@ -58,30 +81,42 @@ class HttpSessionTransport final : public Transport {
   Coro<std::optional<Received>> receive() override;
   Coro<void> send(std::string_view message, const json& related_request) override;
   void request_done(const json& id) noexcept override;
+  void close_stream(const json& id) noexcept override;
 
   // A POSTed message, for the session to read.
   void deliver(std::string text);
   // The stream for the POSTed request with this id; nullptr while another
   // request with that id is running.
   std::shared_ptr<Outbox> open_request(const json& id);
-  // The GET stream; nullptr while one is open.
+  // The GET stream (new, or the one before if none is writing, from its
+  // next event); nullptr while one is being written.
   std::shared_ptr<Outbox> open_standalone();
-  void close_standalone(const std::shared_ptr<Outbox>& box) noexcept;
-  // Streams open (requests running, a GET stream): the session is in use.
-  bool busy() const noexcept { return !by_request_.empty() || standalone_ != nullptr; }
+  // The stream an SSE event id ("<stream>-<n>") names, and the number of
+  // the event after it; nullopt for an id of no stream kept.
+  std::optional<std::pair<std::shared_ptr<Outbox>, std::uint64_t>> resume(std::string_view last_event_id);
+  // Streams being written or requests running: the session is in use.
+  bool busy() const noexcept;
   // The session's end: receive() reports EOF, every stream ends.
   void close() noexcept;
 
  private:
+  std::shared_ptr<Outbox> new_outbox();
+  std::shared_ptr<Outbox> find_stream(std::uint64_t id) const noexcept;
+
+  static constexpr std::size_t kKeptFinished = 16;  // finished streams kept for a resumption
+
   std::deque<std::string> inbox_;
   Event inbox_ready_;
   bool closed_ = false;
+  std::uint64_t next_stream_ = 1;
   std::map<std::string, std::shared_ptr<Outbox>> by_request_;  // by id.dump()
   std::shared_ptr<Outbox> standalone_;
+  std::deque<std::shared_ptr<Outbox>> finished_;  // finished streams kept, oldest first
 };
 
 struct HttpSession {
   std::string id;
+  std::string protocol_version;  // what initialize negotiated
   HttpSessionTransport transport;
   Task<void> runner;       // mcp::Server::run(transport)
   double last_used = 0.0;  // loop time of the last request

@@ -7,7 +7,9 @@
 #include <charconv>
 #include <exception>
 
+#include <corio/errors.hpp>
 #include <corio/mcp/schema.hpp>
+#include <corio/task.hpp>
 
 #include "mcp/server_internal.hpp"
 
@@ -29,7 +31,17 @@ json tool_json(const Tool& t) {
   put_if(j, "description", t.description);
   put_if(j, "outputSchema", t.output_schema);
   put_if(j, "annotations", t.annotations);
+  put_if(j, "icons", t.icons);
+  put_if(j, "_meta", t.meta);
   return j;
+}
+
+// A result against the tool's outputSchema: what is wrong, or "".
+std::string output_problem(const Tool& tool, const ToolResult& r) {
+  if (tool.output_schema.is_null() || r.is_error) return {};
+  if (r.structured_content.is_null()) return "it has an outputSchema but returned no structuredContent";
+  const std::vector<std::string> problems = validate(tool.output_schema, r.structured_content);
+  return problems.empty() ? std::string() : "its structuredContent does not match its outputSchema: " + problems.front();
 }
 
 // initialize's required members, with their types (InitializeRequestParams).
@@ -66,7 +78,50 @@ Server::Server(std::string name, std::string version, std::string instructions)
     : name_(std::move(name)), version_(std::move(version)), instructions_(std::move(instructions)) {}
 
 void Server::add_tool(Tool tool, ToolHandler handler) {
-  tools_.push_back({std::move(tool), std::move(handler)});
+  tools_.push_back(std::make_shared<const ToolEntry>(ToolEntry{std::move(tool), std::move(handler)}));
+  list_changed("tools");
+}
+
+bool Server::remove_tool(std::string_view name) {
+  return list_changed("tools", erase_by(tools_, [&](const ToolEntry& e) { return e.tool.name == name; }));
+}
+
+void Server::on_roots_list_changed(std::function<void()> handler) { roots_changed_ = std::move(handler); }
+
+void Server::add_method(std::string method, Session::RequestHandler handler) {
+  methods_[std::move(method)] = std::move(handler);
+}
+
+void Server::add_notification(std::string method, Session::NotificationHandler handler) {
+  notifications_[std::move(method)] = std::move(handler);
+}
+
+bool Server::list_changed(const char* list, bool changed) {
+  if (changed) broadcast(std::string("notifications/") + list + "/list_changed", nullptr);
+  return changed;
+}
+
+// Queued, not sent here: add_tool() and the like are plain calls, and a
+// send can suspend. Each client's send_outbox() task does the sending.
+void Server::broadcast(const std::string& method, const json& params,
+                       const std::function<bool(const Peer&)>& filter) {
+  for (Peer* p : peers_) {
+    if (!p->initialized || (filter && !filter(*p))) continue;
+    p->outbox.push_back(make_notification(method, params));
+    p->pending.set();
+  }
+}
+
+Coro<void> Server::send_outbox(Session& session, Peer& peer) {
+  for (;;) {
+    while (peer.outbox.empty()) {
+      peer.pending.clear();
+      co_await peer.pending.wait();
+    }
+    const json m = std::move(peer.outbox.front());
+    peer.outbox.erase(peer.outbox.begin());
+    co_await session.notify(m.at("method").get<std::string>(), m.value("params", json()));
+  }
 }
 
 void Server::add_tool(std::string name, std::string description, json input_schema,
@@ -88,12 +143,38 @@ Coro<void> Server::run(Transport& transport) {
   session.json_limits(json_limits);
   Peer peer;
   install(session, peer);
-  co_await session.run();
+  peers_.push_back(&peer);
+  struct Leave {  // however run() ends, the server forgets this client
+    std::vector<Peer*>& peers;
+    Peer* peer;
+    ~Leave() { std::erase(peers, peer); }
+  } leave{peers_, &peer};
+  Task<void> notifier = create_task(send_outbox(session, peer));
+  struct Stop {  // the notifier refers to the session: it ends first
+    Task<void>& task;
+    ~Stop() { task.cancel(); }
+  } stop{notifier};
+  std::exception_ptr stopped;  // cancelled, or the transport failed
+  try {
+    co_await session.run();
+  } catch (...) {
+    stopped = std::current_exception();
+  }
+  notifier.cancel();
+  try {
+    co_await notifier;
+  } catch (const CancelledError&) {
+  }
+  if (stopped) std::rethrow_exception(stopped);
 }
 
 bool Server::supports_protocol_version(std::string_view version) noexcept {
   return std::find(kSupportedVersions.begin(), kSupportedVersions.end(), version) !=
          kSupportedVersions.end();
+}
+
+std::string Server::negotiate_protocol_version(std::string_view version) {
+  return supports_protocol_version(version) ? std::string(version) : kLatestProtocolVersion;
 }
 
 void Server::admit(const Message& m, Peer& peer) {
@@ -110,28 +191,33 @@ void Server::admit(const Message& m, Peer& peer) {
   }
 }
 
-json Server::initialize(const json& params, Session& session, Peer& peer) {
-  const std::string asked = params.at("protocolVersion").get<std::string>();  // admit() checked it
-  peer.protocol_version = supports_protocol_version(asked) ? asked : kLatestProtocolVersion;
-  session.accept_batches(allows_batches(peer.protocol_version));
+json Server::capabilities() const {
   json caps = {{"logging", json::object()}};
-  if (!tools_.empty()) caps["tools"] = {{"listChanged", false}};
-  if (!resources_.empty() || !templates_.empty()) {
-    caps["resources"] = {{"subscribe", false}, {"listChanged", false}};
-  }
-  if (!prompts_.empty()) caps["prompts"] = {{"listChanged", false}};
-  json result = {{"protocolVersion", peer.protocol_version},
-                 {"capabilities", std::move(caps)},
+  if (!tools_.empty()) caps["tools"] = {{"listChanged", true}};
+  if (!resources_.empty() || !templates_.empty()) caps["resources"] = {{"subscribe", true}, {"listChanged", true}};
+  if (!prompts_.empty()) caps["prompts"] = {{"listChanged", true}};
+  if (completion_) caps["completions"] = json::object();
+  return caps;
+}
+
+json Server::initialize(const json& params, Session& session, Peer& peer) {
+  peer.client.protocol_version = negotiate_protocol_version(params.at("protocolVersion").get<std::string>());
+  peer.client.capabilities = params.at("capabilities");  // admit() checked both
+  peer.client.implementation = params.value("clientInfo", json::object());
+  session.accept_batches(allows_batches(peer.client.protocol_version));
+  json result = {{"protocolVersion", peer.client.protocol_version},
+                 {"capabilities", capabilities()},
                  {"serverInfo", {{"name", name_}, {"version", version_}}}};
   put_if(result, "instructions", instructions_);
   return result;
 }
 
-Coro<json> Server::call_tool(const json& params, const RequestContext& rc, LogLevel min_level) {
+Coro<json> Server::call_tool(const json& params, const RequestContext& rc, const Peer& peer) {
   const std::string name = string_param(params, "name");
-  const auto entry = std::find_if(tools_.begin(), tools_.end(),
-                                  [&](const ToolEntry& e) { return e.tool.name == name; });
-  if (entry == tools_.end()) throw RpcError(error_code::invalid_params, "Unknown tool: " + name);
+  // Held for the call: a remove_tool() meanwhile must not free its handler.
+  const std::shared_ptr<const ToolEntry> entry =
+      find_by(tools_, [&](const ToolEntry& e) { return e.tool.name == name; });
+  if (!entry) throw RpcError(error_code::invalid_params, "Unknown tool: " + name);
   const json& args = object_member(params, "arguments");
   // Since 2025-11-25 invalid arguments are a tool error the model can fix,
   // not a protocol error.
@@ -141,11 +227,12 @@ Coro<json> Server::call_tool(const json& params, const RequestContext& rc, LogLe
     for (const std::string& p : problems) text += "\n  " + p;
     co_return ToolResult::error(std::move(text)).to_json();
   }
-  Context ctx(rc, min_level);
+  Context ctx(rc, peer.min_log_level, &peer.client);
   std::string failure;
   try {
     ToolResult r = co_await entry->handler(args, ctx);
-    co_return r.to_json();
+    failure = output_problem(entry->tool, r);
+    if (failure.empty()) co_return r.to_json();
   } catch (const RpcError&) {
     throw;
   } catch (const json::exception&) {
@@ -166,6 +253,9 @@ void Server::install(Session& s, Peer& peer) {
   s.on_notification("notifications/cancelled", [&s](const json& params) {
     if (params.is_object() && params.contains("requestId")) s.cancel_request(params["requestId"]);
   });
+  s.on_notification("notifications/roots/list_changed", [this](const json&) {
+    if (roots_changed_) roots_changed_();
+  });
   s.on_request("ping", [](const json&, const RequestContext&) -> Coro<json> { co_return json::object(); });
   s.on_request("logging/setLevel", [&peer](const json& params, const RequestContext&) -> Coro<json> {
     const auto level = log_level_from_string(string_param(params, "level"));
@@ -175,12 +265,14 @@ void Server::install(Session& s, Peer& peer) {
   });
   s.on_request("tools/list", [this](const json& params, const RequestContext&) -> Coro<json> {
     co_return paginate(tools_.size(), page_size, params, "tools",
-                       [this](std::size_t i) { return tool_json(tools_[i].tool); });
+                       [this](std::size_t i) { return tool_json(tools_[i]->tool); });
   });
   s.on_request("tools/call", [this, &peer](const json& params, const RequestContext& rc) -> Coro<json> {
-    co_return co_await call_tool(params, rc, peer.min_log_level);
+    co_return co_await call_tool(params, rc, peer);
   });
-  install_resources_and_prompts(s);
+  install_resources_and_prompts(s, peer);
+  for (const auto& [method, handler] : methods_) s.on_request(method, handler);
+  for (const auto& [method, handler] : notifications_) s.on_notification(method, handler);
 }
 
 // The offset a cursor stands for: the decimal index of the next entry,

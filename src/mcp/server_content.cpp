@@ -1,36 +1,16 @@
-// Server (see server.hpp): what tools return and what a call can say on the
-// way (Context), resources with their templates, prompts, log levels.
+// Server (see server.hpp): what tools return, resources with their
+// templates and subscriptions, prompts, completions.
 #include <corio/mcp/server.hpp>
 
 #include <algorithm>
-#include <array>
+
+#include <corio/mcp/content.hpp>
 
 #include "mcp/server_internal.hpp"
 
 namespace corio::mcp {
 
 namespace {
-
-constexpr std::array<const char*, 8> kLevelNames = {"debug",    "info",  "notice", "warning",
-                                                    "error",    "critical", "alert", "emergency"};
-
-std::string base64(std::string_view bytes) {
-  static constexpr char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((bytes.size() + 2) / 3 * 4);
-  for (std::size_t i = 0; i < bytes.size(); i += 3) {
-    const std::size_t n = std::min<std::size_t>(3, bytes.size() - i);
-    std::uint32_t v = 0;
-    for (std::size_t k = 0; k < 3; ++k) {
-      v = v << 8 | (k < n ? static_cast<unsigned char>(bytes[i + k]) : 0u);
-    }
-    for (std::size_t k = 0; k < 4; ++k) {
-      out.push_back(k <= n ? kAlphabet[(v >> (18 - 6 * k)) & 63] : '=');
-    }
-  }
-  return out;
-}
 
 // A resources/list or resources/templates/list entry: the two describe
 // their entries alike, only the locator differs ("uri", "uriTemplate").
@@ -71,43 +51,36 @@ std::optional<std::map<std::string, std::string>> match_template(std::string_vie
 
 json contents_json(const std::vector<ResourceContents>& contents) {
   json out = json::array();
-  for (const ResourceContents& c : contents) {
-    json j = {{"uri", c.uri}};
-    put_if(j, "mimeType", c.mime_type);
-    if (c.binary) {
-      j["blob"] = base64(c.data);
-    } else {
-      j["text"] = c.data;
-    }
-    out.push_back(std::move(j));
-  }
+  for (const ResourceContents& c : contents) out.push_back(contents_json(c));
   return out;
 }
 
 }  // namespace
 
-const char* to_string(LogLevel level) noexcept { return kLevelNames[static_cast<std::size_t>(level)]; }
-
-std::optional<LogLevel> log_level_from_string(std::string_view name) noexcept {
-  for (std::size_t i = 0; i < kLevelNames.size(); ++i) {
-    if (name == kLevelNames[i]) return static_cast<LogLevel>(i);
+json contents_json(const ResourceContents& c) {
+  json j = {{"uri", c.uri}};
+  put_if(j, "mimeType", c.mime_type);
+  if (c.binary) {
+    j["blob"] = base64_encode(c.data);
+  } else {
+    j["text"] = c.data;
   }
-  return std::nullopt;
+  return j;
 }
 
-Coro<void> Context::report_progress(double progress, std::optional<double> total, std::string message) {
-  if (request_.progress_token.is_null()) co_return;
-  json params = {{"progressToken", request_.progress_token}, {"progress", progress}};
-  if (total) params["total"] = *total;
-  put_if(params, "message", message);
-  co_await request_.session.notify("notifications/progress", std::move(params), request_.id);
+json resource_json(const Resource& r) {
+  json j = describe("uri", r.uri, r);
+  put_if(j, "annotations", r.annotations);
+  put_if(j, "icons", r.icons);
+  return j;
 }
 
-Coro<void> Context::log(LogLevel level, json data, std::string logger) {
-  if (level < min_level_) co_return;
-  json params = {{"level", to_string(level)}, {"data", std::move(data)}};
-  put_if(params, "logger", logger);
-  co_await request_.session.notify("notifications/message", std::move(params), request_.id);
+Completion Completion::matching(std::string_view prefix, const std::vector<std::string>& candidates) {
+  Completion c;
+  for (const std::string& v : candidates) {
+    if (v.starts_with(prefix)) c.values.push_back(v);
+  }
+  return c;
 }
 
 ToolResult ToolResult::text(std::string text) {
@@ -135,30 +108,55 @@ json ToolResult::to_json() const {
 }
 
 void Server::add_resource(Resource resource, ResourceReader reader) {
-  resources_.push_back({std::move(resource), std::move(reader)});
+  resources_.push_back(std::make_shared<const ResourceEntry>(ResourceEntry{std::move(resource), std::move(reader)}));
+  list_changed("resources");
 }
 
 void Server::add_resource_template(ResourceTemplate tmpl, TemplateReader reader) {
-  templates_.push_back({std::move(tmpl), std::move(reader)});
+  templates_.push_back(std::make_shared<const TemplateEntry>(TemplateEntry{std::move(tmpl), std::move(reader)}));
+  list_changed("resources");
 }
 
 void Server::add_prompt(Prompt prompt, PromptHandler handler) {
-  prompts_.push_back({std::move(prompt), std::move(handler)});
+  prompts_.push_back(std::make_shared<const PromptEntry>(PromptEntry{std::move(prompt), std::move(handler)}));
+  list_changed("prompts");
 }
+
+bool Server::remove_resource(std::string_view uri) {
+  return list_changed("resources", erase_by(resources_, [&](const ResourceEntry& e) { return e.resource.uri == uri; }));
+}
+
+bool Server::remove_resource_template(std::string_view uri_template) {
+  return list_changed("resources", erase_by(templates_, [&](const TemplateEntry& e) { return e.tmpl.uri_template == uri_template; }));
+}
+
+bool Server::remove_prompt(std::string_view name) {
+  return list_changed("prompts", erase_by(prompts_, [&](const PromptEntry& e) { return e.prompt.name == name; }));
+}
+
+void Server::notify_resource_updated(std::string_view uri) {
+  broadcast("notifications/resources/updated", {{"uri", uri}},
+            [uri](const Peer& p) { return p.subscriptions.contains(uri); });
+}
+
+void Server::on_completion(CompletionHandler handler) { completion_ = std::move(handler); }
 
 Coro<json> Server::read_resource(const json& params) {
   const std::string uri = string_param(params, "uri");
+  // Held for the read: a remove_resource() meanwhile must not free the reader.
   // (g++ 12 cannot take a co_await inside a braced initializer: name it first.)
-  for (const ResourceEntry& e : resources_) {
-    if (e.resource.uri != uri) continue;
-    const std::vector<ResourceContents> contents = co_await e.reader(uri);
+  if (const auto e = find_by(resources_, [&](const ResourceEntry& r) { return r.resource.uri == uri; })) {
+    const std::vector<ResourceContents> contents = co_await e->reader(uri);
     co_return json::object({{"contents", contents_json(contents)}});
   }
-  for (const TemplateEntry& e : templates_) {
-    if (auto vars = match_template(e.tmpl.uri_template, uri)) {
-      const std::vector<ResourceContents> contents = co_await e.reader(uri, *vars);
-      co_return json::object({{"contents", contents_json(contents)}});
-    }
+  std::optional<std::map<std::string, std::string>> vars;
+  const auto t = find_by(templates_, [&](const TemplateEntry& e) {
+    vars = match_template(e.tmpl.uri_template, uri);
+    return vars.has_value();
+  });
+  if (t) {
+    const std::vector<ResourceContents> contents = co_await t->reader(uri, *vars);
+    co_return json::object({{"contents", contents_json(contents)}});
   }
   // MCP's code for an unknown resource (-32002), with the uri as data.
   throw RpcError(-32002, "Resource not found", {{"uri", uri}});
@@ -166,9 +164,8 @@ Coro<json> Server::read_resource(const json& params) {
 
 Coro<json> Server::get_prompt(const json& params) {
   const std::string name = string_param(params, "name");
-  const auto e = std::find_if(prompts_.begin(), prompts_.end(),
-                              [&](const PromptEntry& p) { return p.prompt.name == name; });
-  if (e == prompts_.end()) throw RpcError(error_code::invalid_params, "Unknown prompt: " + name);
+  const std::shared_ptr<const PromptEntry> e = find_by(prompts_, [&](const PromptEntry& p) { return p.prompt.name == name; });
+  if (!e) throw RpcError(error_code::invalid_params, "Unknown prompt: " + name);
   const json args = params.value("arguments", json::object());
   for (const PromptArgument& a : e->prompt.arguments) {
     if (a.required && !(args.is_object() && args.contains(a.name))) {
@@ -178,47 +175,106 @@ Coro<json> Server::get_prompt(const json& params) {
   json messages = json::array();
   const std::vector<PromptMessage> said = co_await e->handler(args);
   for (const PromptMessage& m : said) {
-    messages.push_back({{"role", m.role}, {"content", {{"type", "text"}, {"text", m.text}}}});
+    json block = m.content.is_null() ? content::text(m.text) : m.content;
+    messages.push_back({{"role", m.role}, {"content", std::move(block)}});
   }
   json result = {{"messages", std::move(messages)}};
   put_if(result, "description", e->prompt.description);
   co_return result;
 }
 
-void Server::install_resources_and_prompts(Session& s) {
+// completion/complete for an argument that exists (-32602 otherwise), by
+// the handler; at most 100 values, as the spec allows.
+Coro<json> Server::complete(const json& params) {
+  const json& ref = params.value("ref", json::object());
+  const json& argument = params.value("argument", json::object());
+  CompletionRequest req{string_param(ref, "type"), "", string_param(argument, "name"),
+                        string_param(argument, "value"), {}};
+  bool known = false;
+  if (req.ref_type == "ref/prompt") {
+    req.ref = string_param(ref, "name");
+    const auto p = find_by(prompts_, [&](const PromptEntry& e) { return e.prompt.name == req.ref; });
+    known = p && std::any_of(p->prompt.arguments.begin(), p->prompt.arguments.end(),
+                             [&](const PromptArgument& a) { return a.name == req.argument; });
+  } else if (req.ref_type == "ref/resource") {
+    req.ref = string_param(ref, "uri");
+    const auto t = find_by(templates_, [&](const TemplateEntry& e) { return e.tmpl.uri_template == req.ref; });
+    known = t && t->tmpl.uri_template.find("{" + req.argument + "}") != std::string::npos;
+  } else {
+    throw RpcError(error_code::invalid_params, "ref.type must be \"ref/prompt\" or \"ref/resource\"");
+  }
+  if (!known) throw RpcError(error_code::invalid_params, "No such argument to complete: " + req.argument);
+  const json context_args = params.value("context", json::object()).value("arguments", json::object());
+  for (const auto& [k, v] : context_args.items()) {
+    if (v.is_string()) req.context[k] = v.get<std::string>();
+  }
+  Completion c = co_await completion_(req);
+  constexpr std::size_t kMaxValues = 100;
+  const bool cut = c.values.size() > kMaxValues;
+  if (cut) c.values.resize(kMaxValues);
+  json completion = {{"values", c.values}, {"hasMore", c.has_more || cut}};
+  if (c.total) completion["total"] = *c.total;
+  co_return json::object({{"completion", std::move(completion)}});
+}
+
+namespace {
+
+json prompt_json(const Prompt& p) {
+  json args = json::array();
+  for (const PromptArgument& a : p.arguments) {
+    json arg = {{"name", a.name}, {"required", a.required}};
+    put_if(arg, "description", a.description);
+    args.push_back(std::move(arg));
+  }
+  json j = {{"name", p.name}, {"arguments", std::move(args)}};
+  put_if(j, "title", p.title);
+  put_if(j, "description", p.description);
+  put_if(j, "icons", p.icons);
+  return j;
+}
+
+}  // namespace
+
+void Server::install_resources_and_prompts(Session& s, Peer& peer) {
   s.on_request("resources/list", [this](const json& params, const RequestContext&) -> Coro<json> {
-    co_return paginate(resources_.size(), page_size, params, "resources", [this](std::size_t i) {
-      const Resource& r = resources_[i].resource;
-      return describe("uri", r.uri, r);
-    });
+    co_return paginate(resources_.size(), page_size, params, "resources",
+                       [this](std::size_t i) { return resource_json(resources_[i]->resource); });
   });
   s.on_request("resources/templates/list", [this](const json& params, const RequestContext&) -> Coro<json> {
     co_return paginate(templates_.size(), page_size, params, "resourceTemplates", [this](std::size_t i) {
-      const ResourceTemplate& t = templates_[i].tmpl;
-      return describe("uriTemplate", t.uri_template, t);
+      const ResourceTemplate& t = templates_[i]->tmpl;
+      json j = describe("uriTemplate", t.uri_template, t);
+      put_if(j, "annotations", t.annotations);
+      put_if(j, "icons", t.icons);
+      return j;
     });
   });
   s.on_request("resources/read", [this](const json& params, const RequestContext&) -> Coro<json> {
     co_return co_await read_resource(params);
   });
+  // A subscription to a uri we do not serve is still kept: the resource
+  // may appear later, and the spec leaves that to the server.
+  s.on_request("resources/subscribe", [&peer](const json& params, const RequestContext&) -> Coro<json> {
+    peer.subscriptions.insert(string_param(params, "uri"));
+    co_return json::object();
+  });
+  s.on_request("resources/unsubscribe", [&peer](const json& params, const RequestContext&) -> Coro<json> {
+    const auto it = peer.subscriptions.find(string_param(params, "uri"));
+    if (it != peer.subscriptions.end()) peer.subscriptions.erase(it);
+    co_return json::object();
+  });
   s.on_request("prompts/list", [this](const json& params, const RequestContext&) -> Coro<json> {
-    co_return paginate(prompts_.size(), page_size, params, "prompts", [this](std::size_t i) {
-      const Prompt& p = prompts_[i].prompt;
-      json args = json::array();
-      for (const PromptArgument& a : p.arguments) {
-        json arg = {{"name", a.name}, {"required", a.required}};
-        put_if(arg, "description", a.description);
-        args.push_back(std::move(arg));
-      }
-      json j = {{"name", p.name}, {"arguments", std::move(args)}};
-      put_if(j, "title", p.title);
-      put_if(j, "description", p.description);
-      return j;
-    });
+    co_return paginate(prompts_.size(), page_size, params, "prompts",
+                       [this](std::size_t i) { return prompt_json(prompts_[i]->prompt); });
   });
   s.on_request("prompts/get", [this](const json& params, const RequestContext&) -> Coro<json> {
     co_return co_await get_prompt(params);
   });
+  if (completion_) {
+    s.on_request("completion/complete", [this](const json& params, const RequestContext&) -> Coro<json> {
+      co_return co_await complete(params);
+    });
+  }
 }
 
 }  // namespace corio::mcp

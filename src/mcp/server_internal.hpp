@@ -1,11 +1,15 @@
 // What the Server's .cpp files share (see server.hpp).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include <corio/mcp/jsonrpc.hpp>
+#include <corio/mcp/server.hpp>
 
 namespace corio::mcp {
 
@@ -20,5 +24,23 @@ void put_if(json& j, const char* key, const json& value);
 
 // params[key] as a string, or -32602.
 std::string string_param(const json& params, const char* key);
+
+// The wire form of a resource's contents ("text", or "blob" in base64) and
+// of a resource's description (resources/list, a resource_link).
+json contents_json(const ResourceContents& contents);
+json resource_json(const Resource& resource);
+
+// The Server's lists: the entry pred picks, or null.
+template <class Entry, class Pred>
+std::shared_ptr<const Entry> find_by(const std::vector<std::shared_ptr<const Entry>>& entries, Pred pred) {
+  const auto it = std::find_if(entries.begin(), entries.end(), [&](const auto& e) { return pred(*e); });
+  return it == entries.end() ? nullptr : *it;
+}
+
+// Erases the entries pred picks; whether there was one.
+template <class Entry, class Pred>
+bool erase_by(std::vector<std::shared_ptr<const Entry>>& entries, Pred pred) {
+  return std::erase_if(entries, [&](const auto& e) { return pred(*e); }) > 0;
+}
 
 }  // namespace corio::mcp

@@ -93,7 +93,7 @@ Coro<void> Session::notify(std::string_view method, json params, const json& rel
   co_await send(make_notification(method, std::move(params)), related_request);
 }
 
-Coro<json> Session::request(std::string_view method, json params) {
+Coro<json> Session::request(std::string_view method, json params, const json& related_request) {
   const std::int64_t id = next_id_++;
   Future<json> answer = get_running_loop().create_future<json>();
   awaiting_.emplace(id, answer);
@@ -102,7 +102,7 @@ Coro<json> Session::request(std::string_view method, json params) {
     std::int64_t id;
     ~Forget() { s.awaiting_.erase(id); }
   } forget{*this, id};
-  co_await send(make_request(id, method, std::move(params)));
+  co_await send(make_request(id, method, std::move(params)), related_request);
   // Lost with the output: no answer will come (run() may be over already).
   if (output_lost_) throw RpcError(error_code::internal_error, "connection closed");
   bool cancelled = false;
@@ -114,7 +114,7 @@ Coro<json> Session::request(std::string_view method, json params) {
   // co_await cannot sit in a catch block: tell the peer here, then rethrow.
   if (cancelled) {
     const json params_out = {{"requestId", id}, {"reason", "cancelled by the caller"}};
-    co_await shield(notify("notifications/cancelled", params_out));
+    co_await shield(notify("notifications/cancelled", params_out, related_request));
     throw CancelledError();
   }
   co_return nullptr;

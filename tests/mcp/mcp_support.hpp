@@ -55,6 +55,38 @@ struct Harness {
   }
 };
 
+// A scripted client on a harness's pipes, numbering its requests, that can
+// also answer what the server asks it.
+struct ScriptedClient {
+  Harness& h;
+  int next_id = 1;
+
+  // params as JSON text: g++ 12 cannot take a braced json initializer
+  // inside a co_await expression, and text reads as what goes on the wire.
+  void request(int id, const std::string& method, const std::string& params) {
+    h.send(json{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", json::parse(params)}}.dump());
+  }
+  Coro<json> call(std::string method, std::string params = "{}") {
+    const int id = next_id++;
+    request(id, method, params);
+    json reply = co_await h.next();
+    EXPECT_EQ(reply["id"], id) << reply.dump();
+    co_return reply;
+  }
+  Coro<json> initialize(std::string version = "2025-11-25", std::string capabilities = "{}") {
+    json params = {{"protocolVersion", version},
+                   {"capabilities", json::parse(capabilities)},
+                   {"clientInfo", {{"name", "test"}, {"version", "1"}}}};
+    json r = co_await call("initialize", params.dump());
+    h.send(R"({"jsonrpc": "2.0", "method": "notifications/initialized"})");
+    co_return r;
+  }
+  // The result of the server's request.
+  void answer(const json& request, const std::string& result) {
+    h.send(json{{"jsonrpc", "2.0"}, {"id", request["id"]}, {"result", json::parse(result)}}.dump());
+  }
+};
+
 // Polls cond every 5 ms until it holds or `within` passes; its last value.
 // (Name the lambda before the co_await: a closure temporary inside a
 // co_await expression trips g++ 12.)

@@ -12,29 +12,7 @@ using corio::mcp::Server;
 using corio::mcp::Tool;
 using corio::mcp::ToolResult;
 
-// A client on the harness's pipes, numbering its requests.
-struct Client {
-  Harness& h;
-  int next_id = 1;
-
-  // params as JSON text: g++ 12 cannot take a braced json initializer
-  // inside a co_await expression, and text reads as what goes on the wire.
-  Coro<json> call(std::string method, std::string params = "{}") {
-    const int id = next_id++;
-    h.send(json{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", json::parse(params)}}.dump());
-    json reply = co_await h.next();
-    EXPECT_EQ(reply["id"], id) << reply.dump();
-    co_return reply;
-  }
-  Coro<json> initialize(std::string version = "2025-11-25") {
-    json params = {{"protocolVersion", version},
-                   {"capabilities", json::object()},
-                   {"clientInfo", {{"name", "test"}, {"version", "1"}}}};
-    json r = co_await call("initialize", params.dump());
-    h.send(R"({"jsonrpc": "2.0", "method": "notifications/initialized"})");
-    co_return r;
-  }
-};
+using Client = ScriptedClient;
 
 json echo_schema() {
   return json::parse(R"({"type": "object", "properties": {"text": {"type": "string", "maxLength": 10}},

@@ -5,11 +5,9 @@
 // mcp::Client over StreamableHttpClient, the library's own client side.
 // (The official SDK's StreamableHTTPClientTransport drives it too: CTest
 // mcp.sdk.client.http.)
-#include <corio/http/client.hpp>
-#include <corio/mcp/streamable_http.hpp>
 #include <corio/mcp/streamable_http_client.hpp>
 
-#include "mcp/mcp_support.hpp"
+#include "mcp/http_support.hpp"
 
 namespace corio_mcp_test {
 namespace {
@@ -23,35 +21,18 @@ using corio::mcp::StreamableHttp;
 using corio::mcp::StreamableHttpOptions;
 using corio::mcp::ToolResult;
 
-const json kInitialize = {{"jsonrpc", "2.0"},
-                          {"id", 1},
-                          {"method", "initialize"},
-                          {"params",
-                           {{"protocolVersion", "2025-11-25"},
-                            {"capabilities", json::object()},
-                            {"clientInfo", {{"name", "test"}, {"version", "1"}}}}}};
-
 json call(int id, std::string_view method, json params = json::object()) {
   return {{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", std::move(params)}};
 }
 
 // An mcp::Server with a slow tool (progress, cancellable), on an HTTP
 // server on a free loopback port.
-struct Fixture {
-  corio::mcp::Server mcp{"http-test", "1.0"};
-  corio::http::Server http{[] {
-    corio::http::ServerOptions o;
-    o.access_log = {};
-    return o;
-  }()};
-  StreamableHttp endpoint;
-  ClientSession client;
+struct Fixture : HttpFixture {
   bool slow_unwound = false;
 
-  explicit Fixture(StreamableHttpOptions opts = {}) : endpoint(mcp, std::move(opts)) {
+  explicit Fixture(StreamableHttpOptions opts = {}) : HttpFixture(std::move(opts)) {
     mcp.add_tool("slow", "counts to three", json{{"type", "object"}},
                  [this](const json& args, Context& ctx) { return slow(args, ctx); });
-    endpoint.mount(http);
   }
   Coro<ToolResult> slow(const json& args, Context& ctx) {
     struct Flag {
@@ -65,49 +46,15 @@ struct Fixture {
     }
     co_return ToolResult::text("counted");
   }
-  Coro<void> start() { co_await http.start("127.0.0.1", 0); }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(http.port()) + "/mcp"; }
-
-  // POSTs body; session: the Mcp-Session-Id to send ("" none).
-  Coro<ClientResponse> post(const json& body, const std::string& session = {}, Headers extra = {}) {
-    RequestOptions opts;
-    opts.headers = std::move(extra);
-    if (!opts.headers.contains("Accept")) opts.headers.set("Accept", "application/json, text/event-stream");
-    if (!opts.headers.contains("Content-Type")) opts.headers.set("Content-Type", "application/json");
-    if (!session.empty()) opts.headers.set("Mcp-Session-Id", session);
-    opts.data = body.is_string() ? body.get<std::string>() : body.dump();
-    co_return co_await client.post(url(), std::move(opts));
-  }
-  // initialize and notifications/initialized: the new session's id.
-  Coro<std::string> open_session() {
-    ClientResponse r = co_await post(kInitialize);
-    const std::string id(r.headers().get_or("Mcp-Session-Id", ""));
-    co_await r.read();
-    const json initialized = {{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}};
-    ClientResponse ack = co_await post(initialized, id);
-    EXPECT_EQ(ack.status(), 202);
-    co_return id;
-  }
-  // The session's GET stream.
-  Coro<ClientResponse> open_stream(const std::string& session) {
-    RequestOptions get;
-    get.headers.set("Accept", "text/event-stream");
-    get.headers.set("Mcp-Session-Id", session);
-    co_return co_await client.get(url(), std::move(get));
-  }
-  Coro<void> stop() {
-    endpoint.close_sessions();
-    co_await client.close();
-    co_await http.shutdown(std::chrono::seconds(1));
-  }
 };
 
-// The data lines of an SSE body, as JSON.
+// The data lines of an SSE body, as JSON (the priming event's empty data
+// is no message).
 std::vector<json> events(std::string_view body) {
   std::vector<json> out;
   for (std::size_t at = 0; (at = body.find("data: ", at)) != std::string_view::npos;) {
     const std::size_t end = body.find('\n', at);
-    out.push_back(json::parse(body.substr(at + 6, end - at - 6)));
+    if (end > at + 6) out.push_back(json::parse(body.substr(at + 6, end - at - 6)));
     at = end;
   }
   return out;
@@ -353,6 +300,7 @@ Coro<void> standalone_body() {
   const std::string id = co_await f.open_session();
   ClientResponse stream = co_await f.open_stream(id);
   EXPECT_EQ(stream.status(), 200);
+  EXPECT_EQ(co_await stream.read_chunk(), "id: 2-0\nretry: 1000\ndata: \n\n") << "the priming event first";
   EXPECT_EQ(co_await stream.read_chunk(), ": keep-alive\n\n");
   ClientResponse second = co_await f.open_stream(id);
   EXPECT_EQ(second.status(), 409);

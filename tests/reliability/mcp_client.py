@@ -150,10 +150,11 @@ class HttpHost:
 
     @staticmethod
     def messages(r):
-        """The JSON-RPC messages of an answer: a JSON body or SSE events."""
+        """The JSON-RPC messages of an answer: a JSON body or SSE events
+        (an event with empty data, the priming event, is none)."""
         if (r.header("content-type") or "").startswith("text/event-stream"):
             return [json.loads(line[5:]) for line in r.body.decode().splitlines()
-                    if line.startswith("data:")]
+                    if line.startswith("data:") and line[5:].strip()]
         return [json.loads(r.body)] if r.body else []
 
     def initialize(self):

@@ -28,17 +28,34 @@
 // its next co_await. A handler that throws RpcError answers with that
 // protocol error instead.
 //
+// A tool with an outputSchema must return structuredContent that matches
+// it; one that does not is a tool error naming the mismatch.
+//
 // Lists (tools, resources, templates, prompts) are paginated by page_size,
-// with an opaque cursor; a cursor we did not hand out is -32602.
+// with an opaque cursor; a cursor we did not hand out is -32602. They may
+// change while clients are connected (add_*, remove_*): every initialized
+// client then gets notifications/<list>/list_changed. Clients subscribe to
+// resources (resources/subscribe) and notify_resource_updated(uri) tells
+// the subscribers. completion/complete is answered by on_completion's
+// handler, for prompt arguments and template variables that exist.
+// add_method() serves any other request, add_notification() any other
+// notification, with the same lifecycle rules (after initialize).
+//
+// Notifications the server sends on its own (list changes, resource
+// updates) belong to no request: over Streamable HTTP they go to the
+// client's GET stream, and are dropped for a client without one.
 #pragma once
 
 #include <functional>
 #include <map>
+#include <memory>
+#include <set>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <corio/coro.hpp>
+#include <corio/mcp/context.hpp>
 #include <corio/mcp/jsonrpc.hpp>
 #include <corio/mcp/session.hpp>
 #include <corio/mcp/transport.hpp>
@@ -46,35 +63,6 @@
 namespace corio::mcp {
 
 inline constexpr const char* kLatestProtocolVersion = "2025-11-25";
-
-// RFC 5424's severities, as MCP's logging uses them, least severe first.
-enum class LogLevel { debug, info, notice, warning, error, critical, alert, emergency };
-const char* to_string(LogLevel level) noexcept;
-std::optional<LogLevel> log_level_from_string(std::string_view name) noexcept;
-
-// What a tool handler can do besides returning: report progress and log to
-// the client. Valid during the call it was made for.
-class Context {
- public:
-  // min_level: what the client set with logging/setLevel.
-  Context(const RequestContext& request, LogLevel min_level) : request_(request), min_level_(min_level) {}
-  const json& request_id() const noexcept { return request_.id; }
-  // notifications/progress, if the client asked for progress on this call
-  // (params._meta.progressToken); nothing otherwise. progress must grow.
-  Coro<void> report_progress(double progress, std::optional<double> total = std::nullopt,
-                             std::string message = {});
-  // notifications/message, if level is at or above what the client set with
-  // logging/setLevel (info until it does).
-  Coro<void> log(LogLevel level, json data, std::string logger = {});
-  Coro<void> debug(std::string text) { return log(LogLevel::debug, std::move(text)); }
-  Coro<void> info(std::string text) { return log(LogLevel::info, std::move(text)); }
-  Coro<void> warning(std::string text) { return log(LogLevel::warning, std::move(text)); }
-  Coro<void> error(std::string text) { return log(LogLevel::error, std::move(text)); }
-
- private:
-  const RequestContext& request_;
-  LogLevel min_level_;
-};
 
 struct ToolResult {
   json content = json::array();  // content blocks: {"type": "text", "text": ...}, ...
@@ -92,25 +80,29 @@ struct ToolResult {
 
 struct Tool {
   std::string name;
-  std::string description;
+  std::string description = {};
   json input_schema = {{"type", "object"}};
-  std::string title;        // optional, for display
-  json output_schema;       // optional (null: none)
-  json annotations;         // optional (null: none), e.g. {"readOnlyHint": true}
+  std::string title = {};        // optional, for display
+  json output_schema = nullptr;       // optional (null: none)
+  json annotations = nullptr;         // optional (null: none), e.g. {"readOnlyHint": true}
+  json icons = nullptr;               // optional (null: none): [{"src": url, "mimeType", "sizes"}]
+  json meta = nullptr;                // optional (null: none): _meta
 };
 using ToolHandler = std::function<Coro<ToolResult>(const json& args, Context& ctx)>;
 
 struct Resource {
   std::string uri;
   std::string name;
-  std::string description;
-  std::string mime_type;
-  std::string title;
+  std::string description = {};
+  std::string mime_type = {};
+  std::string title = {};
+  json annotations = nullptr;  // optional (null: none): audience, priority, lastModified
+  json icons = nullptr;        // optional (null: none)
 };
 struct ResourceContents {
   std::string uri;
-  std::string mime_type;
-  std::string data;     // text, or raw bytes when binary
+  std::string mime_type = {};
+  std::string data = {};     // text, or raw bytes when binary
   bool binary = false;  // sent base64-encoded as "blob"
 };
 using ResourceReader = std::function<Coro<std::vector<ResourceContents>>(const std::string& uri)>;
@@ -120,29 +112,53 @@ using ResourceReader = std::function<Coro<std::vector<ResourceContents>>(const s
 struct ResourceTemplate {
   std::string uri_template;
   std::string name;
-  std::string description;
-  std::string mime_type;
-  std::string title;
+  std::string description = {};
+  std::string mime_type = {};
+  std::string title = {};
+  json annotations = nullptr;  // optional (null: none)
+  json icons = nullptr;        // optional (null: none)
 };
 using TemplateReader = std::function<Coro<std::vector<ResourceContents>>(
     const std::string& uri, const std::map<std::string, std::string>& vars)>;
 
 struct PromptArgument {
   std::string name;
-  std::string description;
+  std::string description = {};
   bool required = false;
 };
 struct Prompt {
   std::string name;
-  std::string description;
-  std::vector<PromptArgument> arguments;
-  std::string title;
+  std::string description = {};
+  std::vector<PromptArgument> arguments = {};
+  std::string title = {};
+  json icons = nullptr;  // optional (null: none)
 };
 struct PromptMessage {
   std::string role;  // "user" or "assistant"
-  std::string text;
+  std::string text = {};  // a text message, when content is null
+  json content = nullptr;      // any content block (content.hpp): image, audio, resource, ...
+  static PromptMessage with(std::string role, json content) {
+    return {std::move(role), {}, std::move(content)};
+  }
 };
 using PromptHandler = std::function<Coro<std::vector<PromptMessage>>(const json& args)>;
+
+// completion/complete: the argument being completed and what is typed so far.
+struct CompletionRequest {
+  std::string ref_type;  // "ref/prompt" or "ref/resource"
+  std::string ref;       // the prompt's name or the template's uriTemplate
+  std::string argument;  // the argument's (or template variable's) name
+  std::string value;     // its partial value
+  std::map<std::string, std::string> context;  // the arguments already resolved
+};
+struct Completion {
+  std::vector<std::string> values;  // at most 100 are sent (hasMore then says so)
+  std::optional<std::size_t> total;
+  bool has_more = false;
+  // The candidates that start with prefix, in their order.
+  static Completion matching(std::string_view prefix, const std::vector<std::string>& candidates);
+};
+using CompletionHandler = std::function<Coro<Completion>(const CompletionRequest&)>;
 
 class Server {
  public:
@@ -156,6 +172,19 @@ class Server {
   void add_resource(Resource resource, ResourceReader reader);
   void add_resource_template(ResourceTemplate tmpl, TemplateReader reader);
   void add_prompt(Prompt prompt, PromptHandler handler);
+  // Each false if there was none by that name (or uri, or uriTemplate).
+  bool remove_tool(std::string_view name);
+  bool remove_resource(std::string_view uri);
+  bool remove_resource_template(std::string_view uri_template);
+  bool remove_prompt(std::string_view name);
+  // notifications/resources/updated to the clients subscribed to uri.
+  void notify_resource_updated(std::string_view uri);
+  void on_completion(CompletionHandler handler);
+  // Called when a client says its roots changed (then ask with list_roots).
+  void on_roots_list_changed(std::function<void()> handler);
+  // Another request method (or notification) on every client's session.
+  void add_method(std::string method, Session::RequestHandler handler);
+  void add_notification(std::string method, Session::NotificationHandler handler);
   std::size_t page_size = 100;
   // The nesting depth (and size) every client's messages are parsed within,
   // over every transport (http/json.hpp).
@@ -172,14 +201,21 @@ class Server {
   // One of the revisions this server speaks (the HTTP transport checks the
   // MCP-Protocol-Version header with it).
   static bool supports_protocol_version(std::string_view version) noexcept;
+  // What initialize answers a client asking for version.
+  static std::string negotiate_protocol_version(std::string_view version);
 
  private:
-  // What one client negotiated.
+  // What one client negotiated, and what the server has to tell it.
   struct Peer {
-    std::string protocol_version;
+    ClientInfo client;
     LogLevel min_log_level = LogLevel::info;
     bool initialized = false;  // an initialize was accepted (its answer may still be going out)
+    std::set<std::string, std::less<>> subscriptions;  // resource uris
+    std::vector<json> outbox;  // notifications of the server's own, to send
+    Event pending;             // set while outbox holds some
   };
+  // Entries are shared: a call holds its own while a remove_*() may drop
+  // the list's (and an add_*() may move the vector).
   struct ToolEntry {
     Tool tool;
     ToolHandler handler;
@@ -202,16 +238,30 @@ class Server {
   // -32602 for params that are no object or an initialize without its fields.
   static void admit(const Message& m, Peer& peer);
   json initialize(const json& params, Session& session, Peer& peer);
-  Coro<json> call_tool(const json& params, const RequestContext& rc, LogLevel min_level);
+  Coro<json> call_tool(const json& params, const RequestContext& rc, const Peer& peer);
   Coro<json> read_resource(const json& params);
   Coro<json> get_prompt(const json& params);
-  void install_resources_and_prompts(Session& session);
+  Coro<json> complete(const json& params);
+  void install_resources_and_prompts(Session& session, Peer& peer);
+  void install_extensions(Session& session);
+  json capabilities() const;
+  // Queues a notification for every initialized client (filter: only those).
+  void broadcast(const std::string& method, const json& params,
+                 const std::function<bool(const Peer&)>& filter = {});
+  static Coro<void> send_outbox(Session& session, Peer& peer);
+  // notifications/<list>/list_changed to every client, if changed; changed.
+  bool list_changed(const char* list, bool changed = true);
 
   std::string name_, version_, instructions_;
-  std::vector<ToolEntry> tools_;
-  std::vector<ResourceEntry> resources_;
-  std::vector<TemplateEntry> templates_;
-  std::vector<PromptEntry> prompts_;
+  std::vector<std::shared_ptr<const ToolEntry>> tools_;
+  std::vector<std::shared_ptr<const ResourceEntry>> resources_;
+  std::vector<std::shared_ptr<const TemplateEntry>> templates_;
+  std::vector<std::shared_ptr<const PromptEntry>> prompts_;
+  CompletionHandler completion_;
+  std::function<void()> roots_changed_;
+  std::map<std::string, Session::RequestHandler, std::less<>> methods_;
+  std::map<std::string, Session::NotificationHandler, std::less<>> notifications_;
+  std::vector<Peer*> peers_;  // the clients being served (run())
 };
 
 }  // namespace corio::mcp

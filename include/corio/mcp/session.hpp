@@ -103,10 +103,14 @@ class Session {
   // error as an RpcError. Needs run() going (it reads the answer). If the
   // peer closes first, RpcError(internal_error, "connection closed").
   // Cancelling the wait tells the peer with notifications/cancelled.
-  Coro<json> request(std::string_view method, json params = nullptr);
+  // related_request: the peer's request it is sent while serving (a
+  // server's sampling during a tool call), as for notify().
+  Coro<json> request(std::string_view method, json params = nullptr,
+                     const json& related_request = nullptr);
   // Cancels the running request with this id; false if there is none.
   bool cancel_request(const json& id);
   std::size_t in_flight() const noexcept { return running_.size(); }
+  Transport& transport() noexcept { return transport_; }
 
   // Reads and dispatches until the peer closes its side, then waits for the
   // requests still running and until their answers are out of the process

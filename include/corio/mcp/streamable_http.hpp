@@ -23,8 +23,16 @@
 // cancels its requests. A client disconnecting is not a cancellation (the
 // spec's rule): its request runs on and the answer is dropped.
 //
+// Resumable (SEP-1699, for clients of 2025-11-25): every SSE event has an
+// id, each stream opens with a priming event (an id and retry, no data),
+// and a GET with Last-Event-ID resumes the stream that id belongs to from
+// the next event, from a bounded per-stream store (http_session.hpp). A
+// tool may end its call's stream early (Context::close_sse_stream()); the
+// client resumes it and gets the answer there.
+//
 // Guarded as the spec asks: an Origin that is neither a loopback origin nor
-// listed in allowed_origins is 403 (DNS rebinding); an MCP-Protocol-Version
+// listed in allowed_origins is 403, and so is a Host that is neither a
+// loopback name nor in allowed_hosts (DNS rebinding); an MCP-Protocol-Version
 // this server does not speak is 400; a client must accept both
 // application/json and text/event-stream (406) and send JSON (415). A body
 // that is not one JSON-RPC message is 400 with the JSON-RPC error in it;
@@ -58,6 +66,15 @@ struct StreamableHttpOptions {
   std::string path = "/mcp";
   // Origins ("https://app.example.com") accepted besides loopback ones.
   std::vector<std::string> allowed_origins;
+  // Host headers ("mcp.example.com" or "mcp.example.com:8443") accepted
+  // besides loopback names (localhost, 127.0.0.1, [::1], any port); "*"
+  // accepts any. Loopback only by default: right for a server bound to
+  // loopback, the DNS-rebinding target. serve_streamable_http() bound to
+  // another address accepts any unless told.
+  std::vector<std::string> allowed_hosts;
+  // The SSE retry field of the priming event: how long a client waits
+  // before it resumes a stream that ended without its answer.
+  std::chrono::milliseconds retry = std::chrono::seconds(1);
   std::size_t max_sessions = 1000;
   std::chrono::milliseconds session_idle_timeout = std::chrono::minutes(30);
   // Answer each request with its answer as application/json instead of an

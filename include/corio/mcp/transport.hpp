@@ -45,6 +45,10 @@ class Transport {
   // through send()) or cancelled (no answer, as MCP asks). A stream kept
   // for it can end.
   virtual void request_done(const json& /*id*/) noexcept {}
+  // Ends the stream that carries the peer's request with this id now, the
+  // request running on (Streamable HTTP: the client resumes the stream
+  // later); nothing where there is one channel (stdio).
+  virtual void close_stream(const json& /*id*/) noexcept {}
   // Until what send() took has left the process (the session's last step:
   // an exit right after must not cut an answer, or half of one).
   virtual Coro<void> flush() { co_return; }

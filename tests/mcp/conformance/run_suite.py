@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""Runs the official MCP conformance suite against a server and judges it.
+
+Usage: run_suite.py SERVER_EXE [conformance args...]   (default: --suite all)
+
+Starts SERVER_EXE --port 0, reads its URL from its first stdout line, runs
+`conformance server --url URL` from the npm tree next to this file (pinned
+in package-lock.json, installed by scripts/setup) with its results written
+to a scratch directory, and reads every scenario's checks.json. A scenario
+passes only if none of its checks is a FAILURE or a WARNING (the issue's
+rule: a warning is a failure). Exit status 0 when every scenario passed.
+"""
+import json
+import pathlib
+import subprocess
+import sys
+import tempfile
+
+HERE = pathlib.Path(__file__).resolve().parent
+NODE = HERE / "node_modules" / ".bin" / "node"
+SUITE = HERE / "node_modules" / ".bin" / "conformance"
+SUITE_TIMEOUT = 300  # seconds; the whole suite takes well under a minute
+
+
+def start_server(exe):
+    proc = subprocess.Popen([exe, "--port", "0"], stdout=subprocess.PIPE, text=True)
+    url = proc.stdout.readline().strip()
+    if not url.startswith("http://"):
+        proc.kill()
+        sys.exit(f"run_suite: {exe} printed no URL (got {url!r})")
+    return proc, url
+
+
+def judge(results_dir):
+    """(scenario, [bad checks]) for every scenario the suite wrote."""
+    verdicts = []
+    for checks_file in sorted(results_dir.glob("*/checks.json")):
+        scenario = checks_file.parent.name.removeprefix("server-").rsplit("-", 6)[0]
+        checks = json.loads(checks_file.read_text())
+        bad = [c for c in checks if c.get("status") in ("FAILURE", "WARNING")]
+        verdicts.append((scenario, bad))
+    return verdicts
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    if not NODE.exists() or not SUITE.exists():
+        sys.exit(f"run_suite: the conformance suite is not installed in {HERE}/node_modules: "
+                 "run scripts/setup (npm ci --prefix tests/mcp/conformance)")
+    args = sys.argv[2:] or ["--suite", "all"]
+    proc, url = start_server(sys.argv[1])
+    try:
+        with tempfile.TemporaryDirectory(prefix="mcp-conformance-") as out:
+            cmd = [str(NODE), str(SUITE), "server", "--url", url, "-o", out, *args]
+            run = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                 timeout=SUITE_TIMEOUT)
+            verdicts = judge(pathlib.Path(out))
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    if not verdicts:
+        print(run.stdout)
+        sys.exit("run_suite: the suite wrote no results")
+    failed = [(s, bad) for s, bad in verdicts if bad]
+    for scenario, bad in failed:
+        print(f"FAILED {scenario}")
+        for c in bad:
+            print(f"    {c['status']} {c.get('id')}: {c.get('errorMessage') or c.get('description')}")
+    print(f"conformance: {len(verdicts) - len(failed)} of {len(verdicts)} scenarios passed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
