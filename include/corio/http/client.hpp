@@ -54,6 +54,7 @@
 #include <corio/http/headers.hpp>
 #include <corio/http/parser.hpp>
 #include <corio/http/url.hpp>
+#include <corio/http/websocket.hpp>
 #include <corio/ssl.hpp>
 
 namespace corio::http {
@@ -132,6 +133,12 @@ class ClientSession {
   Coro<ClientResponse> del(std::string url, RequestOptions opts = {});  // DELETE
   Coro<ClientResponse> head(std::string url, RequestOptions opts = {});
   Coro<ClientResponse> options(std::string url, RequestOptions opts = {});
+
+  // A WebSocket to url (ws://, wss://, or http(s)://), on a connection of
+  // its own: the session's headers, cookies, TLS context and limits; the
+  // handshake within the session's total timeout. WSServerHandshakeError
+  // unless the server switches as RFC 6455 says (websocket.hpp).
+  Coro<WebSocket> ws_connect(std::string url, WsOptions opts = {});
 
   // Closes the pooled connections and waits until they are closed; later
   // requests throw ClientConnectionError. Idempotent.
