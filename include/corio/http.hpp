@@ -14,3 +14,4 @@
 #include <corio/http/router.hpp>
 #include <corio/http/server.hpp>
 #include <corio/http/url.hpp>
+#include <corio/http/websocket.hpp>

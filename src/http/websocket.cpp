@@ -32,16 +32,16 @@ detail::WsReaderConfig reader_config(const detail::WsSetup& setup) {
   if (setup.deflate) {
     const bool peer_resets = setup.role == WsRole::server ? setup.deflate->client_no_context_takeover
                                                           : setup.deflate->server_no_context_takeover;
-    c.inflater = std::make_unique<detail::Inflater>(peer_resets);
+    c.inflater = std::make_unique<detail::WsInflater>(peer_resets);
   }
   return c;
 }
 
-std::unique_ptr<detail::Deflater> make_deflater(const detail::WsSetup& setup) {
+std::unique_ptr<detail::WsDeflater> make_deflater(const detail::WsSetup& setup) {
   if (!setup.deflate) return nullptr;
   const bool server = setup.role == WsRole::server;
   const detail::DeflateAgreement& g = *setup.deflate;
-  return std::make_unique<detail::Deflater>(
+  return std::make_unique<detail::WsDeflater>(
       server ? g.server_max_window_bits : g.client_max_window_bits,
       server ? g.server_no_context_takeover : g.client_no_context_takeover, setup.options.deflate.level);
 }

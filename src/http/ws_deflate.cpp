@@ -174,11 +174,11 @@ DeflateAgreement parse_deflate_answer(std::string_view answer) {
   return g;
 }
 
-struct Deflater::Stream {
+struct WsDeflater::Stream {
   z_stream z{};
 };
 
-Deflater::Deflater(int window_bits, bool no_context_takeover, int level)
+WsDeflater::WsDeflater(int window_bits, bool no_context_takeover, int level)
     : z_(std::make_unique<Stream>()), no_context_takeover_(no_context_takeover) {
   // Negative window bits: a raw deflate stream, no zlib header.
   if (deflateInit2(&z_->z, level, Z_DEFLATED, -window_bits, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
@@ -186,9 +186,9 @@ Deflater::Deflater(int window_bits, bool no_context_takeover, int level)
   }
 }
 
-Deflater::~Deflater() { deflateEnd(&z_->z); }
+WsDeflater::~WsDeflater() { deflateEnd(&z_->z); }
 
-std::string Deflater::compress(std::string_view message) {
+std::string WsDeflater::compress(std::string_view message) {
   std::string out(deflateBound(&z_->z, message.size()) + 16, '\0');
   z_stream& z = z_->z;
   z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(message.data()));
@@ -211,18 +211,18 @@ std::string Deflater::compress(std::string_view message) {
   return out;
 }
 
-struct Inflater::Stream {
+struct WsInflater::Stream {
   z_stream z{};
 };
 
-Inflater::Inflater(bool no_context_takeover)
+WsInflater::WsInflater(bool no_context_takeover)
     : z_(std::make_unique<Stream>()), no_context_takeover_(no_context_takeover) {
   if (inflateInit2(&z_->z, -15) != Z_OK) throw std::bad_alloc();
 }
 
-Inflater::~Inflater() { inflateEnd(&z_->z); }
+WsInflater::~WsInflater() { inflateEnd(&z_->z); }
 
-void Inflater::feed(std::string_view in, std::string& out, std::size_t max_size) {
+void WsInflater::feed(std::string_view in, std::string& out, std::size_t max_size) {
   z_stream& z = z_->z;
   z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
   z.avail_in = static_cast<uInt>(in.size());
@@ -250,7 +250,7 @@ void Inflater::feed(std::string_view in, std::string& out, std::size_t max_size)
   }
 }
 
-void Inflater::finish(std::string& out, std::size_t max_size) {
+void WsInflater::finish(std::string& out, std::size_t max_size) {
   feed(std::string_view(kTail, 4), out, max_size);
   if (no_context_takeover_) inflateReset(&z_->z);
 }

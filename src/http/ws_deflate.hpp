@@ -41,12 +41,12 @@ std::optional<DeflateAccept> accept_deflate(std::string_view offers, const WsDef
 std::string offer_deflate(const WsDeflateOptions& opts);
 DeflateAgreement parse_deflate_answer(std::string_view answer);
 
-class Deflater {
+class WsDeflater {
  public:
-  Deflater(int window_bits, bool no_context_takeover, int level);
-  Deflater(const Deflater&) = delete;
-  Deflater& operator=(const Deflater&) = delete;
-  ~Deflater();
+  WsDeflater(int window_bits, bool no_context_takeover, int level);
+  WsDeflater(const WsDeflater&) = delete;
+  WsDeflater& operator=(const WsDeflater&) = delete;
+  ~WsDeflater();
   // One message's compressed payload (without the 00 00 FF FF tail).
   std::string compress(std::string_view message);
 
@@ -56,12 +56,12 @@ class Deflater {
   bool no_context_takeover_;
 };
 
-class Inflater {
+class WsInflater {
  public:
-  explicit Inflater(bool no_context_takeover);
-  Inflater(const Inflater&) = delete;
-  Inflater& operator=(const Inflater&) = delete;
-  ~Inflater();
+  explicit WsInflater(bool no_context_takeover);
+  WsInflater(const WsInflater&) = delete;
+  WsInflater& operator=(const WsInflater&) = delete;
+  ~WsInflater();
   // Inflates a piece of a compressed message onto out. WsProtocolError:
   // 1009 when out would grow past max_size, 1007 for corrupt data.
   void feed(std::string_view in, std::string& out, std::size_t max_size);

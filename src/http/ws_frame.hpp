@@ -27,7 +27,7 @@
 
 namespace corio::http::detail {
 
-class Inflater;
+class WsInflater;
 
 // The peer broke the protocol: close with code() (1002, 1007, 1009).
 class WsProtocolError : public std::runtime_error {
@@ -93,7 +93,7 @@ struct WsReaderConfig {
   std::size_t max_msg_size = 4 * 1024 * 1024;
   // permessage-deflate agreed: RSV1 marks a compressed message, inflated by
   // this (owned by the reader).
-  std::unique_ptr<Inflater> inflater;
+  std::unique_ptr<WsInflater> inflater;
 };
 
 class WsReader {

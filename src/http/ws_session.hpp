@@ -37,7 +37,7 @@ struct WsState {
   WsOptions opts;
   std::string protocol;
   WsReader parser;
-  std::unique_ptr<Deflater> deflater;  // permessage-deflate agreed
+  std::unique_ptr<WsDeflater> deflater;  // permessage-deflate agreed
   Lock send_lock;    // one data message's frames at a time
   std::string out;   // a frame being built, reused
   bool reading = false;    // a receive() is running
