@@ -112,8 +112,12 @@ Coro<WebSocket> ClientSession::ws_connect(std::string url, WsOptions opts) {
       handshake(u, std::move(copts), detail::serialize_request(req, jar_.filter_cookies(u)), opts_.limits);
   // The handshake within the session's total timeout; the WebSocket's own
   // life has none (its heartbeat watches it).
-  Handshake hs = opts_.timeout.total ? co_await wait_for(std::move(hs_coro), *opts_.timeout.total)
-                                     : co_await std::move(hs_coro);
+  Handshake hs;
+  if (opts_.timeout.total) {
+    hs = co_await wait_for(std::move(hs_coro), *opts_.timeout.total);
+  } else {
+    hs = co_await std::move(hs_coro);
+  }
   jar_.update_cookies(hs.head.headers.get_all("Set-Cookie"), u);
   detail::WsSetup setup;
   setup.role = detail::WsRole::client;

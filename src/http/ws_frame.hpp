@@ -25,9 +25,9 @@
 #include <string>
 #include <string_view>
 
-namespace corio::http::detail {
+#include "http/ws_deflate.hpp"
 
-class WsInflater;
+namespace corio::http::detail {
 
 // The peer broke the protocol: close with code() (1002, 1007, 1009).
 class WsProtocolError : public std::runtime_error {
