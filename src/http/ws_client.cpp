@@ -6,10 +6,10 @@
 #include <corio/errors.hpp>
 #include <corio/http/client.hpp>
 #include <corio/http/websocket.hpp>
-#include <corio/streams.hpp>
 #include <corio/timeout.hpp>
 
 #include "http/client_request.hpp"
+#include "http/head_exchange.hpp"
 #include "http/ws_handshake.hpp"
 #include "http/ws_session.hpp"
 
@@ -25,36 +25,6 @@ std::string http_url(std::string url) {
   if (starts("ws://")) return "http://" + url.substr(5);
   if (starts("wss://")) return "https://" + url.substr(6);
   return url;
-}
-
-struct Handshake {
-  StreamReader reader;
-  StreamWriter writer;
-  ResponseHead head;
-};
-
-Coro<Handshake> handshake(Url url, ConnectOptions copts, std::string request, Limits limits) {
-  std::pair<StreamReader, StreamWriter> streams;
-  try {
-    streams = co_await open_connection(url.host, url.port, std::move(copts));
-  } catch (const SslError& e) {
-    throw ClientSSLError("cannot connect to " + url.origin() + ": " + e.what(), e.code());
-  } catch (const std::system_error& e) {
-    throw ClientConnectionError("cannot connect to " + url.origin() + ": " + e.what(), e.code());
-  }
-  Handshake hs{std::move(streams.first), std::move(streams.second), {}};
-  hs.writer.write(request);
-  ResponseParser parser(limits);
-  for (;;) {
-    const std::size_t n = parser.parse(hs.reader.buffered(), hs.head);
-    if (n > 0) {
-      hs.reader.consume(n);  // what follows is the WebSocket's, and stays buffered
-      co_return hs;
-    }
-    if (co_await hs.reader.fill_buffer() == 0) {
-      throw ClientConnectionError("server disconnected during the WebSocket handshake");
-    }
-  }
 }
 
 [[noreturn]] void refuse(int status, const std::string& why) {
@@ -108,11 +78,11 @@ Coro<WebSocket> ClientSession::ws_connect(std::string url, WsOptions opts) {
   req.auto_decompress = false;
   ConnectOptions copts;
   if (u.is_https()) copts.ssl = opts_.ssl ? *opts_.ssl : SslContext::client();
-  Coro<Handshake> hs_coro =
-      handshake(u, std::move(copts), detail::serialize_request(req, jar_.filter_cookies(u)), opts_.limits);
+  Coro<detail::HeadExchange> hs_coro = detail::exchange_head(
+      u, std::move(copts), detail::serialize_request(req, jar_.filter_cookies(u)), opts_.limits);
   // The handshake within the session's total timeout; the WebSocket's own
   // life has none (its heartbeat watches it).
-  Handshake hs;
+  detail::HeadExchange hs;
   if (opts_.timeout.total) {
     hs = co_await wait_for(std::move(hs_coro), *opts_.timeout.total);
   } else {
