@@ -2,6 +2,7 @@
 // messages both ways with and without permessage-deflate, fragments,
 // subprotocols, the closing handshake in both directions, and the HTTP
 // server's timeouts leaving a live WebSocket alone.
+#include "http/client_support.hpp"
 #include "http/ws_support.hpp"
 
 namespace corio_ws_test {
@@ -217,6 +218,38 @@ Coro<void> handshake_refused_body() {
 
 TEST(WebSocket, ConnectFailsWithTheStatusWhenTheServerDoesNotSwitch) {
   run_bounded(handshake_refused_body());
+}
+
+Coro<void> wss_body(const corio_http_test::TempDir* dir) {
+  Seen seen;
+  ServerOptions opts = quiet();
+  opts.ssl = corio::SslContext::server((dir->path() / "server.pem").string(),
+                                       (dir->path() / "server.key").string());
+  Server server(opts);
+  WsOptions sopts;
+  server.get("/ws", [&](Request& r) { return echo(r, sopts, seen); });
+  co_await server.start("127.0.0.1", 0);
+  corio::http::ClientOptions copts;
+  copts.ssl = corio::SslContext::client();
+  copts.ssl->load_verify_locations((dir->path() / "ca.pem").string());
+  ClientSession session(copts);
+  WebSocket ws = co_await session.ws_connect("wss://127.0.0.1:" + std::to_string(server.port()) + "/ws");
+  EXPECT_TRUE(ws.compressed());
+  const std::string text(100000, 's');
+  co_await ws.send_str(text);
+  const std::optional<WsMessage> back = co_await ws.receive();
+  CO_ASSERT(back);
+  EXPECT_EQ(back->data, text);
+  co_await ws.close();
+  EXPECT_EQ(ws.close_code(), 1000);
+  co_await session.close();
+  server.close();
+}
+
+TEST(WebSocket, WssOverCoriosTls) {
+  corio_http_test::TempDir dir;
+  if (!corio_http_test::make_certificates(dir.path())) GTEST_SKIP() << "the openssl tool is missing";
+  run_bounded(wss_body(&dir));
 }
 
 }  // namespace
