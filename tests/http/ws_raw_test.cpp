@@ -18,22 +18,20 @@ using corio_http_test::run_bounded;
 // frame carrying `code`, then end the connection, and its handler must see
 // the same code.
 Coro<void> violation_body(std::string frames, int code, std::size_t max_msg_size) {
-  Seen seen;
-  Server server(quiet());
   WsOptions sopts;
   sopts.max_msg_size = max_msg_size;
-  server.get("/ws", [&](Request& r) { return echo(r, sopts, seen); });
-  co_await server.start("127.0.0.1", 0);
-  RawClient c = co_await raw_ws(server.port());
+  EchoServer es(sopts);
+  co_await es.server.start("127.0.0.1", 0);
+  RawClient c = co_await raw_ws(es.server.port());
   c.writer.write(frames);
   const WsEvent ev = co_await read_server_frame(c.reader);
   EXPECT_EQ(ev.kind, WsEvent::Kind::close);
   EXPECT_EQ(ev.code, code);
   EXPECT_TRUE(co_await corio_http_test::closed_by_server(c.reader));
-  co_await seen.done.wait();
-  EXPECT_EQ(seen.close_code, code);
-  EXPECT_TRUE(seen.messages.empty());
-  server.close();
+  co_await es.seen.done.wait();
+  EXPECT_EQ(es.seen.close_code, code);
+  EXPECT_TRUE(es.seen.messages.empty());
+  es.server.close();
 }
 
 TEST(WebSocketPeer, UnmaskedFrameFromTheClientIs1002) {
@@ -59,12 +57,10 @@ TEST(WebSocketPeer, BadOpcodeIs1002) {
 }
 
 Coro<void> ping_body() {
-  Seen seen;
-  Server server(quiet());
   WsOptions sopts;
-  server.get("/ws", [&](Request& r) { return echo(r, sopts, seen); });
-  co_await server.start("127.0.0.1", 0);
-  RawClient c = co_await raw_ws(server.port());
+  EchoServer es(sopts);
+  co_await es.server.start("127.0.0.1", 0);
+  RawClient c = co_await raw_ws(es.server.port());
   // A ping between two fragments of a message: answered at once.
   c.writer.write(client_frame(Opcode::text, "frag", false) + client_frame(Opcode::ping, "are you there"));
   const WsEvent pong = co_await read_server_frame(c.reader);
@@ -78,30 +74,28 @@ Coro<void> ping_body() {
   const WsEvent close = co_await read_server_frame(c.reader);
   EXPECT_EQ(close.kind, WsEvent::Kind::close);
   EXPECT_EQ(close.code, 1000);
-  server.close();
+  es.server.close();
 }
 
 TEST(WebSocketPeer, PingBetweenFragmentsIsAnsweredWithPong) { run_bounded(ping_body()); }
 
 Coro<void> bad_handshake_body() {
-  Seen seen;
-  Server server(quiet());
   WsOptions sopts;
-  server.get("/ws", [&](Request& r) { return echo(r, sopts, seen); });
-  co_await server.start("127.0.0.1", 0);
+  EchoServer es(sopts);
+  co_await es.server.start("127.0.0.1", 0);
   std::string no_key = handshake_request();
   no_key.replace(no_key.find("Sec-WebSocket-Key"), 17, "X-Not-The-Key");
-  EXPECT_EQ((co_await corio_http_test::exchange(server.port(), no_key)).status, 400);
+  EXPECT_EQ((co_await corio_http_test::exchange(es.server.port(), no_key)).status, 400);
   std::string v8 = handshake_request();
   v8.replace(v8.find("Version: 13"), 11, "Version: 8");
-  EXPECT_EQ((co_await corio_http_test::exchange(server.port(), v8)).status, 426);
+  EXPECT_EQ((co_await corio_http_test::exchange(es.server.port(), v8)).status, 426);
   std::string short_key = handshake_request();
   short_key.replace(short_key.find(kKey), kKey.size(), "c2hvcnQ=");
-  EXPECT_EQ((co_await corio_http_test::exchange(server.port(), short_key)).status, 400);
+  EXPECT_EQ((co_await corio_http_test::exchange(es.server.port(), short_key)).status, 400);
   // After all that, the server still switches for a good one.
-  RawClient c = co_await raw_ws(server.port());
+  RawClient c = co_await raw_ws(es.server.port());
   c.writer.close();
-  server.close();
+  es.server.close();
 }
 
 TEST(WebSocketPeer, BadHandshakesGet400Or426AndTheServerGoesOn) { run_bounded(bad_handshake_body()); }

@@ -55,6 +55,30 @@ inline Coro<Response> echo(Request& req, WsOptions opts, Seen& seen) {
   co_return Response{};
 }
 
+// An HTTP server with echo() at /ws (start it on a free port with
+// es.server.start("127.0.0.1", 0)).
+struct EchoServer {
+  explicit EchoServer(WsOptions o, ServerOptions so = quiet()) : opts(std::move(o)), server(std::move(so)) {
+    server.get("/ws", [this](Request& r) { return echo(r, opts, seen); });
+  }
+  WsOptions opts;
+  Seen seen;
+  Server server;
+};
+
+// Bytes no compressor can shrink (xorshift), the same for a given n.
+inline std::string noise(std::size_t n) {
+  std::string s(n, '\0');
+  std::uint64_t x = 88172645463325252ull;
+  for (char& c : s) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    c = static_cast<char>(x);
+  }
+  return s;
+}
+
 inline std::string ws_url(std::uint16_t port, std::string_view path = "/ws") {
   return "ws://127.0.0.1:" + std::to_string(port) + std::string(path);
 }

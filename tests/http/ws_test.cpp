@@ -10,34 +10,20 @@ namespace {
 
 using corio_http_test::run_bounded;
 
-std::string random_bytes(std::size_t n) {
-  std::string s(n, '\0');
-  std::uint32_t x = 2463534242u;
-  for (char& c : s) {
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    c = static_cast<char>(x);
-  }
-  return s;
-}
-
 Coro<void> echo_body(bool compress) {
-  Seen seen;
-  Server server(quiet());
   WsOptions sopts;
-  server.get("/ws", [&](Request& r) { return echo(r, sopts, seen); });
-  co_await server.start("127.0.0.1", 0);
+  EchoServer es(sopts);
+  co_await es.server.start("127.0.0.1", 0);
   ClientSession session;
   WsOptions copts;
   copts.deflate.enabled = compress;
-  WebSocket ws = co_await session.ws_connect(ws_url(server.port()), copts);
+  WebSocket ws = co_await session.ws_connect(ws_url(es.server.port()), copts);
   EXPECT_EQ(ws.compressed(), compress);
   const std::vector<WsMessage> sent{{WsMsgType::text, "h\xc3\xa9llo"},
                                     {WsMsgType::binary, std::string("\0\1\2", 3)},
                                     {WsMsgType::text, ""},
                                     {WsMsgType::text, std::string(1 << 20, 'a')},
-                                    {WsMsgType::binary, random_bytes(300000)}};
+                                    {WsMsgType::binary, noise(300000)}};
   for (const WsMessage& m : sent) {
     co_await ws.send(m);
     std::optional<WsMessage> back = co_await ws.receive();
@@ -47,30 +33,28 @@ Coro<void> echo_body(bool compress) {
   }
   co_await ws.close();
   EXPECT_EQ(ws.close_code(), 1000);
-  co_await seen.done.wait();
-  EXPECT_EQ(seen.close_code, 1000);
-  EXPECT_EQ(seen.messages.size(), sent.size());
+  co_await es.seen.done.wait();
+  EXPECT_EQ(es.seen.close_code, 1000);
+  EXPECT_EQ(es.seen.messages.size(), sent.size());
   co_await session.close();
-  server.close();
+  es.server.close();
 }
 
 TEST(WebSocket, EchoesTextAndBinaryCompressed) { run_bounded(echo_body(true), 30s); }
 TEST(WebSocket, EchoesTextAndBinaryUncompressed) { run_bounded(echo_body(false), 30s); }
 
 Coro<void> fragments_body(bool no_context_takeover) {
-  Seen seen;
-  Server server(quiet());
   WsOptions sopts;
   sopts.max_fragment = 333;
   sopts.deflate.server_no_context_takeover = no_context_takeover;
-  server.get("/ws", [&](Request& r) { return echo(r, sopts, seen); });
-  co_await server.start("127.0.0.1", 0);
+  EchoServer es(sopts);
+  co_await es.server.start("127.0.0.1", 0);
   ClientSession session;
   WsOptions copts;
   copts.max_fragment = 1000;
   copts.deflate.client_no_context_takeover = no_context_takeover;
   copts.deflate.min_size = 0;
-  WebSocket ws = co_await session.ws_connect(ws_url(server.port()), copts);
+  WebSocket ws = co_await session.ws_connect(ws_url(es.server.port()), copts);
   for (int i = 0; i < 3; ++i) {
     const std::string text = "fragment me " + std::string(10000, static_cast<char>('a' + i));
     co_await ws.send_str(text);
@@ -80,32 +64,30 @@ Coro<void> fragments_body(bool no_context_takeover) {
   }
   co_await ws.close();
   co_await session.close();
-  server.close();
+  es.server.close();
 }
 
 TEST(WebSocket, FragmentedMessagesWithContextTakeover) { run_bounded(fragments_body(false)); }
 TEST(WebSocket, FragmentedMessagesWithoutContextTakeover) { run_bounded(fragments_body(true)); }
 
 Coro<void> subprotocol_body() {
-  Seen seen;
-  Server server(quiet());
   WsOptions sopts;
   sopts.protocols = {"chat.v2", "chat.v1"};
-  server.get("/ws", [&](Request& r) { return echo(r, sopts, seen); });
-  co_await server.start("127.0.0.1", 0);
+  EchoServer es(sopts);
+  co_await es.server.start("127.0.0.1", 0);
   ClientSession session;
   WsOptions both;
   both.protocols = {"chat.v1", "chat.v2"};
-  WebSocket ws = co_await session.ws_connect(ws_url(server.port()), both);
+  WebSocket ws = co_await session.ws_connect(ws_url(es.server.port()), both);
   EXPECT_EQ(ws.protocol(), "chat.v2") << "the server's preference";
   co_await ws.close();
   WsOptions other;
   other.protocols = {"mqtt"};
-  WebSocket none = co_await session.ws_connect(ws_url(server.port()), other);
+  WebSocket none = co_await session.ws_connect(ws_url(es.server.port()), other);
   EXPECT_EQ(none.protocol(), "");
   co_await none.close();
   co_await session.close();
-  server.close();
+  es.server.close();
 }
 
 TEST(WebSocket, SubprotocolIsTheServersFirstChoiceAmongTheOffers) { run_bounded(subprotocol_body()); }
@@ -117,28 +99,26 @@ Coro<Response> close_at_once(Request& req) {
 }
 
 Coro<void> close_codes_body() {
-  Seen seen;
-  Server server(quiet());
   WsOptions sopts;
-  server.get("/ws", [&](Request& r) { return echo(r, sopts, seen); });
-  server.get("/bye", close_at_once);
-  co_await server.start("127.0.0.1", 0);
+  EchoServer es(sopts);
+  es.server.get("/bye", close_at_once);
+  co_await es.server.start("127.0.0.1", 0);
   ClientSession session;
-  WebSocket ws = co_await session.ws_connect(ws_url(server.port()));
+  WebSocket ws = co_await session.ws_connect(ws_url(es.server.port()));
   co_await ws.close(4001, "client done");
   EXPECT_EQ(ws.close_code(), 4001) << "the server echoes the code";
-  co_await seen.done.wait();
-  EXPECT_EQ(seen.close_code, 4001);
-  EXPECT_EQ(seen.close_reason, "client done");
+  co_await es.seen.done.wait();
+  EXPECT_EQ(es.seen.close_code, 4001);
+  EXPECT_EQ(es.seen.close_reason, "client done");
   EXPECT_THROW(co_await ws.send_str("late"), corio::RuntimeError);
 
-  WebSocket closing = co_await session.ws_connect(ws_url(server.port(), "/bye"));
+  WebSocket closing = co_await session.ws_connect(ws_url(es.server.port(), "/bye"));
   const std::optional<WsMessage> nothing = co_await closing.receive();
   EXPECT_FALSE(nothing);
   EXPECT_EQ(closing.close_code(), 1001);
   EXPECT_EQ(closing.close_reason(), "going");
   co_await session.close();
-  server.close();
+  es.server.close();
 }
 
 TEST(WebSocket, CloseCodesAndReasonsBothWays) { run_bounded(close_codes_body()); }
@@ -150,13 +130,11 @@ Coro<void> receive_until_closed(WebSocket& ws, corio::Event& ended) {
 }
 
 Coro<void> close_while_receiving_body() {
-  Seen seen;
-  Server server(quiet());
   WsOptions sopts;
-  server.get("/ws", [&](Request& r) { return echo(r, sopts, seen); });
-  co_await server.start("127.0.0.1", 0);
+  EchoServer es(sopts);
+  co_await es.server.start("127.0.0.1", 0);
   ClientSession session;
-  WebSocket ws = co_await session.ws_connect(ws_url(server.port()));
+  WebSocket ws = co_await session.ws_connect(ws_url(es.server.port()));
   corio::Event ended;
   corio::Task<void> reader = corio::create_task(receive_until_closed(ws, ended));
   co_await corio::sleep(0s);
@@ -164,24 +142,22 @@ Coro<void> close_while_receiving_body() {
   co_await ended.wait();
   co_await reader;
   EXPECT_EQ(ws.close_code(), 1000);
-  co_await seen.done.wait();
-  EXPECT_EQ(seen.close_reason, "from another task");
+  co_await es.seen.done.wait();
+  EXPECT_EQ(es.seen.close_reason, "from another task");
   co_await session.close();
-  server.close();
+  es.server.close();
 }
 
 TEST(WebSocket, CloseFromAnotherTaskWhileOneReceives) { run_bounded(close_while_receiving_body()); }
 
 Coro<void> timeouts_body() {
-  Seen seen;
   ServerOptions opts = quiet();
   opts.header_timeout = opts.idle_timeout = opts.body_timeout = opts.send_timeout = 50ms;
-  Server server(opts);
   WsOptions sopts;
-  server.get("/ws", [&](Request& r) { return echo(r, sopts, seen); });
-  co_await server.start("127.0.0.1", 0);
+  EchoServer es(sopts, opts);
+  co_await es.server.start("127.0.0.1", 0);
   ClientSession session;
-  WebSocket ws = co_await session.ws_connect(ws_url(server.port()));
+  WebSocket ws = co_await session.ws_connect(ws_url(es.server.port()));
   co_await corio::sleep(400ms);  // eight times every timeout of the HTTP server
   co_await ws.send_str("still here");
   std::optional<WsMessage> back = co_await ws.receive();
@@ -189,7 +165,7 @@ Coro<void> timeouts_body() {
   EXPECT_EQ(back->data, "still here");
   co_await ws.close();
   co_await session.close();
-  server.close();
+  es.server.close();
 }
 
 TEST(WebSocket, HttpServerTimeoutsLeaveALiveWebSocketAlone) { run_bounded(timeouts_body()); }
@@ -221,19 +197,17 @@ TEST(WebSocket, ConnectFailsWithTheStatusWhenTheServerDoesNotSwitch) {
 }
 
 Coro<void> wss_body(const corio_http_test::TempDir* dir) {
-  Seen seen;
   ServerOptions opts = quiet();
   opts.ssl = corio::SslContext::server((dir->path() / "server.pem").string(),
                                        (dir->path() / "server.key").string());
-  Server server(opts);
   WsOptions sopts;
-  server.get("/ws", [&](Request& r) { return echo(r, sopts, seen); });
-  co_await server.start("127.0.0.1", 0);
+  EchoServer es(sopts, opts);
+  co_await es.server.start("127.0.0.1", 0);
   corio::http::ClientOptions copts;
   copts.ssl = corio::SslContext::client();
   copts.ssl->load_verify_locations((dir->path() / "ca.pem").string());
   ClientSession session(copts);
-  WebSocket ws = co_await session.ws_connect("wss://127.0.0.1:" + std::to_string(server.port()) + "/ws");
+  WebSocket ws = co_await session.ws_connect("wss://127.0.0.1:" + std::to_string(es.server.port()) + "/ws");
   EXPECT_TRUE(ws.compressed());
   const std::string text(100000, 's');
   co_await ws.send_str(text);
@@ -243,7 +217,7 @@ Coro<void> wss_body(const corio_http_test::TempDir* dir) {
   co_await ws.close();
   EXPECT_EQ(ws.close_code(), 1000);
   co_await session.close();
-  server.close();
+  es.server.close();
 }
 
 TEST(WebSocket, WssOverCoriosTls) {

@@ -50,37 +50,23 @@ std::vector<std::string> peer_command(bool python, std::vector<std::string> args
 
 // The peer as client of corio's echo server.
 Coro<void> peer_client_body(bool python, bool compress) {
-  Seen seen;
-  Server server(quiet());
   WsOptions sopts;
   sopts.max_msg_size = 1 << 24;
-  server.get("/ws", [&](Request& r) { return echo(r, sopts, seen); });
-  co_await server.start("127.0.0.1", 0);
-  std::vector<std::string> argv = peer_command(python, {"client", ws_url(server.port())}, compress);
+  EchoServer es(sopts);
+  co_await es.server.start("127.0.0.1", 0);
+  std::vector<std::string> argv = peer_command(python, {"client", ws_url(es.server.port())}, compress);
   const std::string program = argv.front();
   argv.erase(argv.begin());
   const Ran ran = co_await corio_http_test::run_peer(program, argv, 60s);
   EXPECT_EQ(ran.code, 0) << ran.out << ran.err;
   EXPECT_EQ(ran.out, "ok\n") << ran.err;
-  co_await seen.done.wait();
-  EXPECT_EQ(seen.close_code, 4000);
-  EXPECT_EQ(seen.close_reason, "done");
-  server.close();
+  co_await es.seen.done.wait();
+  EXPECT_EQ(es.seen.close_code, 4000);
+  EXPECT_EQ(es.seen.close_reason, "done");
+  es.server.close();
 }
 
-std::string incompressible(std::size_t n) {
-  std::string s(n, '\0');
-  std::uint64_t x = 88172645463325252ull;
-  for (char& c : s) {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    c = static_cast<char>(x);
-  }
-  return s;
-}
-
-// corio's client against the peer's echo server.
+// corio's client against the peer's echo es.server.
 Coro<void> corio_client_body(std::uint16_t port, bool compress) {
   ClientSession session;
   WsOptions opts;
@@ -92,7 +78,7 @@ Coro<void> corio_client_body(std::uint16_t port, bool compress) {
                                         {WsMsgType::binary, std::string("\0\1\2", 3)},
                                         {WsMsgType::text, ""},
                                         {WsMsgType::text, std::string(1 << 20, 'a')},
-                                        {WsMsgType::binary, incompressible(300000)}};
+                                        {WsMsgType::binary, noise(300000)}};
   for (const WsMessage& m : messages) {
     co_await ws.send(m);
     const std::optional<WsMessage> back = co_await ws.receive();
