@@ -233,7 +233,9 @@ Coro<Response> HttpConnection::dispatch(Request& req) {
   } catch (const ParseError& e) {
     body_failed_ = true;  // the body cannot be skipped: answer and close
     co_return Response::text(e.what(), e.status());
-  } catch (const std::exception&) {
+  } catch (const std::exception& e) {
+    // A taken-over connection whose peer went away: nobody to answer, nothing to report.
+    if (taken_ && dynamic_cast<const std::system_error*>(&e) != nullptr) co_return Response{};
     EventLoop& loop = get_running_loop();
     loop.call_exception_handler(
         {"Error handling request " + head_.method + " " + head_.target, std::current_exception(),

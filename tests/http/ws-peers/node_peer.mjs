@@ -1,5 +1,5 @@
 // The WebSocket interop tests' npm `ws` peer (see py_peer.py for the modes):
-//   node node_peer.mjs server [--plain]
+//   node node_peer.mjs server [--plain] [--port P]
 //   node node_peer.mjs client URL [--plain]
 import { randomBytes } from 'node:crypto';
 import { WebSocket, WebSocketServer } from 'ws';
@@ -16,7 +16,9 @@ function check(cond, what) {
 }
 
 if (mode === 'server') {
-  const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, perMessageDeflate: !plain, maxPayload: MAX });
+  const at = rest.indexOf('--port');
+  const port = at >= 0 ? Number(rest[at + 1]) : 0;
+  const wss = new WebSocketServer({ host: '127.0.0.1', port, perMessageDeflate: !plain, maxPayload: MAX });
   wss.on('listening', () => console.log(`port ${wss.address().port}`));
   wss.on('connection', (ws) => ws.on('message', (data, isBinary) => ws.send(data, { binary: isBinary })));
 } else {

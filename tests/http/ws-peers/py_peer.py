@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The WebSocket interop tests' python3-websockets peer.
 
-  py_peer.py server [--plain]      echo server on a free loopback port; prints "port N"
+  py_peer.py server [--plain] [--port P]
+                                   echo server on loopback (P, default 0: a free port); prints "port N"
   py_peer.py client URL [--plain]  the exchange below against an echo server;
                                    prints "ok" and exits 0 when every check held
 
@@ -30,7 +31,8 @@ async def echo(ws, path=None):
 
 
 async def serve(args):
-    async with websockets.serve(echo, "127.0.0.1", 0, compression=compression(args), max_size=MAX) as server:
+    port = int(args[args.index("--port") + 1]) if "--port" in args else 0
+    async with websockets.serve(echo, "127.0.0.1", port, compression=compression(args), max_size=MAX) as server:
         print(f"port {server.sockets[0].getsockname()[1]}", flush=True)
         await asyncio.Future()
 
