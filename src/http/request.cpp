@@ -59,10 +59,7 @@ Coro<std::string> Request::read_chunk() { return conn_->read_chunk(); }
 
 const Headers& Request::trailers() const noexcept { return conn_->trailers(); }
 
-bool Request::is_upgrade() const noexcept {
-  return head_.method == "CONNECT" ||
-         (head_.headers.has_token("connection", "upgrade") && head_.headers.contains("upgrade"));
-}
+bool Request::is_upgrade() const noexcept { return http::is_upgrade(head_); }
 
 Coro<std::pair<StreamReader, StreamWriter>> Request::take_connection(Response answer) {
   return conn_->take_connection(std::move(answer));
