@@ -1,6 +1,7 @@
-// ClientSession::ws_connect (see client.hpp, websocket.hpp): the client's
-// side of the opening handshake (RFC 6455 section 4.1) on a connection of
-// its own, never a pooled one (it will not come back).
+// ClientSession::upgrade and ws_connect (see client.hpp, websocket.hpp):
+// an Upgrade on a connection of its own, never a pooled one (it will not
+// come back), and on it the client's side of the WebSocket opening
+// handshake (RFC 6455 section 4.1).
 #include <algorithm>
 
 #include <corio/errors.hpp>
@@ -58,9 +59,33 @@ void check_answer(const ResponseHead& head, const std::string& key, const WsOpti
 
 }  // namespace
 
-Coro<WebSocket> ClientSession::ws_connect(std::string url, WsOptions opts) {
+Coro<UpgradedConnection> ClientSession::upgrade(std::string url, RequestOptions opts) {
   if (closed()) throw ClientConnectionError("the session is closed");
   const Url u = Url::parse(http_url(std::move(url)));
+  detail::PreparedRequest req = detail::prepare_request("GET", u, opts_, opts);
+  req.auto_decompress = false;
+  ConnectOptions copts;
+  if (u.is_https()) copts.ssl = opts_.ssl ? *opts_.ssl : SslContext::client();
+  Coro<detail::HeadExchange> exchange = detail::exchange_head(
+      u, std::move(copts), detail::serialize_request(req, jar_.filter_cookies(u)), opts_.limits);
+  // The handshake within the total timeout; the new protocol's life has none.
+  const std::optional<std::chrono::milliseconds> total = opts.timeout.value_or(opts_.timeout).total;
+  detail::HeadExchange hs;
+  if (total) {
+    hs = co_await wait_for(std::move(exchange), *total);
+  } else {
+    hs = co_await std::move(exchange);
+  }
+  jar_.update_cookies(hs.head.headers.get_all("Set-Cookie"), u);
+  if (hs.head.status != 101) {
+    hs.writer.close();
+    throw ClientResponseError(hs.head.status, u.to_string() + " did not switch protocols: it answered " +
+                                                  std::to_string(hs.head.status));
+  }
+  co_return UpgradedConnection{std::move(hs.head), std::move(hs.reader), std::move(hs.writer)};
+}
+
+Coro<WebSocket> ClientSession::ws_connect(std::string url, WsOptions opts) {
   const std::string key = detail::make_ws_key();
   RequestOptions ro;
   ro.headers = opts.headers;
@@ -74,26 +99,17 @@ Coro<WebSocket> ClientSession::ws_connect(std::string url, WsOptions opts) {
     ro.headers.set("Sec-WebSocket-Protocol", offered);
   }
   if (opts.deflate.enabled) ro.headers.set("Sec-WebSocket-Extensions", detail::offer_deflate(opts.deflate));
-  detail::PreparedRequest req = detail::prepare_request("GET", u, opts_, ro);
-  req.auto_decompress = false;
-  ConnectOptions copts;
-  if (u.is_https()) copts.ssl = opts_.ssl ? *opts_.ssl : SslContext::client();
-  Coro<detail::HeadExchange> hs_coro = detail::exchange_head(
-      u, std::move(copts), detail::serialize_request(req, jar_.filter_cookies(u)), opts_.limits);
-  // The handshake within the session's total timeout; the WebSocket's own
-  // life has none (its heartbeat watches it).
-  detail::HeadExchange hs;
-  if (opts_.timeout.total) {
-    hs = co_await wait_for(std::move(hs_coro), *opts_.timeout.total);
-  } else {
-    hs = co_await std::move(hs_coro);
+  UpgradedConnection up;
+  try {
+    up = co_await upgrade(std::move(url), std::move(ro));
+  } catch (const ClientResponseError& e) {
+    throw WSServerHandshakeError(e.status(), std::string("WebSocket handshake: ") + e.what());
   }
-  jar_.update_cookies(hs.head.headers.get_all("Set-Cookie"), u);
   detail::WsSetup setup;
   setup.role = detail::WsRole::client;
-  check_answer(hs.head, key, opts, setup);
+  check_answer(up.head, key, opts, setup);
   setup.options = std::move(opts);
-  co_return WebSocket(std::move(hs.reader), std::move(hs.writer), std::move(setup));
+  co_return WebSocket(std::move(up.reader), std::move(up.writer), std::move(setup));
 }
 
 }  // namespace corio::http

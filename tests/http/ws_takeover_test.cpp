@@ -50,6 +50,35 @@ Coro<void> upgrade_body() {
 
 TEST(TakeConnection, UpgradeKeepsTheBytesThatCameWithTheRequest) { run_bounded(upgrade_body()); }
 
+Coro<void> client_upgrade_body() {
+  Server server(quiet());
+  server.get("/shout", shout);
+  server.get("/hello", corio_http_test::hello);
+  co_await server.start("127.0.0.1", 0);
+  ClientSession session;
+  corio::http::RequestOptions opts;
+  opts.headers.set("Connection", "Upgrade");
+  opts.headers.set("Upgrade", "shout");
+  const std::string base = "http://127.0.0.1:" + std::to_string(server.port());
+  corio::http::UpgradedConnection up = co_await session.upgrade(base + "/shout", opts);
+  EXPECT_EQ(up.head.status, 101);
+  EXPECT_EQ(up.head.headers.get_or("Upgrade", ""), "shout");
+  up.writer.write("quiet words");
+  EXPECT_EQ(co_await up.reader.readexactly(11), "QUIET WORDS");
+  up.writer.close();
+  int status = 0;
+  try {
+    (void)co_await session.upgrade(base + "/hello", opts);
+  } catch (const corio::http::ClientResponseError& e) {
+    status = e.status();
+  }
+  EXPECT_EQ(status, 200) << "a server that does not switch";
+  co_await session.close();
+  server.close();
+}
+
+TEST(TakeConnection, ClientUpgradeTakesTheConnectionAfterA101) { run_bounded(client_upgrade_body()); }
+
 // A CONNECT proxy for one target: a tunnel to the echo server at echo_port.
 Coro<void> pump(corio::StreamReader from, corio::StreamWriter to) {
   for (;;) {

@@ -102,6 +102,14 @@ struct JsonBody {
   std::string text;
 };
 
+// What ClientSession::upgrade hands over after a 101: the answer's head
+// and the connection, the bytes after the head already in the reader.
+struct UpgradedConnection {
+  ResponseHead head;
+  StreamReader reader;
+  StreamWriter writer;
+};
+
 struct RequestOptions {
   Headers headers;
   QueryParams params;                 // appended to the URL's query
@@ -139,6 +147,11 @@ class ClientSession {
   // handshake within the session's total timeout. WSServerHandshakeError
   // unless the server switches as RFC 6455 says (websocket.hpp).
   Coro<WebSocket> ws_connect(std::string url, WsOptions opts = {});
+  // The same handshake for any protocol: a GET with opts's headers (which
+  // say "Connection: Upgrade" and "Upgrade: <protocol>") on a connection of
+  // its own; on a 101 the connection is the caller's, any other answer is
+  // ClientResponseError with its status (and the connection is closed).
+  Coro<UpgradedConnection> upgrade(std::string url, RequestOptions opts = {});
 
   // Closes the pooled connections and waits until they are closed; later
   // requests throw ClientConnectionError. Idempotent.
