@@ -134,5 +134,43 @@ TEST(WebSocketPeer, HeartbeatAbortsAPeerThatNeverAnswers) {
   corio::run(heartbeat_body(), {.clock = clock});
 }
 
+Coro<void> keep_receiving(WebSocket& ws, std::vector<std::string>& got, corio::Event& arrived) {
+  while (std::optional<WsMessage> msg = co_await ws.receive()) {
+    got.push_back(msg->data);
+    arrived.set();
+  }
+  arrived.set();
+}
+
+// Both sides corio, one loop, virtual time: every ping is answered at once.
+Coro<void> heartbeat_answered_body() {
+  WsOptions sopts;
+  EchoServer es(sopts);
+  co_await es.server.start("127.0.0.1", 0);
+  corio::http::ClientOptions copts;
+  copts.timeout.total = std::nullopt;
+  ClientSession session(copts);
+  WsOptions opts;
+  opts.heartbeat = 10s;
+  WebSocket ws = co_await session.ws_connect(ws_url(es.server.port()), opts);
+  std::vector<std::string> got;
+  corio::Event arrived;
+  corio::Task<void> reader = corio::create_task(keep_receiving(ws, got, arrived));
+  co_await corio::sleep(600s);  // sixty heartbeats' worth of silence from the application
+  EXPECT_FALSE(ws.close_code()) << ws.close_reason();
+  co_await ws.send_str("still there?");
+  co_await arrived.wait();
+  EXPECT_EQ(got, std::vector<std::string>{"still there?"});
+  co_await ws.close();
+  co_await reader;
+  co_await session.close();
+  es.server.close();
+}
+
+TEST(WebSocketPeer, HeartbeatKeepsAnAnsweringPeer) {
+  auto clock = std::make_shared<corio::testing::VirtualClock>();
+  corio::run(heartbeat_answered_body(), {.clock = clock});
+}
+
 }  // namespace
 }  // namespace corio_ws_test
