@@ -31,11 +31,6 @@ bool have_node_ws() {
   return corio_http_test::has_program("node") && fs::exists(peers() / "node_modules" / "ws");
 }
 
-#define REQUIRE_PYTHON_WEBSOCKETS() \
-  if (!have_python_websockets()) GTEST_SKIP() << "python3-websockets is not installed"
-#define REQUIRE_NODE_WS() \
-  if (!have_node_ws()) GTEST_SKIP() << "node or tests/http/ws-peers/node_modules (npm ci) is missing"
-
 std::vector<std::string> peer_command(bool python, std::vector<std::string> args, bool compress) {
   std::vector<std::string> argv;
   if (python) {
@@ -108,38 +103,37 @@ void corio_client_against(bool python, bool compress) {
   run_bounded(corio_client_body(port, compress), 60s);
 }
 
-TEST(WebSocketInterop, PythonClientToCorioServerCompressed) {
-  REQUIRE_PYTHON_WEBSOCKETS();
-  run_bounded(peer_client_body(true, true), 90s);
+// (peer, compressed): python3-websockets or npm ws, with permessage-deflate or without.
+struct Peer {
+  bool python;
+  bool compress;
+};
+
+class WebSocketInterop : public ::testing::TestWithParam<Peer> {
+ protected:
+  void SetUp() override {
+    if (GetParam().python && !have_python_websockets()) GTEST_SKIP() << "python3-websockets is not installed";
+    if (!GetParam().python && !have_node_ws()) {
+      GTEST_SKIP() << "node or tests/http/ws-peers/node_modules (npm ci) is missing";
+    }
+  }
+};
+
+TEST_P(WebSocketInterop, PeerClientToCorioServer) {
+  run_bounded(peer_client_body(GetParam().python, GetParam().compress), 90s);
 }
-TEST(WebSocketInterop, PythonClientToCorioServerPlain) {
-  REQUIRE_PYTHON_WEBSOCKETS();
-  run_bounded(peer_client_body(true, false), 90s);
+
+TEST_P(WebSocketInterop, CorioClientToPeerServer) {
+  corio_client_against(GetParam().python, GetParam().compress);
 }
-TEST(WebSocketInterop, CorioClientToPythonServerCompressed) {
-  REQUIRE_PYTHON_WEBSOCKETS();
-  corio_client_against(true, true);
-}
-TEST(WebSocketInterop, CorioClientToPythonServerPlain) {
-  REQUIRE_PYTHON_WEBSOCKETS();
-  corio_client_against(true, false);
-}
-TEST(WebSocketInterop, NodeWsClientToCorioServerCompressed) {
-  REQUIRE_NODE_WS();
-  run_bounded(peer_client_body(false, true), 90s);
-}
-TEST(WebSocketInterop, NodeWsClientToCorioServerPlain) {
-  REQUIRE_NODE_WS();
-  run_bounded(peer_client_body(false, false), 90s);
-}
-TEST(WebSocketInterop, CorioClientToNodeWsServerCompressed) {
-  REQUIRE_NODE_WS();
-  corio_client_against(false, true);
-}
-TEST(WebSocketInterop, CorioClientToNodeWsServerPlain) {
-  REQUIRE_NODE_WS();
-  corio_client_against(false, false);
-}
+
+INSTANTIATE_TEST_SUITE_P(Peers, WebSocketInterop,
+                         ::testing::Values(Peer{true, true}, Peer{true, false}, Peer{false, true},
+                                           Peer{false, false}),
+                         [](const ::testing::TestParamInfo<Peer>& info) {
+                           return std::string(info.param.python ? "PythonWebsockets" : "NodeWs") +
+                                  (info.param.compress ? "Compressed" : "Plain");
+                         });
 
 }  // namespace
 }  // namespace corio_ws_test
