@@ -79,6 +79,27 @@ inline std::string noise(std::size_t n) {
   return s;
 }
 
+// Sends UTF-8 text, binary with NULs, an empty message, 1 MiB of text and
+// 300 kB of noise, checking each one's echo; returns how many were sent.
+inline Coro<std::size_t> expect_echoes(WebSocket& ws) {
+  const std::vector<WsMessage> messages{{WsMsgType::text, "h\xc3\xa9llo"},
+                                        {WsMsgType::binary, std::string("\0\1\2", 3)},
+                                        {WsMsgType::text, ""},
+                                        {WsMsgType::text, std::string(1 << 20, 'a')},
+                                        {WsMsgType::binary, noise(300000)}};
+  for (const WsMessage& m : messages) {
+    co_await ws.send(m);
+    const std::optional<WsMessage> back = co_await ws.receive();
+    if (!back) {
+      ADD_FAILURE() << "closed instead of an echo: " << ws.close_code().value_or(0) << " " << ws.close_reason();
+      break;
+    }
+    EXPECT_EQ(back->type, m.type);
+    EXPECT_EQ(back->data, m.data) << m.data.size() << " bytes";
+  }
+  co_return messages.size();
+}
+
 inline std::string ws_url(std::uint16_t port, std::string_view path = "/ws") {
   return "ws://127.0.0.1:" + std::to_string(port) + std::string(path);
 }
