@@ -1,6 +1,7 @@
 // open_tunnel (see tunnel.hpp).
 #include <corio/errors.hpp>
 #include <corio/http/tunnel.hpp>
+#include <corio/streams.hpp>
 #include <corio/timeout.hpp>
 
 #include "http/head_exchange.hpp"
@@ -48,7 +49,14 @@ Coro<std::pair<StreamReader, StreamWriter>> open_tunnel(const Url& proxy, std::s
     throw ClientHttpProxyError(ex.head.status, "the proxy " + proxy.origin() + " answered CONNECT " +
                                                    target + " with " + std::to_string(ex.head.status));
   }
-  co_return std::pair<StreamReader, StreamWriter>(std::move(ex.reader), std::move(ex.writer));
+  if (!opts.ssl) co_return std::pair<StreamReader, StreamWriter>(std::move(ex.reader), std::move(ex.writer));
+  ConnectOptions tls;
+  tls.ssl = std::move(opts.ssl);
+  try {
+    co_return co_await start_tls(std::move(ex.reader), std::move(ex.writer), std::move(host), std::move(tls));
+  } catch (const SslError& e) {
+    throw ClientSSLError("TLS to " + target + " through the proxy " + proxy.origin() + ": " + e.what(), e.code());
+  }
 }
 
 }  // namespace corio::http

@@ -4,6 +4,7 @@
 // backpressure against a peer that never reads.
 #include <corio/http/tunnel.hpp>
 
+#include "http/client_support.hpp"
 #include "http/ws_support.hpp"
 
 namespace corio_ws_test {
@@ -132,6 +133,39 @@ Coro<void> tunnel_body() {
 }
 
 TEST(TakeConnection, ConnectTunnelThroughOpenTunnel) { run_bounded(tunnel_body()); }
+
+// TLS end to end through the tunnel: the proxy sees only ciphertext.
+Coro<void> tls_tunnel_body(const corio_http_test::TempDir* dir) {
+  corio::ServerOptions tls_opts;
+  tls_opts.ssl = corio::SslContext::server((dir->path() / "server.pem").string(),
+                                           (dir->path() / "server.key").string());
+  corio::Server echo_server = co_await corio::start_server(echo_peer, "127.0.0.1", 0, tls_opts);
+  const std::uint16_t echo_port = echo_server.port();
+  Server server(quiet());
+  server.route("CONNECT", "/{authority}", [&](Request& r) { return proxy(r, echo_port); });
+  co_await server.start("127.0.0.1", 0);
+  corio::http::TunnelOptions opts;
+  opts.headers.set("Proxy-Authorization", "Basic dGVzdDp0ZXN0");
+  opts.ssl = corio::SslContext::client();
+  opts.ssl->load_verify_locations((dir->path() / "ca.pem").string());
+  auto [reader, writer] = co_await corio::http::open_tunnel(
+      corio::http::Url::parse("http://127.0.0.1:" + std::to_string(server.port())), "127.0.0.1", echo_port,
+      opts);
+  EXPECT_EQ(writer.get_extra_info("ssl_version").substr(0, 4), "TLSv");
+  const std::string big(200000, 'z');  // more than the inner writer's high-water mark
+  writer.write(big);
+  EXPECT_EQ(co_await reader.readexactly(big.size()), big);
+  writer.close();
+  co_await writer.wait_closed();
+  server.close();
+  echo_server.close();
+}
+
+TEST(TakeConnection, TlsThroughTheTunnel) {
+  corio_http_test::TempDir dir;
+  if (!corio_http_test::make_certificates(dir.path())) GTEST_SKIP() << "the openssl tool is missing";
+  run_bounded(tls_tunnel_body(&dir));
+}
 
 // Sends 256 KiB messages to a peer that never reads, counting them.
 Coro<Response> flood(Request& req, int& sent) {

@@ -10,7 +10,8 @@
 //
 // The proxy is reached over TLS when its URL is https (proxy_ssl, or the
 // system's CAs). The proxy's 2xx ends the HTTP part: what follows its head
-// is the tunnel's, already buffered in the reader if it came along. Any
+// is the tunnel's, already buffered in the reader if it came along (with
+// TunnelOptions::ssl, TLS to the target starts over it first). Any
 // other answer is ClientHttpProxyError with its status (407: the proxy
 // wants credentials), and the connection is closed.
 //
@@ -43,6 +44,9 @@ class ClientHttpProxyError : public ClientResponseError {
 
 struct TunnelOptions {
   Headers headers;                      // sent with the CONNECT (Proxy-Authorization, ...)
+  // TLS to host through the tunnel (an https origin): the streams returned
+  // are then the encrypted connection's, after its handshake (start_tls).
+  std::optional<SslContext> ssl;
   std::optional<SslContext> proxy_ssl;  // for an https proxy; default SslContext::client()
   // Connecting to the proxy and its answer; empty: no limit.
   std::optional<std::chrono::milliseconds> timeout = std::chrono::seconds(60);
