@@ -2,6 +2,8 @@
 // and the heartbeat, over the streams a handshake handed over.
 #include <openssl/rand.h>
 
+#include <type_traits>
+
 #include <corio/errors.hpp>
 #include <corio/event_loop.hpp>
 #include <corio/http/websocket.hpp>
@@ -151,6 +153,9 @@ WebSocket::WebSocket(StreamReader reader, StreamWriter writer, detail::WsSetup s
     s_->heartbeat.emplace(create_task(heartbeat_loop(s_, *s_->opts.heartbeat), "ws-heartbeat"));
   }
 }
+
+static_assert(std::is_nothrow_move_constructible_v<WebSocket> && !std::is_copy_constructible_v<WebSocket>,
+              "a WebSocket is one connection: moved, never copied");
 
 WebSocket::WebSocket(WebSocket&&) noexcept = default;
 WebSocket& WebSocket::operator=(WebSocket&&) noexcept = default;

@@ -143,7 +143,9 @@ class ClientSession {
   Coro<ClientResponse> options(std::string url, RequestOptions opts = {});
 
   // A WebSocket to url (ws://, wss://, or http(s)://), on a connection of
-  // its own: the session's headers, cookies, TLS context and limits; the
+  // its own, outside the pool and its limits: the session's headers,
+  // cookies, TLS context (without one, the system's CAs are loaded for each
+  // such connection: give the session one to share) and head limits; the
   // handshake within the session's total timeout. WSServerHandshakeError
   // unless the server switches as RFC 6455 says (websocket.hpp).
   Coro<WebSocket> ws_connect(std::string url, WsOptions opts = {});
