@@ -40,10 +40,17 @@ configure_package_config_file(
   "${PROJECT_SOURCE_DIR}/cmake/corioConfig.cmake.in"
   "${PROJECT_BINARY_DIR}/corioConfig.cmake"
   INSTALL_DESTINATION "${CORIO_CMAKE_INSTALL_DIR}")
+# Semantic versioning: before 1.0 a minor release may break the API, so 0.1
+# accepts 0.1.x only; from 1.0 on, any release of the same major version.
+if(PROJECT_VERSION_MAJOR EQUAL 0)
+  set(_corio_compatibility SameMinorVersion)
+else()
+  set(_corio_compatibility SameMajorVersion)
+endif()
 write_basic_package_version_file(
   "${PROJECT_BINARY_DIR}/corioConfigVersion.cmake"
   VERSION ${PROJECT_VERSION}
-  COMPATIBILITY SameMajorVersion)
+  COMPATIBILITY ${_corio_compatibility})
 install(FILES
   "${PROJECT_BINARY_DIR}/corioConfig.cmake"
   "${PROJECT_BINARY_DIR}/corioConfigVersion.cmake"
@@ -64,22 +71,33 @@ else()
   set(CORIO_PC_REQUIRES "nlohmann_json fmt openssl zlib")
   set(CORIO_PC_REQUIRES_PRIVATE "")
 endif()
-# Relocatable: prefix is found from the .pc file's own place, so `cmake --install
-# --prefix <anywhere>` gives a working corio.pc.
-if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}")
-  set(CORIO_PC_PREFIX "${CMAKE_INSTALL_PREFIX}")
-  set(CORIO_PC_LIBDIR "${CMAKE_INSTALL_LIBDIR}")
-else()
-  file(RELATIVE_PATH _corio_up "/root/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/root")
-  string(REGEX REPLACE "/$" "" _corio_up "${_corio_up}")
-  set(CORIO_PC_PREFIX "\${pcfiledir}/${_corio_up}")
-  set(CORIO_PC_LIBDIR "\${prefix}/${CMAKE_INSTALL_LIBDIR}")
-endif()
-if(IS_ABSOLUTE "${CMAKE_INSTALL_INCLUDEDIR}")
-  set(CORIO_PC_INCLUDEDIR "${CMAKE_INSTALL_INCLUDEDIR}")
-else()
-  set(CORIO_PC_INCLUDEDIR "\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}")
-endif()
-configure_file("${PROJECT_SOURCE_DIR}/cmake/corio.pc.in" "${PROJECT_BINARY_DIR}/corio.pc" @ONLY)
+# The database layers' C libraries, when those layers are built.
+foreach(_corio_db IN ITEMS "pg;libpq" "redis;hiredis")
+  list(GET _corio_db 0 _layer)
+  list(GET _corio_db 1 _pc)
+  if(TARGET corio_${_layer})
+    if(BUILD_SHARED_LIBS)
+      string(APPEND CORIO_PC_REQUIRES_PRIVATE " ${_pc}")
+    else()
+      string(APPEND CORIO_PC_REQUIRES " ${_pc}")
+    endif()
+  endif()
+endforeach()
+# The paths are absolute and normalised ("/opt/corio/include", never
+# "lib/pkgconfig/../../include"), so corio.pc is written at install time, when
+# the prefix is known (`cmake --install --prefix` changes it after configure).
+foreach(dir LIBDIR INCLUDEDIR)
+  if(IS_ABSOLUTE "${CMAKE_INSTALL_${dir}}")
+    set(CORIO_PC_${dir} "${CMAKE_INSTALL_${dir}}")
+  else()
+    set(CORIO_PC_${dir} "\${prefix}/${CMAKE_INSTALL_${dir}}")
+  endif()
+endforeach()
+set(CORIO_PC_PREFIX "@CORIO_PC_INSTALL_PREFIX@")  # filled in by the install step below
+configure_file("${PROJECT_SOURCE_DIR}/cmake/corio.pc.in" "${PROJECT_BINARY_DIR}/corio.pc.in" @ONLY)
+install(CODE "
+  cmake_path(SET CORIO_PC_INSTALL_PREFIX NORMALIZE \"\${CMAKE_INSTALL_PREFIX}\")
+  string(REGEX REPLACE \"(.)/$\" \"\\\\1\" CORIO_PC_INSTALL_PREFIX \"\${CORIO_PC_INSTALL_PREFIX}\")
+  configure_file(\"${PROJECT_BINARY_DIR}/corio.pc.in\" \"${PROJECT_BINARY_DIR}/corio.pc\" @ONLY)")
 install(FILES "${PROJECT_BINARY_DIR}/corio.pc"
   DESTINATION "${CMAKE_INSTALL_LIBDIR}/pkgconfig")

@@ -39,10 +39,15 @@ void fetch_sync() {
 
 double now() { return corio::get_running_loop().time(); }
 
-corio::Coro<> ticker(double start) {
+// How many reports debug mode made (the handler may run until the loop closes:
+// no pointer into main()'s frame).
+int reports = 0;
+
+corio::Coro<> ticker(double start, int* ticks) {
   for (;;) {
     co_await corio::sleep(100ms);
     std::printf("%5.2f  tick\n", now() - start);
+    ++*ticks;
   }
 }
 
@@ -59,23 +64,32 @@ corio::Coro<> threaded(double start) {
   std::printf("%5.2f  threaded: done\n", now() - start);
 }
 
-corio::Coro<> main() {
+corio::Coro<int> main() {
   corio::EventLoop& loop = corio::get_running_loop();
   const double start = loop.time();
   loop.slow_callback_duration = 0.1;  // report any step longer than 0.1 s
   loop.set_exception_handler([start](corio::EventLoop& l, const corio::ExceptionContext& ctx) {
     std::printf("%5.2f  debug: %s\n", l.time() - start, ctx.message.c_str());
+    ++reports;
   });
 
-  corio::Task<> ticks = corio::create_task(ticker(start), "ticker");
+  int ticks_seen = 0;
+  corio::Task<> ticks = corio::create_task(ticker(start, &ticks_seen), "ticker");
   co_await corio::sleep(150ms);
   corio::Task<> first = corio::create_task(blocking(start), "blocking");
   co_await first;
+  const int reported_blocking = reports;
   co_await corio::sleep(150ms);
+  const int ticks_before = ticks_seen;
   corio::Task<> second = corio::create_task(threaded(start), "threaded");
   co_await second;
+  const int ticks_meanwhile = ticks_seen - ticks_before;
   co_await corio::sleep(150ms);
   ticks.cancel();
+  // The exit code says whether the story held (`corio demo` runs this program).
+  // Debug mode named the blocking step, and nothing once the call was on a
+  // thread; the ticker ran on meanwhile.
+  co_return reported_blocking > 0 && reports == reported_blocking && ticks_meanwhile >= 2 ? 0 : 1;
 }
 
 }  // namespace app

@@ -66,7 +66,7 @@ corio::Coro<int> stubborn() {
 
 const char* yes_no(bool b) { return b ? "true" : "false"; }
 
-corio::Coro<> main() {
+corio::Coro<int> main() {
   // Part 1: cancel a worker after 0.2 s (it is half-way through its second step).
   corio::Task<> task = corio::create_task(worker());
   co_await corio::sleep(0.2s);
@@ -89,6 +89,8 @@ corio::Coro<> main() {
               yes_no(t.cancelled()), t.cancelling());
   const int left = t.uncancel();  // withdraw the request, as asyncio.timeout does
   std::printf("main: after uncancel(), cancelling() = %d\n", left);
+  // The exit code says whether the story held (`corio demo` runs this program).
+  co_return task.cancelled() && value == 42 && !t.cancelled() && left == 0 ? 0 : 1;
 }
 
 }  // namespace app

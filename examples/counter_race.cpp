@@ -54,7 +54,7 @@ corio::Coro<> add_one_locked(int* counter, corio::Lock* lock) {
   *counter = value + 1;
 }  // guard releases the lock
 
-corio::Coro<> main() {
+corio::Coro<int> main() {
   constexpr int kTasks = 1000;
 
   int counter = 0;
@@ -62,12 +62,14 @@ corio::Coro<> main() {
   for (int i = 0; i < kTasks; ++i) tasks.push_back(add_one(&counter));
   co_await corio::gather(std::move(tasks));
   std::printf("(a) counter += 1, then await:          %d\n", counter);
+  const int plain = counter;
 
   counter = 0;
   tasks.clear();
   for (int i = 0; i < kTasks; ++i) tasks.push_back(add_one_racy(&counter));
   co_await corio::gather(std::move(tasks));
   std::printf("(b) read, await, write:                %d  (updates lost)\n", counter);
+  const int racy = counter;
 
   counter = 0;
   tasks.clear();
@@ -75,6 +77,8 @@ corio::Coro<> main() {
   for (int i = 0; i < kTasks; ++i) tasks.push_back(add_one_locked(&counter, &lock));
   co_await corio::gather(std::move(tasks));
   std::printf("(c) read, await, write under a Lock:   %d\n", counter);
+  // The exit code says whether the story held (`corio demo` runs this program).
+  co_return plain == kTasks && racy < kTasks && counter == kTasks ? 0 : 1;
 }
 
 }  // namespace app

@@ -23,6 +23,7 @@
 #include <chrono>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include <corio/corio.hpp>
 
@@ -32,20 +33,26 @@ namespace app {
 
 // Parameters are taken by value: they live in the coroutine frame for as long
 // as the coroutine runs.
-corio::Coro<> say(int seq, std::string word, std::chrono::duration<double> delay) {
+corio::Coro<> say(int seq, std::string word, std::chrono::duration<double> delay,
+                  std::vector<int>* order) {
   co_await corio::sleep(delay);  // suspend; the loop runs the others meanwhile
   std::printf("[%d] %s\n", seq, word.c_str());
+  order->push_back(seq);
 }
 
-corio::Coro<> main() {
+corio::Coro<int> main() {
   const double start = corio::get_running_loop().time();
 
   // gather turns each coroutine into a task, runs them concurrently and waits
   // for all three (results in argument order; say() returns nothing).
-  co_await corio::gather(say(1, "hello", 0.3s), say(2, "world", 0.1s), say(3, "async", 0.2s));
+  std::vector<int> order;
+  co_await corio::gather(say(1, "hello", 0.3s, &order), say(2, "world", 0.1s, &order),
+                         say(3, "async", 0.2s, &order));
 
   const double elapsed = corio::get_running_loop().time() - start;
   std::printf("elapsed %.2f s (the slowest delay, not the sum of 0.60 s)\n", elapsed);
+  // The exit code says whether the story held (`corio demo` runs this program).
+  co_return order == std::vector<int>{2, 3, 1} ? 0 : 1;
 }
 
 }  // namespace app

@@ -66,7 +66,7 @@ corio::Coro<int> consumer(corio::Queue<std::string>* q, std::string name, double
   }
 }
 
-corio::Coro<> main() {
+corio::Coro<int> main() {
   const double start = now();
   corio::Queue<std::string> q(3);  // maxsize 3
   corio::Task<int> x = corio::create_task(consumer(&q, "x", start));
@@ -78,6 +78,8 @@ corio::Coro<> main() {
   q.shutdown();
   const int processed = co_await x + co_await y;
   std::printf("%5.2f  main: %d items processed\n", now() - start, processed);
+  // The exit code says whether the story held (`corio demo` runs this program).
+  co_return processed == 8 && q.qsize() == 0 ? 0 : 1;
 }
 
 }  // namespace app

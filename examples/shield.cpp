@@ -33,15 +33,17 @@ corio::Coro<int> save_to_database(std::string record) {
   co_return 42;  // the new row's id
 }
 
-corio::Coro<> main() {
+corio::Coro<int> main() {
   corio::EventLoop& loop = corio::get_running_loop();
   const double start = loop.time();
 
   corio::Task<int> save = corio::create_task(save_to_database("order #1001"));
+  bool gave_up = false;
   try {
     const int row = co_await corio::wait_for(corio::shield(save), 0.1s);
     std::printf("saved in time as row %d\n", row);
   } catch (const corio::TimeoutError&) {
+    gave_up = !save.done();
     std::printf("%.2f s: gave up waiting; the save is still running (done() = %s)\n",
                 loop.time() - start, save.done() ? "true" : "false");
   }
@@ -50,6 +52,8 @@ corio::Coro<> main() {
   const int row = co_await save;
   std::printf("%.2f s: the save completed as row %d (cancelled() = %s)\n", loop.time() - start, row,
               save.cancelled() ? "true" : "false");
+  // The exit code says whether the story held (`corio demo` runs this program).
+  co_return gave_up && row == 42 && !save.cancelled() ? 0 : 1;
 }
 
 }  // namespace app

@@ -44,10 +44,11 @@ const char* state_of(const corio::Task<std::string>& t) {
   return t.exception() ? "failed" : "finished";
 }
 
-corio::Coro<> main() {
+corio::Coro<int> main() {
   corio::EventLoop& loop = corio::get_running_loop();
   const double start = loop.time();
 
+  bool surfaced = false;
   corio::TaskGroup tg;
   auto a = tg.create_task(fetch("a.json", 0.05s));
   auto b = tg.create_task(fetch("b.json", 0.10s, /*fail=*/true));
@@ -59,9 +60,14 @@ corio::Coro<> main() {
     // One failure is rethrown as itself; several would arrive together as a
     // corio::ExceptionGroup.
     std::printf("error from tg.wait(): %s\n", e.what());
+    surfaced = true;
   }
   std::printf("a.json %s, b.json %s, c.json %s; elapsed %.2f s\n", state_of(a), state_of(b),
               state_of(c), loop.time() - start);
+  // The exit code says whether the story held (`corio demo` runs this program).
+  const bool as_told = std::string(state_of(a)) == "finished" &&
+                       std::string(state_of(b)) == "failed" && std::string(state_of(c)) == "cancelled";
+  co_return surfaced && as_told ? 0 : 1;
 }
 
 }  // namespace app

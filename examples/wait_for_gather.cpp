@@ -21,7 +21,7 @@
 //
 // Here there is no network: fetch(url, delay, fail) sleeps for `delay` (the
 // round trip) and then returns (url, 200) or throws. The waiting is real but
-// scaled down tenfold so the program runs in about a second: the seed's 5 s
+// scaled down tenfold so the program runs in about a second: the original's 5 s
 // overall timeout is 0.5 s here, and its "slow site" takes 1 s instead of 10 s.
 //
 // Round 1: everything answers in time, one fetch fails. gather with
@@ -32,6 +32,7 @@
 // cancels the gather, which cancels the fetches still running. Because the
 // fetches were created as tasks we hold on to, we can still see which ones
 // completed before the deadline and which were cancelled by it.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <exception>
@@ -47,9 +48,9 @@ using namespace std::chrono_literals;
 namespace app {
 
 using Seconds = std::chrono::duration<double>;
-using Response = std::pair<std::string, int>;  // (url, status), as the seed returns
+using Response = std::pair<std::string, int>;  // (url, status), as the original returns
 
-// The seed's wait_for(..., 5.0), scaled down tenfold.
+// The original's wait_for(..., 5.0), scaled down tenfold.
 constexpr Seconds kOverallTimeout = 0.5s;
 
 // A simulated site: how long it takes to answer, and whether the request fails.
@@ -81,19 +82,26 @@ corio::Coro<std::vector<corio::Outcome<Response>>> gather_all(std::vector<Site> 
   co_return co_await corio::gather(corio::return_exceptions, std::move(fetches));
 }
 
-// Round 1: the seed's program as written.
-corio::Coro<> fetch_all(std::vector<Site> sites) {
+// Round 1: the original program as written. Returns how many requests
+// failed (-1: the overall timeout).
+corio::Coro<int> fetch_all(std::vector<Site> sites) {
   try {
     auto results = co_await corio::wait_for(gather_all(std::move(sites)), kOverallTimeout);
-    for (const auto& result : results) print_result(result);
+    int failed = 0;
+    for (const auto& result : results) {
+      print_result(result);
+      failed += !result.has_value();
+    }
+    co_return failed;
   } catch (const corio::TimeoutError&) {
     std::printf("overall timeout, some requests did not finish\n");
   }
+  co_return -1;
 }
 
 // Round 2: the same, with the fetches as tasks so they can be inspected after
-// a timeout.
-corio::Coro<> fetch_all_reporting_partial_results(std::vector<Site> sites) {
+// a timeout. Returns how many the timeout cancelled.
+corio::Coro<int> fetch_all_reporting_partial_results(std::vector<Site> sites) {
   std::vector<corio::Task<Response>> tasks;
   for (const Site& site : sites) {
     tasks.push_back(corio::create_task(fetch(site.url, site.delay, site.fail), site.url));
@@ -103,6 +111,7 @@ corio::Coro<> fetch_all_reporting_partial_results(std::vector<Site> sites) {
     auto results =
         co_await corio::wait_for(corio::gather(corio::return_exceptions, tasks), kOverallTimeout);
     for (const auto& result : results) print_result(result);
+    co_return 0;
   } catch (const corio::TimeoutError&) {
     // By now gather has cancelled the unfinished fetches and waited for them
     // to unwind, so every task is done: with a value, an error, or cancelled.
@@ -119,9 +128,11 @@ corio::Coro<> fetch_all_reporting_partial_results(std::vector<Site> sites) {
       }
     }
   }
+  co_return static_cast<int>(
+      std::count_if(tasks.begin(), tasks.end(), [](const auto& t) { return t.cancelled(); }));
 }
 
-corio::Coro<> main() {
+corio::Coro<int> main() {
   corio::EventLoop& loop = corio::get_running_loop();
 
   std::printf("round 1: all answer within %.1f s, one fails\n", kOverallTimeout.count());
@@ -134,7 +145,7 @@ corio::Coro<> main() {
       {"https://www.python.org", 0.15s},
   };
   double start = loop.time();
-  co_await fetch_all(std::move(sites));
+  const int failed = co_await fetch_all(std::move(sites));
   std::printf("elapsed %.2f s\n\n", loop.time() - start);
 
   std::printf("round 2: one site takes 1 s, the overall timeout is %.1f s\n",
@@ -145,8 +156,11 @@ corio::Coro<> main() {
       {"https://slow.example.org", 1.00s},
   };
   start = loop.time();
-  co_await fetch_all_reporting_partial_results(std::move(sites));
-  std::printf("elapsed %.2f s (the timeout, not the slow site's 1 s)\n", loop.time() - start);
+  const int cancelled = co_await fetch_all_reporting_partial_results(std::move(sites));
+  const double elapsed = loop.time() - start;
+  std::printf("elapsed %.2f s (the timeout, not the slow site's 1 s)\n", elapsed);
+  // The exit code says whether the story held (`corio demo` runs this program).
+  co_return failed == 1 && cancelled == 1 ? 0 : 1;
 }
 
 }  // namespace app

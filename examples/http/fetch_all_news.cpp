@@ -1,4 +1,4 @@
-// The seed's fetch_all_news, for real: fetch every team's page at once,
+// The Python asyncio tutorial's fetch_all_news, for real: fetch every team's page at once,
 // one overall deadline, one failure not sinking the rest.
 //
 // The Python original (aiohttp):

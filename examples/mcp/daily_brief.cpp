@@ -1,4 +1,4 @@
-// The seed's daily 08:00 NBA brief, without waking up every minute.
+// The Python tutorial's daily 08:00 NBA brief, without waking up every minute.
 //
 // The Python original polls:
 //

@@ -1,4 +1,4 @@
-// The seed's MCP server, for real: "nba-daily-brief" over stdio, or over
+// The Python tutorial's MCP server, for real: "nba-daily-brief" over stdio, or over
 // Streamable HTTP with --http.
 //
 // The Python original (the mcp SDK):

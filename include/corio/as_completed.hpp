@@ -1,20 +1,21 @@
-// for (auto next : as_completed(tasks)) { T v = co_await next; }
-// asyncio.as_completed (3.13): the results in completion order.
-//
-// Each item, when awaited, gets the earliest result not yet taken (value,
-// exception or cancellation, copied from the task; move-only results are
-// moved): whichever item is awaited first gets the first result, whatever
-// its position. An item converted to a Future<T> takes its turn at the
-// conversion (`std::vector<Future<T>> v(items.begin(), items.end())` fills
-// v[0] first). With a timeout, items still waiting then, and items awaited
-// later when no result that came in time is left, fail with TimeoutError;
-// the tasks run on. An item whose awaiter gives up (cancelled, wait_for
-// timed out) passes its result to the next. Must be created inside a running
-// loop; the object must outlive the iteration (a range-for over the
-// temporary does that).
-//
-// Suspends: awaiting an item while no result is waiting for it. Resumed by:
-// the completion that fills it, or the timeout.
+/// \file
+/// for (auto next : as_completed(tasks)) { T v = co_await next; }
+/// asyncio.as_completed (3.13): the results in completion order.
+///
+/// Each item, when awaited, gets the earliest result not yet taken (value,
+/// exception or cancellation, copied from the task; move-only results are
+/// moved): whichever item is awaited first gets the first result, whatever
+/// its position. An item converted to a Future<T> takes its turn at the
+/// conversion (`std::vector<Future<T>> v(items.begin(), items.end())` fills
+/// v[0] first). With a timeout, items still waiting then, and items awaited
+/// later when no result that came in time is left, fail with TimeoutError;
+/// the tasks run on. An item whose awaiter gives up (cancelled, wait_for
+/// timed out) passes its result to the next. Must be created inside a running
+/// loop; the object must outlive the iteration (a range-for over the
+/// temporary does that).
+///
+/// Suspends: awaiting an item while no result is waiting for it. Resumed by:
+/// the completion that fills it, or the timeout.
 #pragma once
 
 #include <chrono>
@@ -26,26 +27,31 @@
 
 namespace corio {
 
+/// What as_completed() returns: items that hand out the tasks' results in completion order.
 template <class T>
 class AsCompleted {
   struct Shared;
 
  public:
-  // An item: awaitable (T v = co_await item) and convertible to Future<T>.
+  /// An item: awaitable (T v = co_await item) and convertible to Future<T>.
   class Item {
    public:
+    /// Item i of the shared state (made by AsCompleted).
     Item(Shared* s, std::size_t i) noexcept : s_(s), i_(i) {}
-    Item(const Item& o) noexcept : s_(o.s_), i_(o.i_) {}  // a fresh awaiter
+    Item(const Item& o) noexcept : s_(o.s_), i_(o.i_) {}  ///< a fresh awaiter
     Item& operator=(const Item&) = delete;
 
-    // const, so that `for (const auto& next : as_completed(...))` compiles as
-    // it did when the items were Futures; the awaiter is per await.
+    /// const, so that `for (const auto& next : as_completed(...))` compiles as
+    /// it did when the items were Futures; the awaiter is per await.
     bool await_ready() const {
       aw_.emplace(s_->claim(i_).state());
       return aw_->await_ready();
     }
+    /// Part of co_await: waits for the result this item claimed.
     void await_suspend(std::coroutine_handle<> h) const { aw_->await_suspend(h); }
+    /// The claimed result: its value, or it throws its exception.
     T await_resume() const { return aw_->await_resume(); }
+    /// The item as a Future<T>: it takes its turn now (details at the top of as_completed.hpp).
     operator Future<T>() const { return s_->claim(i_); }  // NOLINT: an item is a Future<T>
 
    private:
@@ -54,6 +60,8 @@ class AsCompleted {
     mutable std::optional<detail::FutureAwaiter<T>> aw_;
   };
 
+  /// Watches tasks (in a running loop); with a timeout, items still waiting then fail with
+  /// TimeoutError.
   explicit AsCompleted(std::vector<Task<T>> tasks,
                        std::optional<std::chrono::duration<double>> timeout = {})
       : s_(std::make_unique<Shared>()) {
@@ -84,14 +92,19 @@ class AsCompleted {
       s.timer = loop.call_later(*timeout, [raw] { raw->expire(); });
     }
   }
+  /// Movable: the items refer to state that moves with it.
   AsCompleted(AsCompleted&&) noexcept = default;
   ~AsCompleted() {
     if (s_) s_->timer.cancel();
   }
 
+  /// Iterates over the items, in the order they are meant to be awaited.
   using iterator = typename std::vector<Item>::const_iterator;
+  /// The first item.
   iterator begin() const noexcept { return s_->items.begin(); }
+  /// Past the last item.
   iterator end() const noexcept { return s_->items.end(); }
+  /// How many items: one per task.
   std::size_t size() const noexcept { return s_->items.size(); }
 
  private:
@@ -179,6 +192,7 @@ class AsCompleted {
   std::unique_ptr<Shared> s_;
 };
 
+/// The tasks' results in completion order (details at the top of as_completed.hpp).
 template <class T>
 AsCompleted<T> as_completed(std::vector<Task<T>> tasks,
                             std::optional<std::chrono::duration<double>> timeout = {}) {

@@ -1,5 +1,6 @@
-// Everything corio offers, in one include, but the http and mcp layers:
-// corio/http.hpp and corio/mcp.hpp (they cost compile time: JSON, zlib).
+/// \file
+/// Everything corio offers, in one include, but the http and mcp layers:
+/// corio/http.hpp and corio/mcp.hpp (they cost compile time: JSON, zlib).
 #pragma once
 
 #include <corio/as_completed.hpp>
@@ -36,3 +37,10 @@
 #include <corio/to_thread.hpp>
 #include <corio/version.hpp>
 #include <corio/wait.hpp>
+
+/// \namespace corio
+/// asyncio's programming model in C++20: one thread, one event loop,
+/// coroutines (Coro), futures (Future) and tasks (Task) with cooperative
+/// cancellation, and asyncio's combinators, primitives, streams and
+/// subprocesses on top. docs/README.md is the guide; corio::http and
+/// corio::mcp are the HTTP and MCP layers.

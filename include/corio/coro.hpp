@@ -1,15 +1,16 @@
-// corio::Coro<T>: the return type of every async function.
-//
-// Lazy, like a Python coroutine object: calling the function allocates its
-// frame and runs nothing. `co_await coro` runs it inline in the awaiting task,
-// with no task and no loop round trip (`await coro()` in Python): nested on the
-// stack when it finishes at once, through the trampoline in detail/driver.hpp
-// otherwise, so chains of any depth use bounded stack. Move-only, and
-// awaiting consumes it: a second co_await is a RuntimeError, as in asyncio.
-// [[nodiscard]], so a forgotten co_await is a compiler warning.
-//
-// Suspends: never by itself; only where its body awaits something.
-// Resumed by: the task that drives it (see task.hpp).
+/// \file
+/// corio::Coro<T>: the return type of every async function.
+///
+/// Lazy, like a Python coroutine object: calling the function allocates its
+/// frame and runs nothing. `co_await coro` runs it inline in the awaiting task,
+/// with no task and no loop round trip (`await coro()` in Python): nested on the
+/// stack when it finishes at once, through the trampoline in detail/driver.hpp
+/// otherwise, so chains of any depth use bounded stack. Move-only, and
+/// awaiting consumes it: a second co_await is a RuntimeError, as in asyncio.
+/// [[nodiscard]], so a forgotten co_await is a compiler warning.
+///
+/// Suspends: never by itself; only where its body awaits something.
+/// Resumed by: the task that drives it (see task.hpp).
 #pragma once
 
 #include <coroutine>
@@ -25,6 +26,7 @@
 
 namespace corio {
 
+/// The return type of every async function (defined below).
 template <class T = void>
 class Coro;
 
@@ -100,16 +102,24 @@ class CoroPromise<void> final : public CoroPromiseBase {
 
 }  // namespace detail
 
+/// The return type of an async function: lazy, move-only, run by co_await (see the top of this
+/// file).
 template <class T>
 class [[nodiscard]] Coro {
  public:
+  /// The promise the compiler's coroutine machinery uses.
   using promise_type = detail::CoroPromise<T>;
+  /// What co_await gives.
   using value_type = T;
+  /// The coroutine's handle.
   using handle_type = std::coroutine_handle<promise_type>;
 
   Coro() noexcept = default;
+  /// Owns the frame h (the promise makes one).
   explicit Coro(handle_type h) noexcept : h_(h) {}
+  /// Takes o's coroutine; o becomes empty.
   Coro(Coro&& o) noexcept : h_(std::exchange(o.h_, nullptr)) {}
+  /// Destroys its own coroutine (if any) and takes o's.
   Coro& operator=(Coro&& o) noexcept {
     if (this != &o) {
       reset();
@@ -121,24 +131,28 @@ class [[nodiscard]] Coro {
   Coro& operator=(const Coro&) = delete;
   ~Coro() { reset(); }
 
+  /// Whether it holds a coroutine not yet run (false once awaited, moved from or released).
   bool valid() const noexcept { return static_cast<bool>(h_); }
 
-  // Owns the frame from operator co_await on: awaiting consumes the Coro,
-  // and the frame is destroyed with the awaiter, at the end of the full
-  // expression that awaited it.
+  /// Owns the frame from operator co_await on: awaiting consumes the Coro,
+  /// and the frame is destroyed with the awaiter, at the end of the full
+  /// expression that awaited it.
   class Awaiter {
    public:
+    /// Takes over the frame it runs.
     explicit Awaiter(handle_type h) noexcept : h_(h) {}
+    /// Movable until awaited.
     Awaiter(Awaiter&& o) noexcept : h_(std::exchange(o.h_, nullptr)) {}
     Awaiter& operator=(Awaiter&&) = delete;
     ~Awaiter() {
       if (h_) h_.destroy();
     }
+    /// Never ready: the coroutine runs in await_suspend().
     bool await_ready() const noexcept { return false; }
-    // Runs the coroutine right here, nested on the stack, up to a bounded
-    // depth: if it finishes without suspending (the common case), the awaiter
-    // goes on without ever suspending. Past the bound, or when it does
-    // suspend, control goes through the trampoline (detail/driver.hpp).
+    /// Runs the coroutine right here, nested on the stack, up to a bounded
+    /// depth: if it finishes without suspending (the common case), the awaiter
+    /// goes on without ever suspending. Past the bound, or when it does
+    /// suspend, control goes through the trampoline (detail/driver.hpp).
     bool await_suspend(std::coroutine_handle<> awaiting) noexcept {
       auto& p = h_.promise();
       if (detail::InlineScope scope; scope.entered()) {
@@ -151,19 +165,21 @@ class [[nodiscard]] Coro {
       detail::transfer_to(h_);
       return true;
     }
+    /// The coroutine's result, or it throws the coroutine's exception.
     T await_resume() { return h_.promise().take(); }
 
    private:
     handle_type h_;
   };
 
-  // Awaiting consumes the coroutine: it runs once. Awaiting it again, or
-  // awaiting a Coro moved from or handed to a task, is asyncio's
-  // RuntimeError, not undefined behaviour.
+  /// Awaiting consumes the coroutine: it runs once. Awaiting it again, or
+  /// awaiting a Coro moved from or handed to a task, is asyncio's
+  /// RuntimeError, not undefined behaviour.
   Awaiter operator co_await() && { return Awaiter(take_for_await()); }
+  /// An lvalue is consumed too: awaiting it again is a RuntimeError.
   Awaiter operator co_await() & { return Awaiter(take_for_await()); }
 
-  // Hands the frame over (to a Task); the Coro becomes empty.
+  /// Hands the frame over (to a Task); the Coro becomes empty.
   handle_type release() noexcept { return std::exchange(h_, nullptr); }
 
  private:

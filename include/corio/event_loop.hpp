@@ -1,12 +1,13 @@
-// corio::EventLoop: one thread, one loop (asyncio's BaseEventLoop).
-//
-// Three structures and one rule (DESIGN.md): a FIFO ready queue, a timer
-// min-heap, and a poller (epoll) behind a small backend interface. Each
-// iteration runs exactly the callbacks that were ready when its run phase
-// began; work scheduled meanwhile runs in the next iteration.
-//
-// Everything is loop-affine except call_soon_threadsafe(), which may be called
-// from any thread and wakes a loop blocked in the poller.
+/// \file
+/// corio::EventLoop: one thread, one loop (asyncio's BaseEventLoop).
+///
+/// Three structures and one rule (DESIGN.md): a FIFO ready queue, a timer
+/// min-heap, and a poller (epoll) behind a small backend interface. Each
+/// iteration runs exactly the callbacks that were ready when its run phase
+/// began; work scheduled meanwhile runs in the next iteration.
+///
+/// Everything is loop-affine except call_soon_threadsafe(), which may be called
+/// from any thread and wakes a loop blocked in the poller.
 #pragma once
 
 #include <chrono>
@@ -38,81 +39,103 @@ class SignalHandlers;
 class LoopAccess;
 }
 
+/// The loop's poller. Today every choice runs on epoll (io_uring falls back to it until its backend
+/// lands).
 enum class Backend { best, epoll, io_uring };
 
+/// How corio::run() (or an EventLoop) sets up its loop.
 struct RunOptions {
-  bool debug = false;  // also on when the environment has CORIO_DEBUG=1
+  bool debug = false;  ///< also on when the environment has CORIO_DEBUG=1
+  /// The poller (see Backend).
   Backend backend = Backend::best;
-  std::shared_ptr<Clock> clock;  // default: MonotonicClock
+  std::shared_ptr<Clock> clock;  ///< default: MonotonicClock
 };
 
+/// What the loop's exception handler is told about a problem to report.
 struct ExceptionContext {
+  /// What happened ("Task exception was never retrieved", ...).
   std::string message;
+  /// The exception involved, if any.
   std::exception_ptr exception;
+  /// The task concerned, if any.
   std::optional<TaskRef> task;
 };
 
+/// Called by the loop for each problem it reports (set_exception_handler).
 using ExceptionHandler = std::function<void(EventLoop&, const ExceptionContext&)>;
 
-// The public members are asyncio's loop API. What corio's own awaiters,
-// transports and tasks need besides (timers, fd parking, the cross-thread
-// queue, the ready queue and task registry in LoopCore) is private and
-// reached through detail::LoopAccess: libuv's uv_ / uv__ split.
+/// The public members are asyncio's loop API. What corio's own awaiters,
+/// transports and tasks need besides (timers, fd parking, the cross-thread
+/// queue, the ready queue and task registry in LoopCore) is private and
+/// reached through detail::LoopAccess: libuv's uv_ / uv__ split.
 class EventLoop : private detail::LoopCore {
  public:
+  /// A loop with the default options.
   EventLoop();
+  /// A loop with these options (debug mode, backend, clock).
   explicit EventLoop(RunOptions opts);
   EventLoop(const EventLoop&) = delete;
   EventLoop& operator=(const EventLoop&) = delete;
   ~EventLoop();
 
-  // Runs the loop until the awaitable is done; returns its result or throws
-  // its exception. A Coro is wrapped in a task first.
+  /// Runs the loop until the awaitable is done; returns its result or throws
+  /// its exception. A Coro is wrapped in a task first.
   template <class T>
   T run_until_complete(Coro<T> coro,
                        SourceLocation where = SourceLocation::current()) {
     return run_until_complete(Future<T>(create_task(std::move(coro), {}, where)));
   }
+  /// Runs the loop until task is done; its result, or it throws its exception.
   template <class T>
   T run_until_complete(Task<T> task) {
     return run_until_complete(Future<T>(std::move(task)));
   }
+  /// Runs the loop until fut is done; its result, or it throws its exception.
   template <class T>
   T run_until_complete(Future<T> fut);
 
+  /// Runs iterations until stop().
   void run_forever();
-  // Ends run_forever() after the current iteration's batch.
+  /// Ends run_forever() after the current iteration's batch.
   void stop() noexcept { stopping_ = true; }
-  // Destroys pending tasks (reporting each), drops queued callbacks, closes
-  // the poller. The loop must not be running.
+  /// Destroys pending tasks (reporting each), drops queued callbacks, closes
+  /// the poller. The loop must not be running.
   void close();
+  /// Whether the loop is running now.
   bool is_running() const noexcept { return running_; }
+  /// Whether close() was called.
   bool is_closed() const noexcept { return closed; }
-  // One iteration: poll, queue I/O and expired timers, run the ready batch.
+  /// One iteration: poll, queue I/O and expired timers, run the ready batch.
   void run_once();
 
+  /// The loop's time in seconds on a monotonic scale (asyncio's loop.time()).
   double time() const;
+  /// The clock time() reads.
   Clock& clock() const noexcept { return *clock_; }
 
+  /// Schedules fn for the next iteration (callbacks run in FIFO order).
   Handle call_soon(std::function<void()> fn);
+  /// Schedules fn to run once delay has passed.
   template <class Rep, class Period>
   TimerHandle call_later(std::chrono::duration<Rep, Period> delay, std::function<void()> fn) {
     return call_at(time() + std::chrono::duration<double>(delay).count(), std::move(fn));
   }
+  /// Schedules fn to run at time() == when.
   TimerHandle call_at(double when, std::function<void()> fn);
-  // The one entry point callable from any thread.
+  /// The one entry point callable from any thread.
   Handle call_soon_threadsafe(std::function<void()> fn);
 
+  /// A pending Future on this loop.
   template <class T = void>
   Future<T> create_future() {
     return Future<T>(detail::Ref<detail::FutureStateBase>(new detail::FutureState<T>(this)));
   }
-  // In debug mode the task remembers `where` for its reports.
+  /// In debug mode the task remembers `where` for its reports.
   template <class T>
   Task<T> create_task(Coro<T> coro, std::string name = {},
                       SourceLocation where = SourceLocation::current());
-  // create_task(fn, args...): the task calls fn(args...) and owns fn and the
-  // args for its whole life, so a lambda's captures stay valid.
+  /// create_task(fn, args...): the task calls fn(args...) and owns fn and the
+  /// args for its whole life, so a lambda's captures stay valid.
   template <class F, class... Args>
   requires detail::CoroCallable<F, Args...>
   Task<detail::callable_result_t<F, Args...>> create_task(F&& fn, Args&&... args) {
@@ -120,65 +143,82 @@ class EventLoop : private detail::LoopCore {
         std::forward<F>(fn), std::forward<Args>(args)...));
   }
 
-  // Runs fn() on a worker thread of `executor` (nullptr: the loop's default
-  // pool) and returns a Future for its result or exception, completed on
-  // this loop. Cancelling the Future does not stop fn; its result is then
-  // dropped. close() waits for every call to come back.
+  /// Runs fn() on a worker thread of `executor` (nullptr: the loop's default
+  /// pool) and returns a Future for its result or exception, completed on
+  /// this loop. Cancelling the Future does not stop fn; its result is then
+  /// dropped. close() waits for every call to come back.
   template <class F>
   Future<std::decay_t<std::invoke_result_t<F&>>> run_in_executor(Executor* executor, F fn);
-  // The pool run_in_executor(nullptr, ...) and to_thread use; created on
-  // first use, shut down by close().
+  /// The pool run_in_executor(nullptr, ...) and to_thread use; created on
+  /// first use, shut down by close().
   Executor& default_executor();
+  /// Makes executor the pool of run_in_executor(nullptr, ...) and to_thread.
   void set_default_executor(std::unique_ptr<Executor> executor);
 
-  // Level-triggered readiness callbacks, as asyncio's add_reader/add_writer.
+  /// Level-triggered readiness callbacks, as asyncio's add_reader/add_writer.
   void add_reader(int fd, std::function<void()> fn);
+  /// Stops watching fd for reading; false if it was not watched.
   bool remove_reader(int fd);
+  /// Calls fn in each iteration while fd is writable (level-triggered).
   void add_writer(int fd, std::function<void()> fn);
+  /// Stops watching fd for writing; false if it was not watched.
   bool remove_writer(int fd);
 
-  // Socket operations, as asyncio's loop.sock_*: each tries its syscall at
-  // once and waits for readiness only when it would block (edge-triggered,
-  // registered once per socket). The socket and the buffers must outlive the
-  // await. OS errors are std::system_error with the errno; sends never raise
-  // SIGPIPE (EPIPE instead). Two tasks waiting to read (or to write) the same
-  // socket at once is a RuntimeError.
-  Coro<std::string> sock_recv(Socket& sock, std::size_t max_bytes);  // "" at EOF
+  /// Socket operations, as asyncio's loop.sock_*: each tries its syscall at
+  /// once and waits for readiness only when it would block (edge-triggered,
+  /// registered once per socket). The socket and the buffers must outlive the
+  /// await. OS errors are std::system_error with the errno; sends never raise
+  /// SIGPIPE (EPIPE instead). Two tasks waiting to read (or to write) the same
+  /// socket at once is a RuntimeError.
+  Coro<std::string> sock_recv(Socket& sock, std::size_t max_bytes);  ///< "" at EOF
+  /// Receives into buf; returns how many bytes came (0 at EOF).
   Coro<std::size_t> sock_recv_into(Socket& sock, std::span<char> buf);
+  /// Sends all of data.
   Coro<void> sock_sendall(Socket& sock, std::string_view data);
+  /// Accepts a connection: its socket and the peer's address.
   Coro<std::pair<Socket, SocketAddress>> sock_accept(Socket& sock);
-  // sock_accept returning the errno (0: *out is set) instead of throwing: a
-  // server's accept loop runs while the process may be out of fds, where
-  // even inspecting an exception can fail under sanitizers.
+  /// sock_accept returning the errno (0: *out is set) instead of throwing: a
+  /// server's accept loop runs while the process may be out of fds, where
+  /// even inspecting an exception can fail under sanitizers.
   Coro<int> sock_accept_or_errno(Socket& sock, std::pair<Socket, SocketAddress>* out);
+  /// Connects sock to addr.
   Coro<void> sock_connect(Socket& sock, SocketAddress addr);
+  /// Receives one datagram (at most max_bytes) and its sender's address.
   Coro<std::pair<std::string, SocketAddress>> sock_recvfrom(Socket& sock, std::size_t max_bytes);
+  /// Sends one datagram to addr; returns the bytes sent.
   Coro<std::size_t> sock_sendto(Socket& sock, std::string_view data, SocketAddress addr);
-  // The wait under those operations, for code making its own syscalls
-  // (streams): use only after the syscall failed with EAGAIN.
+  /// The wait under those operations, for code making its own syscalls
+  /// (streams): use only after the syscall failed with EAGAIN.
   detail::IoWait wait_readable(Socket& sock);
+  /// The same wait, for writing.
   detail::IoWait wait_writable(Socket& sock);
 
-  // Unix signals, as asyncio's: fn runs on the loop as an ordinary callback
-  // (through a signalfd, so the signal is blocked in this thread while a
-  // handler is set). Throws ValueError for a signal that cannot be caught.
+  /// Unix signals, as asyncio's: fn runs on the loop as an ordinary callback
+  /// (through a signalfd, so the signal is blocked in this thread while a
+  /// handler is set). Throws ValueError for a signal that cannot be caught.
   void add_signal_handler(int signo, std::function<void()> fn);
+  /// Removes signo's handler; false if there was none.
   bool remove_signal_handler(int signo);
 
-  // Debug mode (asyncio's): reports callbacks and task steps that run longer
-  // than slow_callback_duration, remembers where tasks were created, and
-  // throws RuntimeError when call_soon, call_at or create_task is called
-  // from a thread other than the one running the loop.
+  /// Debug mode (asyncio's): reports callbacks and task steps that run longer
+  /// than slow_callback_duration, remembers where tasks were created, and
+  /// throws RuntimeError when call_soon, call_at or create_task is called
+  /// from a thread other than the one running the loop.
   void set_debug(bool enabled) noexcept { debug_ = enabled; }
+  /// Whether debug mode is on.
   bool get_debug() const noexcept { return debug_; }
-  double slow_callback_duration = 0.1;  // seconds; reported in debug mode
+  double slow_callback_duration = 0.1;  ///< seconds; reported in debug mode
 
+  /// Replaces the handler of reported problems (an empty one: the default again).
   void set_exception_handler(ExceptionHandler handler);
+  /// Reports context through the handler (the default one if none is set).
   void call_exception_handler(const ExceptionContext& context) noexcept;
+  /// The default handler: prints context to stderr.
   void default_exception_handler(const ExceptionContext& context) noexcept;
-  // What the default handler prints, usable without a loop.
+  /// What the default handler prints, usable without a loop.
   static void report_to_stderr(const ExceptionContext& context) noexcept;
 
+  /// The poller in use ("epoll").
   const char* backend_name() const noexcept;
 
  private:
@@ -260,7 +300,7 @@ inline constinit thread_local EventLoop* tls_running_loop = nullptr;
 
 }  // namespace detail
 
-// The loop running in this thread; throws RuntimeError if there is none.
+/// The loop running in this thread; throws RuntimeError if there is none.
 EventLoop& get_running_loop();
 
 template <class T>

@@ -1,19 +1,20 @@
-// co_await gather(aw...): asyncio.gather.
-//
-// Runs the awaitables concurrently (each Coro becomes a task) and returns
-// their results in argument order: a std::tuple for the variadic form, a
-// std::vector for the vector form; void results appear as std::monostate.
-//
-// Without return_exceptions, the first failure in completion order (an
-// exception, or CancelledError for a cancelled child) propagates at once and
-// the other children keep running, as in asyncio. With return_exceptions,
-// gather waits for all and each result is an Outcome<T>.
-//
-// Cancelling the task that awaits gather cancels every child; it then waits
-// for all of them and throws CancelledError.
-//
-// Like every corio combinator, gather returns a lazy Coro: the children start
-// when it is first awaited (or when it is passed to create_task).
+/// \file
+/// co_await gather(aw...): asyncio.gather.
+///
+/// Runs the awaitables concurrently (each Coro becomes a task) and returns
+/// their results in argument order: a std::tuple for the variadic form, a
+/// std::vector for the vector form; void results appear as std::monostate.
+///
+/// Without return_exceptions, the first failure in completion order (an
+/// exception, or CancelledError for a cancelled child) propagates at once and
+/// the other children keep running, as in asyncio. With return_exceptions,
+/// gather waits for all and each result is an Outcome<T>.
+///
+/// Cancelling the task that awaits gather cancels every child; it then waits
+/// for all of them and throws CancelledError.
+///
+/// Like every corio combinator, gather returns a lazy Coro: the children start
+/// when it is first awaited (or when it is passed to create_task).
 #pragma once
 
 #include <array>
@@ -26,9 +27,11 @@
 
 namespace corio {
 
+/// The type of return_exceptions.
 struct ReturnExceptions {
   explicit ReturnExceptions() = default;
 };
+/// gather's first argument for asyncio's return_exceptions=True: each result an Outcome.
 inline constexpr ReturnExceptions return_exceptions{};
 
 namespace detail {
@@ -119,6 +122,7 @@ Coro<std::vector<Outcome<value_or_monostate<T>>>> start_vector_outcomes(std::vec
 
 }  // namespace detail
 
+/// Runs the awaitables concurrently; their results as a tuple, in argument order.
 template <detail::Awaitable... A>
 requires(sizeof...(A) > 0)
 Coro<std::tuple<detail::value_or_monostate<detail::result_t<A>>...>> gather(A&&... aws) {
@@ -126,6 +130,7 @@ Coro<std::tuple<detail::value_or_monostate<detail::result_t<A>>...>> gather(A&&.
   return detail::start_tuple<std::remove_cvref_t<A>...>(std::forward<A>(aws)...);
 }
 
+/// As gather(aws...), waiting for all: each result an Outcome, failures included.
 template <detail::Awaitable... A>
 requires(sizeof...(A) > 0)
 Coro<std::tuple<Outcome<detail::value_or_monostate<detail::result_t<A>>>...>> gather(
@@ -134,11 +139,13 @@ Coro<std::tuple<Outcome<detail::value_or_monostate<detail::result_t<A>>>...>> ga
   return detail::start_tuple_outcomes<std::remove_cvref_t<A>...>(std::forward<A>(aws)...);
 }
 
+/// Runs the awaitables concurrently; their results as a vector, in order.
 template <detail::Awaitable A>
 Coro<std::vector<detail::value_or_monostate<detail::result_t<A>>>> gather(std::vector<A> aws) {
   return detail::start_vector<detail::result_t<A>>(std::move(aws));
 }
 
+/// As gather(aws), waiting for all: each result an Outcome, failures included.
 template <detail::Awaitable A>
 Coro<std::vector<Outcome<detail::value_or_monostate<detail::result_t<A>>>>> gather(
     ReturnExceptions, std::vector<A> aws) {

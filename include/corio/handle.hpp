@@ -1,8 +1,9 @@
-// corio::Handle and corio::TimerHandle: what call_soon / call_later return.
-//
-// A handle owns a scheduled callback. cancel() stops it from running (and
-// releases what the callback captured at once, as asyncio does); a cancelled
-// timer leaves the timer heap immediately.
+/// \file
+/// corio::Handle and corio::TimerHandle: what call_soon / call_later return.
+///
+/// A handle owns a scheduled callback. cancel() stops it from running (and
+/// releases what the callback captured at once, as asyncio does); a cancelled
+/// timer leaves the timer heap immediately.
 #pragma once
 
 #include <atomic>
@@ -55,22 +56,30 @@ class CallbackHandle final : public ReadyNode, public TimerNode, public Pooled {
 
 }  // namespace detail
 
+/// A callback scheduled by call_soon() (details at the top of handle.hpp).
 class Handle {
  public:
   Handle() noexcept = default;
+  /// A handle to a scheduled callback (the loop makes them).
   explicit Handle(detail::Ref<detail::CallbackHandle> h) noexcept : h_(std::move(h)) {}
+  /// Stops the callback from running and releases what it captured, at once.
   void cancel();
+  /// Whether cancel() was called.
   bool cancelled() const noexcept { return h_ && h_->cancelled; }
+  /// False for an empty handle.
   explicit operator bool() const noexcept { return static_cast<bool>(h_); }
 
  protected:
+  /// The scheduled callback (null for an empty handle).
   detail::Ref<detail::CallbackHandle> h_;
 };
 
+/// A callback scheduled by call_later() or call_at().
 class TimerHandle : public Handle {
  public:
+  /// The Handle's constructors.
   using Handle::Handle;
-  // The deadline, on the loop's time() scale.
+  /// The deadline, on the loop's time() scale.
   double when() const noexcept { return h_->when; }
 };
 

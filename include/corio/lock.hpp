@@ -1,33 +1,39 @@
-// corio::Lock: asyncio.Lock, FIFO-fair.
-//
-//   co_await lock.acquire(); ... lock.release();
-//   auto guard = co_await lock.scoped_lock();   // `async with lock:`
-//
-// Suspends: acquire() while the lock is held or others are already waiting
-// (an unlocked lock with no waiters is taken without yielding).
-// Resumed by: release(), which hands the lock straight to the longest
-// waiter, so a task arriving later cannot barge in ahead of it. A waiter
-// cancelled after being handed the lock passes it on (see wait_queue.hpp).
+/// \file
+/// corio::Lock: asyncio.Lock, FIFO-fair.
+///
+///     co_await lock.acquire(); ... lock.release();
+///     auto guard = co_await lock.scoped_lock();   // `async with lock:`
+///
+/// Suspends: acquire() while the lock is held or others are already waiting
+/// (an unlocked lock with no waiters is taken without yielding).
+/// Resumed by: release(), which hands the lock straight to the longest
+/// waiter, so a task arriving later cannot barge in ahead of it. A waiter
+/// cancelled after being handed the lock passes it on (see wait_queue.hpp).
 #pragma once
 
 #include <corio/detail/acquire.hpp>
 
 namespace corio {
 
+/// asyncio.Lock, FIFO-fair (details at the top of lock.hpp).
 class Lock {
  public:
   Lock() = default;
   Lock(const Lock&) = delete;
   Lock& operator=(const Lock&) = delete;
 
+  /// Waits until the lock is this task's (at once if it is free and nobody waits).
   detail::AcquireAwaiter<Lock> acquire() noexcept { return detail::AcquireAwaiter<Lock>(*this); }
+  /// Acquires the lock and gives a Guard that releases it (`async with lock:`).
   detail::ScopedAcquireAwaiter<Lock> scoped_lock() noexcept {
     return detail::ScopedAcquireAwaiter<Lock>(*this);
   }
-  // Throws RuntimeError if the lock is not held.
+  /// Throws RuntimeError if the lock is not held.
   void release();
+  /// Whether a task holds the lock.
   bool locked() const noexcept { return locked_; }
 
+  /// What scoped_lock() gives: it releases the lock when destroyed.
   using Guard = detail::ReleaseGuard<Lock>;
 
  private:

@@ -1,6 +1,7 @@
-// The mcp layer in one include: JSON-RPC sessions, the MCP server and
-// client, the stdio and Streamable HTTP transports (corio/corio.hpp leaves
-// them out: they bring nlohmann/json.hpp with them).
+/// \file
+/// The mcp layer in one include: JSON-RPC sessions, the MCP server and
+/// client, the stdio and Streamable HTTP transports (corio/corio.hpp leaves
+/// them out: they bring nlohmann/json.hpp with them).
 #pragma once
 
 #include <corio/mcp/client.hpp>

@@ -1,37 +1,38 @@
-// corio::Queue, corio::LifoQueue, corio::PriorityQueue: asyncio.Queue and its
-// siblings as of Python 3.13 (shutdown included), FIFO-fair.
-//
-//   corio::Queue<Job> q(4);            // maxsize 4; 0 means unbounded
-//   co_await q.put(std::move(job));    // producer
-//   Job j = co_await q.get();          // consumer ...
-//   q.task_done();                     // ... says it is finished with j
-//   co_await q.join();                 // every item put has been task_done()
-//
-// Suspends: get() while no item is there for it; put() while the queue is
-// full. An available item or a free slot is taken without yielding (asyncio
-// does not yield there either).
-// Resumed by: put()/put_nowait(), which reserves the new item for the
-// longest-waiting getter; get()/get_nowait(), which reserves the freed slot
-// for the longest-waiting putter; shutdown(), which wakes every waiter to
-// raise QueueShutDown. A task arriving later cannot take a reserved item or
-// slot, and a waiter cancelled after being woken passes its reservation on:
-// no barging, nothing lost (see detail/queue_base.hpp).
-//
-// Which item get() returns: the oldest (Queue), the newest (LifoQueue), or
-// the *smallest* under Compare (PriorityQueue, like Python's heapq-based
-// one). That is the opposite of std::priority_queue: with the default
-// std::less the minimum comes first, with std::greater the maximum.
-//
-// T may be move-only (std::unique_ptr<Job>). put() holds the item in its
-// awaiter until it is in the queue; a put() that raises (cancelled, timed
-// out, shut down) drops it. put_nowait(T&&) moves from its argument only on
-// success.
-//
-// shutdown(immediate = false), as asyncio 3.13: afterwards put() and
-// put_nowait() raise QueueShutDown, and get()/get_nowait() do once no item is
-// left; waiting putters and getters raise it at once. immediate = true also
-// drops the items (each counting as task_done() for join()), including
-// ones promised to woken getters, which then raise QueueShutDown too.
+/// \file
+/// corio::Queue, corio::LifoQueue, corio::PriorityQueue: asyncio.Queue and its
+/// siblings as of Python 3.13 (shutdown included), FIFO-fair.
+///
+///     corio::Queue<Job> q(4);            // maxsize 4; 0 means unbounded
+///     co_await q.put(std::move(job));    // producer
+///     Job j = co_await q.get();          // consumer ...
+///     q.task_done();                     // ... says it is finished with j
+///     co_await q.join();                 // every item put has been task_done()
+///
+/// Suspends: get() while no item is there for it; put() while the queue is
+/// full. An available item or a free slot is taken without yielding (asyncio
+/// does not yield there either).
+/// Resumed by: put()/put_nowait(), which reserves the new item for the
+/// longest-waiting getter; get()/get_nowait(), which reserves the freed slot
+/// for the longest-waiting putter; shutdown(), which wakes every waiter to
+/// raise QueueShutDown. A task arriving later cannot take a reserved item or
+/// slot, and a waiter cancelled after being woken passes its reservation on:
+/// no barging, nothing lost (see detail/queue_base.hpp).
+///
+/// Which item get() returns: the oldest (Queue), the newest (LifoQueue), or
+/// the *smallest* under Compare (PriorityQueue, like Python's heapq-based
+/// one). That is the opposite of std::priority_queue: with the default
+/// std::less the minimum comes first, with std::greater the maximum.
+///
+/// T may be move-only (std::unique_ptr<Job>). put() holds the item in its
+/// awaiter until it is in the queue; a put() that raises (cancelled, timed
+/// out, shut down) drops it. put_nowait(T&&) moves from its argument only on
+/// success.
+///
+/// shutdown(immediate = false), as asyncio 3.13: afterwards put() and
+/// put_nowait() raise QueueShutDown, and get()/get_nowait() do once no item is
+/// left; waiting putters and getters raise it at once. immediate = true also
+/// drops the items (each counting as task_done() for join()), including
+/// ones promised to woken getters, which then raise QueueShutDown too.
 #pragma once
 
 #include <algorithm>
@@ -216,24 +217,29 @@ class BasicQueue : public QueueBase {
 
 }  // namespace detail
 
+/// asyncio.Queue: first in, first out (details at the top of queue.hpp).
 template <class T>
 class Queue : public detail::BasicQueue<T, detail::FifoStore<T>> {
  public:
+  /// maxsize: how many items it holds before put() waits; 0 for no bound.
   explicit Queue(std::size_t maxsize = 0)
       : detail::BasicQueue<T, detail::FifoStore<T>>(maxsize, detail::FifoStore<T>()) {}
 };
 
+/// asyncio.LifoQueue: the newest item first.
 template <class T>
 class LifoQueue : public detail::BasicQueue<T, detail::LifoStore<T>> {
  public:
+  /// maxsize as Queue's.
   explicit LifoQueue(std::size_t maxsize = 0)
       : detail::BasicQueue<T, detail::LifoStore<T>>(maxsize, detail::LifoStore<T>()) {}
 };
 
-// get() returns the smallest item under Compare first (see the top).
+/// get() returns the smallest item under Compare first (see the top).
 template <class T, class Compare = std::less<T>>
 class PriorityQueue : public detail::BasicQueue<T, detail::HeapStore<T, Compare>> {
  public:
+  /// maxsize as Queue's; compare orders the items (the smallest comes first).
   explicit PriorityQueue(std::size_t maxsize = 0, Compare compare = Compare())
       : detail::BasicQueue<T, detail::HeapStore<T, Compare>>(
             maxsize, detail::HeapStore<T, Compare>(std::move(compare))) {}

@@ -1,20 +1,21 @@
-// corio::run(main): asyncio.run.
-//
-// Creates a new loop, runs main as a task until it completes, then cancels
-// every task still pending, runs the loop until they have unwound, and closes
-// the loop. Returns main's result or rethrows its exception. Calling it from a
-// running loop throws RuntimeError (nested loops would starve the outer one).
-//
-// Ctrl-C, as asyncio.Runner since Python 3.11: when run() is called on the
-// main thread and SIGINT has its default action, a SIGINT cancels main (the
-// loop handles SIGINT meanwhile; see EventLoop::add_signal_handler). If main
-// then ends in CancelledError and no other cancellation of it is pending
-// (uncancel() reaches 0), run() throws KeyboardInterrupt once the loop is
-// closed; if main swallows the CancelledError, run() returns or throws what
-// main does. A second SIGINT before main is done ends the process as Ctrl-C
-// always does: SIGINT's default action, no unwinding (asyncio raises
-// KeyboardInterrupt out of the loop there, which C++ callbacks cannot do).
-// SIGINT has its default action again while run() cancels the leftovers.
+/// \file
+/// corio::run(main): asyncio.run.
+///
+/// Creates a new loop, runs main as a task until it completes, then cancels
+/// every task still pending, runs the loop until they have unwound, and closes
+/// the loop. Returns main's result or rethrows its exception. Calling it from a
+/// running loop throws RuntimeError (nested loops would starve the outer one).
+///
+/// Ctrl-C, as asyncio.Runner since Python 3.11: when run() is called on the
+/// main thread and SIGINT has its default action, a SIGINT cancels main (the
+/// loop handles SIGINT meanwhile; see EventLoop::add_signal_handler). If main
+/// then ends in CancelledError and no other cancellation of it is pending
+/// (uncancel() reaches 0), run() throws KeyboardInterrupt once the loop is
+/// closed; if main swallows the CancelledError, run() returns or throws what
+/// main does. A second SIGINT before main is done ends the process as Ctrl-C
+/// always does: SIGINT's default action, no unwinding (asyncio raises
+/// KeyboardInterrupt out of the loop there, which C++ callbacks cannot do).
+/// SIGINT has its default action again while run() cancels the leftovers.
 #pragma once
 
 #include <corio/event_loop.hpp>
@@ -50,6 +51,8 @@ class SigintCancelsMain {
 };
 }  // namespace detail
 
+/// asyncio.run: runs main on a new loop, then cancels what is left and closes the loop (see the top
+/// of this file).
 template <class T>
 T run(Coro<T> main, RunOptions opts = {}, SourceLocation where = SourceLocation::current()) {
   detail::check_no_running_loop();
@@ -69,14 +72,14 @@ T run(Coro<T> main, RunOptions opts = {}, SourceLocation where = SourceLocation:
   }
 }
 
-// What Python's interpreter does around asyncio.run(), for main():
-//
-//   int main() { return corio::run_main(main_coro()); }
-//
-// runs main with corio::run(); an int result is the exit status (any other
-// result, bool included, gives 0); Ctrl-C (KeyboardInterrupt) gives 130, the
-// shell's code for a SIGINT death, quietly; any other exception that escapes
-// main is printed to stderr with its type and message and gives 1.
+/// What Python's interpreter does around asyncio.run(), for main():
+///
+///   int main() { return corio::run_main(main_coro()); }
+///
+/// runs main with corio::run(); an int result is the exit status (any other
+/// result, bool included, gives 0); Ctrl-C (KeyboardInterrupt) gives 130, the
+/// shell's code for a SIGINT death, quietly; any other exception that escapes
+/// main is printed to stderr with its type and message and gives 1.
 template <class T>
 int run_main(Coro<T> main, RunOptions opts = {}, SourceLocation where = SourceLocation::current()) {
   try {

@@ -1,9 +1,10 @@
-// co_await shield(aw): asyncio.shield.
-//
-// Awaits aw (a Coro becomes a task first) so that cancelling the awaiting task
-// does not cancel aw: the awaiter gets CancelledError at once, while the
-// inner task runs on to completion, owned by the loop. Lazy like every corio
-// combinator: a Coro starts as a task when the shield is first awaited.
+/// \file
+/// co_await shield(aw): asyncio.shield.
+///
+/// Awaits aw (a Coro becomes a task first) so that cancelling the awaiting task
+/// does not cancel aw: the awaiter gets CancelledError at once, while the
+/// inner task runs on to completion, owned by the loop. Lazy like every corio
+/// combinator: a Coro starts as a task when the shield is first awaited.
 #pragma once
 
 #include <corio/detail/awaitable.hpp>
@@ -18,6 +19,7 @@ Coro<result_t<A>> shield_start(A aw) {
 }
 }  // namespace detail
 
+/// Awaits aw; cancelling the awaiting task does not cancel aw (asyncio.shield).
 template <detail::Awaitable A>
 Coro<detail::result_t<A>> shield(A&& aw) {
   static_assert(detail::kOwnable<A>, CORIO_OWNED_AWAITABLE_MESSAGE("shield()"));

@@ -1,11 +1,12 @@
-// co_await corio::sleep(duration): asyncio.sleep.
-//
-// Suspends the task until the deadline. sleep(0s) (or any non-positive
-// duration) yields to the loop exactly once: the task goes to the back of the
-// ready queue and runs again in the next iteration. The timer node lives in
-// this awaiter, in the coroutine frame: sleeping allocates nothing.
-// Resumed by: the loop's expired-timers phase. Cancellation removes the timer
-// and throws CancelledError here.
+/// \file
+/// co_await corio::sleep(duration): asyncio.sleep.
+///
+/// Suspends the task until the deadline. sleep(0s) (or any non-positive
+/// duration) yields to the loop exactly once: the task goes to the back of the
+/// ready queue and runs again in the next iteration. The timer node lives in
+/// this awaiter, in the coroutine frame: sleeping allocates nothing.
+/// Resumed by: the loop's expired-timers phase. Cancellation removes the timer
+/// and throws CancelledError here.
 #pragma once
 
 #include <chrono>
@@ -15,18 +16,22 @@
 
 namespace corio {
 
+/// What sleep() returns, to co_await (details at the top of sleep.hpp).
 class [[nodiscard]] SleepAwaiter : private detail::AwaitPoint, private detail::TimerNode {
  public:
+  /// A sleep of `seconds` (0 or less: one pass of the loop).
   explicit SleepAwaiter(double seconds) noexcept : delay_(seconds) {}
-  // Movable until awaited (it holds only the delay then), so that
-  // `wait_for(sleep(10s), 20ms)` can carry it into the combinator's frame.
+  /// Movable until awaited (it holds only the delay then), so that
+  /// `wait_for(sleep(10s), 20ms)` can carry it into the combinator's frame.
   SleepAwaiter(SleepAwaiter&& o) noexcept : delay_(o.delay_) {}
   SleepAwaiter& operator=(const SleepAwaiter&) = delete;
   ~SleepAwaiter() {
     if (in_heap()) detail::LoopAccess::remove_timer(*loop_, this);
   }
 
+  /// Never ready: even sleep(0s) yields once.
   bool await_ready() const noexcept { return false; }
+  /// Sets the timer (or queues the task for the next iteration).
   void await_suspend(std::coroutine_handle<> h) {
     task_ = &detail::current_task_for("sleep()");
     ops = &kOps;
@@ -39,6 +44,7 @@ class [[nodiscard]] SleepAwaiter : private detail::AwaitPoint, private detail::T
     }
     task_->suspend_at(h, this);
   }
+  /// Returns, or throws CancelledError if the task was cancelled meanwhile.
   void await_resume() const {
     task_->check_interrupt();  // first: it also clears the task's interrupt flag
     if (cancelled_) task_->throw_cancelled();
@@ -67,6 +73,7 @@ class [[nodiscard]] SleepAwaiter : private detail::AwaitPoint, private detail::T
   bool cancelled_ = false;
 };
 
+/// Suspends the task for delay (asyncio.sleep); sleep(0s) yields once.
 template <class Rep, class Period>
 SleepAwaiter sleep(std::chrono::duration<Rep, Period> delay) noexcept {
   return SleepAwaiter(std::chrono::duration<double>(delay).count());

@@ -1,25 +1,26 @@
-// corio::StreamReader: asyncio.StreamReader, the reading half of a
-// connection made by open_connection() or start_server() (streams.hpp).
-//
-// A copyable handle to the connection's shared state (a plain, loop-affine
-// reference count). The connection closes when the last StreamReader and
-// StreamWriter handle of it are gone (after the writer's buffered bytes
-// went out).
-//
-// Pull model: there is no background reader. A read takes what is buffered
-// and reads from the transport only when it needs more, 64 KiB at a time.
-// `limit` (default 64 KiB, asyncio's) bounds how far readline()/readuntil()
-// look for their separator.
-//
-// Suspends: a read, until the transport has the bytes it needs (or EOF).
-// Resumed by: the loop, when the socket becomes readable. Cancelling a read
-// loses nothing: bytes already received stay buffered for the next read.
-//
-// One read at a time: a second task reading while another waits gets
-// RuntimeError (as asyncio). An OS error (ECONNRESET, ...) is a
-// std::system_error with the errno kept, thrown by the read that met it and
-// by every later one. Reading after the writer closed the connection reads
-// EOF.
+/// \file
+/// corio::StreamReader: asyncio.StreamReader, the reading half of a
+/// connection made by open_connection() or start_server() (streams.hpp).
+///
+/// A copyable handle to the connection's shared state (a plain, loop-affine
+/// reference count). The connection closes when the last StreamReader and
+/// StreamWriter handle of it are gone (after the writer's buffered bytes
+/// went out).
+///
+/// Pull model: there is no background reader. A read takes what is buffered
+/// and reads from the transport only when it needs more, 64 KiB at a time.
+/// `limit` (default 64 KiB, asyncio's) bounds how far readline()/readuntil()
+/// look for their separator.
+///
+/// Suspends: a read, until the transport has the bytes it needs (or EOF).
+/// Resumed by: the loop, when the socket becomes readable. Cancelling a read
+/// loses nothing: bytes already received stay buffered for the next read.
+///
+/// One read at a time: a second task reading while another waits gets
+/// RuntimeError (as asyncio). An OS error (ECONNRESET, ...) is a
+/// std::system_error with the errno kept, thrown by the read that met it and
+/// by every later one. Reading after the writer closed the connection reads
+/// EOF.
 #pragma once
 
 #include <cstddef>
@@ -38,47 +39,54 @@ void add_ref(Connection* c) noexcept;
 void release(Connection* c) noexcept;
 }  // namespace detail
 
-// asyncio's streams._DEFAULT_LIMIT.
+/// asyncio's streams._DEFAULT_LIMIT.
 inline constexpr std::size_t kDefaultStreamLimit = 64 * 1024;
 
+/// asyncio.StreamReader: the reading half of a connection (details at the top of
+/// stream_reader.hpp).
 class StreamReader {
  public:
-  StreamReader() noexcept = default;  // an empty handle: valid() is false
+  StreamReader() noexcept = default;  ///< an empty handle: valid() is false
+  /// A handle to a connection's reading side (open_connection and the others make one).
   explicit StreamReader(detail::Ref<detail::Connection> c) noexcept : c_(std::move(c)) {}
+  /// False for an empty handle.
   bool valid() const noexcept { return static_cast<bool>(c_); }
 
-  // n < 0: everything up to EOF. n > 0: at most n bytes, as soon as any are
-  // there; "" at EOF. n == 0: "".
+  /// n < 0: everything up to EOF. n > 0: at most n bytes, as soon as any are
+  /// there; "" at EOF. n == 0: "".
   Coro<std::string> read(std::ptrdiff_t n = -1);
-  // Up to and including "\n"; at EOF, the partial line ("" when none).
-  // Past the limit: drops the line up to and including "\n" if it was found
-  // beyond the limit, else everything buffered, then throws
-  // LimitOverrunError (asyncio raises ValueError here; LimitOverrunError is
-  // one).
+  /// Up to and including "\n"; at EOF, the partial line ("" when none).
+  /// Past the limit: drops the line up to and including "\n" if it was found
+  /// beyond the limit, else everything buffered, then throws
+  /// LimitOverrunError (asyncio raises ValueError here; LimitOverrunError is
+  /// one).
   Coro<std::string> readline();
-  // Exactly n bytes. At EOF first: IncompleteReadError with the bytes read
-  // so far (taken from the buffer) and expected == n.
+  /// Exactly n bytes. At EOF first: IncompleteReadError with the bytes read
+  /// so far (taken from the buffer) and expected == n.
   Coro<std::string> readexactly(std::size_t n);
-  // Up to and including separator (not empty: ValueError). At EOF first:
-  // IncompleteReadError (partial = all that was buffered, taken;
-  // expected empty). Not found within the limit, or found beyond it:
-  // LimitOverrunError with consumed, and the data stays buffered.
+  /// Up to and including separator (not empty: ValueError). At EOF first:
+  /// IncompleteReadError (partial = all that was buffered, taken;
+  /// expected empty). Not found within the limit, or found beyond it:
+  /// LimitOverrunError with consumed, and the data stays buffered.
   Coro<std::string> readuntil(std::string separator = "\n");
-  // EOF was read and nothing is left in the buffer.
+  /// EOF was read and nothing is left in the buffer.
   bool at_eof() const noexcept;
 
-  // Buffered access for parsers that work in place, without a copy per
-  // read (Tokio's AsyncBufRead fill_buf/consume): buffered() is what was
-  // received and not yet consumed (valid until the next call on this
-  // reader); fill_buffer() reads once more from the transport and returns
-  // how many bytes came (0 at EOF); consume(n) drops the first n buffered
-  // bytes (at most buffered().size()). The caller bounds how much it lets
-  // accumulate: fill_buffer() knows no limit.
+  /// Buffered access for parsers that work in place, without a copy per
+  /// read (Tokio's AsyncBufRead fill_buf/consume): buffered() is what was
+  /// received and not yet consumed (valid until the next call on this
+  /// reader); fill_buffer() reads once more from the transport and returns
+  /// how many bytes came (0 at EOF); consume(n) drops the first n buffered
+  /// bytes (at most buffered().size()). The caller bounds how much it lets
+  /// accumulate: fill_buffer() knows no limit.
   std::string_view buffered() const noexcept;
+  /// Reads once more from the transport; how many bytes came (0 at EOF).
   Coro<std::size_t> fill_buffer();
+  /// Drops the first n buffered bytes (at most buffered().size()).
   void consume(std::size_t n) noexcept;
-  // The error the reader failed with, or nullptr.
+  /// The error the reader failed with, or nullptr.
   std::exception_ptr exception() const noexcept;
+  /// How far readline() and readuntil() look for their separator.
   std::size_t limit() const noexcept;
 
  private:

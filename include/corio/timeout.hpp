@@ -1,24 +1,25 @@
-// Timeouts: asyncio.timeout, asyncio.timeout_at and asyncio.wait_for.
-//
-// Two shapes, because C++ has no `async with`:
-//
-//   co_await corio::timeout(2s, fetch(url));              // a wrapper around one awaitable
-//   co_await corio::timeout(2s, [&](corio::Timeout& cm) -> corio::Coro<> {
-//     co_await step1();                                   // a block, with the Timeout object
-//     cm.reschedule(corio::get_running_loop().time() + 5);
-//     co_await step2();
-//   });
-//
-// The block's body is awaited inline in the current task. When the deadline
-// passes, the task is cancelled; the CancelledError unwinds the body
-// (destructors run) and turns into TimeoutError at the block's end. A
-// cancellation that came from elsewhere stays a CancelledError: the decision
-// uses the task's cancelling() count, exactly as asyncio.timeout does, so
-// nested timeouts and outer cancellations compose. std::nullopt as the delay
-// or deadline disables the timeout (asyncio's None); reschedule() moves it.
-//
-// Suspends: only where the awaitable or body does. Resumed by: whatever the
-// body awaits, or the deadline's cancellation.
+/// \file
+/// Timeouts: asyncio.timeout, asyncio.timeout_at and asyncio.wait_for.
+///
+/// Two shapes, because C++ has no `async with`:
+///
+///     co_await corio::timeout(2s, fetch(url));              // a wrapper around one awaitable
+///     co_await corio::timeout(2s, [&](corio::Timeout& cm) -> corio::Coro<> {
+///       co_await step1();                                   // a block, with the Timeout object
+///       cm.reschedule(corio::get_running_loop().time() + 5);
+///       co_await step2();
+///     });
+///
+/// The block's body is awaited inline in the current task. When the deadline
+/// passes, the task is cancelled; the CancelledError unwinds the body
+/// (destructors run) and turns into TimeoutError at the block's end. A
+/// cancellation that came from elsewhere stays a CancelledError: the decision
+/// uses the task's cancelling() count, exactly as asyncio.timeout does, so
+/// nested timeouts and outer cancellations compose. std::nullopt as the delay
+/// or deadline disables the timeout (asyncio's None); reschedule() moves it.
+///
+/// Suspends: only where the awaitable or body does. Resumed by: whatever the
+/// body awaits, or the deadline's cancellation.
 #pragma once
 
 #include <chrono>
@@ -28,26 +29,27 @@
 
 namespace corio {
 
-// asyncio.Timeout: the deadline of one timeout block, handed to its body.
-// Created entered (in the running task); not copyable or movable (its timer
-// sits in the loop's heap).
+/// asyncio.Timeout: the deadline of one timeout block, handed to its body.
+/// Created entered (in the running task); not copyable or movable (its timer
+/// sits in the loop's heap).
 class Timeout : private detail::TimerNode {
  public:
+  /// A deadline at `when` (loop time; nullopt: none) for the running task.
   explicit Timeout(std::optional<double> when);
   Timeout(const Timeout&) = delete;
   Timeout& operator=(const Timeout&) = delete;
   ~Timeout();
 
-  // The deadline on the loop's time() scale; nullopt when disabled.
+  /// The deadline on the loop's time() scale; nullopt when disabled.
   std::optional<double> when() const noexcept { return when_; }
-  // Moves the deadline (nullopt disables it); a deadline already past
-  // expires on the next loop iteration. RuntimeError once expiring or over.
+  /// Moves the deadline (nullopt disables it); a deadline already past
+  /// expires on the next loop iteration. RuntimeError once expiring or over.
   void reschedule(std::optional<double> when);
-  // True once the deadline passed during the block.
+  /// True once the deadline passed during the block.
   bool expired() const noexcept { return state_ == State::expiring || state_ == State::expired; }
 
-  // The block's CancelledError handler: throws TimeoutError if the deadline
-  // caused the cancellation, else returns (the caller rethrows).
+  /// The block's CancelledError handler: throws TimeoutError if the deadline
+  /// caused the cancellation, else returns (the caller rethrows).
   void on_cancelled();
 
  private:
@@ -172,22 +174,22 @@ Coro<T> wait_for_expired(S aw) {
 
 }  // namespace detail
 
-// co_await timeout(delay, aw_or_body): delay is a std::chrono duration, an
-// optional of one, or std::nullopt (no limit).
+/// co_await timeout(delay, aw_or_body): delay is a std::chrono duration, an
+/// optional of one, or std::nullopt (no limit).
 template <detail::Delay D, detail::AwaitableOrTimeoutBody X>
 auto timeout(const D& delay, X&& x) {
   return detail::with_deadline({detail::seconds_of(delay), true}, std::forward<X>(x));
 }
 
-// `when` is on the loop's time() scale; std::nullopt: no limit.
+/// `when` is on the loop's time() scale; std::nullopt: no limit.
 template <detail::AwaitableOrTimeoutBody X>
 auto timeout_at(std::optional<double> when, X&& x) {
   return detail::with_deadline({when, false}, std::forward<X>(x));
 }
 
-// asyncio.wait_for: the awaitable with a timeout; TimeoutError on expiry, and
-// the inner work is cancelled. An exception the inner work raises while it
-// is being cancelled propagates instead of TimeoutError.
+/// asyncio.wait_for: the awaitable with a timeout; TimeoutError on expiry, and
+/// the inner work is cancelled. An exception the inner work raises while it
+/// is being cancelled propagates instead of TimeoutError.
 template <detail::Awaitable A, detail::Delay D>
 Coro<detail::result_t<A>> wait_for(A&& aw, const D& delay) {
   static_assert(detail::kStorable<A>, CORIO_STORED_AWAITABLE_MESSAGE("wait_for()"));

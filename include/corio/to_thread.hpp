@@ -1,12 +1,13 @@
-// corio::to_thread: asyncio.to_thread. Runs a blocking function on the
-// loop's default thread pool and gives its result (or exception) back to the
-// awaiting task, while the loop goes on running other tasks.
-//
-//   std::string body = co_await corio::to_thread(read_file, path);
-//
-// Like every Coro it is lazy: the function is submitted when awaited.
-// Cancelling the awaiting task cannot stop the thread; the task gets
-// CancelledError at once and the function's result is dropped when it ends.
+/// \file
+/// corio::to_thread: asyncio.to_thread. Runs a blocking function on the
+/// loop's default thread pool and gives its result (or exception) back to the
+/// awaiting task, while the loop goes on running other tasks.
+///
+///     std::string body = co_await corio::to_thread(read_file, path);
+///
+/// Like every Coro it is lazy: the function is submitted when awaited.
+/// Cancelling the awaiting task cannot stop the thread; the task gets
+/// CancelledError at once and the function's result is dropped when it ends.
 #pragma once
 
 #include <functional>
@@ -17,6 +18,7 @@
 
 namespace corio {
 
+/// Runs fn(args...) on the loop's default thread pool; its result, back on the loop.
 template <class F, class... Args>
 Coro<std::decay_t<std::invoke_result_t<F, Args...>>> to_thread(F fn, Args... args) {
   auto call = [fn = std::move(fn), ... args = std::move(args)]() mutable {

@@ -1,12 +1,13 @@
-// co_await wait(tasks, return_when, timeout): asyncio.wait.
-//
-// Waits until all tasks are done (ReturnWhen::all_completed), the first one is
-// (first_completed), or one fails with an exception (first_exception; a
-// cancelled task does not count), or until the optional timeout. Never
-// throws for the tasks' failures and never cancels them; returns the tasks
-// split into done and pending, each in the order given. As asyncio, the
-// split is made when the waiter runs again, a loop iteration after the
-// condition held: tasks that finished in between are in `done` too.
+/// \file
+/// co_await wait(tasks, return_when, timeout): asyncio.wait.
+///
+/// Waits until all tasks are done (ReturnWhen::all_completed), the first one is
+/// (first_completed), or one fails with an exception (first_exception; a
+/// cancelled task does not count), or until the optional timeout. Never
+/// throws for the tasks' failures and never cancels them; returns the tasks
+/// split into done and pending, each in the order given. As asyncio, the
+/// split is made when the waiter runs again, a loop iteration after the
+/// condition held: tasks that finished in between are in `done` too.
 #pragma once
 
 #include <chrono>
@@ -17,14 +18,19 @@
 
 namespace corio {
 
+/// When wait() returns: all done, the first done, or the first failed.
 enum class ReturnWhen { all_completed, first_completed, first_exception };
 
+/// What wait() returns: the tasks, split.
 template <class T>
 struct WaitResult {
+  /// The tasks that are done, in the order given.
   std::vector<Task<T>> done;
+  /// The others, in the order given.
   std::vector<Task<T>> pending;
 };
 
+/// Waits for tasks (details at the top of wait.hpp); never cancels them, never throws their errors.
 template <class T>
 Coro<WaitResult<T>> wait(std::vector<Task<T>> tasks,
                          ReturnWhen return_when = ReturnWhen::all_completed,

@@ -2,12 +2,15 @@
 // head, hop by hop through redirects; the body is client_body.cpp's.
 #include <corio/http/client.hpp>
 
+#include <cstdlib>
+
 #include <corio/event_loop.hpp>
 #include <corio/timeout.hpp>
 
 #include "http/client_body.hpp"
 #include "http/client_request.hpp"
 #include "http/connection_pool.hpp"
+#include "http/proxy.hpp"
 
 namespace corio::http {
 
@@ -36,6 +39,19 @@ Deadline start_deadline(const ClientTimeout& t) {
   d.connect = seconds(t.connect);
   d.sock_connect = t.sock_connect;
   return d;
+}
+
+// A multipart body after its head; the writer's failures are the connection's.
+Coro<void> write_form(StreamWriter& writer, const FormData& form, std::optional<double> deadline) {
+  try {
+    if (deadline) {
+      co_await timeout_at(*deadline, form.write_to(writer));
+    } else {
+      co_await form.write_to(writer);
+    }
+  } catch (const std::system_error& e) {
+    throw ClientConnectionError(std::string("cannot send the request: ") + e.what(), e.code());
+  }
 }
 
 Coro<void> drain_within(StreamWriter& writer, std::optional<double> deadline) {
@@ -81,6 +97,8 @@ ClientSession::ClientSession(ClientOptions opts) : opts_(std::move(opts)) {
   p.keepalive_timeout = opts_.keepalive_timeout;
   p.ssl = opts_.ssl;
   pool_ = std::make_shared<detail::ConnectionPool>(std::move(p));
+  detail::ProxyConfig proxies = detail::ProxyConfig::from(opts_, [](const char* name) { return std::getenv(name); });
+  if (!proxies.empty()) proxies_ = std::make_shared<const detail::ProxyConfig>(std::move(proxies));
 }
 
 ClientSession::~ClientSession() { pool_->close(); }
@@ -103,18 +121,36 @@ Coro<void> ClientSession::close() {
 Coro<ClientResponse> ClientSession::request(std::string method, std::string url,
                                             RequestOptions opts) {
   if (pool_->closed()) throw ClientConnectionError("the session is closed");
-  PreparedRequest req = detail::prepare_request(std::move(method), Url::parse(url), opts_, opts);
+  PreparedRequest req = detail::prepare_request(std::move(method), resolve_url(url), opts_, opts);
+  const RetryPolicy& retry = opts.retry ? *opts.retry : opts_.retry;
+  std::optional<ClientResponse> r;
+  if (retry.attempts > 1 && retry.retries_method(req.method)) {
+    r.emplace(co_await with_retries(req, opts, retry));
+  } else {
+    r.emplace(co_await follow(std::move(req), opts));
+  }
+  if (opts.raise_for_status.value_or(opts_.raise_for_status)) r->raise_for_status();
+  co_return std::move(*r);
+}
+
+Url ClientSession::resolve_url(std::string_view url) const {
+  if (!opts_.base_url || url.find("://") != std::string_view::npos) return Url::parse(url);
+  return Url::parse(*opts_.base_url).resolve(url);
+}
+
+// One try: the request and its redirects, each hop through its proxy.
+Coro<ClientResponse> ClientSession::follow(PreparedRequest req, const RequestOptions& opts) {
   const Deadline deadline = start_deadline(opts.timeout.value_or(opts_.timeout));
   std::vector<Redirect> history;
   for (;;) {
+    req.proxy = detail::choose_proxy(proxies_.get(), opts.proxy, req.url);
+    if (req.proxy) req.proxy_headers = opts_.proxy_headers;
     Exchange ex = co_await exchange(req, deadline);
     jar_.update_cookies(ex.head.headers.get_all("Set-Cookie"), req.url);
     const int status = ex.head.status;
     const std::optional<std::string_view> location = ex.head.headers.get("Location");
     if (!opts.allow_redirects || !detail::is_redirect(status) || !location) {
-      ClientResponse r = respond(std::move(ex), req, deadline, std::move(history));
-      if (opts.raise_for_status.value_or(opts_.raise_for_status)) r.raise_for_status();
-      co_return r;
+      co_return respond(std::move(ex), req, deadline, std::move(history));
     }
     history.push_back(Redirect{status, req.url, std::string(*location)});
     Url next = req.url.resolve(history.back().location);
@@ -153,13 +189,15 @@ Coro<Exchange> ClientSession::exchange_once(const PreparedRequest& req, const De
   detail::Lease lease;
   const std::optional<double> connect_by = deadline.for_connect(get_running_loop().time());
   if (connect_by) {
-    lease = co_await timeout_at(*connect_by, pool_->acquire(req.url, fresh, deadline.sock_connect));
+    lease = co_await timeout_at(*connect_by,
+                                pool_->acquire(detail::route_for(req), fresh, deadline.sock_connect));
   } else {
-    lease = co_await pool_->acquire(req.url, fresh, deadline.sock_connect);
+    lease = co_await pool_->acquire(detail::route_for(req), fresh, deadline.sock_connect);
   }
   try {
     lease.writer.write(detail::serialize_request(req, jar_.filter_cookies(req.url)));
     if (req.body && req.body->size() > detail::kInlineBodyMax) lease.writer.write(*req.body);
+    if (req.form) co_await write_form(lease.writer, *req.form, deadline.total_at);
     co_await drain_within(lease.writer, deadline.total_at);
     ResponseHead head = co_await read_head(lease.reader, opts_.limits, deadline);
     co_return Exchange{std::move(lease), std::move(head)};

@@ -49,8 +49,9 @@ void set_default(Headers& h, std::string_view name, std::string value) {
 }
 
 std::optional<std::string> take_body(RequestOptions& opts, Headers& headers) {
-  const int given = int(opts.data.has_value()) + int(opts.form.has_value()) + int(opts.json.has_value());
-  if (given > 1) throw ValueError("give one of data, form and json, not several");
+  const int given = int(opts.data.has_value()) + int(opts.form.has_value()) +
+                    int(opts.json.has_value()) + int(opts.multipart.has_value());
+  if (given > 1) throw ValueError("give one of data, form, json and multipart, not several");
   if (opts.data) {
     set_default(headers, "Content-Type", "application/octet-stream");
     return std::move(opts.data);
@@ -87,12 +88,19 @@ PreparedRequest prepare_request(std::string method, Url url, const ClientOptions
   req.url = std::move(url);
   req.headers = merge_headers(session.headers, opts.headers);
   req.body = take_body(opts, req.headers);
+  if (opts.multipart) {
+    set_default(req.headers, "Content-Type", opts.multipart->content_type());
+    req.form_length = opts.multipart->content_length();
+    req.form = std::make_shared<const FormData>(std::move(*opts.multipart));
+  }
   req.auto_decompress = session.auto_decompress;
   return req;
 }
 
 std::string serialize_request(const PreparedRequest& req, std::string_view jar_cookies) {
-  const std::string target = req.url.target();
+  // Through a proxy (not a tunnel), the absolute form (RFC 9112 section 3.2.2).
+  const bool absolute = req.proxy && !req.url.is_https();
+  const std::string target = absolute ? req.url.to_string() : req.url.target();
   const bool inline_body = req.body && req.body->size() <= kInlineBodyMax;
   std::string out;
   out.reserve(256 + target.size() + req.headers.size() * 32 + (inline_body ? req.body->size() : 0));
@@ -101,6 +109,9 @@ std::string serialize_request(const PreparedRequest& req, std::string_view jar_c
   out += target;
   out += " HTTP/1.1\r\n";
   if (!req.headers.contains("Host")) append_field(out, "Host", req.url.host_header());
+  if (absolute) {
+    for (const Header& f : req.proxy_headers) append_field(out, f.name, f.value);
+  }
   std::string cookies(jar_cookies);
   for (const Header& f : req.headers) {
     // One Cookie field (RFC 6265 section 5.4): the caller's, then the jar's.
@@ -117,13 +128,21 @@ std::string serialize_request(const PreparedRequest& req, std::string_view jar_c
     append_field(out, "Accept-Encoding", "gzip, deflate");
   }
   // A POST, PUT or PATCH without a body still says so (servers may insist, 411).
-  const bool says_length = req.body || req.method == "POST" || req.method == "PUT" || req.method == "PATCH";
+  const bool says_length = req.body || req.form || req.method == "POST" || req.method == "PUT" ||
+                          req.method == "PATCH";
   if (says_length && !req.headers.contains("Content-Length")) {
-    append_field(out, "Content-Length", std::to_string(req.body ? req.body->size() : 0));
+    const std::uint64_t length = req.body ? req.body->size() : req.form ? req.form_length : 0;
+    append_field(out, "Content-Length", std::to_string(length));
   }
   out += "\r\n";
   if (inline_body) out += *req.body;
   return out;
+}
+
+Route route_for(const PreparedRequest& req) {
+  if (!req.proxy) return Route{req.url, std::nullopt, {}};
+  if (req.url.is_https()) return Route{req.url, req.proxy, req.proxy_headers};
+  return Route{*req.proxy, std::nullopt, {}};
 }
 
 bool is_redirect(int status) noexcept {
@@ -137,6 +156,7 @@ void follow_redirect(PreparedRequest& req, int status, Url next) {
   if (to_get) {
     req.method = "GET";
     req.body.reset();
+    req.form.reset();
     req.headers.remove("Content-Type");
     req.headers.remove("Content-Length");
   }

@@ -3,6 +3,8 @@
 // the redirect rules. Pure functions over strings: tested without sockets.
 #pragma once
 
+#include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,7 +21,14 @@ struct PreparedRequest {
   Url url;
   Headers headers;                  // the session's merged with the request's
   std::optional<std::string> body;  // its Content-Type is among the headers
+  // Or a multipart body, streamed after the head (its files read then).
+  std::shared_ptr<const FormData> form;
+  std::uint64_t form_length = 0;
   bool auto_decompress = true;
+  // Through this proxy: an http URL in absolute form with proxy_headers,
+  // an https one in a CONNECT tunnel.
+  std::optional<Url> proxy;
+  Headers proxy_headers;
 };
 
 // A request sent and the head of its (final, non-1xx) response.
@@ -40,6 +49,9 @@ inline constexpr std::size_t kInlineBodyMax = 16 * 1024;
 // The request head through its blank line, with the jar's cookies (merged
 // with any Cookie header given), and the body appended when it is small.
 std::string serialize_request(const PreparedRequest& req, std::string_view jar_cookies);
+
+// Where req's connection goes (connection_pool.hpp's Route).
+Route route_for(const PreparedRequest& req);
 
 bool is_redirect(int status) noexcept;
 // Rewrites req for the hop to `next` after a redirect with `status`

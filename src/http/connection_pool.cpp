@@ -1,5 +1,6 @@
 // The client's connection pool (see connection_pool.hpp).
 #include "http/connection_pool.hpp"
+#include "http/proxy_tunnel.hpp"
 
 #include <sys/socket.h>
 
@@ -81,11 +82,13 @@ ConnectionPool::ConnectionPool(PoolOptions opts)
 
 ConnectionPool::~ConnectionPool() { close(); }
 
-PoolHost& ConnectionPool::host(const Url& url) {
-  auto [it, inserted] = hosts_.try_emplace(url.origin());
+std::string Route::key() const { return via ? peer.origin() + " via " + via->origin() : peer.origin(); }
+
+PoolHost& ConnectionPool::host(const Route& route) {
+  auto [it, inserted] = hosts_.try_emplace(route.key());
   if (inserted) {
     it->second.permits = make_permits(opts_.limit_per_host);
-    it->second.tls = url.is_https();
+    it->second.tls = route.peer.is_https();
   }
   return it->second;
 }
@@ -183,16 +186,20 @@ const SslContext& ConnectionPool::ssl_context() {
   return *default_ssl_;
 }
 
-Coro<void> ConnectionPool::connect(const Url& url, Lease& lease,
+Coro<void> ConnectionPool::connect(const Route& route, Lease& lease,
                                    std::optional<std::chrono::milliseconds> limit) {
+  const Url& url = route.peer;
   ConnectOptions copts;
   if (url.is_https()) copts.ssl = ssl_context();
   try {
     std::pair<StreamReader, StreamWriter> streams;
+    Coro<std::pair<StreamReader, StreamWriter>> opening =
+        route.via ? open_tunnel(*route.via, url, route.proxy_headers, std::move(copts))
+                  : open_connection(url.host, url.port, std::move(copts));
     if (limit) {
-      streams = co_await timeout(*limit, open_connection(url.host, url.port, copts));
+      streams = co_await timeout(*limit, std::move(opening));
     } else {
-      streams = co_await open_connection(url.host, url.port, copts);
+      streams = co_await std::move(opening);
     }
     lease.reader = std::move(streams.first);
     lease.writer = std::move(streams.second);
@@ -205,8 +212,13 @@ Coro<void> ConnectionPool::connect(const Url& url, Lease& lease,
 
 Coro<Lease> ConnectionPool::acquire(Url url, bool fresh,
                                     std::optional<std::chrono::milliseconds> sock_connect) {
+  return acquire(Route{std::move(url), std::nullopt, {}}, fresh, sock_connect);
+}
+
+Coro<Lease> ConnectionPool::acquire(Route route, bool fresh,
+                                    std::optional<std::chrono::milliseconds> sock_connect) {
   if (closed_) throw ClientConnectionError("the session is closed");
-  PoolHost& h = host(url);
+  PoolHost& h = host(route);
   Lease lease;
   if (h.permits) lease.host_permit_.emplace(co_await h.permits->scoped_acquire());
   if (permits_) lease.total_permit_.emplace(co_await permits_->scoped_acquire());
@@ -226,7 +238,7 @@ Coro<Lease> ConnectionPool::acquire(Url url, bool fresh,
   }
   if (!lease.reused) {
     make_room();
-    co_await connect(url, lease, sock_connect);
+    co_await connect(route, lease, sock_connect);
     ++h.open;
     ++open_;
   }

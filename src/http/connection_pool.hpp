@@ -45,6 +45,7 @@
 
 #include <corio/coro.hpp>
 #include <corio/handle.hpp>
+#include <corio/http/headers.hpp>
 #include <corio/http/url.hpp>
 #include <corio/semaphore.hpp>
 #include <corio/ssl.hpp>
@@ -61,6 +62,17 @@ struct PoolOptions {
 };
 
 class ConnectionPool;
+
+// Where a request's connection goes: straight to its origin, to an HTTP
+// proxy (which takes absolute-form requests for any origin, so the pool
+// keys its connections by the proxy), or through a proxy's CONNECT tunnel
+// to the origin (keyed by both).
+struct Route {
+  Url peer;                 // connected to: the origin, or the proxy
+  std::optional<Url> via;   // a tunnel through this proxy to peer
+  Headers proxy_headers;    // for the CONNECT request
+  std::string key() const;
+};
 
 struct PoolHost {
   struct Idle {
@@ -112,6 +124,8 @@ class ConnectionPool : public std::enable_shared_from_this<ConnectionPool> {
   // failures are ClientConnectionError (ClientSSLError for TLS).
   Coro<Lease> acquire(Url url, bool fresh = false,
                       std::optional<std::chrono::milliseconds> sock_connect = {});
+  Coro<Lease> acquire(Route route, bool fresh = false,
+                      std::optional<std::chrono::milliseconds> sock_connect = {});
   // Closes the idle connections; leased ones close when released. Returns
   // the writers closed, for whoever wants to wait for them.
   std::vector<StreamWriter> close();
@@ -121,7 +135,7 @@ class ConnectionPool : public std::enable_shared_from_this<ConnectionPool> {
 
  private:
   friend class Lease;
-  PoolHost& host(const Url& url);
+  PoolHost& host(const Route& route);
   void give_back(PoolHost& host, StreamReader reader, StreamWriter writer, bool keep) noexcept;
   double expires_at(const PoolHost::Idle& c) const noexcept;
   void park(PoolHost& host, StreamReader reader, StreamWriter writer, EventLoop& loop);
@@ -132,7 +146,8 @@ class ConnectionPool : public std::enable_shared_from_this<ConnectionPool> {
   void drop_dead(PoolHost& host);
   void on_expiry();
   void make_room();
-  Coro<void> connect(const Url& url, Lease& lease, std::optional<std::chrono::milliseconds> limit);
+  Coro<void> connect(const Route& route, Lease& lease,
+                     std::optional<std::chrono::milliseconds> limit);
   const SslContext& ssl_context();
 
   PoolOptions opts_;

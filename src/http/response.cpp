@@ -56,6 +56,26 @@ Response Response::json(const nlohmann::json& value, int status) {
   return text(value.dump(), status, "application/json");
 }
 
+Response Response::from(const HTTPException& error) {
+  Response r = text(error.body(), error.status(), error.content_type());
+  for (const Header& h : error.headers()) r.headers.add(h.name, h.value);
+  return r;
+}
+
+HTTPException::HTTPException(int status, const std::string& message, Headers headers)
+    : std::runtime_error(message), status_(status), body_(message), headers_(std::move(headers)) {}
+
+HTTPException HTTPException::json(int status, const nlohmann::json& body, Headers headers) {
+  return with_body(status, body.dump(), "application/json", std::move(headers));
+}
+
+HTTPException HTTPException::with_body(int status, std::string body, std::string_view content_type,
+                                       Headers headers) {
+  HTTPException e(status, body, std::move(headers));
+  e.content_type_ = std::string(content_type);
+  return e;
+}
+
 Response Response::file(std::string path) {
   Response r(200);
   r.file_path = std::move(path);

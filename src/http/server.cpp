@@ -17,6 +17,7 @@
 #include <corio/timeout.hpp>
 
 #include "http/server_connection.hpp"
+#include "http/server_errors.hpp"
 #include "http/server_workers.hpp"
 
 namespace corio::http {
@@ -138,7 +139,7 @@ Coro<void> LoopServer::shutdown(std::chrono::milliseconds deadline) {
 
 Coro<Response> Next::operator()(Request& req) const {
   const std::vector<Middleware>& chain = shared_->middleware;
-  if (index_ == chain.size()) return (*handler_)(req);
+  if (index_ == chain.size()) return detail::call_handler(*shared_, *handler_, req);
   return chain[index_](req, Next(*shared_, index_ + 1, *handler_));
 }
 
@@ -167,6 +168,11 @@ void Server::route(std::string method, std::string_view pattern, Handler handler
 void Server::use(Middleware middleware) {
   if (main_) throw RuntimeError("add middleware before Server::start()");
   shared_->middleware.push_back(std::move(middleware));
+}
+
+void Server::on_error(ErrorHandler handler) {
+  if (main_) throw RuntimeError("set the error hook before Server::start()");
+  shared_->on_error = std::move(handler);
 }
 
 Coro<void> Server::start(std::string host, std::uint16_t port) {

@@ -13,6 +13,7 @@
 #include <corio/http/request.hpp>
 
 #include "http/server_connection.hpp"
+#include "http/server_errors.hpp"
 #include "http/target.hpp"
 
 namespace corio::http::detail {
@@ -121,6 +122,7 @@ Coro<bool> HttpConnection::read_head() {
     if (error) {
       head_.method.clear();  // for the access log: no request to name
       head_.target.clear();
+      head_.headers.clear();  // half parsed: nothing in it for the error hook to trust
       co_await reject(error->status(), error->what());
       co_return false;
     }
@@ -173,11 +175,11 @@ Coro<void> HttpConnection::handle_request() {
   use_absolute_form();
   if (head_.method == "CONNECT") keep_alive_ = false;  // no tunnels: see server.hpp
   Response resp(417);
+  Request req(head_, this);
   if (check_expect()) {
-    Request req(head_, this);
     resp = co_await dispatch(req);
   } else {
-    resp = Response::text("Expect supports only 100-continue", 417);
+    resp = shape_error(shared_, req, HTTPException(417, "Expect supports only 100-continue"));
     keep_alive_ = false;
   }
   if (taken_) {
@@ -219,20 +221,23 @@ Coro<Response> HttpConnection::dispatch(Request& req) {
     const std::string connect_path = connect ? "/" + head_.target : std::string();
     const Router::Match match = shared_.router.resolve(
         head_.method, connect ? std::string_view(connect_path) : req.raw_path(), req.match_info());
-    if (!match.handler && connect) co_return Response::text("CONNECT is not supported", 501);
     if (!match.handler) {
-      Response resp = Response::text(std::string(reason_phrase(match.status)), match.status);
-      if (!match.allow.empty()) resp.headers.set("Allow", match.allow);
-      co_return resp;
+      HTTPException error = connect ? HTTPException(501, "CONNECT is not supported") : unmatched(match);
+      if (shared_.middleware.empty()) co_return shape_error(shared_, req, error);
+      // Middleware runs for unmatched routes too (CORS, logging): around a
+      // handler that raises the error.
+      const Handler raise = [error](Request&) { return raise_error(error); };
+      const Next chain(shared_, 0, raise);
+      co_return co_await chain(req);
     }
     if (shared_.middleware.empty()) co_return co_await (*match.handler)(req);
     const Next chain(shared_, 0, *match.handler);
     co_return co_await chain(req);
   } catch (const HTTPException& e) {
-    co_return Response::text(e.what(), e.status());
+    co_return shape_error(shared_, req, e);
   } catch (const ParseError& e) {
     body_failed_ = true;  // the body cannot be skipped: answer and close
-    co_return Response::text(e.what(), e.status());
+    co_return shape_error(shared_, req, HTTPException(e.status(), e.what()));
   } catch (const std::exception& e) {
     // A taken-over connection whose peer went away: nobody to answer, nothing to report.
     if (taken_ && dynamic_cast<const std::system_error*>(&e) != nullptr) co_return Response{};
@@ -240,7 +245,7 @@ Coro<Response> HttpConnection::dispatch(Request& req) {
     loop.call_exception_handler(
         {"Error handling request " + head_.method + " " + head_.target, std::current_exception(),
          task});
-    co_return Response::text("Internal Server Error", 500);
+    co_return shape_error(shared_, req, HTTPException(500, "Internal Server Error"));
   }
 }
 
@@ -326,7 +331,7 @@ Coro<bool> HttpConnection::discard_body(Response& answer) {
       deadline = 0;
     }
   } catch (const ParseError& e) {
-    answer = Response::text(e.what(), e.status());
+    answer = shape_error(shared_, Request(head_, this), HTTPException(e.status(), e.what()));
     co_return false;
   }
   co_return true;
@@ -338,7 +343,8 @@ Coro<void> HttpConnection::reject(int status, std::string_view message) {
   linger_ = true;
   head_only_ = false;
   started_ = std::chrono::steady_clock::now();
-  Response resp = Response::text(std::string(message), status);
+  Response resp =
+      shape_error(shared_, Request(head_, this), HTTPException(status, std::string(message)));
   const std::uint64_t bytes = co_await send(resp);
   log_access(bytes);
 }

@@ -36,6 +36,7 @@ struct ServerShared {
   ServerOptions options;
   Router router;
   std::vector<Middleware> middleware;
+  ErrorHandler on_error;  // empty: Response::from
 };
 
 class HttpConnection;

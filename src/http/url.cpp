@@ -267,6 +267,27 @@ std::string percent_decode(std::string_view text, bool form) {
   return out;
 }
 
+std::optional<std::string_view> QueryParams::get(std::string_view name) const noexcept {
+  for (const auto& [key, value] : *this) {
+    if (key == name) return std::string_view(value);
+  }
+  return std::nullopt;
+}
+
+std::string_view QueryParams::get(std::string_view name, std::string_view fallback) const noexcept {
+  return get(name).value_or(fallback);
+}
+
+std::vector<std::string_view> QueryParams::get_all(std::string_view name) const {
+  std::vector<std::string_view> values;
+  for (const auto& [key, value] : *this) {
+    if (key == name) values.emplace_back(value);
+  }
+  return values;
+}
+
+bool QueryParams::contains(std::string_view name) const noexcept { return get(name).has_value(); }
+
 QueryParams parse_query(std::string_view query) {
   QueryParams params;
   for (;;) {

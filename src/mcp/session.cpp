@@ -28,6 +28,14 @@ json progress_token_of(const json& params) {
   return meta->value("progressToken", json());
 }
 
+// An ill-formed response (a result without an id, an id of null) or
+// notification: JSON-RPC answers neither, and answering one can loop with
+// a peer that answers our error in turn (it did: 416 POSTs in 50 ms). Only
+// what carries both a method and an id asks for an answer.
+bool never_answered(const json& j) {
+  return j.is_object() && (!j.contains("method") || !j.contains("id"));
+}
+
 }  // namespace
 
 Session::~Session() {
@@ -224,7 +232,7 @@ Coro<void> Session::dispatch(const Received& in) {
       j = mcp::parse_json(in.text, json_limits_);
       if (!j.is_array()) m = parse_message(j);
     } catch (const InvalidMessage& e) {
-      error = make_error(e.id(), e);
+      if (!never_answered(j)) error = make_error(e.id(), e);
     } catch (const RpcError& e) {
       error = make_error(nullptr, e);
     }
@@ -332,7 +340,7 @@ Coro<void> Session::dispatch_batch(json batch) {
         answers.push_back(answer(std::move(m)));
       }
     } catch (const InvalidMessage& e) {
-      replies.push_back(make_error(e.id(), e));
+      if (!never_answered(item)) replies.push_back(make_error(e.id(), e));
     }
   }
   auto outcomes = co_await gather(return_exceptions, std::move(answers));

@@ -167,6 +167,12 @@ Coro<std::pair<StreamReader, StreamWriter>> open_connection(std::string host, st
   co_return co_await streams_over(std::move(transport), std::move(opts), std::move(hostname));
 }
 
+Coro<std::pair<StreamReader, StreamWriter>> open_connection(Socket sock, ConnectOptions opts) {
+  std::string hostname = tls_hostname(opts, "");
+  std::unique_ptr<detail::Transport> transport = socket_transport(std::move(sock));
+  co_return co_await streams_over(std::move(transport), std::move(opts), std::move(hostname));
+}
+
 Coro<std::pair<StreamReader, StreamWriter>> open_unix_connection(std::string path,
                                                                  ConnectOptions opts) {
   std::string hostname = tls_hostname(opts, "");

@@ -88,6 +88,20 @@ inline corio::Coro<int> fail_after(double secs, std::string msg) {
   throw std::runtime_error(msg);
 }
 
+// Cancelled while sleeping, it fails with an E of its own (a cleanup that
+// raises while being cancelled).
+template <class E = std::runtime_error>
+corio::Coro<int> fails_when_cancelled(double secs, std::string msg) {
+  bool cancelled = false;
+  try {
+    co_await corio::sleep(Secs(secs));
+  } catch (const corio::CancelledError&) {
+    cancelled = true;
+  }
+  if (cancelled) throw E(msg);
+  co_return 0;
+}
+
 // Sleeps, logging "name:start", then "name:done" or (through Cleanup)
 // "name:cleanup" when it is unwound.
 inline corio::Coro<int> logged(Log* log, std::string name, double secs, int v) {

@@ -13,18 +13,6 @@ using corio::ExceptionGroup;
 using corio::Task;
 using corio::TaskGroup;
 
-// A child that, when cancelled, fails with an error of its own.
-Coro<int> fails_when_cancelled(double secs, std::string msg) {
-  bool cancelled = false;
-  try {
-    co_await corio::sleep(Secs(secs));
-  } catch (const corio::CancelledError&) {
-    cancelled = true;
-  }
-  if (cancelled) throw std::runtime_error(msg);
-  co_return 0;
-}
-
 std::vector<std::string> whats(const ExceptionGroup& g) {
   std::vector<std::string> out;
   for (const std::exception_ptr& e : g.exceptions()) out.push_back(what_of(e));

@@ -181,14 +181,7 @@ TEST(WaitForCorners, APendingTaskThatSwallowsTheCancellationGivesItsResult) {
 }
 
 Coro<int> raises_when_cancelled() {
-  bool cancelled = false;
-  try {
-    co_await corio::sleep(10s);
-  } catch (const corio::CancelledError&) {
-    cancelled = true;
-  }
-  if (cancelled) throw std::invalid_argument("cleanup failed");
-  co_return 0;
+  return fails_when_cancelled<std::invalid_argument>(10, "cleanup failed");
 }
 
 Coro<void> error_during_cancel(Reports* reports) {

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "common/temp_dir.hpp"
 #include "net/net_support.hpp"
 #include <corio/http/client.hpp>
 
@@ -195,24 +196,6 @@ inline bool make_certificates(const fs::path& dir) {
                    "/ca.key -CAcreateserial -days 1 -extfile " + d + "/san.ext -out " + d + "/server.pem");
 }
 
-// A scratch directory removed with its contents at scope exit.
-class TempDir {
- public:
-  TempDir() {
-    std::string templ = (fs::temp_directory_path() / "corio-http-XXXXXX").string();
-    if (!::mkdtemp(templ.data())) throw std::runtime_error("mkdtemp failed");
-    path_ = templ;
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const noexcept { return path_; }
-
- private:
-  fs::path path_;
-};
+using corio_testing::TempDir;
 
 }  // namespace corio_http_test

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/temp_dir.hpp"
 #include "http/server_support.hpp"
 
 namespace corio_http_test {
@@ -17,18 +18,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string name = (fs::temp_directory_path() / "corio-serve-XXXXXX").string();
-    if (::mkdtemp(name.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path = name;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path, ignored);
-  }
-};
+using corio_testing::TempDir;
 
 // "listening on http://127.0.0.1:40123 (1 worker)" -> 40123.
 std::uint16_t port_of(const std::string& line) {
@@ -48,11 +38,11 @@ Coro<void> hang_up_mid_file(std::uint16_t port) {
 
 Coro<void> serve_survives_body(std::string cli) {
   TempDir root;
-  std::ofstream(root.path / "big.bin") << std::string(1 << 20, 'x');
+  std::ofstream(root.path() / "big.bin") << std::string(1 << 20, 'x');
   corio::SubprocessOptions opts;
   opts.out = corio::Redirect::pipe;
   opts.err = corio::Redirect::devnull;
-  std::vector<std::string> args{"serve", "--root", root.path.string(), "--port", "0", "--quiet"};
+  std::vector<std::string> args{"serve", "--root", root.path().string(), "--port", "0", "--quiet"};
   corio::Process proc = co_await corio::create_subprocess_exec(cli, std::move(args), opts);
   const std::uint16_t port = port_of(co_await proc.out.readline());
   // Ten hang-ups: loopback buffers sometimes take the whole megabyte before

@@ -3,7 +3,10 @@
 #         -DGENERATOR=... -DCXX=... [-DCXX_FLAGS=...] [-DEXE_LINKER_FLAGS=...] -P run.cmake
 # 1. cmake --install the build tree into WORK_DIR/prefix;
 # 2. configure, build and run CONSUMER_DIR against it (find_package(corio CONFIG));
-# 3. compile and run the same main.cpp with flags from `pkg-config corio`.
+#    and run the installed `corio demo` (its example programs are installed too);
+# 3. check the version rule: before 1.0 only the same minor version is compatible;
+# 4. compile and run the same main.cpp with flags from `pkg-config corio`, whose
+#    paths must be the prefix's own, normalised.
 
 cmake_minimum_required(VERSION 3.25)
 
@@ -43,6 +46,40 @@ step("configure consumer" "${CMAKE_COMMAND}"
 step("build consumer" "${CMAKE_COMMAND}" --build "${build}" --config "${CORIO_CONFIG}")
 step("run consumer (CMake package)" "${build}/corio_consumer")
 
+# The installed tool finds the example programs its demo runs (libexec/corio).
+if(EXISTS "${prefix}/bin/corio")
+  step("installed corio demo" "${prefix}/bin/corio" demo --section 1)
+endif()
+
+# find_package(corio X) with the installed version: the configure step alone
+# says whether X was accepted.
+function(expect_version wanted accepted)
+  execute_process(COMMAND "${CMAKE_COMMAND}"
+      -S "${CONSUMER_DIR}" -B "${WORK_DIR}/version-${wanted}" -G "${GENERATOR}"
+      "-DCMAKE_CXX_COMPILER=${CXX}" "-DCMAKE_PREFIX_PATH=${prefix}"
+      -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF "-DCORIO_WANTED_VERSION=${wanted}"
+    RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
+  if(accepted AND NOT rc EQUAL 0)
+    message(FATAL_ERROR "install test: find_package(corio ${wanted}) failed:\n${err}")
+  elseif(NOT accepted AND rc EQUAL 0)
+    message(FATAL_ERROR "install test: find_package(corio ${wanted}) accepted the installed corio")
+  endif()
+  message(STATUS "install test: find_package(corio ${wanted}) ${rc}, as expected")
+endfunction()
+file(GLOB version_file "${prefix}/lib*/cmake/corio/corioConfigVersion.cmake")
+file(STRINGS "${version_file}" version_line REGEX "PACKAGE_VERSION \"")
+string(REGEX MATCH "([0-9]+)\\.([0-9]+)\\.([0-9]+)" installed "${version_line}")
+set(major ${CMAKE_MATCH_1})
+set(minor ${CMAKE_MATCH_2})
+math(EXPR next_minor "${minor} + 1")
+expect_version("${major}.${minor}" TRUE)
+expect_version("${installed}" TRUE)
+expect_version("${major}.${next_minor}" FALSE)
+if(major EQUAL 0 AND minor GREATER 0)
+  math(EXPR prev_minor "${minor} - 1")
+  expect_version("0.${prev_minor}" FALSE)  # 0.0 against 0.1: 0.x breaks at every minor
+endif()
+
 # pkg-config: same program, flags only from corio.pc. Skipped if pkg-config is absent.
 find_program(PKG_CONFIG NAMES pkgconf pkg-config)
 if(NOT PKG_CONFIG)
@@ -62,6 +99,14 @@ if(NOT rc EQUAL 0)
 endif()
 execute_process(COMMAND "${PKG_CONFIG}" --variable=libdir corio
   OUTPUT_VARIABLE pc_libdir OUTPUT_STRIP_TRAILING_WHITESPACE)
+execute_process(COMMAND "${PKG_CONFIG}" --cflags-only-I corio
+  OUTPUT_VARIABLE pc_include OUTPUT_STRIP_TRAILING_WHITESPACE)
+separate_arguments(pc_include UNIX_COMMAND "${pc_include}")
+if(pc_flags MATCHES "/\\.\\.?/" OR NOT "-I${prefix}/include" IN_LIST pc_include
+   OR NOT pc_libdir MATCHES "^${prefix}/lib")
+  message(FATAL_ERROR "install test: corio.pc's paths are not ${prefix}'s, normalised: "
+    "'${pc_flags}', libdir '${pc_libdir}'")
+endif()
 separate_arguments(pc_flags UNIX_COMMAND "${pc_flags}")
 list(APPEND pc_flags "-Wl,-rpath,${pc_libdir}")  # for a BUILD_SHARED_LIBS=ON build
 separate_arguments(cxx_flags UNIX_COMMAND "${CXX_FLAGS}")

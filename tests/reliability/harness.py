@@ -170,8 +170,8 @@ def expect_bounded(prog, before_fds, before_rss, what, fd_slack=2):
 
 
 class Check:
-    def __init__(self, name, fn, limit, xfail, strict=True):
-        self.name, self.fn, self.limit, self.xfail, self.strict = name, fn, limit, xfail, strict
+    def __init__(self, name, fn, limit):
+        self.name, self.fn, self.limit = name, fn, limit
 
 
 class Group:
@@ -190,13 +190,11 @@ class Group:
         self.programs.append(prog)
         return prog
 
-    def check(self, name, limit=30, xfail=None, strict=True):
+    def check(self, name, limit=30):
         """Registers fn as check `<group>.<name>`; limit bounds it in seconds
-        (scaled); xfail names a known bug the check is expected to find,
-        every time unless not strict (a bug that shows only with some
-        timings: passing then is not a failure)."""
+        (scaled)."""
         def register(fn):
-            self.checks.append(Check(f"{self.name}.{name}", fn, limit, xfail, strict))
+            self.checks.append(Check(f"{self.name}.{name}", fn, limit))
             return fn
         return register
 
@@ -219,7 +217,7 @@ class Report:
 
     def __init__(self):
         self._lock = threading.Lock()
-        self.counts = {"PASS": 0, "FAIL": 0, "XFAIL": 0, "XPASS": 0, "SKIP": 0}
+        self.counts = {"PASS": 0, "FAIL": 0, "SKIP": 0}
 
     def add(self, outcome, name, detail="", took=None):
         with self._lock:
@@ -228,7 +226,7 @@ class Report:
             print(f"{outcome:5} {name}{when}{': ' + detail if detail else ''}", flush=True)
 
     def failed(self):
-        return self.counts["FAIL"] + self.counts["XPASS"]
+        return self.counts["FAIL"]
 
 
 def _bounded(fn, limit):
@@ -256,14 +254,6 @@ def _bounded(fn, limit):
 def _record(report, check, error, took):
     if isinstance(error, Skipped):
         report.add("SKIP", check.name, str(error))
-    elif check.xfail and error:
-        report.add("XFAIL", check.name, f"known bug: {check.xfail} ({error})", took)
-    elif check.xfail and not check.strict:
-        report.add("PASS", check.name, f"the known bug '{check.xfail}' did not show this time",
-                   took)
-    elif check.xfail:
-        report.add("XPASS", check.name, f"passes, but marked as the known bug "
-                   f"'{check.xfail}': fixed? remove the mark", took)
     elif error:
         report.add("FAIL", check.name, error, took)
     else:

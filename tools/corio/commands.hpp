@@ -32,6 +32,9 @@ class Options {
   // --name N with min <= N <= max; keeps its initial value if not given.
   virtual void option(const std::string& name, int& target, const std::string& help, int min,
                       int max) = 0;
+  // --name X (seconds, say) with min <= X <= max; keeps its initial value if not given.
+  virtual void option(const std::string& name, double& target, const std::string& help,
+                      double min, double max) = 0;
   // --name TEXT; keeps its initial value if not given.
   virtual void option(const std::string& name, std::string& target, const std::string& help) = 0;
   // A positional argument.
@@ -45,6 +48,7 @@ class Options {
 struct Command {
   std::string name;                       // the subcommand: `corio <name>`
   std::string help;                       // one line, shown by `corio --help`
+  std::string example;                    // a command line, shown by `corio help <name>`
   std::function<void(Options&)> options;  // declares the options (may be empty)
   std::function<int()> run;               // does the work; returns the exit code
 };

@@ -1,10 +1,13 @@
-// `corio demo`: the narrated tour of the seed programs (internal to the tool).
+// `corio demo`: the narrated tour of the asyncio tutorial programs corio
+// was ported from (internal to the tool).
 //
-// demo.cpp runs the sections in order inside one corio::run(); each section
-// is a coroutine in its own demo_<topic>.cpp. The bare programs are in
-// examples/; the sections tell the same stories with a heading, a line of
-// explanation, timestamped output and the elapsed time, and they check their
-// own results so that `corio demo` exits non-zero if corio misbehaves.
+// demo.cpp runs the sections in order inside one corio::run(). Most sections
+// are example programs: the demo runs examples/<name>.cpp's binary, found
+// next to its own (demo_examples.cpp), under a heading and a few lines of
+// explanation, and checks its exit code: each example checks its own story,
+// so a story is told once. The stories with no example program of their own
+// are coroutines here, in demo_<topic>.cpp. Either way `corio demo` exits
+// non-zero if corio misbehaves.
 #pragma once
 
 #include <chrono>
@@ -24,14 +27,8 @@ using Seconds = std::chrono::duration<double>;
 // Lives in the caller of corio::run, so it outlives every section.
 class Demo {
  public:
-  explicit Demo(double scale) : scale_(scale), precision_(scale < 1 ? 3 : 2) {}
-
-  // A delay of the story, scaled (--fast divides every delay by 10).
-  Seconds t(double seconds) const { return Seconds(seconds * scale_); }
-  // The same delay as text, "0.30" (or "0.030" with --fast), for narration.
-  std::string secs(double seconds) const { return text(t(seconds)); }
-  // An already scaled duration as text.
-  std::string text(Seconds d) const { return fmt::format("{:.{}f}", d.count(), precision_); }
+  // A duration as text, "0.30", for narration.
+  static std::string text(Seconds d) { return fmt::format("{:.2f}", d.count()); }
 
   // "== N. title ==", and restarts the section clock.
   void heading(int number, std::string_view title) {
@@ -49,14 +46,13 @@ class Demo {
   // section started.
   template <class... A>
   void out(fmt::format_string<A...> format, A&&... args) const {
-    fmt::print("  {:{}.{}f}s  {}\n", elapsed(), precision_ + 3, precision_,
-               fmt::format(format, std::forward<A>(args)...));
+    fmt::print("  {:5.2f}s  {}\n", elapsed(), fmt::format(format, std::forward<A>(args)...));
   }
   // Seconds since the section started, on the loop's clock.
   double elapsed() const { return now() - start_; }
   // "elapsed 0.30 s (note)": the section's closing line.
   void elapsed_line(std::string_view note) const {
-    fmt::print("elapsed {:.{}f} s ({})\n", elapsed(), precision_, note);
+    fmt::print("elapsed {:.2f} s ({})\n", elapsed(), note);
   }
 
   // A self-check: prints the failure and remembers it for the exit code.
@@ -70,25 +66,20 @@ class Demo {
  private:
   static double now() { return corio::get_running_loop().time(); }
 
-  double scale_;
-  int precision_;  // decimals shown for times
   double start_ = 0;
   int failures_ = 0;
 };
 
-// The sections, in order (demo.cpp lists them with their titles).
-corio::Coro<> gather_section(Demo& demo);       // demo_gather.cpp
-corio::Coro<> create_task_section(Demo& demo);  // demo_create_task.cpp
-corio::Coro<> wait_for_section(Demo& demo);     // demo_wait_for.cpp
-corio::Coro<> shield_section(Demo& demo);       // demo_shield.cpp
-corio::Coro<> cancel_section(Demo& demo);       // demo_cancel.cpp
-corio::Coro<> task_group_section(Demo& demo);   // demo_task_group.cpp
-corio::Coro<> lock_section(Demo& demo);         // demo_sync.cpp
-corio::Coro<> blocking_section(Demo& demo);     // demo_threads.cpp
-corio::Coro<> queue_section(Demo& demo);        // demo_sync.cpp
-corio::Coro<> semaphore_section(Demo& demo);    // demo_sync.cpp
-corio::Coro<> news_section(Demo& demo);         // demo_news.cpp
-corio::Coro<> mcp_section(Demo& demo);          // demo_mcp.cpp
-corio::Coro<> fetch_section(Demo& demo);        // demo_fetch.cpp
+// The path of examples/<...>/<name>.cpp's program, example_<name>, next to
+// this binary (a build tree) or in ../libexec/corio (an install); "" when it
+// is in neither.
+std::string example_program(std::string_view name);  // demo_examples.cpp
+// Runs example_<name> as a section, on the demo's stdout, and checks its exit
+// code.
+corio::Coro<> run_example(Demo& demo, std::string name);  // demo_examples.cpp
+
+// The sections that are not example programs (demo.cpp lists every section).
+corio::Coro<> news_section(Demo& demo);  // demo_news.cpp
+corio::Coro<> mcp_section(Demo& demo);   // demo_mcp.cpp
 
 }  // namespace corio_cli::demo

@@ -1,9 +1,8 @@
-// Section 12: the seed's MCP server. The example nba-daily-brief server runs
+// Section 12: the tutorials' MCP server. The example nba-daily-brief server runs
 // as a child process; this section is its client over the child's stdin and
 // stdout, and prints every JSON-RPC line that goes either way.
-#include <unistd.h>
+#include <stdlib.h>  // mkdtemp
 
-#include <climits>
 #include <filesystem>
 #include <system_error>
 #include <string>
@@ -44,17 +43,6 @@ class ShowingTransport final : public corio::mcp::Transport {
   Demo& demo_;
 };
 
-// The example server sits next to this binary in a build tree.
-std::string example_server() {
-  char self[PATH_MAX];
-  const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n <= 0) return {};
-  std::string dir(self, static_cast<std::size_t>(n));
-  dir.resize(dir.rfind('/') + 1);
-  const std::string path = dir + "example_nba_daily_brief";
-  return ::access(path.c_str(), X_OK) == 0 ? path : std::string();
-}
-
 corio::Coro<json> call(corio::mcp::Client& client, std::string tool, json args) {
   co_return co_await client.call_tool(std::move(tool), std::move(args));
 }
@@ -62,7 +50,7 @@ corio::Coro<json> call(corio::mcp::Client& client, std::string tool, json args) 
 }  // namespace
 
 corio::Coro<> mcp_section(Demo& demo) {
-  const std::string server_path = example_server();
+  const std::string server_path = example_program("nba_daily_brief");
   if (server_path.empty()) {
     demo.explain("(skipped: example_nba_daily_brief is not built next to this corio binary)");
     co_return;

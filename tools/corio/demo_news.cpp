@@ -1,4 +1,4 @@
-// Section 11: the seed's "team news" fetch. A local server answers each page
+// Section 11: the tutorials' "team news" fetch. A local server answers each page
 // after a delay; five pages are fetched one after another (blocking
 // sockets), with five threads, and with five tasks on one thread.
 #include <malloc.h>
@@ -131,10 +131,10 @@ void check_pages(Demo& demo, const std::vector<std::string>& pages) {
 }  // namespace
 
 corio::Coro<> news_section(Demo& demo) {
-  const Seconds delay = demo.t(0.5);
+  const Seconds delay(0.5);
   demo.explain(fmt::format(
       "A local news server answers each page after {} s. Five team pages, three ways.",
-      demo.secs(0.5)));
+      Demo::text(delay)));
   NewsServer server(delay);
   const std::uint16_t port = server.port();
 

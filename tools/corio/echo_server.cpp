@@ -47,6 +47,7 @@ Command echo_server_command() {
   return Command{
       "echo-server",
       "TCP echo server on corio streams (the benchmarks' corio peer)",
+      "corio echo-server --port 9000",
       [](Options& o) {
         o.option("--host", args.host, "address to listen on (default 127.0.0.1)");
         o.option("--port", args.port, "port (0: any free port; default 8888)", 0, 65535);

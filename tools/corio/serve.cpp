@@ -57,6 +57,7 @@ Command serve_command() {
   return Command{
       "serve",
       "HTTP server: static files under --root, /hello and /json",
+      "corio serve --root ./public --port 8080",
       [](Options& o) {
         o.option("--host", args.host, "address to listen on (default 127.0.0.1)");
         o.option("--port", args.port, "port (0: any free port; default 8080)", 0, 65535);

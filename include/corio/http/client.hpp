@@ -28,6 +28,10 @@
 // Authorization header is dropped when a redirect leaves the origin.
 // Beyond max_redirects: TooManyRedirects.
 //
+// Defaults per session (ClientOptions: headers, timeout, base_url,
+// raise_for_status, retry, proxy), each overridden per request
+// (RequestOptions), as aiohttp's ClientSession.
+//
 // Timeouts (ClientTimeout) raise corio::TimeoutError; errors are in
 // client_errors.hpp. A request on a pooled connection the server closed
 // meanwhile is retried once on a new connection when its method is
@@ -51,8 +55,10 @@
 #include <corio/http/client_errors.hpp>
 #include <corio/http/client_response.hpp>
 #include <corio/http/cookie_jar.hpp>
+#include <corio/http/form_data.hpp>
 #include <corio/http/headers.hpp>
 #include <corio/http/parser.hpp>
+#include <corio/http/retry.hpp>
 #include <corio/http/url.hpp>
 #include <corio/http/websocket.hpp>
 #include <corio/ssl.hpp>
@@ -64,6 +70,7 @@ class ConnectionPool;
 struct Deadline;
 struct Exchange;
 struct PreparedRequest;
+struct ProxyConfig;
 }
 
 // aiohttp's ClientTimeout; an empty field is no limit.
@@ -93,6 +100,18 @@ struct ClientOptions {
   bool auto_decompress = true;
   bool raise_for_status = false;
   Limits limits;  // the response head's (Limits::max_body is read()'s concern)
+  // A relative URL given to a request is resolved against this one
+  // (aiohttp's base_url): base_url "http://api/v1/" and "users" is
+  // "http://api/v1/users". Absolute URLs are used as they are.
+  std::optional<std::string> base_url;
+  RetryPolicy retry;  // by default none (attempts = 1); see retry.hpp
+  // Every request through this proxy ("http://proxy:3128"): http URLs in
+  // absolute form, https ones through a CONNECT tunnel. Without it and with
+  // trust_env, HTTP_PROXY, HTTPS_PROXY and NO_PROXY (or their lower-case
+  // forms) say, read when the session is made (aiohttp's trust_env).
+  std::optional<std::string> proxy;
+  bool trust_env = false;
+  Headers proxy_headers;  // sent to the proxy (Proxy-Authorization, say)
 };
 
 // A JSON request body, serialised when assigned (so this header needs only
@@ -118,7 +137,11 @@ struct RequestOptions {
   std::optional<std::string> data;
   std::optional<QueryParams> form;
   std::optional<JsonBody> json;
+  std::optional<FormData> multipart;  // multipart/form-data, files streamed (form_data.hpp)
   std::optional<ClientTimeout> timeout;  // instead of the session's
+  std::optional<RetryPolicy> retry;      // instead of the session's
+  // Instead of the session's proxy (and the environment's); "" for none.
+  std::optional<std::string> proxy;
   bool allow_redirects = true;
   std::size_t max_redirects = 10;
   std::optional<bool> raise_for_status;  // instead of the session's
@@ -167,6 +190,10 @@ class ClientSession {
   std::size_t idle_connections() const noexcept;
 
  private:
+  Coro<ClientResponse> follow(detail::PreparedRequest req, const RequestOptions& opts);
+  Coro<ClientResponse> with_retries(const detail::PreparedRequest& req, const RequestOptions& opts,
+                                    const RetryPolicy& retry);
+  Url resolve_url(std::string_view url) const;
   Coro<ClientResponse> send(detail::PreparedRequest req, detail::Deadline deadline,
                             std::vector<Redirect> history);
   Coro<detail::Exchange> exchange(const detail::PreparedRequest& req,
@@ -180,6 +207,7 @@ class ClientSession {
   ClientOptions opts_;
   CookieJar jar_;
   std::shared_ptr<detail::ConnectionPool> pool_;
+  std::shared_ptr<const detail::ProxyConfig> proxies_;  // the session's; null: none
 };
 
 }  // namespace corio::http

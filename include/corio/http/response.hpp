@@ -1,6 +1,6 @@
 // corio::http::Response: what a server handler returns (aiohttp's
-// web.Response), and HTTPException, the error a handler throws to answer
-// with a status instead (aiohttp's web.HTTPException).
+// web.Response). HTTPException (http_exception.hpp, included here) is the
+// error a handler throws to answer with a status instead.
 //
 //   co_return Response::text("Hello, World!");
 //   co_return Response::json(nlohmann::json{{"id", 7}}, 201);
@@ -14,7 +14,6 @@
 #pragma once
 
 #include <functional>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 
@@ -22,20 +21,9 @@
 
 #include <corio/coro.hpp>
 #include <corio/http/headers.hpp>
+#include <corio/http/http_exception.hpp>
 
 namespace corio::http {
-
-// A handler's way out with a status: the server answers with it and the
-// message as a text body, and keeps the connection.
-class HTTPException : public std::runtime_error {
- public:
-  HTTPException(int status, const std::string& message)
-      : std::runtime_error(message), status_(status) {}
-  int status() const noexcept { return status_; }
-
- private:
-  int status_;
-};
 
 // The standard reason phrase of a status ("Not Found"), "Unknown" if none.
 std::string_view reason_phrase(int status) noexcept;
@@ -67,6 +55,8 @@ class Response {
   // The producer (and what it captures) lives until it is done.
   static Response stream(Producer producer, int status = 200,
                          std::string_view content_type = "application/octet-stream");
+  // The answer an HTTPException stands for: its status, body and headers.
+  static Response from(const HTTPException& error);
 
   int status;
   Headers headers;

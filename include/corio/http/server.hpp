@@ -14,7 +14,8 @@
 // (a client trickling its head is closed: slowloris) and an idle keep-alive
 // timeout. A request that cannot be parsed gets the ParseError's status and
 // "Connection: close"; a handler's exception a 500 (logged through the
-// loop's exception handler), the connection staying usable. A connection
+// loop's exception handler), the connection staying usable. Every error
+// answer goes through one hook (on_error) that may reshape it (JSON, say). A connection
 // closed after an error closes in stages (our EOF first, then the peer's
 // late bytes dropped for a bounded time), so the peer reads the answer
 // rather than a reset.
@@ -100,6 +101,15 @@ struct ServerOptions {
 class Next;
 using Middleware = std::function<Coro<Response>(Request&, Next)>;
 
+// Shapes every error answer the server gives (Server::on_error): an
+// HTTPException a handler threw, the 404 and 405 of unmatched routes, a
+// request the server could not read (400, 413, 431, ...), a 500 for a
+// handler's other exceptions. What it returns is sent, plus any header of
+// the error it did not set (Allow, WWW-Authenticate). A hook that throws
+// is reported through the loop's exception handler and the error's own
+// answer (Response::from) goes out. Called on the loop of the connection.
+using ErrorHandler = std::function<Response(const Request&, const HTTPException&)>;
+
 namespace detail {
 struct ServerShared;
 class LoopServer;
@@ -135,9 +145,14 @@ class Server {
   // Files under root at prefix + path: no escape from root by ".." or a
   // symlink (403), a directory serves its index.html.
   void add_static(std::string_view prefix, std::string root);
-  // Runs around every routed handler, first added outermost (404 and 405
-  // answers, which have no handler, run none).
+  // Runs around every request's handler, first added outermost, the 404
+  // and 405 answers of unmatched routes included. An HTTPException from the
+  // handler (or the 404/405) reaches the middleware as its Response, already
+  // shaped by the error hook, so a middleware can add headers to every
+  // answer; one a middleware throws is shaped the same way.
   void use(Middleware middleware);
+  // The error hook (ErrorHandler above); one per server, a later call replaces it.
+  void on_error(ErrorHandler handler);
 
   const ServerOptions& options() const noexcept;
 

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -44,7 +45,32 @@ struct Url {
   Url resolve(std::string_view reference) const;
 };
 
-using QueryParams = std::vector<std::pair<std::string, std::string>>;
+// A query string's (or a form's) fields, in order, repeats kept: a vector
+// of (name, value) pairs with lookups. get() answers the first value, as
+// aiohttp's request.query.get() and FastAPI's single-valued parameters do;
+// get_all() every value, for repeated names ("?tag=a&tag=b"). Names match
+// exactly (case kept): query names are not case-insensitive like headers.
+//
+//   const QueryParams& q = req.query();
+//   std::optional<std::string_view> page = q.get("page");   // nullopt if absent
+//   std::string_view sort = q.get("sort", "name");         // fallback if absent
+//   for (std::string_view tag : q.get_all("tag")) ...
+//
+// The views point into the QueryParams (or at the fallback given).
+class QueryParams : public std::vector<std::pair<std::string, std::string>> {
+ public:
+  using vector::vector;
+  QueryParams() = default;
+  // From the plain vector QueryParams was before it had lookups, so code
+  // written against that keeps compiling.
+  QueryParams(std::vector<std::pair<std::string, std::string>> fields)  // NOLINT(google-explicit-constructor)
+      : vector(std::move(fields)) {}
+
+  std::optional<std::string_view> get(std::string_view name) const noexcept;
+  std::string_view get(std::string_view name, std::string_view fallback) const noexcept;
+  std::vector<std::string_view> get_all(std::string_view name) const;
+  bool contains(std::string_view name) const noexcept;
+};
 
 // Percent-encoding of a query component (application/x-www-form-urlencoded
 // when form is true: space becomes '+'). Unreserved characters stay.

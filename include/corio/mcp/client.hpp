@@ -13,6 +13,18 @@
 // from the server (progress, log messages) go to the handlers registered on
 // session() before initialize().
 //
+// The server's requests to the client: ping is answered always; sampling,
+// elicitation and roots are served by what the application registers
+// before initialize(), and initialize declares exactly those capabilities.
+//
+//   client.on_elicitation([](const json& params, const RequestContext&) -> Coro<json> {
+//     co_return json{{"action", "accept"}, {"content", json::object()}};
+//   });
+//
+// An accepted elicitation's content gets the requested schema's defaults
+// for the fields it leaves out (SEP-1034), so a handler may return only
+// what the user changed.
+//
 // Suspends: initialize/list_tools/call_tool until the server answers;
 // close() until the reader has stopped. Resumed by: the loop (the pipes).
 #pragma once
@@ -30,13 +42,27 @@ namespace corio::mcp {
 
 class Client {
  public:
-  explicit Client(Transport& transport, std::string name = "corio", std::string version = "0.1.0")
-      : session_(transport), name_(std::move(name)), version_(std::move(version)) {}
+  explicit Client(Transport& transport, std::string name = "corio", std::string version = "0.1.0");
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
   ~Client();
 
   Session& session() noexcept { return session_; }
+
+  // The server's sampling/createMessage requests: the handler's result is
+  // the CreateMessageResult. Declares the "sampling" capability.
+  void on_sampling(Session::RequestHandler handler);
+  // The server's elicitation/create requests: the handler's result is the
+  // ElicitResult ({"action": "accept"|"decline"|"cancel", "content"?}).
+  // Declares "elicitation" with form mode, and URL mode if url_mode.
+  void on_elicitation(Session::RequestHandler handler, bool url_mode = false);
+  // The roots the server's roots/list gets; declares "roots" with
+  // listChanged. update_roots() changes them after initialize and tells
+  // the server (notifications/roots/list_changed).
+  void set_roots(json roots);
+  Coro<void> update_roots(json roots);
+  // What initialize declares, from the handlers registered so far.
+  json capabilities() const;
   // initialize, then notifications/initialized; the server's initialize
   // result (protocolVersion, capabilities, serverInfo, ...).
   Coro<json> initialize(std::string protocol_version = "2025-11-25");
@@ -51,7 +77,12 @@ class Client {
   Coro<void> close();
 
  private:
+  Coro<json> elicit(const json& params, const RequestContext& ctx);
+
   Session session_;
+  Session::RequestHandler elicitation_;
+  bool sampling_ = false, url_elicitation_ = false;
+  std::optional<json> roots_;
   std::string name_, version_;
   std::optional<Task<void>> reader_;
 };

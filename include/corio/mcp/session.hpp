@@ -12,7 +12,8 @@
 // notifications/cancelled) cancels exactly that task; a cancelled request
 // gets no answer, as MCP asks. Notifications run inline, in arrival order.
 //
-// Every malformed input is answered and the session goes on: not JSON
+// Malformed input is answered (answers and notifications excepted, below)
+// and the session goes on: not JSON
 // (trailing bytes and NULs included) or JSON nested deeper than the limit
 // (json_limits()) is a parse error (-32700, id null); JSON that is no
 // message, a message over the transport's size limit, or a request with
@@ -21,7 +22,10 @@
 // its own code; any other exception -32603 with its what(), except the
 // JSON library's, which are "Internal error" (their text is about our
 // code, not the peer's request). A notification for no
-// known method and an answer to no request of ours are ignored. Batches
+// known method and an answer to no request of ours are ignored, and so
+// are ill-formed answers and notifications (a result without an id, an
+// id of null, bad params): a response or a notification is never
+// answered, else two peers could answer each other's errors for ever. Batches
 // (JSON arrays) are answered with one -32600 unless accept_batches(true)
 // (MCP 2025-03-26 has them, 2025-06-18 and later do not); an accepted
 // batch runs its requests concurrently and answers them in one array.

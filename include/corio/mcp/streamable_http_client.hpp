@@ -16,9 +16,23 @@
 // ended, 4xx/5xx) becomes the JSON-RPC error answer of the request it
 // carried, so the caller's request() raises RpcError instead of waiting.
 //
+// Once notifications/initialized is out (before send() returns), a GET
+// opens the standalone SSE stream, for the server's messages that belong
+// to no POST (its requests to the client, notifications); a server
+// without one answers 405 and
+// that is all. A stream that ends before its work is done (a POST's
+// before its answer, the GET's at any time) is resumed as SEP-1699 says:
+// after the server's retry delay (exactly; 1 s until it names one), a GET
+// with Last-Event-ID; a POST's stream continues on that GET. A POST's
+// stream without an event id cannot be resumed: its request gets an error
+// answer. Three failed reconnections in a row end a stream.
+//
+// Events without data (the priming event "id: ev-1\nretry: 500\ndata: \n\n")
+// are not messages: they only set the id and the delay.
+//
 // Suspends: send() until the server has answered the POST's head;
 // receive() until a message arrives; close() for the DELETE. Resumed by:
-// the loop (the HTTP connections).
+// the loop (the HTTP connections, the reconnection timers).
 #pragma once
 
 #include <memory>
@@ -27,6 +41,7 @@
 #include <vector>
 
 #include <corio/http/client.hpp>
+#include <corio/mcp/auth.hpp>
 #include <corio/mcp/transport.hpp>
 #include <corio/task.hpp>
 
@@ -42,25 +57,29 @@ class StreamableHttpClient final : public Transport {
   Coro<std::optional<Received>> receive() override;
   Coro<void> send(std::string_view message, const json& related_request) override;
 
+  // Requests carry auth's bearer token; a refusal it can cure (a 401, a
+  // 403 insufficient_scope) runs its flow and the request is repeated, at
+  // most three times (a server that keeps refusing is not asked for
+  // ever). auth must outlive the transport. See auth.hpp.
+  void set_authorization(OAuth* auth) noexcept;
+
   // The server's session id ("" before initialize's answer).
-  const std::string& session_id() const noexcept { return session_id_; }
+  const std::string& session_id() const noexcept;
   // Ends the session (DELETE, when there is one), stops reading the open
   // streams; receive() then reports EOF. Idempotent.
   Coro<void> close();
 
  private:
-  // What the readers of SSE answers share with the transport: they may
-  // still be unwinding after it is gone.
-  struct Inbox;
-  static Coro<void> read_events(std::shared_ptr<Inbox> inbox, http::ClientResponse response,
-                                json id);
-  http::RequestOptions options_for(std::string body) const;
+  // What the transport shares with the tasks that read its streams: they
+  // may still be unwinding after it is gone, and reconnect on their own.
+  struct Link;
+  static Coro<void> follow(std::shared_ptr<Link> link, http::ClientResponse response, json id);
+  Coro<void> listen();
+  // The POST of message, repeated after the authorization it needed.
+  Coro<http::ClientResponse> post(std::string_view message);
 
-  std::string url_;
-  http::ClientSession http_;
-  std::string session_id_;
-  std::shared_ptr<Inbox> inbox_;
-  std::vector<Task<void>> readers_;  // one per SSE answer still streaming
+  std::shared_ptr<Link> link_;
+  std::vector<Task<void>> readers_;  // one per stream still open (or being resumed)
 };
 
 }  // namespace corio::mcp

@@ -1,0 +1,43 @@
+// corio::redis::Subscriber: pub/sub as an async sequence, on a connection of
+// its own (a subscribed Redis connection takes no other commands).
+//
+//   redis::Subscriber sub = co_await redis::Subscriber::connect({.port = port});
+//   co_await sub.subscribe({"news"});
+//   for (;;) { redis::Message m = co_await sub.next(); ... }
+//
+// subscribe() returns once the server confirmed every channel, so a message
+// published after it is never missed. next() suspends until a message
+// arrives; it throws ConnectionError once the connection is gone.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <corio/coro.hpp>
+#include <corio/redis/client.hpp>
+
+namespace corio::redis {
+
+namespace detail {
+struct Context;
+}
+
+class Subscriber {
+ public:
+  static Coro<Subscriber> connect(ClientOptions options);
+  Subscriber(Subscriber&&) noexcept;
+  Subscriber& operator=(Subscriber&&) noexcept;
+  ~Subscriber();
+
+  Coro<void> subscribe(std::vector<std::string> channels);
+  Coro<void> psubscribe(std::vector<std::string> patterns);
+  Coro<Message> next();
+
+ private:
+  explicit Subscriber(std::unique_ptr<detail::Context> ctx) noexcept;
+  Coro<void> send(std::string verb, std::vector<std::string> names);
+  std::unique_ptr<detail::Context> ctx_;
+};
+
+}  // namespace corio::redis

@@ -1,0 +1,216 @@
+// hiredis's async context on corio's loop (context.hpp has the lifetimes).
+#include "redis/context.hpp"
+
+#include <utility>
+
+#include <corio/errors.hpp>
+
+namespace corio::redis::detail {
+
+namespace {
+
+Context* of(const redisAsyncContext* ac) { return static_cast<Context*>(ac->data); }
+
+// hiredis's ev hooks: privdata is the Context. They use the fd saved at
+// connect, not ac->c: hiredis calls some of them while freeing ac.
+void add_read(void* p) {
+  auto* ctx = static_cast<Context*>(p);
+  redisAsyncContext* ac = ctx->ac;
+  if (ac) ctx->loop.add_reader(ctx->fd, [ac] { redisAsyncHandleRead(ac); });
+}
+void del_read(void* p) {
+  auto* ctx = static_cast<Context*>(p);
+  ctx->loop.remove_reader(ctx->fd);
+}
+void add_write(void* p) {
+  auto* ctx = static_cast<Context*>(p);
+  redisAsyncContext* ac = ctx->ac;
+  if (ac) ctx->loop.add_writer(ctx->fd, [ac] { redisAsyncHandleWrite(ac); });
+}
+void del_write(void* p) {
+  auto* ctx = static_cast<Context*>(p);
+  ctx->loop.remove_writer(ctx->fd);
+}
+void cleanup(void* p) {
+  del_read(p);
+  del_write(p);
+}
+
+std::string context_error(const redisAsyncContext* ac) {
+  return ac->errstr[0] ? ac->errstr : "connection lost";
+}
+
+// Called once hiredis frees the context (after a disconnect or an error).
+void gone(Context* ctx, const std::string& why) {
+  cleanup(ctx);
+  ctx->connected = false;
+  ctx->ac = nullptr;
+  if (ctx->error.empty()) ctx->error = why;
+  if (!ctx->ready.done()) ctx->ready.set_exception(std::make_exception_ptr(ConnectionError(why)));
+  ctx->messages.shutdown();
+  ctx->confirmations.shutdown();
+}
+
+void on_connect(const redisAsyncContext* ac, int status) {
+  Context* ctx = of(ac);
+  if (!ctx) return;
+  if (status == REDIS_OK) {
+    ctx->connected = true;
+    ctx->ready.set_result();
+  } else {
+    gone(ctx, context_error(ac));  // hiredis frees ac after this returns
+  }
+}
+
+void on_disconnect(const redisAsyncContext* ac, int) {
+  if (Context* ctx = of(ac)) gone(ctx, context_error(ac));
+}
+
+Reply convert(const redisReply* r) {
+  Reply out;
+  switch (r->type) {
+    case REDIS_REPLY_STRING:
+      out.type = Reply::Type::string;
+      out.str.assign(r->str, r->len);
+      break;
+    case REDIS_REPLY_STATUS:
+      out.type = Reply::Type::status;
+      out.str.assign(r->str, r->len);
+      break;
+    case REDIS_REPLY_ERROR:
+      out.type = Reply::Type::error;
+      out.str.assign(r->str, r->len);
+      break;
+    case REDIS_REPLY_INTEGER:
+      out.type = Reply::Type::integer;
+      out.integer = r->integer;
+      break;
+    case REDIS_REPLY_ARRAY:
+      out.type = Reply::Type::array;
+      out.elements.reserve(r->elements);
+      for (std::size_t i = 0; i < r->elements; ++i) out.elements.push_back(convert(r->element[i]));
+      break;
+    default:
+      break;  // nil
+  }
+  return out;
+}
+
+struct Pending {
+  Context* ctx;
+  Future<Reply> done;
+  bool errors_as_values;
+};
+
+void on_reply(redisAsyncContext* ac, void* r, void* privdata) {
+  std::unique_ptr<Pending> p(static_cast<Pending*>(privdata));
+  --p->ctx->pending;
+  if (p->done.done()) return;  // its awaiter was cancelled: dropped
+  auto* reply = static_cast<redisReply*>(r);
+  if (!reply) {
+    p->done.set_exception(std::make_exception_ptr(ConnectionError(context_error(ac))));
+  } else if (reply->type == REDIS_REPLY_ERROR && !p->errors_as_values) {
+    p->done.set_exception(std::make_exception_ptr(ServerError(std::string(reply->str, reply->len))));
+  } else {
+    p->done.set_result(convert(reply));
+  }
+}
+
+// Every message of a subscription, and its (un)subscribe confirmations.
+void on_message(redisAsyncContext* ac, void* r, void*) {
+  Context* ctx = of(ac);
+  auto* reply = static_cast<redisReply*>(r);
+  if (!ctx || !reply || reply->type != REDIS_REPLY_ARRAY || reply->elements < 3) return;
+  Reply m = convert(reply);
+  const std::string& kind = m.elements[0].str;
+  if (kind == "message") {
+    ctx->messages.put_nowait(Message{m.elements[1].str, m.elements[2].str, {}});
+  } else if (kind == "pmessage" && m.elements.size() >= 4) {
+    ctx->messages.put_nowait(Message{m.elements[2].str, m.elements[3].str, m.elements[1].str});
+  } else {
+    ctx->confirmations.put_nowait(m.elements[1].str);
+  }
+}
+
+// redisAsyncCommandArgv over our strings; the pointer arrays stay on the
+// stack for the usual few arguments (this runs once a command).
+int send_argv(redisAsyncContext* ac, redisCallbackFn* fn, void* privdata,
+              const std::vector<std::string>& args) {
+  constexpr std::size_t kInline = 8;
+  const char* argv_inline[kInline];
+  std::size_t lens_inline[kInline];
+  std::vector<const char*> argv_heap;
+  std::vector<std::size_t> lens_heap;
+  const char** argv = argv_inline;
+  std::size_t* lens = lens_inline;
+  if (args.size() > kInline) {
+    argv_heap.resize(args.size());
+    lens_heap.resize(args.size());
+    argv = argv_heap.data();
+    lens = lens_heap.data();
+  }
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    argv[i] = args[i].data();
+    lens[i] = args[i].size();
+  }
+  return redisAsyncCommandArgv(ac, fn, privdata, static_cast<int>(args.size()), argv, lens);
+}
+
+}  // namespace
+
+Context::~Context() {
+  if (ac) {
+    redisAsyncContext* live = std::exchange(ac, nullptr);
+    live->data = nullptr;  // its callbacks must not reach us now
+    cleanup(this);
+    redisAsyncFree(live);
+  }
+}
+
+Coro<std::unique_ptr<Context>> Context::connect(std::string host, int port) {
+  auto ctx = std::make_unique<Context>(get_running_loop());
+  redisAsyncContext* ac = redisAsyncConnect(host.c_str(), port);
+  if (!ac) throw ConnectionError("out of memory");
+  if (ac->err) {
+    const std::string why = context_error(ac);
+    redisAsyncFree(ac);
+    throw ConnectionError(why);
+  }
+  ctx->ac = ac;
+  ctx->fd = ac->c.fd;
+  ac->data = ctx.get();
+  ac->ev.data = ctx.get();
+  ac->ev.addRead = add_read;
+  ac->ev.delRead = del_read;
+  ac->ev.addWrite = add_write;
+  ac->ev.delWrite = del_write;
+  ac->ev.cleanup = cleanup;
+  ctx->ready = ctx->loop.create_future<void>();
+  redisAsyncSetConnectCallback(ac, on_connect);
+  redisAsyncSetDisconnectCallback(ac, on_disconnect);
+  add_write(ctx.get());  // hiredis learns the connect finished when writable
+  Future<void> ready = ctx->ready;
+  co_await ready;
+  co_return ctx;
+}
+
+Future<Reply> Context::send(const std::vector<std::string>& args, bool errors_as_values) {
+  if (!alive()) throw ConnectionError(error.empty() ? "not connected" : error);
+  auto p = std::make_unique<Pending>(Pending{this, loop.create_future<Reply>(), errors_as_values});
+  Future<Reply> done = p->done;
+  if (send_argv(ac, on_reply, p.get(), args) != REDIS_OK) {
+    throw ConnectionError(context_error(ac));
+  }
+  p.release();  // hiredis owns it until on_reply
+  ++pending;
+  return done;
+}
+
+void Context::subscribe(const std::vector<std::string>& args) {
+  if (!alive()) throw ConnectionError(error.empty() ? "not connected" : error);
+  if (send_argv(ac, on_message, nullptr, args) != REDIS_OK) {
+    throw ConnectionError(context_error(ac));
+  }
+}
+
+}  // namespace corio::redis::detail

@@ -1,0 +1,57 @@
+// One hiredis async context driven by corio's loop.
+//
+// hiredis asks for read/write interest through its ev hooks; each becomes a
+// level-triggered add_reader/add_writer whose callback calls
+// redisAsyncHandleRead/Write. hiredis owns the redisAsyncContext and frees
+// it itself after a disconnect, calling every pending command's callback
+// with a NULL reply first: that is where commands in flight learn the
+// connection broke.
+//
+// Lifetimes: 1. A command's Pending is owned by hiredis from send until its
+// callback, which deletes it. 2. The Context outlives its ac: its
+// destructor frees a live one (callbacks see `ctx->ac == nullptr` first).
+// 3. Pub/sub messages go to `messages`, which lives in the Context.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <hiredis/async.h>
+
+#include <corio/event_loop.hpp>
+#include <corio/future.hpp>
+#include <corio/queue.hpp>
+#include <corio/redis/client.hpp>
+
+namespace corio::redis::detail {
+
+struct Context {
+  explicit Context(EventLoop& loop) noexcept : loop(loop) {}
+  Context(const Context&) = delete;
+  ~Context();
+
+  // Throws ConnectionError (refused, unresolvable).
+  static Coro<std::unique_ptr<Context>> connect(std::string host, int port);
+
+  bool alive() const noexcept { return ac != nullptr && connected; }
+  // Sends one command; its reply completes the Future. Throws
+  // ConnectionError when not alive. `errors_as_values`: an error reply is a
+  // Reply of type error instead of a ServerError.
+  Future<Reply> send(const std::vector<std::string>& args, bool errors_as_values = false);
+  // Sends a (P)SUBSCRIBE whose messages land in `messages`.
+  void subscribe(const std::vector<std::string>& args);
+  std::size_t in_flight() const noexcept { return pending; }
+
+  EventLoop& loop;
+  redisAsyncContext* ac = nullptr;
+  int fd = -1;
+  bool connected = false;
+  std::string error;  // why it is not alive
+  Future<void> ready;
+  std::size_t pending = 0;
+  Queue<Message> messages;
+  Queue<std::string> confirmations;  // channels whose (un)subscribe was confirmed
+};
+
+}  // namespace corio::redis::detail

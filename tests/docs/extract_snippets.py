@@ -1,0 +1,209 @@
+#!/usr/bin/env python3
+"""Turns the ```cpp blocks of Markdown files into C++ the test suite compiles.
+
+The convention (docs/README.md, "Every code block is compiled"): a block's
+kind is set by an HTML comment on the line before its fence, invisible on
+the rendered page.
+
+  (no marker)                  a fragment: declarations at namespace scope,
+                               compiled; the fragments of one file share one
+                               namespace, in order, so later ones may use
+                               earlier ones
+  <!-- doc: body -->           the statements of a corio::Coro<> function,
+                               compiled (they may use the file's fragments)
+  <!-- doc: body run -->       the same, then run with corio::run_main
+  <!-- doc: program -->        a whole program with `int main()`, built and run;
+                               it must exit with 0, or N with `program exit=N`;
+                               `program build-only` is built, never run (a
+                               server that waits for Ctrl-C)
+  <!-- doc: fail TEXT -->      must NOT compile (warnings are errors), and the
+                               compiler's messages must contain TEXT (or one of
+                               `A|B`: g++ and clang word things differently)
+  <!-- doc: output -->         on a ```text block: the exact standard output
+                               of the program or run block before it; after a
+                               fail block, what g++ says: its `main.cpp:` lines
+                               must be in g++'s messages (the block is compiled
+                               as main.cpp; checked with g++ only)
+
+Usage: extract_snippets.py OUTDIR FILE.md...   (paths relative to the source tree)
+Writes OUTDIR/<name>.cpp per Markdown file (one translation unit each),
+OUTDIR/fail/<name>_<line>.cpp per fail block, and OUTDIR/manifest.json for
+check_snippets.py. Files are rewritten only when their text changes, so an
+edit to one page recompiles one translation unit.
+"""
+
+import json
+import pathlib
+import re
+import sys
+
+MARKER = re.compile(r"^<!--\s*doc:\s*(\w+)\s*(.*?)\s*-->\s*$")
+FENCE = re.compile(r"^```(\S*)\s*$")
+INCLUDE = re.compile(r"^\s*#\s*include\b")
+KINDS = {"fragment", "body", "program", "fail", "output"}
+PREAMBLE = "#include <corio/corio.hpp>\n"
+
+
+class SnippetError(Exception):
+    pass
+
+
+def parse_blocks(path):
+    """Yields (kind, argument, language, first code line number, code lines)
+    for every fenced block; a marker applies to the next fence."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    marker = None
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        m = MARKER.match(line)
+        fence = FENCE.match(line)
+        if m:
+            if m.group(1) not in KINDS:
+                raise SnippetError(f"{path}:{i + 1}: unknown snippet kind {m.group(1)!r}")
+            marker = (m.group(1), m.group(2), i + 1)
+        elif fence:
+            end = i + 1
+            while end < len(lines) and lines[end].rstrip() != "```":
+                end += 1
+            if end == len(lines):
+                raise SnippetError(f"{path}:{i + 1}: unterminated code block")
+            kind, arg = ("fragment", "") if marker is None else marker[:2]
+            if fence.group(1) or marker is not None:
+                yield kind, arg, fence.group(1), i + 2, lines[i + 1:end]
+            marker = None
+            i = end
+        elif marker is not None and line.strip():
+            raise SnippetError(f"{path}:{marker[2]}: a marker must come right before a code block")
+        i += 1
+
+
+def split_includes(code):
+    """The block's #include lines (hoisted to the top of the file), and the
+    code with each of them blanked so that #line numbers stay right."""
+    includes = [line.strip() for line in code if INCLUDE.match(line)]
+    rest = ["" if INCLUDE.match(line) else line for line in code]
+    return includes, rest
+
+
+def line_directive(lineno, path):
+    return f'#line {lineno} "{path}"'
+
+
+class Page:
+    """One Markdown file's snippets, as they are turned into C++."""
+
+    def __init__(self, path):
+        self.path = path
+        # "docs/tasks.md" -> docs_tasks (CMake's MAKE_C_IDENTIFIER of the same)
+        self.name = re.sub(r"\W", "_", str(path.with_suffix("")).lower())
+        self.includes = []
+        self.scope = []      # the fragments and bodies, in order
+        self.programs = []   # each in its own namespace
+        self.registrations = []
+        self.fails = []
+        self.runs = []       # manifest entries of programs and run blocks
+        self.last = None     # the entry an output block belongs to
+
+    def add(self, kind, arg, lang, lineno, code):
+        where = f"{self.path}:{lineno - 1}"
+        if kind == "output":
+            if lang != "text" or self.last is None or "output" in self.last:
+                raise SnippetError(f"{where}: an output block must follow a program, run or "
+                                   "fail block")
+            self.last["output"] = "\n".join(code) + "\n"
+            return
+        if lang != "cpp" and kind == "fragment":
+            return  # shell, CMake, text: not C++
+        if lang != "cpp":
+            raise SnippetError(f"{where}: a {kind} marker on a {lang or 'plain'} block")
+        if kind == "fail":
+            if not arg:
+                raise SnippetError(f"{where}: fail needs the expected message text")
+            self.fails.append({"where": where, "expect": arg, "code": code})
+            self.last = self.fails[-1]
+            return
+        includes, rest = split_includes(code)
+        self.includes += [i for i in includes if i not in self.includes]
+        body = [line_directive(lineno, self.path)] + rest
+        if kind == "fragment":
+            self.scope += body
+        elif kind == "body":
+            self.add_body(arg, lineno, body, where)
+        else:
+            self.add_program(arg, lineno, body, where)
+
+    def add_body(self, arg, lineno, body, where):
+        if arg not in ("", "run"):
+            raise SnippetError(f"{where}: body takes only 'run'")
+        fn = f"body_{lineno}"
+        self.scope += [f"corio::Coro<> {fn}() {{"] + body + ["  co_return;", "}"]
+        if arg == "run":
+            self.register(f"[] {{ return corio::run_main(doc_{self.name}::{fn}()); }}", where)
+
+    def add_program(self, arg, lineno, body, where):
+        status = re.fullmatch(r"(?:exit=(\d+)|build-only)?", arg)
+        if status is None:
+            raise SnippetError(f"{where}: program takes only exit=N or build-only")
+        ns = f"doc_{self.name}_program_{lineno}"
+        self.programs += ["#define main doc_main", f"namespace {ns} {{"] + body
+        self.programs += [f"}}  // namespace {ns}", "#undef main"]
+        if arg != "build-only":
+            self.register(f"&{ns}::doc_main", where, int(status.group(1) or 0))
+
+    def register(self, program, where, status=0):
+        name = f"{self.name}:{where.rsplit(':', 1)[1]}"
+        self.registrations.append(
+            f'const corio_docs::Registered reg_{len(self.runs)}("{name}", {program});')
+        self.runs.append({"name": name, "where": where, "exit": status})
+        self.last = self.runs[-1]
+
+    def translation_unit(self):
+        head = [f"// Generated by tests/docs/extract_snippets.py from {self.path}: edit that.",
+                PREAMBLE.rstrip()] + self.includes + ['#include "registry.hpp"']
+        scope = [f"namespace doc_{self.name} {{"] + self.scope + [f"}}  // namespace doc_{self.name}"]
+        regs = ["namespace {"] + self.registrations + ["}  // namespace"]
+        return "\n".join(head + scope + self.programs + regs) + "\n"
+
+    def fail_unit(self, fail):
+        """The block as a user's main.cpp: the compiler's messages then read
+        as the page shows them."""
+        includes, rest = split_includes(fail["code"])
+        lines = [PREAMBLE.rstrip()] + includes + [line_directive(1, "main.cpp")] + rest
+        return "\n".join(lines) + "\n"
+
+
+def write_if_changed(path, text):
+    if not path.exists() or path.read_text(encoding="utf-8") != text:
+        path.write_text(text, encoding="utf-8")
+
+
+def main(argv):
+    if len(argv) < 3:
+        print(__doc__.split("\n\n")[-2], file=sys.stderr)
+        return 2
+    out = pathlib.Path(argv[1])
+    (out / "fail").mkdir(parents=True, exist_ok=True)
+    manifest = {"programs": [], "fails": []}
+    try:
+        for md in argv[2:]:
+            page = Page(pathlib.Path(md))
+            for block in parse_blocks(page.path):
+                page.add(*block)
+            write_if_changed(out / f"{page.name}.cpp", page.translation_unit())
+            manifest["programs"] += page.runs
+            for fail in page.fails:
+                cpp = out / "fail" / f"{page.name}_{fail['where'].rsplit(':', 1)[1]}.cpp"
+                write_if_changed(cpp, page.fail_unit(fail))
+                entry = {k: v for k, v in fail.items() if k != "code"}
+                manifest["fails"].append(dict(entry, source=str(cpp)))
+    except SnippetError as e:
+        print(f"extract_snippets: {e}", file=sys.stderr)
+        return 1
+    write_if_changed(out / "manifest.json", json.dumps(manifest, indent=1) + "\n")
+    (out / "snippets.stamp").write_text("")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

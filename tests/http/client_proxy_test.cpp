@@ -1,0 +1,247 @@
+// The client through proxies: a tiny forwarding proxy in this process (a
+// corio stream server) takes absolute-form http requests and CONNECT
+// tunnels for https; the choice of proxy from options and from the
+// environment (HTTP_PROXY, HTTPS_PROXY, NO_PROXY) as pure functions.
+#include <corio/http/client.hpp>
+#include <corio/errors.hpp>
+
+#include "http/client_support.hpp"
+#include "http/proxy.hpp"
+#include "http/server_support.hpp"
+
+namespace corio_http_test {
+namespace {
+
+using corio::http::ClientOptions;
+using corio::http::ClientResponse;
+using corio::http::ClientSession;
+using corio::http::RequestOptions;
+using corio::http::Url;
+using corio::http::detail::bypasses_proxy;
+using corio::http::detail::ProxyConfig;
+
+struct ProxyLog {
+  std::vector<std::string> lines;     // request lines, as received
+  std::vector<std::string> auth;      // their Proxy-Authorization, "-" if none
+  bool refuse_connect = false;
+};
+
+Coro<void> pipe(StreamReader from, StreamWriter to) {
+  try {
+    for (;;) {
+      const std::string piece = co_await from.read(64 * 1024);
+      if (piece.empty()) break;
+      to.write(piece);
+      co_await to.drain();
+    }
+  } catch (const std::system_error&) {
+    // Either side went away: the other is closed below.
+  }
+  to.close();
+}
+
+std::string field(std::string_view head, std::string_view name) {
+  const std::size_t at = head.find("\r\n" + std::string(name) + ": ");
+  if (at == std::string_view::npos) return "-";
+  const std::size_t start = at + name.size() + 4;
+  return std::string(head.substr(start, head.find("\r\n", start) - start));
+}
+
+// A forwarding proxy: CONNECT host:port tunnels, anything else goes to the
+// origin its absolute-form target names (the origin takes that form too).
+Coro<void> proxy_connection(StreamReader reader, StreamWriter writer, ProxyLog* log) {
+  const std::string head = co_await reader.readuntil("\r\n\r\n");
+  const std::string line = head.substr(0, head.find("\r\n"));
+  log->lines.push_back(line);
+  log->auth.push_back(field(head, "Proxy-Authorization"));
+  const std::string target = line.substr(line.find(' ') + 1, line.rfind(' ') - line.find(' ') - 1);
+  std::string host;
+  std::uint16_t port = 0;
+  const bool tunnel = line.starts_with("CONNECT ");
+  if (tunnel) {
+    host = target.substr(0, target.rfind(':'));
+    port = static_cast<std::uint16_t>(std::stoi(target.substr(target.rfind(':') + 1)));
+  } else {
+    const Url u = Url::parse(target);
+    host = u.host;
+    port = u.port;
+  }
+  if (tunnel && log->refuse_connect) {
+    writer.write("HTTP/1.1 407 Proxy Authentication Required\r\nContent-Length: 0\r\n\r\n");
+    co_await writer.drain();
+    writer.close();
+    co_return;
+  }
+  auto [up_reader, up_writer] = co_await corio::open_connection(host, port);
+  if (tunnel) {
+    writer.write("HTTP/1.1 200 Connection established\r\n\r\n");
+  } else {
+    up_writer.write(head);
+  }
+  corio::Task<void> upstream = corio::create_task(pipe(reader, up_writer));
+  co_await pipe(up_reader, writer);
+  co_await upstream;
+}
+
+Coro<corio::Server> start_proxy(ProxyLog* log) {
+  corio::ClientConnected handler = [log](StreamReader r, StreamWriter w) {
+    return proxy_connection(std::move(r), std::move(w), log);
+  };
+  co_return co_await corio::start_server(handler, "127.0.0.1", 0);
+}
+
+Coro<Response> whoami(Request& req) {
+  co_return Response::text(req.target() + " host=" + std::string(req.headers().get_or("Host", "")) +
+                           " proxy-auth=" + std::string(req.headers().get_or("Proxy-Authorization", "-")));
+}
+
+std::string at(std::uint16_t port) { return "127.0.0.1:" + std::to_string(port); }
+
+// The origin (serving /who) started, and a proxy logging into log.
+Coro<corio::Server> start_origin_and_proxy(Server& origin, ProxyLog* log) {
+  origin.get("/who", whoami);
+  co_await origin.start("127.0.0.1", 0);
+  co_return co_await start_proxy(log);
+}
+
+Coro<void> http_proxy_body() {
+  Server origin(quiet());
+  ProxyLog log;
+  corio::Server proxy = co_await start_origin_and_proxy(origin, &log);
+  ClientOptions co;
+  co.proxy = "http://" + at(proxy.port());
+  co.proxy_headers.add("Proxy-Authorization", "Basic dTpw");
+  ClientSession s(co);
+  const std::string url = "http://" + at(origin.port()) + "/who?x=1";
+  ClientResponse r = co_await s.get(url);
+  EXPECT_EQ(co_await r.text(), "/who?x=1 host=" + at(origin.port()) + " proxy-auth=Basic dTpw");
+  CO_ASSERT(log.lines.size() == 1u);
+  EXPECT_EQ(log.lines[0], "GET " + url + " HTTP/1.1") << "absolute form to the proxy";
+
+  RequestOptions direct;
+  direct.proxy = "";
+  r = co_await s.get(url, std::move(direct));
+  EXPECT_EQ(r.status(), 200);
+  EXPECT_EQ(log.lines.size(), 1u) << "proxy \"\": straight to the origin";
+  co_await s.close();
+  proxy.close();
+  co_await origin.shutdown(1s);
+}
+
+TEST(ClientProxy, PlainHttpGoesInAbsoluteFormWithProxyHeaders) { run_bounded(http_proxy_body()); }
+
+Coro<void> tunnel_body(const TempDir* certs) {
+  const fs::path dir = certs->path();
+  ServerOptions so = quiet();
+  so.ssl = corio::SslContext::server((dir / "server.pem").string(), (dir / "server.key").string());
+  Server origin(so);
+  ProxyLog log;
+  corio::Server proxy = co_await start_origin_and_proxy(origin, &log);
+  ClientOptions co;
+  co.ssl = corio::SslContext::client();
+  co.ssl->load_verify_locations((dir / "ca.pem").string());
+  co.proxy = "http://" + at(proxy.port());
+  co.proxy_headers.add("Proxy-Authorization", "Basic dTpw");
+  ClientSession s(co);
+  const std::string url = "https://" + at(origin.port()) + "/who";
+  for (int i = 0; i < 2; ++i) {
+    ClientResponse r = co_await s.get(url);
+    EXPECT_EQ(co_await r.text(), "/who host=" + at(origin.port()) + " proxy-auth=-")
+        << "the proxy's headers stay with the CONNECT, out of the tunnel";
+  }
+  CO_ASSERT(log.lines.size() == 1u);  // the tunnel is pooled and reused
+  EXPECT_EQ(log.lines[0], "CONNECT " + at(origin.port()) + " HTTP/1.1");
+  EXPECT_EQ(log.auth[0], "Basic dTpw");
+
+  log.refuse_connect = true;
+  ClientSession other(co);
+  std::string error;
+  try {
+    co_await other.get(url);
+  } catch (const corio::http::ClientConnectionError& e) {
+    error = e.what();
+  }
+  EXPECT_NE(error.find("407"), std::string::npos) << error;
+  co_await s.close();
+  co_await other.close();
+  proxy.close();
+  co_await origin.shutdown(1s);
+}
+
+TEST(ClientProxy, HttpsGoesThroughAConnectTunnel) {
+  TempDir certs;
+  if (!make_certificates(certs.path())) GTEST_SKIP() << "openssl unavailable";
+  run_bounded(tunnel_body(&certs), 30s);
+}
+
+std::function<const char*(const char*)> env(std::map<std::string, std::string> vars) {
+  auto shared = std::make_shared<std::map<std::string, std::string>>(std::move(vars));
+  return [shared](const char* name) -> const char* {
+    auto it = shared->find(name);
+    return it == shared->end() ? nullptr : it->second.c_str();
+  };
+}
+
+TEST(ProxyConfig, FromOptionsAndTheEnvironment) {
+  const auto vars = env({{"HTTP_PROXY", "proxy:3128"},
+                         {"https_proxy", "http://secure:8080"},
+                         {"NO_PROXY", "localhost, .internal.example,10.0.0.1,api.example:8443"}});
+  ClientOptions opts;
+  EXPECT_TRUE(ProxyConfig::from(opts, vars).empty()) << "the environment only with trust_env";
+  opts.trust_env = true;
+  const ProxyConfig c = ProxyConfig::from(opts, vars);
+  ASSERT_TRUE(c.http && c.https);
+  EXPECT_EQ(c.http->to_string(), "http://proxy:3128/") << "a bare host:port is http";
+  EXPECT_EQ(c.https->to_string(), "http://secure:8080/");
+  EXPECT_EQ(c.for_url(Url::parse("http://example.org/"))->host, "proxy");
+  EXPECT_EQ(c.for_url(Url::parse("https://example.org/"))->host, "secure");
+  EXPECT_FALSE(c.for_url(Url::parse("http://localhost:8000/")));
+  EXPECT_FALSE(c.for_url(Url::parse("http://db.internal.example/")));
+  EXPECT_FALSE(c.for_url(Url::parse("http://internal.example/")));
+  EXPECT_TRUE(c.for_url(Url::parse("http://notinternal.example/")));
+  EXPECT_FALSE(c.for_url(Url::parse("http://10.0.0.1/")));
+  EXPECT_FALSE(c.for_url(Url::parse("https://api.example:8443/")));
+  EXPECT_TRUE(c.for_url(Url::parse("https://api.example/"))) << "another port";
+
+  opts.proxy = "http://explicit:1";
+  const ProxyConfig e = ProxyConfig::from(opts, vars);
+  EXPECT_EQ(e.for_url(Url::parse("https://localhost/"))->host, "explicit")
+      << "an explicit proxy wins over the environment, NO_PROXY included";
+  opts.proxy = "http://user:pw@explicit:1";
+  EXPECT_THROW(ProxyConfig::from(opts, vars), corio::ValueError) << "credentials go in proxy_headers";
+}
+
+TEST(ProxyConfig, NoProxyRules) {
+  EXPECT_TRUE(bypasses_proxy({"*"}, Url::parse("http://any.example/")));
+  EXPECT_TRUE(bypasses_proxy({"EXAMPLE.org"}, Url::parse("http://www.example.org/")));
+  EXPECT_FALSE(bypasses_proxy({"example.org"}, Url::parse("http://badexample.org/")));
+  EXPECT_TRUE(bypasses_proxy({"[::1]"}, Url::parse("http://[::1]:80/")));
+  EXPECT_TRUE(bypasses_proxy({"::1"}, Url::parse("http://[::1]/")));
+  EXPECT_FALSE(bypasses_proxy({}, Url::parse("http://example.org/")));
+}
+
+Coro<void> trust_env_body() {
+  Server origin(quiet());
+  ProxyLog log;
+  corio::Server proxy = co_await start_origin_and_proxy(origin, &log);
+  ::setenv("HTTP_PROXY", ("http://" + at(proxy.port())).c_str(), 1);
+  ::setenv("NO_PROXY", "localhost", 1);
+  ClientOptions co;
+  co.trust_env = true;
+  ClientSession s(co);
+  ::unsetenv("HTTP_PROXY");
+  ::unsetenv("NO_PROXY");
+  ClientResponse r = co_await s.get("http://" + at(origin.port()) + "/who");
+  EXPECT_EQ(r.status(), 200);
+  EXPECT_EQ(log.lines.size(), 1u) << "through the proxy HTTP_PROXY named";
+  r = co_await s.get("http://localhost:" + std::to_string(origin.port()) + "/who");
+  EXPECT_EQ(log.lines.size(), 1u) << "NO_PROXY: localhost direct";
+  co_await s.close();
+  proxy.close();
+  co_await origin.shutdown(1s);
+}
+
+TEST(ClientProxy, TrustEnvReadsTheProxyVariables) { run_bounded(trust_env_body()); }
+
+}  // namespace
+}  // namespace corio_http_test
