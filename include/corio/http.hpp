@@ -20,4 +20,6 @@
 #include <corio/http/retry.hpp>
 #include <corio/http/router.hpp>
 #include <corio/http/server.hpp>
+#include <corio/http/tunnel.hpp>
 #include <corio/http/url.hpp>
+#include <corio/http/websocket.hpp>

@@ -82,6 +82,9 @@ BodyFraming framing_from_fields(const Headers& headers, BodyFraming::Kind otherw
 }  // namespace
 
 BodyFraming request_framing(const RequestHead& head) {
+  // RFC 9110 section 9.3.6: a CONNECT request's content has no meaning; what
+  // follows its head is the tunnel, however its fields look.
+  if (head.method == "CONNECT") return {BodyFraming::Kind::none, 0};
   // RFC 9112 section 6.1: in HTTP/1.0, Transfer-Encoding means faulty framing.
   if (head.version_minor == 0 && head.headers.contains("transfer-encoding")) {
     throw ParseError(400, "Transfer-Encoding in an HTTP/1.0 request");
@@ -94,6 +97,15 @@ BodyFraming response_framing(const ResponseHead& head, std::string_view request_
                  head.status == 304 || (request_method == "CONNECT" && head.status / 100 == 2);
   if (no_body) return {BodyFraming::Kind::none, 0};
   return framing_from_fields(head.headers, BodyFraming::Kind::until_close);
+}
+
+bool is_upgrade(const RequestHead& head) noexcept {
+  return head.method == "CONNECT" ||
+         (head.headers.has_token("connection", "upgrade") && head.headers.contains("upgrade"));
+}
+
+bool is_upgrade(const ResponseHead& head, std::string_view request_method) noexcept {
+  return head.status == 101 || (request_method == "CONNECT" && head.status / 100 == 2);
 }
 
 bool keep_alive(int version_minor, const Headers& headers) noexcept {

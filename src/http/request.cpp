@@ -59,6 +59,12 @@ Coro<std::string> Request::read_chunk() { return conn_->read_chunk(); }
 
 const Headers& Request::trailers() const noexcept { return conn_->trailers(); }
 
+bool Request::is_upgrade() const noexcept { return http::is_upgrade(head_); }
+
+Coro<std::pair<StreamReader, StreamWriter>> Request::take_connection(Response answer) {
+  return conn_->take_connection(std::move(answer));
+}
+
 Coro<nlohmann::json> Request::json() {
   const std::string body = co_await read();
   try {

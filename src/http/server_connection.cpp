@@ -68,7 +68,7 @@ Coro<void> HttpConnection::serve() {
   } catch (const std::system_error&) {
     // The peer reset or went away: this connection ends, quietly.
   }
-  writer_.close();
+  if (!taken_) writer_.close();  // a taken one is closed by its new owner
 }
 
 void HttpConnection::flush() {
@@ -182,6 +182,10 @@ Coro<void> HttpConnection::handle_request() {
     resp = shape_error(shared_, req, HTTPException(417, "Expect supports only 100-continue"));
     keep_alive_ = false;
   }
+  if (taken_) {
+    log_access(0);
+    co_return;
+  }
   // Known before the answer, so that it says "Connection: close": a broken
   // body, one the client holds back until a 100 that will not come, or the
   // rest of one the handler left unread that is too long (or broken) to
@@ -234,7 +238,9 @@ Coro<Response> HttpConnection::dispatch(Request& req) {
   } catch (const ParseError& e) {
     body_failed_ = true;  // the body cannot be skipped: answer and close
     co_return shape_error(shared_, req, HTTPException(e.status(), e.what()));
-  } catch (const std::exception&) {
+  } catch (const std::exception& e) {
+    // A taken-over connection whose peer went away: nobody to answer, nothing to report.
+    if (taken_ && dynamic_cast<const std::system_error*>(&e) != nullptr) co_return Response{};
     EventLoop& loop = get_running_loop();
     loop.call_exception_handler(
         {"Error handling request " + head_.method + " " + head_.target, std::current_exception(),
@@ -281,6 +287,18 @@ Coro<std::string> HttpConnection::read_all() {
       body += piece;
     }
   }
+}
+
+Coro<std::pair<StreamReader, StreamWriter>> HttpConnection::take_connection(Response answer) {
+  if (taken_) throw RuntimeError("the connection was already taken over");
+  co_await read_all();  // the protocol switches after the request's body, if any
+  taken_ = true;
+  keep_alive_ = false;
+  write_head(answer, std::nullopt);
+  flush();
+  deadline = 0;
+  co_await writer_.drain();
+  co_return std::pair<StreamReader, StreamWriter>(reader_, writer_);
 }
 
 const Headers& HttpConnection::trailers() const noexcept {

@@ -93,6 +93,8 @@ class HttpConnection {
   Coro<std::string> read_all();
   const Headers& trailers() const noexcept;
   std::string peername() const { return writer_.get_extra_info("peername"); }
+  // For Request: an Upgrade's or a CONNECT's switch (request.hpp).
+  Coro<std::pair<StreamReader, StreamWriter>> take_connection(Response answer);
 
   // For the response writers: until the writer took our bytes, or until it
   // can take more, each wait within send_timeout (then the sweeper aborts).
@@ -149,6 +151,7 @@ class HttpConnection {
   bool linger_ = false;           // the peer may still be sending: close in stages
   int sent_status_ = 0;           // of the last head written, for the access log
   bool tls_ = false;
+  bool taken_ = false;  // handed over by take_connection(): no longer ours
 };
 
 }  // namespace corio::http::detail

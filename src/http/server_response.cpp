@@ -101,7 +101,9 @@ void HttpConnection::write_head(const Response& resp, std::optional<std::uint64_
   const std::optional<std::string_view> connection = resp.headers.get("Connection");
   if ((connection && iequals(*connection, "close")) || server_.stopping()) keep_alive_ = false;
   sent_status_ = resp.status;
-  const Framing framing = has_no_body(resp.status) ? Framing::none
+  // A head take_connection() sends: what follows is another protocol's.
+  const bool switching = taken_;
+  const Framing framing = has_no_body(resp.status) || switching ? Framing::none
                           : length                 ? Framing::length
                           : head_.version_minor >= 1 ? Framing::chunked
                                                      : Framing::none;  // 1.0: until close
@@ -124,13 +126,15 @@ void HttpConnection::write_head(const Response& resp, std::optional<std::uint64_
   } else if (framing == Framing::chunked) {
     out_ += "Transfer-Encoding: chunked\r\n";
   }
-  if (!keep_alive_) {
+  if (!keep_alive_ && !switching) {  // a switching head's Connection is the handler's
     out_ += "Connection: close\r\n";
-  } else if (head_.version_minor == 0) {
+  } else if (head_.version_minor == 0 && !switching) {
     out_ += "Connection: keep-alive\r\n";
   }
   for (const Header& h : resp.headers) {
-    if (!is_framing_field(h.name)) append_field(out_, h.name, h.value);
+    if (!is_framing_field(h.name) || (switching && iequals(h.name, "Connection"))) {
+      append_field(out_, h.name, h.value);
+    }
   }
   out_ += "\r\n";
 }

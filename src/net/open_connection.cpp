@@ -1,5 +1,5 @@
 // open_connection, open_unix_connection and the Happy Eyeballs race under
-// them (see streams.hpp).
+// them, and start_tls (see streams.hpp).
 #include <netdb.h>
 
 #include <algorithm>
@@ -11,6 +11,7 @@
 #include <corio/wait.hpp>
 
 #include "net/connection.hpp"
+#include "net/stream_transport.hpp"
 #include "net/tls.hpp"
 
 namespace corio {
@@ -29,11 +30,10 @@ std::string tls_hostname(const ConnectOptions& opts, const std::string& host) {
   return name;
 }
 
-// The streams over a connected socket, after the TLS handshake if opts.ssl.
-Coro<std::pair<StreamReader, StreamWriter>> streams_over(Socket sock, ConnectOptions opts,
-                                                         std::string hostname) {
+// The streams over transport, after the TLS handshake if opts.ssl.
+Coro<std::pair<StreamReader, StreamWriter>> streams_over(std::unique_ptr<detail::Transport> transport,
+                                                         ConnectOptions opts, std::string hostname) {
   EventLoop& loop = get_running_loop();
-  auto transport = std::make_unique<detail::SocketTransport>(loop, std::move(sock));
   if (!opts.ssl) co_return detail::make_streams(std::move(transport), opts.limit);
   detail::TlsParams params;
   params.server_hostname = std::move(hostname);
@@ -42,6 +42,10 @@ Coro<std::pair<StreamReader, StreamWriter>> streams_over(Socket sock, ConnectOpt
                                                     std::move(params));
   co_await tls->handshake(opts.ssl_handshake_timeout);
   co_return detail::make_streams(std::move(tls), opts.limit);
+}
+
+std::unique_ptr<detail::Transport> socket_transport(Socket sock) {
+  return std::make_unique<detail::SocketTransport>(get_running_loop(), std::move(sock));
 }
 
 // RFC 8305 section 4: alternate the families, starting with the resolver's
@@ -159,12 +163,14 @@ Coro<std::pair<StreamReader, StreamWriter>> open_connection(std::string host, st
   }
   std::vector<SocketAddress> addresses = interleave_families(infos);
   Socket sock = co_await detail::connect_staggered(std::move(addresses), opts);
-  co_return co_await streams_over(std::move(sock), std::move(opts), std::move(hostname));
+  std::unique_ptr<detail::Transport> transport = socket_transport(std::move(sock));
+  co_return co_await streams_over(std::move(transport), std::move(opts), std::move(hostname));
 }
 
 Coro<std::pair<StreamReader, StreamWriter>> open_connection(Socket sock, ConnectOptions opts) {
   std::string hostname = tls_hostname(opts, "");
-  co_return co_await streams_over(std::move(sock), std::move(opts), std::move(hostname));
+  std::unique_ptr<detail::Transport> transport = socket_transport(std::move(sock));
+  co_return co_await streams_over(std::move(transport), std::move(opts), std::move(hostname));
 }
 
 Coro<std::pair<StreamReader, StreamWriter>> open_unix_connection(std::string path,
@@ -173,7 +179,16 @@ Coro<std::pair<StreamReader, StreamWriter>> open_unix_connection(std::string pat
   const SocketAddress address = SocketAddress::unix_path(path);
   Socket sock = Socket::create(AF_UNIX, SOCK_STREAM);
   co_await get_running_loop().sock_connect(sock, address);
-  co_return co_await streams_over(std::move(sock), std::move(opts), std::move(hostname));
+  std::unique_ptr<detail::Transport> transport = socket_transport(std::move(sock));
+  co_return co_await streams_over(std::move(transport), std::move(opts), std::move(hostname));
+}
+
+Coro<std::pair<StreamReader, StreamWriter>> start_tls(StreamReader reader, StreamWriter writer,
+                                                      std::string host, ConnectOptions opts) {
+  if (!opts.ssl) throw ValueError("start_tls needs ConnectOptions::ssl");
+  std::string hostname = tls_hostname(opts, host);
+  auto inner = std::make_unique<detail::StreamTransport>(std::move(reader), std::move(writer));
+  co_return co_await streams_over(std::move(inner), std::move(opts), std::move(hostname));
 }
 
 }  // namespace corio

@@ -60,6 +60,7 @@
 #include <corio/http/parser.hpp>
 #include <corio/http/retry.hpp>
 #include <corio/http/url.hpp>
+#include <corio/http/websocket.hpp>
 #include <corio/ssl.hpp>
 
 namespace corio::http {
@@ -120,6 +121,14 @@ struct JsonBody {
   std::string text;
 };
 
+// What ClientSession::upgrade hands over after a 101: the answer's head
+// and the connection, the bytes after the head already in the reader.
+struct UpgradedConnection {
+  ResponseHead head;
+  StreamReader reader;
+  StreamWriter writer;
+};
+
 struct RequestOptions {
   Headers headers;
   QueryParams params;                 // appended to the URL's query
@@ -155,6 +164,19 @@ class ClientSession {
   Coro<ClientResponse> del(std::string url, RequestOptions opts = {});  // DELETE
   Coro<ClientResponse> head(std::string url, RequestOptions opts = {});
   Coro<ClientResponse> options(std::string url, RequestOptions opts = {});
+
+  // A WebSocket to url (ws://, wss://, or http(s)://), on a connection of
+  // its own, outside the pool and its limits: the session's headers,
+  // cookies, TLS context (without one, the system's CAs are loaded for each
+  // such connection: give the session one to share) and head limits; the
+  // handshake within the session's total timeout. WSServerHandshakeError
+  // unless the server switches as RFC 6455 says (websocket.hpp).
+  Coro<WebSocket> ws_connect(std::string url, WsOptions opts = {});
+  // The same handshake for any protocol: a GET with opts's headers (which
+  // say "Connection: Upgrade" and "Upgrade: <protocol>") on a connection of
+  // its own; on a 101 the connection is the caller's, any other answer is
+  // ClientResponseError with its status (and the connection is closed).
+  Coro<UpgradedConnection> upgrade(std::string url, RequestOptions opts = {});
 
   // Closes the pooled connections and waits until they are closed; later
   // requests throw ClientConnectionError. Idempotent.

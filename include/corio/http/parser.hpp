@@ -125,7 +125,8 @@ struct BodyFraming {
   std::uint64_t length = 0;  // for Kind::length
 };
 
-// A request's framing: chunked, Content-Length, or none (never until_close).
+// A request's framing: chunked, Content-Length, or none (never until_close;
+// always none for CONNECT, whose bytes after the head are the tunnel's).
 // Throws ParseError for the smuggling shapes and for Transfer-Encoding other
 // than chunked (501).
 BodyFraming request_framing(const RequestHead& head);
@@ -133,6 +134,14 @@ BodyFraming request_framing(const RequestHead& head);
 // 1xx, 204 and 304, and for a 2xx answer to CONNECT; until_close when
 // neither Content-Length nor chunked says otherwise.
 BodyFraming response_framing(const ResponseHead& head, std::string_view request_method);
+// Whether the connection leaves HTTP after this message (what llhttp calls
+// an upgrade): a request with "Connection: upgrade" and an Upgrade field
+// (after its body, if it has one; the server may still decline and answer
+// normally), or any CONNECT (at once: its bytes after the head are the
+// tunnel's, it has no body); a response 101, or a 2xx to CONNECT. The bytes
+// after such a head are not HTTP and are not for these parsers.
+bool is_upgrade(const RequestHead& head) noexcept;
+bool is_upgrade(const ResponseHead& head, std::string_view request_method) noexcept;
 // Whether the connection stays open after this message: HTTP/1.1 unless
 // "Connection: close"; HTTP/1.0 only with "Connection: keep-alive".
 bool keep_alive(int version_minor, const Headers& headers) noexcept;

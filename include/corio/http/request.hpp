@@ -35,8 +35,12 @@
 #include <corio/http/headers.hpp>
 #include <corio/http/parser.hpp>
 #include <corio/http/url.hpp>
+#include <corio/stream_reader.hpp>
+#include <corio/stream_writer.hpp>
 
 namespace corio::http {
+
+class Response;
 
 namespace detail {
 class HttpConnection;
@@ -76,6 +80,19 @@ class Request {
   Coro<std::string> read_chunk();
   // The body's trailer fields (chunked bodies), once it is read.
   const Headers& trailers() const noexcept;
+
+  // Whether the request asks to switch protocols (Connection: upgrade with
+  // an Upgrade field) or is a CONNECT: what take_connection() is for.
+  bool is_upgrade() const noexcept;
+  // Answers with `answer` (a 101 for an Upgrade, a 2xx for CONNECT: its
+  // head only, with its headers as given, Connection included) and hands
+  // the connection over: the streams are the caller's, the bytes that came
+  // after the request buffered in the reader. The server sends nothing
+  // more on it, reads no further request from it and applies none of its
+  // timeouts to it; whatever the handler returns afterwards is dropped.
+  // Any unread body is read first (the switch comes after the message).
+  // RuntimeError when called twice.
+  Coro<std::pair<StreamReader, StreamWriter>> take_connection(Response answer);
 
  private:
   const RequestHead& head_;

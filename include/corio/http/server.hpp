@@ -24,7 +24,8 @@
 // ("http://host/p"), routed by its path, its authority replacing Host;
 // "*" for OPTIONS only; CONNECT's "host:port", routed as the path
 // "/host:port" and answered 501 when no route takes it (the connection
-// closes after any CONNECT: the server does not tunnel).
+// closes after any CONNECT, unless its handler took the connection over
+// with Request::take_connection, as a WebSocket's handshake does).
 //
 // workers > 1: that many loops, each in a thread of its own (the first is
 // the caller's), each with a reuse_port listener on the same port; the

@@ -1,0 +1,28 @@
+// A request head sent on a connection of its own and the answer's head
+// read, nothing more: what the handshakes that take a connection over (a
+// WebSocket's Upgrade, a proxy's CONNECT) share. The bytes after the
+// answer's head stay buffered in the reader, for the protocol that follows.
+#pragma once
+
+#include <string>
+
+#include <corio/coro.hpp>
+#include <corio/http/parser.hpp>
+#include <corio/http/url.hpp>
+#include <corio/streams.hpp>
+
+namespace corio::http::detail {
+
+struct HeadExchange {
+  StreamReader reader;
+  StreamWriter writer;
+  ResponseHead head;
+};
+
+// Connects to url's host and port (ClientConnectionError, ClientSSLError),
+// writes request, reads the first response head (ParseError if it is bad,
+// ClientConnectionError at EOF before it).
+Coro<HeadExchange> exchange_head(const Url& url, ConnectOptions copts, std::string request,
+                                 Limits limits);
+
+}  // namespace corio::http::detail
