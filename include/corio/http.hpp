@@ -12,6 +12,7 @@
 #include <corio/http/form_data.hpp>
 #include <corio/http/headers.hpp>
 #include <corio/http/http_exception.hpp>
+#include <corio/http/json_schema.hpp>
 #include <corio/http/multipart.hpp>
 #include <corio/http/multipart_parser.hpp>
 #include <corio/http/parser.hpp>
