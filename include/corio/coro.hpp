@@ -21,6 +21,7 @@
 #include <type_traits>
 #include <utility>
 
+#include <corio/detail/await_site.hpp>
 #include <corio/detail/driver.hpp>
 #include <corio/detail/frame_alloc.hpp>
 
@@ -52,17 +53,45 @@ class CoroPromiseBase {
     void await_resume() noexcept {}
   };
   FinalAwaiter final_suspend() noexcept { return {}; }
-  void unhandled_exception() noexcept { exception_ = std::current_exception(); }
+  void unhandled_exception() noexcept {
+    exception_ = std::current_exception();
+    note_unwind(site_);
+  }
+
+  // Every co_await in a Coro body passes through here: it records where the
+  // coroutine waits (one pointer store with g++), which is what call graphs
+  // and async stack traces read. The awaitable itself is passed on untouched.
+  template <class A>
+  auto await_transform(A&& awaitable, AwaitSite site = AwaitSite::current()) {
+    site_ = site;
+    using W = decltype(awaiter_of(static_cast<A&&>(awaitable)));
+    return SiteAwaiter<W>{awaiter_of(static_cast<A&&>(awaitable))};
+  }
+  // The co_await this coroutine is (or last was) suspended at.
+  const AwaitSite& await_site() const noexcept { return site_; }
 
   static void* operator new(std::size_t n) { return frame_alloc(n); }
   static void operator delete(void* p, std::size_t n) noexcept { frame_free(p, n); }
 
   std::coroutine_handle<> continuation() const noexcept {
-    return std::coroutine_handle<>::from_address(reinterpret_cast<void*>(continuation_ & ~kInline));
+    return std::coroutine_handle<>::from_address(reinterpret_cast<void*>(continuation_ & ~kFlags));
   }
   bool started_inline() const noexcept { return (continuation_ & kInline) != 0; }
-  void set_continuation(std::coroutine_handle<> c, bool inline_start) noexcept {
-    continuation_ = reinterpret_cast<std::uintptr_t>(c.address()) | (inline_start ? kInline : 0);
+  // Whether the awaiting coroutine is a Coro too, whose promise a call graph
+  // may read at the usual place in its frame (see parent()).
+  bool parent_is_coro() const noexcept { return (continuation_ & kCoroParent) != 0; }
+  void set_continuation(std::coroutine_handle<> c, bool inline_start,
+                        bool coro_parent = false) noexcept {
+    continuation_ = reinterpret_cast<std::uintptr_t>(c.address()) | (inline_start ? kInline : 0) |
+                    (coro_parent ? kCoroParent : 0);
+  }
+  // The awaiting Coro's promise, or nullptr when the awaiter is no Coro.
+  // Both compilers place the promise right after the two frame pointers,
+  // aligned to its own alignment; parent_is_coro() holds only for promises
+  // aligned as CoroPromiseBase or to at most 16, where that offset is 16.
+  CoroPromiseBase* parent() const noexcept {
+    if (!parent_is_coro()) return nullptr;
+    return &std::coroutine_handle<CoroPromiseBase>::from_address(continuation().address()).promise();
   }
 
   std::exception_ptr exception_;
@@ -73,8 +102,24 @@ class CoroPromiseBase {
   // 8 bytes in every frame, and a suspended task's frame is on the
   // 256-byte budget.
   static constexpr std::uintptr_t kInline = 1;
+  static constexpr std::uintptr_t kCoroParent = 2;
+  static constexpr std::uintptr_t kFlags = kInline | kCoroParent;
+  // An exception leaves this coroutine: the running task records where
+  // (task_state.cpp), for the "never retrieved" report's async traceback.
+  static void note_unwind(const AwaitSite& site) noexcept;
   std::uintptr_t continuation_ = 0;
+  AwaitSite site_;
 };
+
+// Whether a call graph may read P's frame as a Coro's (CoroPromiseBase::parent()).
+template <class P>
+constexpr bool is_coro_promise() noexcept {
+  if constexpr (std::is_base_of_v<CoroPromiseBase, P>) {
+    return alignof(P) <= 16;
+  } else {
+    return false;
+  }
+}
 
 template <class T>
 class CoroPromise final : public CoroPromiseBase {
@@ -153,15 +198,18 @@ class [[nodiscard]] Coro {
     /// depth: if it finishes without suspending (the common case), the awaiter
     /// goes on without ever suspending. Past the bound, or when it does
     /// suspend, control goes through the trampoline (detail/driver.hpp).
-    bool await_suspend(std::coroutine_handle<> awaiting) noexcept {
+    template <class P>
+    bool await_suspend(std::coroutine_handle<P> awaiting) noexcept {
       auto& p = h_.promise();
+      constexpr bool coro_parent = detail::is_coro_promise<P>();
       if (detail::InlineScope scope; scope.entered()) {
-        p.set_continuation(awaiting, true);
+        p.set_continuation(awaiting, true, coro_parent);
         h_.resume();
-        p.set_continuation(awaiting, false);  // if it suspended, it transfers back when done
+        // if it suspended, it transfers back when done
+        p.set_continuation(awaiting, false, coro_parent);
         return !h_.done();
       }
-      p.set_continuation(awaiting, false);
+      p.set_continuation(awaiting, false, coro_parent);
       detail::transfer_to(h_);
       return true;
     }
