@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <new>
 #include <optional>
 #include <type_traits>
 #include <utility>
@@ -53,21 +54,36 @@ class CoroPromiseBase {
     void await_resume() noexcept {}
   };
   FinalAwaiter final_suspend() noexcept { return {}; }
+  CoroPromiseBase() noexcept : site_() {}
+  ~CoroPromiseBase() {
+    if (failed()) exception_.~exception_ptr();
+  }
+  CoroPromiseBase(const CoroPromiseBase&) = delete;
+  CoroPromiseBase& operator=(const CoroPromiseBase&) = delete;
+
   void unhandled_exception() noexcept {
-    exception_ = std::current_exception();
     note_unwind(site_);
+    site_.~AwaitSite();
+    new (&exception_) std::exception_ptr(std::current_exception());
+    continuation_ |= kFailed;
+  }
+  // Whether the body ended in an exception, and that exception.
+  bool failed() const noexcept { return (continuation_ & kFailed) != 0; }
+  std::exception_ptr exception() const noexcept { return failed() ? exception_ : nullptr; }
+  void rethrow_if_failed() const {
+    if (failed()) std::rethrow_exception(exception_);
   }
 
   // Every co_await in a Coro body passes through here: it records where the
   // coroutine waits (one pointer store with g++), which is what call graphs
   // and async stack traces read. The awaitable itself is passed on untouched.
   template <class A>
-  auto await_transform(A&& awaitable, AwaitSite site = AwaitSite::current()) {
-    site_ = site;
+  auto await_transform(A&& awaitable, AwaitSiteArg where = CORIO_AWAIT_SITE_HERE) {
+    site_ = to_await_site(where);
     using W = decltype(awaiter_of(static_cast<A&&>(awaitable)));
     return SiteAwaiter<W>{awaiter_of(static_cast<A&&>(awaitable))};
   }
-  // The co_await this coroutine is (or last was) suspended at.
+  // The co_await this coroutine is (or last was) suspended at; not once it failed.
   const AwaitSite& await_site() const noexcept { return site_; }
 
   static void* operator new(std::size_t n) { return frame_alloc(n); }
@@ -83,7 +99,7 @@ class CoroPromiseBase {
   void set_continuation(std::coroutine_handle<> c, bool inline_start,
                         bool coro_parent = false) noexcept {
     continuation_ = reinterpret_cast<std::uintptr_t>(c.address()) | (inline_start ? kInline : 0) |
-                    (coro_parent ? kCoroParent : 0);
+                    (coro_parent ? kCoroParent : 0) | (continuation_ & kFailed);
   }
   // The awaiting Coro's promise, or nullptr when the awaiter is no Coro.
   // Both compilers place the promise right after the two frame pointers,
@@ -94,8 +110,6 @@ class CoroPromiseBase {
     return &std::coroutine_handle<CoroPromiseBase>::from_address(continuation().address()).promise();
   }
 
-  std::exception_ptr exception_;
-
  private:
   // The awaiting coroutine's frame address, with bit 0 saying "started
   // inline" (frames are at least 8-aligned): a flag of its own would cost
@@ -103,12 +117,19 @@ class CoroPromiseBase {
   // 256-byte budget.
   static constexpr std::uintptr_t kInline = 1;
   static constexpr std::uintptr_t kCoroParent = 2;
-  static constexpr std::uintptr_t kFlags = kInline | kCoroParent;
+  static constexpr std::uintptr_t kFailed = 4;  // exception_ holds the body's exception
+  static constexpr std::uintptr_t kFlags = kInline | kCoroParent | kFailed;
   // An exception leaves this coroutine: the running task records where
   // (task_state.cpp), for the "never retrieved" report's async traceback.
   static void note_unwind(const AwaitSite& site) noexcept;
   std::uintptr_t continuation_ = 0;
-  AwaitSite site_;
+  // A coroutine that is running or suspended has a site; one that failed has
+  // an exception and is only waiting to be collected: one slot for both keeps
+  // a frame 8 bytes smaller (the 256-byte budget).
+  union {
+    AwaitSite site_;
+    std::exception_ptr exception_;
+  };
 };
 
 // Whether a call graph may read P's frame as a Coro's (CoroPromiseBase::parent()).
@@ -129,7 +150,7 @@ class CoroPromise final : public CoroPromiseBase {
   requires std::is_convertible_v<U&&, T>
   void return_value(U&& v) { value_.emplace(std::forward<U>(v)); }
   T take() {
-    if (exception_) std::rethrow_exception(exception_);
+    rethrow_if_failed();
     return std::move(*value_);
   }
   std::optional<T> value_;
@@ -141,7 +162,7 @@ class CoroPromise<void> final : public CoroPromiseBase {
   Coro<void> get_return_object() noexcept;
   void return_void() noexcept {}
   void take() {
-    if (exception_) std::rethrow_exception(exception_);
+    rethrow_if_failed();
   }
 };
 

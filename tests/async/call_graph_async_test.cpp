@@ -46,7 +46,9 @@ TEST(CallGraphAsync, GatherChildrenAreAwaitedByTheGatheringTask) {
   EXPECT_EQ(child.call_stack.size(), 1u);
   EXPECT_NE(child.call_stack.at(0).function.find("fetch"), std::string::npos);
   EXPECT_EQ(child.awaited_by.size(), 1u) << corio::format_call_graph(child);
-  if (!child.awaited_by.empty()) EXPECT_EQ(child.awaited_by[0].task.get_name(), "gatherer");
+  if (!child.awaited_by.empty()) {
+    EXPECT_EQ(child.awaited_by[0].task.get_name(), "gatherer");
+  }
 }
 
 }  // namespace

@@ -4,8 +4,13 @@
 // pointer to a constant the compiler emits per call site. clang 14 lacks
 // __builtin_source_location (libstdc++ then has no std::source_location), so
 // there it is corio::SourceLocation: three stores, same interface.
+//
+// await_transform takes the site as a default argument of a scalar type (the
+// builtin's pointer): g++ 12 keeps a class-type argument of a co_await
+// expression in the coroutine frame, 8 bytes more in every frame.
 #pragma once
 
+#include <bit>
 #if __has_include(<source_location>)
 #include <source_location>
 #endif
@@ -15,8 +20,18 @@ namespace corio::detail {
 
 #if defined(__cpp_lib_source_location)
 using AwaitSite = std::source_location;
+using AwaitSiteArg = const void*;
+#define CORIO_AWAIT_SITE_HERE __builtin_source_location()
+// std::source_location is that one pointer (trivially copyable, same size).
+inline AwaitSite to_await_site(AwaitSiteArg where) noexcept {
+  static_assert(sizeof(AwaitSite) == sizeof(AwaitSiteArg));
+  return std::bit_cast<AwaitSite>(where);
+}
 #else
 using AwaitSite = SourceLocation;
+using AwaitSiteArg = SourceLocation;
+#define CORIO_AWAIT_SITE_HERE ::corio::SourceLocation::current()
+inline AwaitSite to_await_site(AwaitSiteArg where) noexcept { return where; }
 #endif
 
 }  // namespace corio::detail

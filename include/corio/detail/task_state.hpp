@@ -156,7 +156,7 @@ class TaskState final : public TaskBase, public Pooled {
   }
   void collect() noexcept {
     auto& promise = Handle::from_address(root().address()).promise();
-    std::exception_ptr e = promise.exception_;
+    std::exception_ptr e = promise.exception();
     if constexpr (!std::is_void_v<T>) {
       if (!e) {
         try {
