@@ -23,14 +23,6 @@ using namespace std::chrono_literals;
 // The lines of the co_awaits the tests expect in call stacks.
 unsigned g_leaf_line = 0, g_middle_line = 0, g_outer_line = 0, g_main_line = 0;
 
-// Records the line it is called on: `co_await mark(&line, aw)` notes the
-// co_await's line in the same statement.
-template <class A>
-std::decay_t<A> mark(unsigned* line, A&& awaitable, unsigned here = __builtin_LINE()) {
-  *line = here;
-  return std::forward<A>(awaitable);
-}
-
 bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }

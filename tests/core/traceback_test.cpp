@@ -19,12 +19,6 @@ using namespace std::chrono_literals;
 
 unsigned g_throw_line = 0, g_mid_line = 0, g_top_line = 0;
 
-template <class A>
-std::decay_t<A> mark(unsigned* line, A&& awaitable, unsigned here = __builtin_LINE()) {
-  *line = here;
-  return std::forward<A>(awaitable);
-}
-
 Coro<void> thrower() {
   co_await mark(&g_throw_line, corio::sleep(1s));
   throw std::runtime_error("deep failure");
