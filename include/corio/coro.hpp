@@ -99,8 +99,11 @@ class CoroPromiseBase {
   void set_continuation(std::coroutine_handle<> c, bool inline_start,
                         bool coro_parent = false) noexcept {
     continuation_ = reinterpret_cast<std::uintptr_t>(c.address()) | (inline_start ? kInline : 0) |
-                    (coro_parent ? kCoroParent : 0) | (continuation_ & kFailed);
+                    (coro_parent ? kCoroParent : 0);
   }
+  // Back from an inline start that suspended: from now on it transfers back
+  // when done. (Keeps kFailed: the body may have failed already.)
+  void clear_inline() noexcept { continuation_ &= ~kInline; }
   // The awaiting Coro's promise, or nullptr when the awaiter is no Coro.
   // Both compilers place the promise right after the two frame pointers,
   // aligned to its own alignment; parent_is_coro() holds only for promises
@@ -226,8 +229,7 @@ class [[nodiscard]] Coro {
       if (detail::InlineScope scope; scope.entered()) {
         p.set_continuation(awaiting, true, coro_parent);
         h_.resume();
-        // if it suspended, it transfers back when done
-        p.set_continuation(awaiting, false, coro_parent);
+        p.clear_inline();
         return !h_.done();
       }
       p.set_continuation(awaiting, false, coro_parent);
