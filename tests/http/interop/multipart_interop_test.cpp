@@ -1,7 +1,7 @@
 // multipart/form-data with other implementations: curl -F uploading to a
 // corio server (MultipartReader), and corio's FormData posted to Python's
-// MIME parser (peers/multipart_server.py). Run by the `interop` CTest
-// entry (tests/CMakeLists.txt), which sets CORIO_INTEROP; skipped elsewhere.
+// MIME parser (peers/multipart_server.py). Part of the interop suite
+// (corio_http_interop_tests, label interop: the release pass only).
 #include <zlib.h>
 
 #include <corio/http/client.hpp>
@@ -15,8 +15,6 @@ namespace {
 
 using corio::http::BodyPart;
 using corio::http::MultipartReader;
-
-bool interop() { return std::getenv("CORIO_INTEROP") != nullptr; }
 
 std::string crc(std::string_view bytes) {
   return std::to_string(::crc32(0, reinterpret_cast<const Bytef*>(bytes.data()),
@@ -69,7 +67,6 @@ Coro<void> curl_body(const TempDir* dir) {
 }
 
 TEST(MultipartInterop, CurlUploadsToTheServer) {
-  if (!interop()) GTEST_SKIP() << "run by the interop CTest entry";
   TempDir dir;
   run_bounded(curl_body(&dir), 30s);
 }
@@ -94,7 +91,6 @@ Coro<void> python_body(const TempDir* dir, std::uint16_t port) {
 }
 
 TEST(MultipartInterop, FormDataIsReadByPythonsMimeParser) {
-  if (!interop()) GTEST_SKIP() << "run by the interop CTest entry";
   PeerProcess peer({python(), "-u", (peers_dir() / "multipart_server.py").string()});
   const std::uint16_t port = peer.read_port();
   ASSERT_NE(port, 0) << "the Python peer did not start";
