@@ -9,6 +9,10 @@ the rendered page.
                                compiled; the fragments of one file share one
                                namespace, in order, so later ones may use
                                earlier ones
+  <!-- doc: global -->         declarations outside that namespace, at global
+                               scope, where they are: for what must be there,
+                               such as a specialization of a corio template
+                               (`template <> struct corio::http::Fields<T>`)
   <!-- doc: body -->           the statements of a corio::Coro<> function,
                                compiled (they may use the file's fragments)
   <!-- doc: body run -->       the same, then run with corio::run_main
@@ -40,7 +44,7 @@ import sys
 MARKER = re.compile(r"^<!--\s*doc:\s*(\w+)\s*(.*?)\s*-->\s*$")
 FENCE = re.compile(r"^```(\S*)\s*$")
 INCLUDE = re.compile(r"^\s*#\s*include\b")
-KINDS = {"fragment", "body", "program", "fail", "output"}
+KINDS = {"fragment", "global", "body", "program", "fail", "output"}
 PREAMBLE = "#include <corio/corio.hpp>\n"
 
 
@@ -128,6 +132,11 @@ class Page:
         body = [line_directive(lineno, self.path)] + rest
         if kind == "fragment":
             self.scope += body
+        elif kind == "global":
+            # The page's namespace is closed around the block and reopened
+            # after it, so the blocks keep their order.
+            ns = f"doc_{self.name}"
+            self.scope += [f"}}  // namespace {ns}"] + body + [f"namespace {ns} {{"]
         elif kind == "body":
             self.add_body(arg, lineno, body, where)
         else:
