@@ -50,12 +50,12 @@ struct AwaitedObject {
 
 /// A task's call graph (asyncio.FutureCallGraph, plus what it awaits).
 struct FutureCallGraph {
-  TaskRef task;
+  TaskRef task;  ///< the task this graph is of
   /// "suspended", "running", "not started", "done", or "suspended elsewhere"
   /// (at an awaitable that is not corio's).
   std::string state;
   std::vector<FrameCallGraphEntry> call_stack;  ///< innermost first
-  AwaitedObject awaiting;
+  AwaitedObject awaiting;  ///< what the innermost suspended coroutine waits on
   std::vector<FutureCallGraph> awaited_by;  ///< the tasks awaiting this one, each with its graph
 };
 
@@ -73,6 +73,7 @@ std::optional<FutureCallGraph> capture_call_graph();
 ///   + Awaited by:
 ///      * Task(name='main', id=1) awaiting gather/wait ...
 std::string format_call_graph(const FutureCallGraph& graph);
+/// format_call_graph(capture_call_graph(task)).
 std::string format_call_graph(const TaskRef& task);
 /// Prints format_call_graph(task) to out.
 void print_call_graph(const TaskRef& task, std::ostream& out);
