@@ -5,6 +5,7 @@
 
 #include <corio/as_completed.hpp>
 #include <corio/barrier.hpp>
+#include <corio/call_graph.hpp>
 #include <corio/clock.hpp>
 #include <corio/condition.hpp>
 #include <corio/coro.hpp>

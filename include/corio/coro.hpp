@@ -17,10 +17,12 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <new>
 #include <optional>
 #include <type_traits>
 #include <utility>
 
+#include <corio/detail/await_site.hpp>
 #include <corio/detail/driver.hpp>
 #include <corio/detail/frame_alloc.hpp>
 
@@ -52,20 +54,64 @@ class CoroPromiseBase {
     void await_resume() noexcept {}
   };
   FinalAwaiter final_suspend() noexcept { return {}; }
-  void unhandled_exception() noexcept { exception_ = std::current_exception(); }
+  CoroPromiseBase() noexcept : site_() {}
+  ~CoroPromiseBase() {
+    if (failed()) exception_.~exception_ptr();
+  }
+  CoroPromiseBase(const CoroPromiseBase&) = delete;
+  CoroPromiseBase& operator=(const CoroPromiseBase&) = delete;
+
+  void unhandled_exception() noexcept {
+    note_unwind(site_);
+    site_.~AwaitSite();
+    new (&exception_) std::exception_ptr(std::current_exception());
+    continuation_ |= kFailed;
+  }
+  // Whether the body ended in an exception, and that exception.
+  bool failed() const noexcept { return (continuation_ & kFailed) != 0; }
+  std::exception_ptr exception() const noexcept { return failed() ? exception_ : nullptr; }
+  void rethrow_if_failed() const {
+    if (failed()) std::rethrow_exception(exception_);
+  }
+
+  // Every co_await in a Coro body passes through here: it records where the
+  // coroutine waits (one pointer store with g++), which is what call graphs
+  // and async stack traces read. The awaitable itself is passed on untouched.
+  template <class A>
+  auto await_transform(A&& awaitable, AwaitSiteArg where = CORIO_AWAIT_SITE_HERE) {
+    site_ = to_await_site(where);
+    using W = decltype(awaiter_of(static_cast<A&&>(awaitable)));
+    return SiteAwaiter<W>{awaiter_of(static_cast<A&&>(awaitable))};
+  }
+  // The co_await this coroutine is (or last was) suspended at; not once it failed.
+  const AwaitSite& await_site() const noexcept { return site_; }
 
   static void* operator new(std::size_t n) { return frame_alloc(n); }
   static void operator delete(void* p, std::size_t n) noexcept { frame_free(p, n); }
 
   std::coroutine_handle<> continuation() const noexcept {
-    return std::coroutine_handle<>::from_address(reinterpret_cast<void*>(continuation_ & ~kInline));
+    return std::coroutine_handle<>::from_address(reinterpret_cast<void*>(continuation_ & ~kFlags));
   }
   bool started_inline() const noexcept { return (continuation_ & kInline) != 0; }
-  void set_continuation(std::coroutine_handle<> c, bool inline_start) noexcept {
-    continuation_ = reinterpret_cast<std::uintptr_t>(c.address()) | (inline_start ? kInline : 0);
+  // Whether the awaiting coroutine is a Coro too, whose promise a call graph
+  // may read at the usual place in its frame (see parent()).
+  bool parent_is_coro() const noexcept { return (continuation_ & kCoroParent) != 0; }
+  void set_continuation(std::coroutine_handle<> c, bool inline_start,
+                        bool coro_parent = false) noexcept {
+    continuation_ = reinterpret_cast<std::uintptr_t>(c.address()) | (inline_start ? kInline : 0) |
+                    (coro_parent ? kCoroParent : 0);
   }
-
-  std::exception_ptr exception_;
+  // Back from an inline start that suspended: from now on it transfers back
+  // when done. (Keeps kFailed: the body may have failed already.)
+  void clear_inline() noexcept { continuation_ &= ~kInline; }
+  // The awaiting Coro's promise, or nullptr when the awaiter is no Coro.
+  // Both compilers place the promise right after the two frame pointers,
+  // aligned to its own alignment; parent_is_coro() holds only for promises
+  // aligned as CoroPromiseBase or to at most 16, where that offset is 16.
+  CoroPromiseBase* parent() const noexcept {
+    if (!parent_is_coro()) return nullptr;
+    return &std::coroutine_handle<CoroPromiseBase>::from_address(continuation().address()).promise();
+  }
 
  private:
   // The awaiting coroutine's frame address, with bit 0 saying "started
@@ -73,8 +119,31 @@ class CoroPromiseBase {
   // 8 bytes in every frame, and a suspended task's frame is on the
   // 256-byte budget.
   static constexpr std::uintptr_t kInline = 1;
+  static constexpr std::uintptr_t kCoroParent = 2;
+  static constexpr std::uintptr_t kFailed = 4;  // exception_ holds the body's exception
+  static constexpr std::uintptr_t kFlags = kInline | kCoroParent | kFailed;
+  // An exception leaves this coroutine: the running task records where
+  // (task_state.cpp), for the "never retrieved" report's async traceback.
+  static void note_unwind(const AwaitSite& site) noexcept;
   std::uintptr_t continuation_ = 0;
+  // A coroutine that is running or suspended has a site; one that failed has
+  // an exception and is only waiting to be collected: one slot for both keeps
+  // a frame 8 bytes smaller (the 256-byte budget).
+  union {
+    AwaitSite site_;
+    std::exception_ptr exception_;
+  };
 };
+
+// Whether a call graph may read P's frame as a Coro's (CoroPromiseBase::parent()).
+template <class P>
+constexpr bool is_coro_promise() noexcept {
+  if constexpr (std::is_base_of_v<CoroPromiseBase, P>) {
+    return alignof(P) <= 16;
+  } else {
+    return false;
+  }
+}
 
 template <class T>
 class CoroPromise final : public CoroPromiseBase {
@@ -84,7 +153,7 @@ class CoroPromise final : public CoroPromiseBase {
   requires std::is_convertible_v<U&&, T>
   void return_value(U&& v) { value_.emplace(std::forward<U>(v)); }
   T take() {
-    if (exception_) std::rethrow_exception(exception_);
+    rethrow_if_failed();
     return std::move(*value_);
   }
   std::optional<T> value_;
@@ -96,7 +165,7 @@ class CoroPromise<void> final : public CoroPromiseBase {
   Coro<void> get_return_object() noexcept;
   void return_void() noexcept {}
   void take() {
-    if (exception_) std::rethrow_exception(exception_);
+    rethrow_if_failed();
   }
 };
 
@@ -153,15 +222,17 @@ class [[nodiscard]] Coro {
     /// depth: if it finishes without suspending (the common case), the awaiter
     /// goes on without ever suspending. Past the bound, or when it does
     /// suspend, control goes through the trampoline (detail/driver.hpp).
-    bool await_suspend(std::coroutine_handle<> awaiting) noexcept {
+    template <class P>
+    bool await_suspend(std::coroutine_handle<P> awaiting) noexcept {
       auto& p = h_.promise();
+      constexpr bool coro_parent = detail::is_coro_promise<P>();
       if (detail::InlineScope scope; scope.entered()) {
-        p.set_continuation(awaiting, true);
+        p.set_continuation(awaiting, true, coro_parent);
         h_.resume();
-        p.set_continuation(awaiting, false);  // if it suspended, it transfers back when done
+        p.clear_inline();
         return !h_.done();
       }
-      p.set_continuation(awaiting, false);
+      p.set_continuation(awaiting, false, coro_parent);
       detail::transfer_to(h_);
       return true;
     }

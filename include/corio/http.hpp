@@ -1,7 +1,8 @@
 /// \file
 /// The http layer in one include: the client session, the server, and the
 /// parser, headers and URLs under both (corio/corio.hpp leaves them out, so
-/// programs that do not speak HTTP do not compile it).
+/// programs that do not speak HTTP do not compile it). json_fields.hpp and
+/// json_as.hpp are left out too: they bring nlohmann/json.hpp with them.
 #pragma once
 
 #include <corio/http/client.hpp>
@@ -12,6 +13,7 @@
 #include <corio/http/form_data.hpp>
 #include <corio/http/headers.hpp>
 #include <corio/http/http_exception.hpp>
+#include <corio/http/json_schema.hpp>
 #include <corio/http/multipart.hpp>
 #include <corio/http/multipart_parser.hpp>
 #include <corio/http/parser.hpp>

@@ -27,6 +27,9 @@ void check_no_running_loop();
 // run_main's exit status for what escaped main: 130 for KeyboardInterrupt,
 // else 1 after printing the exception's type and message to stderr.
 int exit_status_of(const std::exception_ptr& e) noexcept;
+// main failed: keeps its async traceback (the task goes with run()) for
+// exit_status_of to print with the exception.
+void keep_traceback(const TaskRef& main) noexcept;
 // Cancels what main left running, lets it unwind, closes the loop.
 void finish_run(EventLoop& loop) noexcept;
 
@@ -68,6 +71,9 @@ T run(Coro<T> main, RunOptions opts = {}, SourceLocation where = SourceLocation:
     return loop.run_until_complete(task);
   } catch (const CancelledError&) {
     sigint.throw_if_interrupted();
+    throw;
+  } catch (...) {
+    detail::keep_traceback(task);
     throw;
   }
 }

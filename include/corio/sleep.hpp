@@ -66,7 +66,11 @@ class [[nodiscard]] SleepAwaiter : private detail::AwaitPoint, private detail::T
     return true;
   }
 
-  static constexpr Ops kOps{&on_cancel, "sleep"};
+  static void describe(const detail::AwaitPoint* p, detail::AwaitInfo& info) noexcept {
+    auto* self = static_cast<const SleepAwaiter*>(p);
+    if (self->in_heap()) info.deadline = self->when;
+  }
+  static constexpr Ops kOps{&on_cancel, "sleep", &describe};
   double delay_;
   detail::TaskBase* task_ = nullptr;
   EventLoop* loop_ = nullptr;

@@ -37,7 +37,7 @@ bool MultiWait::satisfied() const noexcept {
 
 void MultiWait::await_suspend(std::coroutine_handle<> h) {
   task_ = &current_task_for("gather()/wait()");
-  static constexpr Ops kOps{&on_cancel, "gather/wait"};
+  static constexpr Ops kOps{&on_cancel, "gather/wait", &describe};
   ops = &kOps;
   nodes_ = std::make_unique<Node[]>(states_.size());
   for (std::size_t i = 0; i < states_.size(); ++i) {
@@ -91,6 +91,13 @@ void MultiWait::on_settled(TimerNode* n) noexcept {
 
 void MultiWait::fire_node(Callback* cb, FutureStateBase& s) noexcept {
   static_cast<Node*>(cb)->owner->on_child_done(s);
+}
+
+// For call graphs: every child (done ones too, as asyncio's awaited_by) and the deadline.
+void MultiWait::describe(const AwaitPoint* p, AwaitInfo& info) noexcept {
+  auto* self = static_cast<const MultiWait*>(p);
+  info.awaited = self->states_;
+  if (self->in_heap()) info.deadline = self->when;
 }
 
 bool MultiWait::on_cancel(AwaitPoint* p, const std::string& msg) noexcept {

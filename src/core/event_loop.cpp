@@ -29,6 +29,7 @@
 #include "backend/backend.hpp"
 #include "signals.hpp"
 #include "timer_heap.hpp"
+#include <corio/call_graph.hpp>
 #include <corio/event_loop.hpp>
 
 namespace corio {
@@ -519,7 +520,9 @@ void EventLoop::destroy_pending_tasks() noexcept {
     for (detail::TaskBase* t : tasks.snapshot()) pending.emplace_back(t);
     for (TaskRef& t : pending) {
       if (t.done()) continue;
-      call_exception_handler({"Task was destroyed but it is pending! " + t.task()->repr(), nullptr, t});
+      call_exception_handler({"Task was destroyed but it is pending! " + t.task()->repr() +
+                                  detail::format_await_chain(*t.task()),
+                              nullptr, t});
       t.task()->finish_from_root(std::make_exception_ptr(CancelledError("event loop closed")));
     }
   }

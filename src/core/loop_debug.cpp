@@ -3,6 +3,7 @@
 // a loop of a few lines.
 #include <fmt/format.h>
 
+#include <corio/call_graph.hpp>
 #include <corio/event_loop.hpp>
 
 namespace corio {
@@ -28,7 +29,9 @@ void EventLoop::report_slow(detail::TaskBase* task, double seconds) noexcept {
   try {
     ExceptionContext ctx;
     if (task) {
-      ctx.message = fmt::format("Executing {} took {:.3f} seconds", task->repr(), seconds);
+      // Where the step ended: the co_await it stopped at (nothing if it finished).
+      ctx.message = fmt::format("Executing {} took {:.3f} seconds{}", task->repr(), seconds,
+                                detail::format_await_chain(*task));
       ctx.task = TaskRef(task);
     } else {
       ctx.message = fmt::format("Executing <Handle> took {:.3f} seconds", seconds);

@@ -5,7 +5,10 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
+#include <utility>
 
+#include <corio/call_graph.hpp>
 #include <corio/run.hpp>
 
 namespace corio {
@@ -104,6 +107,24 @@ void SigintCancelsMain::throw_if_interrupted() {
   if (interrupts_ > 0 && main_.task()->uncancel() == 0) throw KeyboardInterrupt();
 }
 
+namespace {
+// The last main task's failure on this thread and the await chain it took.
+struct MainTraceback {
+  std::exception_ptr exception;
+  std::string text;
+};
+thread_local MainTraceback tls_main_traceback;
+}  // namespace
+
+void keep_traceback(const TaskRef& main) noexcept {
+  try {
+    tls_main_traceback = {main.task()->peek_exception(),
+                          format_unwind(main.task()->unwind_trace())};
+  } catch (...) {  // out of memory: the exception is printed without it
+    tls_main_traceback = {};
+  }
+}
+
 int exit_status_of(const std::exception_ptr& e) noexcept {
   try {
     std::rethrow_exception(e);
@@ -111,7 +132,9 @@ int exit_status_of(const std::exception_ptr& e) noexcept {
     return 128 + SIGINT;  // the status says it: nothing to print (the shell knows 130)
   } catch (...) {
     try {
-      std::fprintf(stderr, "uncaught exception: %s\n", describe(e).c_str());
+      MainTraceback tb = std::exchange(tls_main_traceback, {});
+      if (tb.exception != e) tb.text.clear();
+      std::fprintf(stderr, "uncaught exception: %s%s\n", describe(e).c_str(), tb.text.c_str());
     } catch (...) {  // out of memory for the message
       std::fputs("uncaught exception\n", stderr);
     }

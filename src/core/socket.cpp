@@ -179,7 +179,13 @@ SocketAddress Socket::peer_address() const {
 
 namespace detail {
 
-const AwaitPoint::Ops IoWait::kOps{&IoWait::on_cancel, "socket"};
+const AwaitPoint::Ops IoWait::kOps{&IoWait::on_cancel, "socket", &IoWait::describe};
+
+void IoWait::describe(const AwaitPoint* p, AwaitInfo& info) noexcept {
+  auto* self = static_cast<const IoWait*>(p);
+  info.fd = self->fd_;
+  info.write = self->write_;
+}
 
 IoWait::~IoWait() {
   if (parked_) LoopAccess::unpark_io(loop_, this);

@@ -8,8 +8,11 @@
 //  - at the next step with the flag set, the await point the task stopped
 //    at is marked interrupted and its await_resume throws CancelledError; a
 //    task that has not started yet finishes cancelled without running.
+#include <vector>
+
 #include <fmt/format.h>
 
+#include <corio/call_graph.hpp>
 #include <corio/event_loop.hpp>
 #include <corio/sleep.hpp>
 
@@ -28,7 +31,35 @@ struct TaskExtra {
   std::string name;
   std::string cancel_message;
   std::optional<SourceLocation> created_at;
+  // The exception leaving the task's coroutines and the co_awaits it left
+  // them through, innermost first (the async traceback of its report).
+  std::exception_ptr unwinding;
+  std::vector<AwaitSite> unwind;
 };
+
+void CoroPromiseBase::note_unwind(const AwaitSite& site) noexcept {
+  if (TaskBase* t = tls_current_task) t->note_unwind(site);
+}
+
+// Each Coro the exception leaves adds its site; another exception (a frame
+// caught it and threw its own) starts the trace again where it left.
+void TaskBase::note_unwind(const AwaitSite& site) noexcept {
+  try {
+    TaskExtra& x = extra();
+    std::exception_ptr e = std::current_exception();
+    if (x.unwinding != e) {
+      x.unwind.clear();
+      x.unwinding = std::move(e);
+    }
+    x.unwind.push_back(site);
+  } catch (...) {  // out of memory: the report goes out without the trace
+  }
+}
+
+std::span<const AwaitSite> TaskBase::unwind_trace() const noexcept {
+  if (!extra_ || extra_->unwinding != exception_) return {};
+  return extra_->unwind;
+}
 
 TaskBase::TaskBase(LoopCore* loop, std::coroutine_handle<> root,
                    void (*on_ready)(ReadyNode*, ReadyOp))
@@ -108,11 +139,22 @@ bool TaskBase::request_cancel(std::string msg) {
     retrieved_ = true;
     return false;
   }
+  if (task_flags_ & kCancelling) {
+    // Tasks awaiting each other (a deadlock) pass the request round the cycle
+    // back here. It is the same request: instead of recursing, the task is
+    // woken to interrupt its await point, since nothing else in the cycle
+    // will ever finish to wake it. (asyncio recurses until RecursionError.)
+    wake();
+    return true;
+  }
   ++cancel_requests_;
   if (!msg.empty() || extra_) extra().cancel_message = std::move(msg);
   task_flags_ |= kMustCancel;
-  if (waiting_on_ && waiting_on_->ops->cancel(waiting_on_, cancel_message()))
-    task_flags_ &= ~kMustCancel;
+  if (!waiting_on_) return true;
+  task_flags_ |= kCancelling;
+  const bool delivered = waiting_on_->ops->cancel(waiting_on_, cancel_message());
+  task_flags_ &= ~kCancelling;
+  if (delivered) task_flags_ &= ~kMustCancel;
   return true;
 }
 
@@ -206,7 +248,8 @@ void TaskBase::before_destroy() noexcept {
       pending ? "Task was destroyed but it is pending!" : "Task exception was never retrieved";
   if (unretrieved) ctx.exception = exception_;
   try {
-    ctx.message = fmt::format("{} {}", what, repr());
+    ctx.message = fmt::format("{} {}{}", what, repr(),
+                              pending ? format_await_chain(*this) : format_unwind(unwind_trace()));
   } catch (...) {  // out of memory: the report goes out without the task
     ctx.message = what;
   }

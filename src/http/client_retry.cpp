@@ -10,6 +10,7 @@
 #include <random>
 
 #include <corio/event_loop.hpp>
+#include <corio/http/tunnel.hpp>
 #include <corio/sleep.hpp>
 
 #include "http/client_request.hpp"
@@ -72,6 +73,13 @@ std::optional<std::chrono::milliseconds> wait_after(const ClientResponse& r, con
   return p.delay(attempt, draw());
 }
 
+// A proxy refusing CONNECT is retried as the answer it stands for: a 502
+// or 503 (the proxy cannot reach the origin, or is overloaded) may pass.
+// A 407 never: the credentials sent again are the same ones it refused.
+bool retries_proxy_refusal(const RetryPolicy& p, int status) noexcept {
+  return status != 407 && p.retries_status(status);
+}
+
 }  // namespace
 
 Coro<ClientResponse> ClientSession::with_retries(const detail::PreparedRequest& req,
@@ -86,6 +94,8 @@ Coro<ClientResponse> ClientSession::with_retries(const detail::PreparedRequest& 
       co_await discard_body(r);
     } catch (const ClientSSLError&) {
       throw;  // a certificate refused now is refused again
+    } catch (const ClientHttpProxyError& e) {
+      if (last || !retries_proxy_refusal(retry, e.status())) throw;
     } catch (const ClientConnectionError&) {
       if (last || !retry.connection_errors) throw;
     } catch (const TimeoutError&) {

@@ -1,6 +1,5 @@
 // The client's connection pool (see connection_pool.hpp).
 #include "http/connection_pool.hpp"
-#include "http/proxy_tunnel.hpp"
 
 #include <sys/socket.h>
 
@@ -10,6 +9,7 @@
 #include <corio/errors.hpp>
 #include <corio/event_loop.hpp>
 #include <corio/http/client_errors.hpp>
+#include <corio/http/tunnel.hpp>
 #include <corio/streams.hpp>
 #include <corio/timeout.hpp>
 
@@ -186,16 +186,32 @@ const SslContext& ConnectionPool::ssl_context() {
   return *default_ssl_;
 }
 
+ConnectOptions ConnectionPool::connect_options(const Url& url) {
+  ConnectOptions copts;
+  if (url.is_https()) copts.ssl = ssl_context();
+  return copts;
+}
+
+// The session's TLS context serves both hops: an https proxy is verified
+// with the same CAs as the origin behind it. No timeout of the tunnel's
+// own: connect()'s limit covers the proxy's answer too.
+TunnelOptions ConnectionPool::tunnel_options(const Route& route) {
+  TunnelOptions topts;
+  topts.headers = route.proxy_headers;
+  if (route.peer.is_https()) topts.ssl = ssl_context();
+  if (route.via->is_https()) topts.proxy_ssl = ssl_context();
+  topts.timeout.reset();
+  return topts;
+}
+
 Coro<void> ConnectionPool::connect(const Route& route, Lease& lease,
                                    std::optional<std::chrono::milliseconds> limit) {
   const Url& url = route.peer;
-  ConnectOptions copts;
-  if (url.is_https()) copts.ssl = ssl_context();
   try {
     std::pair<StreamReader, StreamWriter> streams;
     Coro<std::pair<StreamReader, StreamWriter>> opening =
-        route.via ? open_tunnel(*route.via, url, route.proxy_headers, std::move(copts))
-                  : open_connection(url.host, url.port, std::move(copts));
+        route.via ? open_tunnel(*route.via, url.host, url.port, tunnel_options(route))
+                  : open_connection(url.host, url.port, connect_options(url));
     if (limit) {
       streams = co_await timeout(*limit, std::move(opening));
     } else {

@@ -52,6 +52,14 @@
 #include <corio/stream_reader.hpp>
 #include <corio/stream_writer.hpp>
 
+namespace corio {
+struct ConnectOptions;
+}
+
+namespace corio::http {
+struct TunnelOptions;
+}
+
 namespace corio::http::detail {
 
 struct PoolOptions {
@@ -149,6 +157,8 @@ class ConnectionPool : public std::enable_shared_from_this<ConnectionPool> {
   Coro<void> connect(const Route& route, Lease& lease,
                      std::optional<std::chrono::milliseconds> limit);
   const SslContext& ssl_context();
+  ConnectOptions connect_options(const Url& url);
+  TunnelOptions tunnel_options(const Route& route);
 
   PoolOptions opts_;
   std::unordered_map<std::string, PoolHost> hosts_;  // nodes are stable: leases point at them

@@ -4,7 +4,9 @@
 
 #include <corio/errors.hpp>
 #include <corio/http/request.hpp>
+#include <corio/http/http_exception.hpp>
 #include <corio/http/json.hpp>
+#include <corio/http/json_schema.hpp>
 #include <corio/http/response.hpp>
 
 #include "http/server_connection.hpp"
@@ -72,6 +74,15 @@ Coro<nlohmann::json> Request::json() {
   } catch (const JsonError& e) {
     throw HTTPException(400, std::string("the body is not valid JSON: ") + e.what());
   }
+}
+
+Coro<nlohmann::json> Request::json(nlohmann::json schema) {
+  nlohmann::json body = co_await json();
+  const std::vector<SchemaError> problems = schema_errors(schema, body);
+  if (problems.empty()) co_return body;
+  nlohmann::json errors = nlohmann::json::array();
+  for (const SchemaError& p : problems) errors.push_back({{"path", p.path}, {"message", p.message}});
+  throw HTTPException::json(422, {{"detail", "the body does not match its schema"}, {"errors", std::move(errors)}});
 }
 
 }  // namespace corio::http

@@ -7,7 +7,8 @@ namespace corio {
 
 using detail::WaitQueue;
 
-const detail::AwaitPoint::Ops Barrier::kWaitOps{&WaitQueue::Waiter::on_cancel, "barrier"};
+const detail::AwaitPoint::Ops Barrier::kWaitOps{&WaitQueue::Waiter::on_cancel, "barrier",
+                                                  &WaitQueue::Waiter::describe};
 
 // One wait for the next state change. A woken waiter cancelled before it ran
 // needs no abandon function: every waiter was woken, so no wake-up is owed.

@@ -12,7 +12,8 @@ namespace corio {
 
 using detail::WaitQueue;
 
-const detail::AwaitPoint::Ops Condition::kWaitOps{&WaitQueue::Waiter::on_cancel, "condition"};
+const detail::AwaitPoint::Ops Condition::kWaitOps{&WaitQueue::Waiter::on_cancel, "condition",
+                                                  &WaitQueue::Waiter::describe};
 
 // The park step of wait(): there is no "already notified" to check.
 detail::Park Condition::park() noexcept {

@@ -8,9 +8,12 @@ namespace corio {
 
 using detail::WaitQueue;
 
-const detail::AwaitPoint::Ops Lock::kWaitOps{&WaitQueue::Waiter::on_cancel, "lock"};
-const detail::AwaitPoint::Ops Semaphore::kWaitOps{&WaitQueue::Waiter::on_cancel, "semaphore"};
-const detail::AwaitPoint::Ops Event::kWaitOps{&WaitQueue::Waiter::on_cancel, "event"};
+const detail::AwaitPoint::Ops Lock::kWaitOps{&WaitQueue::Waiter::on_cancel, "lock",
+                                                  &WaitQueue::Waiter::describe};
+const detail::AwaitPoint::Ops Semaphore::kWaitOps{&WaitQueue::Waiter::on_cancel, "semaphore",
+                                                  &WaitQueue::Waiter::describe};
+const detail::AwaitPoint::Ops Event::kWaitOps{&WaitQueue::Waiter::on_cancel, "event",
+                                                  &WaitQueue::Waiter::describe};
 
 void Lock::release() {
   if (!locked_) throw RuntimeError("Lock is not acquired.");

@@ -7,8 +7,10 @@
 
 namespace corio::detail {
 
-const AwaitPoint::Ops QueueBase::kGetOps{&WaitQueue::Waiter::on_cancel, "queue get"};
-const AwaitPoint::Ops QueueBase::kPutOps{&WaitQueue::Waiter::on_cancel, "queue put"};
+const AwaitPoint::Ops QueueBase::kGetOps{&WaitQueue::Waiter::on_cancel, "queue get",
+                                                  &WaitQueue::Waiter::describe};
+const AwaitPoint::Ops QueueBase::kPutOps{&WaitQueue::Waiter::on_cancel, "queue put",
+                                                  &WaitQueue::Waiter::describe};
 
 QueueBase::QueueBase(std::size_t maxsize) noexcept : maxsize_(maxsize) { finished_.set(); }
 

@@ -13,6 +13,19 @@ bool WaitQueue::wake_one(Grant grant) noexcept {
   return true;
 }
 
+std::size_t WaitQueue::size() const noexcept {
+  std::size_t n = 0;
+  waiters_.for_each([&n](ListHook*) { ++n; });
+  return n;
+}
+
+void WaitQueue::Waiter::describe(const AwaitPoint* p, AwaitInfo& info) noexcept {
+  auto* self = static_cast<const Waiter*>(p);
+  info.object = self->primitive_;
+  info.waiters = self->queue_.size();
+  info.has_waiters = true;
+}
+
 bool WaitQueue::Waiter::on_cancel(AwaitPoint* p, const std::string&) noexcept {
   auto* self = static_cast<Waiter*>(p);
   if (self->grant_) return false;  // case 2: the step interrupts; await_resume gives it back

@@ -79,6 +79,22 @@ TEST(DebugMode, SlowTaskStepIsReportedWithNameAndDuration) {
   EXPECT_EQ(d.reports.exceptions[0], nullptr);
 }
 
+Coro<void> blocks_inside(corio::testing::VirtualClock* clock) { co_await block_for(clock, 0.3); }
+
+TEST(DebugMode, SlowStepReportShowsTheAwaitChainTheStepStoppedAt) {
+  DebugLoop d;
+  d.loop.run_until_complete(d.loop.create_task(blocks_inside(d.clock.get()), "blocker"));
+  ASSERT_EQ(d.reports.size(), 1u);
+  const std::string& m = d.reports.messages[0];
+  // The step ran from block_for's first sleep(0s) to its second one.
+  const std::size_t stack = m.find("\n+ Call stack (awaiting sleep):\n|   File '");
+  ASSERT_NE(stack, std::string::npos) << m;
+  const std::size_t inner = m.find("debug_test.cpp', line ", stack);
+  ASSERT_NE(inner, std::string::npos) << m;
+  EXPECT_NE(m.find("block_for", inner), std::string::npos) << m;
+  EXPECT_NE(m.find("blocks_inside", m.find("block_for", inner)), std::string::npos) << m;
+}
+
 TEST(DebugMode, StepsUnderTheThresholdAreNotReported) {
   DebugLoop d;
   d.loop.slow_callback_duration = 1.0;

@@ -8,6 +8,8 @@
 #include <exception>
 #include <memory>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "common/support.hpp"
@@ -28,6 +30,14 @@ using corio_testing::Reports;
 using corio_testing::starts_with;
 using corio_testing::virtual_time;
 using corio_testing::what_of;
+
+// Records the line it is called on: `co_await mark(&line, aw)` notes the
+// co_await's line in the same statement (for call-graph and traceback tests).
+template <class A>
+std::decay_t<A> mark(unsigned* line, A&& awaitable, unsigned here = __builtin_LINE()) {
+  *line = here;
+  return std::forward<A>(awaitable);
+}
 
 // A non-blocking pipe closed on scope exit.
 struct Pipe {

@@ -4,6 +4,7 @@
 // environment (HTTP_PROXY, HTTPS_PROXY, NO_PROXY) as pure functions.
 #include <corio/http/client.hpp>
 #include <corio/errors.hpp>
+#include <corio/http/tunnel.hpp>
 
 #include "http/client_support.hpp"
 #include "http/proxy.hpp"
@@ -23,7 +24,7 @@ using corio::http::detail::ProxyConfig;
 struct ProxyLog {
   std::vector<std::string> lines;     // request lines, as received
   std::vector<std::string> auth;      // their Proxy-Authorization, "-" if none
-  bool refuse_connect = false;
+  int refuse_connect = 0;             // a status to answer CONNECT with; 0: tunnel
 };
 
 Coro<void> pipe(StreamReader from, StreamWriter to) {
@@ -66,8 +67,8 @@ Coro<void> proxy_connection(StreamReader reader, StreamWriter writer, ProxyLog* 
     host = u.host;
     port = u.port;
   }
-  if (tunnel && log->refuse_connect) {
-    writer.write("HTTP/1.1 407 Proxy Authentication Required\r\nContent-Length: 0\r\n\r\n");
+  if (tunnel && log->refuse_connect != 0) {
+    writer.write("HTTP/1.1 " + std::to_string(log->refuse_connect) + " Refused\r\nContent-Length: 0\r\n\r\n");
     co_await writer.drain();
     writer.close();
     co_return;
@@ -83,11 +84,14 @@ Coro<void> proxy_connection(StreamReader reader, StreamWriter writer, ProxyLog* 
   co_await upstream;
 }
 
-Coro<corio::Server> start_proxy(ProxyLog* log) {
+// The proxy itself over TLS when ssl is a server context (an https proxy).
+Coro<corio::Server> start_proxy(ProxyLog* log, std::optional<corio::SslContext> ssl = std::nullopt) {
   corio::ClientConnected handler = [log](StreamReader r, StreamWriter w) {
     return proxy_connection(std::move(r), std::move(w), log);
   };
-  co_return co_await corio::start_server(handler, "127.0.0.1", 0);
+  corio::ServerOptions so;
+  so.ssl = std::move(ssl);
+  co_return co_await corio::start_server(handler, "127.0.0.1", 0, std::move(so));
 }
 
 Coro<Response> whoami(Request& req) {
@@ -153,15 +157,15 @@ Coro<void> tunnel_body(const TempDir* certs) {
   EXPECT_EQ(log.lines[0], "CONNECT " + at(origin.port()) + " HTTP/1.1");
   EXPECT_EQ(log.auth[0], "Basic dTpw");
 
-  log.refuse_connect = true;
+  log.refuse_connect = 407;
   ClientSession other(co);
-  std::string error;
+  int status = 0;
   try {
     co_await other.get(url);
-  } catch (const corio::http::ClientConnectionError& e) {
-    error = e.what();
+  } catch (const corio::http::ClientHttpProxyError& e) {
+    status = e.status();
   }
-  EXPECT_NE(error.find("407"), std::string::npos) << error;
+  EXPECT_EQ(status, 407) << "the proxy's refusal, with its status";
   co_await s.close();
   co_await other.close();
   proxy.close();
@@ -172,6 +176,82 @@ TEST(ClientProxy, HttpsGoesThroughAConnectTunnel) {
   TempDir certs;
   if (!make_certificates(certs.path())) GTEST_SKIP() << "openssl unavailable";
   run_bounded(tunnel_body(&certs), 30s);
+}
+
+// An https proxy: the CONNECT itself over TLS, then TLS with the origin
+// inside that; plain http requests go to it in absolute form over TLS.
+Coro<void> https_proxy_body(const TempDir* certs) {
+  const fs::path dir = certs->path();
+  const auto server_context = [&dir] {
+    return corio::SslContext::server((dir / "server.pem").string(), (dir / "server.key").string());
+  };
+  ServerOptions so = quiet();
+  so.ssl = server_context();
+  Server origin(so);
+  origin.get("/who", whoami);
+  co_await origin.start("127.0.0.1", 0);
+  Server plain(quiet());
+  plain.get("/who", whoami);
+  co_await plain.start("127.0.0.1", 0);
+  ProxyLog log;
+  corio::Server proxy = co_await start_proxy(&log, server_context());
+  ClientOptions co;
+  co.ssl = corio::SslContext::client();
+  co.ssl->load_verify_locations((dir / "ca.pem").string());
+  co.proxy = "https://" + at(proxy.port());
+  ClientSession s(co);
+  ClientResponse r = co_await s.get("https://" + at(origin.port()) + "/who");
+  EXPECT_EQ(co_await r.text(), "/who host=" + at(origin.port()) + " proxy-auth=-");
+  const std::string url = "http://" + at(plain.port()) + "/who";
+  r = co_await s.get(url);
+  EXPECT_EQ(co_await r.text(), "/who host=" + at(plain.port()) + " proxy-auth=-");
+  CO_ASSERT(log.lines.size() == 2u);
+  EXPECT_EQ(log.lines[0], "CONNECT " + at(origin.port()) + " HTTP/1.1");
+  EXPECT_EQ(log.lines[1], "GET " + url + " HTTP/1.1");
+  co_await s.close();
+  proxy.close();
+  co_await origin.shutdown(1s);
+  co_await plain.shutdown(1s);
+}
+
+TEST(ClientProxy, AnHttpsProxyCarriesTunnelsAndPlainRequests) {
+  TempDir certs;
+  if (!make_certificates(certs.path())) GTEST_SKIP() << "openssl unavailable";
+  run_bounded(https_proxy_body(&certs), 30s);
+}
+
+// The CONNECTs a session with three tries (407 among its statuses) sends before giving up on a
+// proxy refusing with status, and the status it threw.
+Coro<void> refused_tries(int status, std::size_t* tries, int* thrown) {
+  ProxyLog log;
+  log.refuse_connect = status;
+  corio::Server proxy = co_await start_proxy(&log);
+  ClientOptions co;
+  co.proxy = "http://" + at(proxy.port());
+  co.retry.attempts = 3;
+  co.retry.backoff = 1ms;
+  co.retry.statuses.push_back(407);  // listed or not, a 407 is not retried
+  ClientSession s(co);
+  try {
+    // Never reached: the proxy refuses before connecting anywhere.
+    co_await s.get("https://127.0.0.1:9/");
+  } catch (const corio::http::ClientHttpProxyError& e) {
+    *thrown = e.status();
+  }
+  *tries = log.lines.size();
+  co_await s.close();
+  proxy.close();
+}
+
+TEST(ClientProxy, RetriesAProxy503ButNeverA407) {
+  std::size_t tries = 0;
+  int thrown = 0;
+  run_bounded(refused_tries(503, &tries, &thrown));
+  EXPECT_EQ(thrown, 503);
+  EXPECT_EQ(tries, 3u) << "a 503 from the proxy is retried as a 503 answer is";
+  run_bounded(refused_tries(407, &tries, &thrown));
+  EXPECT_EQ(thrown, 407);
+  EXPECT_EQ(tries, 1u) << "the same credentials would be refused again";
 }
 
 std::function<const char*(const char*)> env(std::map<std::string, std::string> vars) {

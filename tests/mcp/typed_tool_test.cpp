@@ -2,6 +2,7 @@
 // field list (nested structs, arrays, maps, optional fields, descriptions),
 // arguments decoded into the struct, and a mismatch reported per field as
 // a tool error before the handler runs.
+#include <corio/mcp/schema.hpp>
 #include <corio/mcp/typed_tool.hpp>
 
 #include "mcp/mcp_support.hpp"
@@ -24,7 +25,17 @@ struct Forecast {
   corio::mcp::json extra;
 };
 
+// Listed the http layer's way (json_fields.hpp): a typed tool takes it too.
+struct Point {
+  int x = 0;
+};
+
 }  // namespace typed_test
+
+template <>
+struct corio::http::Fields<typed_test::Point> {
+  static constexpr auto list = std::tuple{field("x", &typed_test::Point::x)};
+};
 
 template <>
 struct corio::mcp::Fields<typed_test::Place> {
@@ -106,6 +117,13 @@ Coro<void> typed_calls_body() {
 }
 
 TEST(McpTypedTool, ArgumentsAreDecodedIntoTheStructAndCheckedPerField) { run_test(typed_calls_body()); }
+
+TEST(McpTypedTool, AnHttpFieldListServesAndValidateKeepsItsMcpName) {
+  const json schema = corio::mcp::input_schema_of<typed_test::Point>();
+  EXPECT_EQ(schema, json::parse(R"({"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]})"));
+  EXPECT_EQ(corio::mcp::validate(schema, json{{"x", "1"}}),
+            std::vector<std::string>{"/x: must be of type integer, not string"});
+}
 
 }  // namespace
 }  // namespace corio_mcp_test

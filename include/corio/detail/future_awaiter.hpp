@@ -92,8 +92,13 @@ class FutureAwaiter : private Callback, private AwaitPoint {
     }
     return false;
   }
-  static constexpr Ops kFutureOps{&on_cancel, "future"};
-  static constexpr Ops kTaskOps{&on_cancel, "task"};
+  static void describe(const AwaitPoint* p, AwaitInfo& info) noexcept {
+    auto* self = static_cast<const FutureAwaiter*>(p);
+    info.object = self->s_;
+    info.awaited = {&self->s_, 1};
+  }
+  static constexpr Ops kFutureOps{&on_cancel, "future", &describe};
+  static constexpr Ops kTaskOps{&on_cancel, "task", &describe};
 
   FutureStateBase* s_;
   TaskBase* task_ = nullptr;

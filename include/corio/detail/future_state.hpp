@@ -94,6 +94,7 @@ class FutureStateBase {
     kStarted = 4,
     kInterrupt = 8,
     kRegistered = 16,  // in loop.tasks (pending) or loop.failed_tasks (done)
+    kCancelling = 32,  // its await point is passing a cancellation on (TaskBase::request_cancel)
   };
   mutable std::uint8_t task_flags_ = 0;
   LoopCore* loop_;

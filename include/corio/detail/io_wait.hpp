@@ -43,6 +43,7 @@ class IoWait : private AwaitPoint {
 
  private:
   static bool on_cancel(AwaitPoint* p, const std::string& msg) noexcept;
+  static void describe(const AwaitPoint* p, AwaitInfo& info) noexcept;
   static const Ops kOps;
 
   EventLoop& loop_;

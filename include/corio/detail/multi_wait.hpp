@@ -49,6 +49,7 @@ class MultiWait : private AwaitPoint, private TimerNode {
   void wake() noexcept;
   static void fire_node(Callback* cb, FutureStateBase& s) noexcept;
   static bool on_cancel(AwaitPoint* p, const std::string& msg) noexcept;
+  static void describe(const AwaitPoint* p, AwaitInfo& info) noexcept;
   static void on_deadline(TimerNode* n) noexcept;
   static void on_settled(TimerNode* n) noexcept;
 

@@ -12,6 +12,7 @@
 
 #include <coroutine>
 #include <memory>
+#include <span>
 #include <corio/source_location.hpp>
 #include <string>
 
@@ -19,6 +20,18 @@
 #include <corio/detail/future_state.hpp>
 
 namespace corio::detail {
+
+// What an await point says about itself in a call graph (call_graph.hpp);
+// filled by its describe function, without allocating.
+struct AwaitInfo {
+  const void* object = nullptr;  // the Lock, Queue, Future state, ... awaited
+  std::size_t waiters = 0;       // tasks queued on `object` (sync primitives)
+  bool has_waiters = false;
+  double deadline = -1;  // loop time the wait ends at (sleep, timeouts); negative: none
+  int fd = -1;           // socket operations
+  bool write = false;
+  std::span<FutureStateBase* const> awaited;  // futures and tasks awaited
+};
 
 struct AwaitPoint {
   struct Ops {
@@ -28,6 +41,8 @@ struct AwaitPoint {
     // task's next step interrupt this point instead.
     bool (*cancel)(AwaitPoint*, const std::string& msg) noexcept;
     const char* what;  // "sleep", "future", "task", ... for task dumps
+    // Tells a call graph what is awaited; nullptr: nothing beyond `what`.
+    void (*describe)(const AwaitPoint*, AwaitInfo&) noexcept;
   };
   const Ops* ops = nullptr;  // one static table per awaiter type: 8 bytes per frame
 };
@@ -62,6 +77,15 @@ class TaskBase : public FutureStateBase, public ReadyNode {
   }
   void clear_interrupt() const noexcept { task_flags_ &= ~kInterrupt; }
   AwaitPoint* waiting_on() const noexcept { return waiting_on_; }
+  // The innermost coroutine, valid for a call graph while the task is
+  // suspended at an await point (waiting_on() set) or not yet started.
+  std::coroutine_handle<> innermost() const noexcept { return resume_; }
+  std::coroutine_handle<> root_frame() const noexcept { return root_; }
+  bool started() const noexcept { return (task_flags_ & kStarted) != 0; }
+  // The await chain an exception took out of the task's coroutines, innermost
+  // first (recorded on the exception path only; empty if none).
+  std::span<const AwaitSite> unwind_trace() const noexcept;
+  void note_unwind(const AwaitSite& site) noexcept;
 
   // Schedule the next step. Idempotent while already queued.
   void wake() noexcept {
@@ -132,7 +156,7 @@ class TaskState final : public TaskBase, public Pooled {
   }
   void collect() noexcept {
     auto& promise = Handle::from_address(root().address()).promise();
-    std::exception_ptr e = promise.exception_;
+    std::exception_ptr e = promise.exception();
     if constexpr (!std::is_void_v<T>) {
       if (!e) {
         try {

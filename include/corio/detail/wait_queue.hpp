@@ -35,6 +35,8 @@ class WaitQueue {
   WaitQueue& operator=(const WaitQueue&) = delete;
 
   bool empty() const noexcept { return waiters_.empty(); }
+  // O(n): for call graphs and deadlock reports, not for the hot path.
+  std::size_t size() const noexcept;
   // Grants the longest-waiting task and wakes it. False if nobody waits.
   bool wake_one(Grant grant = kGranted) noexcept;
   // Grants every waiter, in order.
@@ -72,6 +74,8 @@ class WaitQueue::Waiter : private ListHook, private AwaitPoint {
   Grant grant() const noexcept { return grant_; }
 
   static bool on_cancel(AwaitPoint* p, const std::string& msg) noexcept;
+  // For call graphs: the primitive and how many tasks queue on it.
+  static void describe(const AwaitPoint* p, AwaitInfo& info) noexcept;
 
  private:
   friend class WaitQueue;

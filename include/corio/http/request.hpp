@@ -4,6 +4,7 @@
 //
 //   Coro<Response> create_user(Request& req) {
 //     nlohmann::json body = co_await req.json();      // 400 if it is not JSON (json.hpp's limits)
+//     User user = co_await req.json_as<User>();       // and 422 if it is not a User (json_as.hpp)
 //     std::string_view id = req.param("id");          // /users/{id}
 //     ...
 //   }
@@ -76,6 +77,15 @@ class Request {
   Coro<std::string> text() { return read(); }
   // The body parsed as JSON; HTTPException(400) if it is not.
   Coro<nlohmann::json> json();
+  // The same, checked against a JSON Schema (json_schema.hpp): a body that
+  // does not match is HTTPException(422) with a JSON body listing every
+  // problem, {"detail": "...", "errors": [{"path": "/days", "message":
+  // "must be of type integer, not string"}, ...]}.
+  Coro<nlohmann::json> json(nlohmann::json schema);
+  // The body as a T whose fields are listed (json_fields.hpp): json() with
+  // T's schema, then decoded. Defined in json_as.hpp (include it).
+  template <class T>
+  Coro<T> json_as();
   // The next piece of the body as it arrives; "" once it is all read.
   Coro<std::string> read_chunk();
   // The body's trailer fields (chunked bodies), once it is read.

@@ -16,7 +16,10 @@
 // factor in [1 - jitter, 1] so that clients failing together do not come
 // back together; a Retry-After (seconds or an HTTP date) on a 429 or 503
 // is waited for instead, unless longer than max_retry_after (then that
-// answer is returned as it is). Each try has the whole ClientTimeout of
+// answer is returned as it is). A proxy refusing a CONNECT tunnel
+// (ClientHttpProxyError) counts as an answer with its status, never
+// retried for a 407 (the same credentials would be refused again); a
+// connection error reaching the proxy is a connection error. Each try has the whole ClientTimeout of
 // its own. The last try's answer or error is the request's; a retried
 // answer's body is read and dropped (its connection kept) first.
 #pragma once

@@ -1,7 +1,10 @@
 // Typed tools, as FastMCP derives a tool from its type hints: the arguments
 // are a C++ struct whose fields are listed once (name, member, description);
 // the tool's inputSchema is generated from that list and the arguments are
-// decoded into the struct before the handler runs.
+// decoded into the struct before the handler runs. The field list is the
+// http layer's (corio/http/json_fields.hpp, which the HTTP server's
+// Request::json_as<T> uses too): corio::mcp::Fields<T> and
+// corio::http::Fields<T> are two names for one list, specialize either.
 //
 //   struct Forecast {
 //     std::string city;
@@ -24,132 +27,27 @@
 // ("/days: must be an integer"), and the handler does not run.
 #pragma once
 
-#include <map>
-#include <optional>
 #include <string>
-#include <tuple>
-#include <type_traits>
 #include <utility>
-#include <vector>
 
 #include <corio/coro.hpp>
+#include <corio/http/json_fields.hpp>
 #include <corio/mcp/server.hpp>
 
 namespace corio::mcp {
 
-template <class Struct, class Member>
-struct Field {
-  const char* name;
-  Member Struct::*member;
-  const char* description;
-};
+using corio::http::Field;
+using corio::http::field;
 
-template <class Struct, class Member>
-constexpr Field<Struct, Member> field(const char* name, Member Struct::*member, const char* description = "") {
-  return {name, member, description};
-}
-
-// Specialize with `static constexpr auto list = std::tuple{field(...), ...};`.
+// Specialize with `static constexpr auto list = std::tuple{field(...), ...};`
+// (or specialize corio::http::Fields<T>: the same list, see json_fields.hpp).
 template <class T>
 struct Fields;
 
 namespace detail {
 
-template <class T, class = void>
-struct has_fields : std::false_type {};
 template <class T>
-struct has_fields<T, std::void_t<decltype(Fields<T>::list)>> : std::true_type {};
-
-template <class T>
-struct is_optional : std::false_type {};
-template <class T>
-struct is_optional<std::optional<T>> : std::true_type {};
-template <class T>
-struct is_vector : std::false_type {};
-template <class T>
-struct is_vector<std::vector<T>> : std::true_type {};
-template <class T>
-struct is_string_map : std::false_type {};
-template <class T>
-struct is_string_map<std::map<std::string, T>> : std::true_type {};
-
-template <class T>
-json schema_of();
-
-template <class T>
-json object_schema() {
-  json schema = {{"type", "object"}, {"properties", json::object()}};
-  json required = json::array();
-  std::apply(
-      [&](const auto&... f) {
-        const auto add = [&](const auto& one) {
-          using Member = std::remove_cvref_t<decltype(std::declval<T&>().*(one.member))>;
-          json property = schema_of<Member>();
-          if (one.description[0] != '\0') property["description"] = one.description;
-          schema["properties"][one.name] = std::move(property);
-          if (!is_optional<Member>::value) required.push_back(one.name);
-        };
-        (add(f), ...);
-      },
-      Fields<T>::list);
-  if (!required.empty()) schema["required"] = std::move(required);
-  return schema;
-}
-
-template <class T>
-json schema_of() {
-  if constexpr (is_optional<T>::value) {
-    return schema_of<typename T::value_type>();
-  } else if constexpr (std::is_same_v<T, std::string>) {
-    return {{"type", "string"}};
-  } else if constexpr (std::is_same_v<T, bool>) {
-    return {{"type", "boolean"}};
-  } else if constexpr (std::is_integral_v<T>) {
-    return {{"type", "integer"}};
-  } else if constexpr (std::is_floating_point_v<T>) {
-    return {{"type", "number"}};
-  } else if constexpr (is_vector<T>::value) {
-    return {{"type", "array"}, {"items", schema_of<typename T::value_type>()}};
-  } else if constexpr (is_string_map<T>::value) {
-    return {{"type", "object"}, {"additionalProperties", schema_of<typename T::mapped_type>()}};
-  } else if constexpr (std::is_same_v<T, json>) {
-    return json::object();
-  } else {
-    static_assert(has_fields<T>::value, "a typed tool's field type needs Fields<T> (typed_tool.hpp)");
-    return object_schema<T>();
-  }
-}
-
-// From JSON the schema has accepted.
-template <class T>
-T decode(const json& j) {
-  if constexpr (is_optional<T>::value) {
-    if (j.is_null()) return std::nullopt;
-    return decode<typename T::value_type>(j);
-  } else if constexpr (is_vector<T>::value) {
-    T out;
-    for (const json& item : j) out.push_back(decode<typename T::value_type>(item));
-    return out;
-  } else if constexpr (is_string_map<T>::value) {
-    T out;
-    for (const auto& [k, v] : j.items()) out.emplace(k, decode<typename T::mapped_type>(v));
-    return out;
-  } else if constexpr (has_fields<T>::value) {
-    T out{};
-    std::apply(
-        [&](const auto&... f) {
-          const auto set = [&](const auto& one) {
-            using Member = std::remove_cvref_t<decltype(out.*(one.member))>;
-            if (const auto it = j.find(one.name); it != j.end()) out.*(one.member) = decode<Member>(*it);
-          };
-          (set(f), ...);
-        },
-        Fields<T>::list);
-    return out;
-  } else {
-    return j.get<T>();
-  }
-}
+concept has_mcp_fields = requires { Fields<T>::list; };
 
 // Owns the decoded arguments for the handler's whole run (the handler
 // takes them by reference and may suspend).
@@ -163,7 +61,7 @@ Coro<ToolResult> call_typed(const F& handler, Args args, Context& ctx) {
 // The schema generated for Args (an object with its fields).
 template <class Args>
 json input_schema_of() {
-  return detail::schema_of<Args>();
+  return http::json_schema_of<Args>();
 }
 
 // A tool whose handler takes its arguments as an Args:
@@ -173,7 +71,7 @@ template <class Args, class F>
 void add_tool(Server& server, Tool tool, F handler) {
   tool.input_schema = input_schema_of<Args>();
   server.add_tool(std::move(tool), [handler = std::move(handler)](const json& args, Context& ctx) {
-    return detail::call_typed<Args>(handler, detail::decode<Args>(args), ctx);
+    return detail::call_typed<Args>(handler, http::decode_json<Args>(args), ctx);
   });
 }
 
@@ -186,3 +84,10 @@ void add_tool(Server& server, std::string name, std::string description, F handl
 }
 
 }  // namespace corio::mcp
+
+// A list given as corio::mcp::Fields<T> is the http layer's list for T.
+template <class T>
+  requires corio::mcp::detail::has_mcp_fields<T>
+struct corio::http::Fields<T> {
+  static constexpr auto list = corio::mcp::Fields<T>::list;
+};

@@ -1,14 +1,17 @@
-// The JSON Schema subset that checks tool arguments: each keyword accepts
-// what it should and rejects what it should, with the path of the problem.
+// The JSON Schema subset that checks request bodies and MCP tool
+// arguments: each keyword accepts what it should and rejects what it
+// should, with the path of the problem.
 #include <gtest/gtest.h>
 
-#include <corio/mcp/schema.hpp>
+#include <nlohmann/json.hpp>
 
-namespace corio_mcp_test {
+#include <corio/http/json_schema.hpp>
+
+namespace corio_http_test {
 namespace {
 
-using corio::mcp::json;
-using corio::mcp::validate;
+using corio::http::validate;
+using nlohmann::json;
 
 // The problems, joined, for readable failures ("" when valid).
 std::string problems(const json& schema, const json& value) {
@@ -92,5 +95,17 @@ TEST(Schema, UnsupportedKeywordsRejectNothing) {
   EXPECT_EQ(problems({{"type", "string"}, {"pattern", "^a$"}, {"format", "date"}}, "zzz"), "");
 }
 
+TEST(Schema, ErrorsComeWithTheirPathAsAJsonPointer) {
+  const json schema = {{"properties", {{"a/b", {{"type", "string"}}}, {"m~n", {{"minimum", 1}}}}}};
+  const std::vector<corio::http::SchemaError> errors =
+      corio::http::schema_errors(schema, {{"a/b", 1}, {"m~n", 0}});
+  ASSERT_EQ(errors.size(), 2u);
+  EXPECT_EQ(errors[0].path, "/a~1b") << "RFC 6901: / in a name is ~1";
+  EXPECT_EQ(errors[0].message, "must be of type string, not number");
+  EXPECT_EQ(errors[1].path, "/m~0n") << "and ~ is ~0";
+  EXPECT_EQ(errors[1].to_string(), "/m~0n: must be at least 1");
+  EXPECT_TRUE(corio::http::schema_errors(schema, {{"a/b", "x"}}).empty());
+}
+
 }  // namespace
-}  // namespace corio_mcp_test
+}  // namespace corio_http_test

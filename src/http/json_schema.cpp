@@ -1,26 +1,44 @@
-// The JSON Schema subset of schema.hpp: one recursive walk, collecting
-// every problem with the JSON pointer of where it is.
+// The JSON Schema subset of json_schema.hpp: one recursive walk,
+// collecting every problem with the JSON pointer of where it is.
 //
 // Each level of the walk descends one level of the schema (properties,
 // items, the combinators) along with the value, so its depth is the
 // schema's, which the server's author wrote, never the peer's; enum and
 // const compare values recursively, but a peer's value is no deeper than
 // the parser's limit (http/json.hpp).
-#include <corio/mcp/schema.hpp>
+#include <corio/http/json_schema.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <optional>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
-namespace corio::mcp {
+namespace corio::http {
 
 namespace {
 
+using nlohmann::json;
+
+// A property name as a JSON pointer token (RFC 6901 section 3).
+std::string pointer_token(const std::string& key) {
+  std::string out;
+  for (const char c : key) {
+    if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 class Validator {
  public:
-  std::vector<std::string> problems;
+  std::vector<SchemaError> problems;
 
   void check(const json& schema, const json& value, const std::string& at) {
     if (schema.is_boolean()) {
@@ -39,7 +57,7 @@ class Validator {
 
  private:
   void fail(const std::string& at, const std::string& what) {
-    problems.push_back(fmt::format("{}: {}", at.empty() ? "/" : at, what));
+    problems.push_back(SchemaError{at.empty() ? "/" : at, what});
   }
 
   static bool has_type(const json& value, const std::string& type) {
@@ -139,7 +157,7 @@ class Validator {
     const auto props = schema.find("properties");
     const auto extra = schema.find("additionalProperties");
     for (const auto& [key, v] : value.items()) {
-      const std::string where = at + "/" + key;
+      const std::string where = at + "/" + pointer_token(key);
       if (props != schema.end() && props->is_object() && props->contains(key)) {
         check((*props)[key], v, where);
       } else if (extra != schema.end()) {
@@ -182,10 +200,18 @@ class Validator {
 
 }  // namespace
 
-std::vector<std::string> validate(const json& schema, const json& value) {
+std::string SchemaError::to_string() const { return path + ": " + message; }
+
+std::vector<SchemaError> schema_errors(const json& schema, const json& value) {
   Validator v;
   v.check(schema, value, "");
   return std::move(v.problems);
 }
 
-}  // namespace corio::mcp
+std::vector<std::string> validate(const json& schema, const json& value) {
+  std::vector<std::string> out;
+  for (const SchemaError& e : schema_errors(schema, value)) out.push_back(e.to_string());
+  return out;
+}
+
+}  // namespace corio::http

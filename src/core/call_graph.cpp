@@ -1,0 +1,212 @@
+// Async call graphs (call_graph.hpp). A suspended task's chain is read from
+// its coroutine frames: the task knows its innermost suspended Coro, each Coro
+// its awaiting Coro (CoroPromiseBase::parent) and where it is suspended (the
+// site await_transform recorded). What the innermost waits on comes from the
+// await point's describe function. "Awaited by" is the reverse of what every
+// pending task's await point says it awaits, computed once per capture.
+#include <algorithm>
+#include <iostream>
+#include <sstream>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include <corio/call_graph.hpp>
+#include <corio/event_loop.hpp>
+
+namespace corio {
+namespace {
+
+using detail::CoroPromiseBase;
+using detail::FutureStateBase;
+using detail::TaskBase;
+
+// A chain deeper than this is cut: a report must stay readable and bounded
+// (chains of 200,000 Coros are legal).
+constexpr std::size_t kMaxFrames = 256;
+
+bool is_running(const TaskBase& t) {
+  return t.loop() && t.loop()->running_task.load(std::memory_order_relaxed) == &t;
+}
+
+std::string_view state_of(const TaskBase& t) {
+  if (t.done()) return "done";
+  if (is_running(t)) return "running";
+  if (!t.started()) return "not started";
+  if (!t.waiting_on()) return "suspended elsewhere";
+  return "suspended";
+}
+
+void walk_chain(const TaskBase& t, std::vector<FrameCallGraphEntry>& out) {
+  const CoroPromiseBase* p =
+      &std::coroutine_handle<CoroPromiseBase>::from_address(t.innermost().address()).promise();
+  while (p && out.size() < kMaxFrames) {
+    const detail::AwaitSite& s = p->await_site();
+    out.push_back({s.function_name(), s.file_name(), s.line()});
+    p = p->parent();
+  }
+}
+
+detail::AwaitInfo describe(const detail::AwaitPoint& p) {
+  detail::AwaitInfo info;
+  if (p.ops->describe) p.ops->describe(&p, info);
+  return info;
+}
+
+AwaitedObject awaited_object(const TaskBase& t) {
+  AwaitedObject a;
+  const detail::AwaitPoint& p = *t.waiting_on();
+  const detail::AwaitInfo info = describe(p);
+  a.kind = p.ops->what;
+  a.address = info.object;
+  if (info.has_waiters) a.waiters = info.waiters;
+  if (info.deadline >= 0 && t.loop())
+    a.time_left = std::max(0.0, info.deadline - t.loop()->loop().time());
+  a.fd = info.fd;
+  a.write = info.write;
+  for (FutureStateBase* s : info.awaited) {
+    if (s->is_task()) {
+      a.tasks.emplace_back(static_cast<TaskBase*>(s));
+    } else {
+      ++a.futures;
+    }
+  }
+  return a;
+}
+
+// For each awaited state, the pending tasks suspended on it.
+using AwaiterMap = std::unordered_map<const FutureStateBase*, std::vector<TaskBase*>>;
+
+AwaiterMap awaiter_map(detail::LoopCore& loop) {
+  AwaiterMap map;
+  for (TaskBase* u : loop.tasks.snapshot()) {
+    if (state_of(*u) != "suspended") continue;
+    for (FutureStateBase* s : describe(*u->waiting_on()).awaited) map[s].push_back(u);
+  }
+  return map;
+}
+
+FutureCallGraph capture(TaskBase& t, const AwaiterMap& awaiters, std::size_t depth,
+                        std::vector<const TaskBase*>& path) {
+  FutureCallGraph g;
+  g.task = TaskRef(&t);
+  g.state = state_of(t);
+  if (g.state == "suspended") {
+    walk_chain(t, g.call_stack);
+    g.awaiting = awaited_object(t);
+  }
+  auto it = awaiters.find(&t);
+  if (depth == 0 || it == awaiters.end()) return g;
+  path.push_back(&t);
+  for (TaskBase* u : it->second) {
+    // A cycle (a deadlock) ends where it closes: the task is shown, not again its awaiters.
+    if (std::find(path.begin(), path.end(), u) != path.end()) {
+      FutureCallGraph back;
+      back.task = TaskRef(u);
+      back.state = "(cycle)";
+      g.awaited_by.push_back(std::move(back));
+      continue;
+    }
+    g.awaited_by.push_back(capture(*u, awaiters, depth - 1, path));
+  }
+  path.pop_back();
+  return g;
+}
+
+std::string task_label(const TaskRef& t) {
+  return fmt::format("Task(name='{}', id={})", t.get_name(), t.id());
+}
+
+std::string describe_awaiting(const AwaitedObject& a) {
+  std::string s = a.kind;
+  if (a.fd >= 0) s += fmt::format(" fd {} ({})", a.fd, a.write ? "write" : "read");
+  if (a.address && a.tasks.empty()) s += fmt::format(" {}", a.address);
+  if (a.waiters) s += fmt::format(" ({} waiting)", *a.waiters);
+  if (a.time_left) s += fmt::format(" ({:.3f} s left)", *a.time_left);
+  for (std::size_t i = 0; i < a.tasks.size(); ++i)
+    s += fmt::format("{}{}", i == 0 ? " on " : ", ", task_label(a.tasks[i]));
+  if (a.futures) s += fmt::format(" ({} future{})", a.futures, a.futures == 1 ? "" : "s");
+  return s;
+}
+
+void format_stack(const std::vector<FrameCallGraphEntry>& stack, const std::string& indent,
+                  std::string& out) {
+  for (const FrameCallGraphEntry& f : stack)
+    out += fmt::format("{}|   File '{}', line {}, in {}\n", indent, f.file, f.line, f.function);
+}
+
+void format_into(const FutureCallGraph& g, const std::string& indent, std::string& out) {
+  out += fmt::format("{}* {}", indent, task_label(g.task));
+  if (g.state == "suspended") {
+    out += " awaiting " + describe_awaiting(g.awaiting);
+  } else {
+    out += " " + g.state;
+  }
+  out += '\n';
+  if (!g.call_stack.empty()) {
+    out += indent + "+ Call stack:\n";
+    format_stack(g.call_stack, indent, out);
+  }
+  if (g.awaited_by.empty()) return;
+  out += indent + "+ Awaited by:\n";
+  for (const FutureCallGraph& by : g.awaited_by) format_into(by, indent + "   ", out);
+}
+
+}  // namespace
+
+FutureCallGraph capture_call_graph(const TaskRef& task, std::size_t depth) {
+  TaskBase& t = *task.task();
+  std::vector<const TaskBase*> path;
+  if (!t.loop()) return capture(t, AwaiterMap{}, 0, path);
+  return capture(t, awaiter_map(*t.loop()), depth, path);
+}
+
+std::optional<FutureCallGraph> capture_call_graph() {
+  if (!detail::tls_current_task) return std::nullopt;
+  return capture_call_graph(TaskRef(detail::tls_current_task));
+}
+
+std::string format_call_graph(const FutureCallGraph& graph) {
+  std::string out;
+  format_into(graph, "", out);
+  return out;
+}
+
+std::string format_call_graph(const TaskRef& task) {
+  return format_call_graph(capture_call_graph(task));
+}
+
+void print_call_graph(const TaskRef& task, std::ostream& out) { out << format_call_graph(task); }
+
+void print_call_graph(const TaskRef& task) { print_call_graph(task, std::cout); }
+
+namespace detail {
+
+std::string format_await_chain(const TaskBase& t) {
+  if (state_of(t) != "suspended") return {};
+  std::vector<FrameCallGraphEntry> stack;
+  walk_chain(t, stack);
+  std::string out = fmt::format("\n+ Call stack (awaiting {}):\n", t.waiting_on()->ops->what);
+  format_stack(stack, "", out);
+  out.pop_back();
+  return out;
+}
+
+// The innermost site is that coroutine's last co_await before the throw (a
+// co_await is all a Coro records); a site with no line is a coroutine that
+// threw before its first co_await, which names no function either: skipped.
+std::string format_unwind(std::span<const AwaitSite> sites) {
+  std::vector<FrameCallGraphEntry> stack;
+  for (const AwaitSite& s : sites) {
+    if (s.line() != 0) stack.push_back({s.function_name(), s.file_name(), s.line()});
+  }
+  if (stack.empty()) return {};
+  std::string out = "\n+ Raised through (innermost first, at each coroutine's last co_await):\n";
+  format_stack(stack, "", out);
+  out.pop_back();
+  return out;
+}
+
+}  // namespace detail
+
+}  // namespace corio

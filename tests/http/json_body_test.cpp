@@ -1,0 +1,159 @@
+// JSON request validation on the server: Request::json_as<T>() (the
+// struct's field list as its schema, then decoded) and Request::json(schema)
+// for a raw schema; a body that does not match is a 422 listing every
+// problem by path, through the server's error hook.
+#include <nlohmann/json.hpp>
+
+#include <corio/http/client.hpp>
+#include <corio/http/json_as.hpp>
+
+#include "http/server_support.hpp"
+
+namespace json_body_test {
+
+struct Address {
+  std::string city;
+  std::optional<std::string> zip;
+};
+
+struct Signup {
+  std::string name;
+  int age = 0;
+  Address address;
+  std::vector<std::string> tags;
+};
+
+}  // namespace json_body_test
+
+template <>
+struct corio::http::Fields<json_body_test::Address> {
+  static constexpr auto list =
+      std::tuple{field("city", &json_body_test::Address::city), field("zip", &json_body_test::Address::zip)};
+};
+
+template <>
+struct corio::http::Fields<json_body_test::Signup> {
+  using S = json_body_test::Signup;
+  static constexpr auto list = std::tuple{field("name", &S::name, "Who signs up"), field("age", &S::age),
+                                          field("address", &S::address), field("tags", &S::tags)};
+};
+
+namespace corio_http_test {
+namespace {
+
+using corio::http::ClientResponse;
+using corio::http::ClientSession;
+using corio::http::HTTPException;
+using corio::http::RequestOptions;
+using json_body_test::Signup;
+using nlohmann::json;
+
+TEST(JsonFields, TheSchemaAndTheDecodingComeFromTheFieldList) {
+  EXPECT_EQ(corio::http::json_schema_of<Signup>(), json::parse(R"({"type": "object",
+      "properties": {
+        "name": {"type": "string", "description": "Who signs up"},
+        "age": {"type": "integer"},
+        "address": {"type": "object",
+                    "properties": {"city": {"type": "string"}, "zip": {"type": "string"}},
+                    "required": ["city"]},
+        "tags": {"type": "array", "items": {"type": "string"}}},
+      "required": ["name", "age", "address", "tags"]})"));
+  const Signup s = corio::http::decode_json<Signup>(
+      json::parse(R"({"name": "ada", "age": 36, "address": {"city": "London"}, "tags": ["a", "b"]})"));
+  EXPECT_EQ(s.name, "ada");
+  EXPECT_EQ(s.age, 36);
+  EXPECT_EQ(s.address.city, "London");
+  EXPECT_EQ(s.address.zip, std::nullopt);
+  EXPECT_EQ(s.tags, (std::vector<std::string>{"a", "b"}));
+}
+
+Coro<Response> signup(Request& req) {
+  const Signup s = co_await req.json_as<Signup>();
+  co_return Response::text(s.name + " " + std::to_string(s.age) + " " + s.address.city + " " +
+                           s.address.zip.value_or("-") + " " + std::to_string(s.tags.size()));
+}
+
+Coro<Response> rename(Request& req) {
+  const json schema = {{"type", "object"},
+                       {"properties", {{"to", {{"type", "string"}, {"maxLength", 3}}}}},
+                       {"additionalProperties", false}};
+  const json body = co_await req.json(schema);
+  co_return Response::text("renamed to " + body["to"].get<std::string>());
+}
+
+// An API's error hook: the status, and what the error said, as JSON.
+Response wrapped(const Request&, const HTTPException& e) {
+  return Response::json({{"status", e.status()}, {"said", json::parse(e.body())}}, e.status());
+}
+
+Coro<ClientResponse> post(ClientSession& s, std::uint16_t port, std::string path, std::string body) {
+  RequestOptions opts;
+  opts.data = std::move(body);
+  opts.headers.set("Content-Type", "application/json");
+  co_return co_await s.post("http://127.0.0.1:" + std::to_string(port) + path, std::move(opts));
+}
+
+Coro<void> start_api(Server& server) {
+  server.post("/signup", signup);
+  server.post("/rename", rename);
+  co_await server.start("127.0.0.1", 0);
+}
+
+Coro<void> validation_body() {
+  Server server(quiet());
+  co_await start_api(server);
+  ClientSession s;
+  ClientResponse r = co_await post(s, server.port(), "/signup",
+                                   R"({"name": "ada", "age": 36, "address": {"city": "London", "zip": "N1"},
+                                       "tags": ["x"]})");
+  EXPECT_EQ(r.status(), 200);
+  EXPECT_EQ(co_await r.text(), "ada 36 London N1 1");
+
+  r = co_await post(s, server.port(), "/signup", R"({"name": 7, "age": "old", "address": {}, "tags": [1]})");
+  EXPECT_EQ(r.status(), 422);
+  EXPECT_EQ(r.headers().get_or("Content-Type", ""), "application/json");
+  const json answer = json::parse(co_await r.text());
+  EXPECT_EQ(answer["errors"], json::parse(R"([
+      {"path": "/address", "message": "missing required property \"city\""},
+      {"path": "/age", "message": "must be of type integer, not string"},
+      {"path": "/name", "message": "must be of type string, not number"},
+      {"path": "/tags/0", "message": "must be of type string, not number"}])"))
+      << "every problem, each by its path (in the body's key order, as nlohmann keeps it)";
+  EXPECT_TRUE(answer["detail"].is_string());
+
+  r = co_await post(s, server.port(), "/signup", "{not json");
+  EXPECT_EQ(r.status(), 400) << "not JSON at all is json()'s 400";
+
+  r = co_await post(s, server.port(), "/rename", R"({"to": "bob"})");
+  EXPECT_EQ(co_await r.text(), "renamed to bob");
+  r = co_await post(s, server.port(), "/rename", R"({"to": "robert", "why": 1})");
+  EXPECT_EQ(r.status(), 422);
+  EXPECT_EQ(json::parse(co_await r.text())["errors"], json::parse(R"([
+      {"path": "/to", "message": "must have at most 3 characters"},
+      {"path": "/why", "message": "is not an allowed property"}])"));
+
+  co_await s.close();
+  co_await server.shutdown(1s);
+}
+
+TEST(HttpJsonBody, JsonAsAndRawSchemasAnswer422WithEveryProblem) { run_bounded(validation_body()); }
+
+Coro<void> hooked_body() {
+  Server server(quiet());
+  server.on_error(wrapped);
+  co_await start_api(server);
+  ClientSession s;
+  ClientResponse r =
+      co_await post(s, server.port(), "/signup", R"({"name": "ada", "age": 36, "address": {"city": 1}, "tags": []})");
+  EXPECT_EQ(r.status(), 422);
+  const json hooked = json::parse(co_await r.text());
+  EXPECT_EQ(hooked["status"], 422) << "the 422 goes through the error hook";
+  EXPECT_EQ(hooked["said"]["errors"][0]["path"], "/address/city");
+  co_await s.close();
+  co_await server.shutdown(1s);
+}
+
+TEST(HttpJsonBody, The422GoesThroughTheErrorHook) { run_bounded(hooked_body()); }
+
+}  // namespace
+}  // namespace corio_http_test
