@@ -1,32 +1,33 @@
-// corio::mcp::Client: the client side of an MCP session, for programs that
-// drive an MCP server (the demo, the daily-brief scheduler, tests).
-//
-//   auto proc = co_await corio::create_subprocess_exec("./server", {}, pipes);
-//   StdioTransport t(proc.out, proc.in);
-//   Client client(t);
-//   co_await client.initialize();
-//   json tools = co_await client.list_tools();
-//   json r = co_await client.call_tool("get_nba_news", {{"target_date", "today"}});
-//   co_await client.close();
-//
-// The session's reader runs as a task from initialize() on; notifications
-// from the server (progress, log messages) go to the handlers registered on
-// session() before initialize().
-//
-// The server's requests to the client: ping is answered always; sampling,
-// elicitation and roots are served by what the application registers
-// before initialize(), and initialize declares exactly those capabilities.
-//
-//   client.on_elicitation([](const json& params, const RequestContext&) -> Coro<json> {
-//     co_return json{{"action", "accept"}, {"content", json::object()}};
-//   });
-//
-// An accepted elicitation's content gets the requested schema's defaults
-// for the fields it leaves out (SEP-1034), so a handler may return only
-// what the user changed.
-//
-// Suspends: initialize/list_tools/call_tool until the server answers;
-// close() until the reader has stopped. Resumed by: the loop (the pipes).
+/// \file
+/// corio::mcp::Client: the client side of an MCP session, for programs that
+/// drive an MCP server (the demo, the daily-brief scheduler, tests).
+///
+///     auto proc = co_await corio::create_subprocess_exec("./server", {}, pipes);
+///     StdioTransport t(proc.out, proc.in);
+///     Client client(t);
+///     co_await client.initialize();
+///     json tools = co_await client.list_tools();
+///     json r = co_await client.call_tool("get_nba_news", {{"target_date", "today"}});
+///     co_await client.close();
+///
+/// The session's reader runs as a task from initialize() on; notifications
+/// from the server (progress, log messages) go to the handlers registered on
+/// session() before initialize().
+///
+/// The server's requests to the client: ping is answered always; sampling,
+/// elicitation and roots are served by what the application registers
+/// before initialize(), and initialize declares exactly those capabilities.
+///
+///     client.on_elicitation([](const json& params, const RequestContext&) -> Coro<json> {
+///       co_return json{{"action", "accept"}, {"content", json::object()}};
+///     });
+///
+/// An accepted elicitation's content gets the requested schema's defaults
+/// for the fields it leaves out (SEP-1034), so a handler may return only
+/// what the user changed.
+///
+/// Suspends: initialize/list_tools/call_tool until the server answers;
+/// close() until the reader has stopped. Resumed by: the loop (the pipes).
 #pragma once
 
 #include <optional>
@@ -40,40 +41,46 @@
 
 namespace corio::mcp {
 
+/// An MCP client over any Transport: initialize, tools, and the
+/// server's requests served by the handlers registered.
 class Client {
  public:
+  /// name and version: its clientInfo; transport must outlive it.
   explicit Client(Transport& transport, std::string name = "corio", std::string version = "0.1.0");
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
   ~Client();
 
+  /// The session underneath: other requests (session().request()), and
+  /// handlers for the server's notifications.
   Session& session() noexcept { return session_; }
 
-  // The server's sampling/createMessage requests: the handler's result is
-  // the CreateMessageResult. Declares the "sampling" capability.
+  /// The server's sampling/createMessage requests: the handler's result is
+  /// the CreateMessageResult. Declares the "sampling" capability.
   void on_sampling(Session::RequestHandler handler);
-  // The server's elicitation/create requests: the handler's result is the
-  // ElicitResult ({"action": "accept"|"decline"|"cancel", "content"?}).
-  // Declares "elicitation" with form mode, and URL mode if url_mode.
+  /// The server's elicitation/create requests: the handler's result is the
+  /// ElicitResult ({"action": "accept"|"decline"|"cancel", "content"?}).
+  /// Declares "elicitation" with form mode, and URL mode if url_mode.
   void on_elicitation(Session::RequestHandler handler, bool url_mode = false);
-  // The roots the server's roots/list gets; declares "roots" with
-  // listChanged. update_roots() changes them after initialize and tells
-  // the server (notifications/roots/list_changed).
+  /// The roots the server's roots/list gets; declares "roots" with
+  /// listChanged. update_roots() changes them after initialize and tells
+  /// the server (notifications/roots/list_changed).
   void set_roots(json roots);
+  /// After initialize: the new roots, and notifications/roots/list_changed.
   Coro<void> update_roots(json roots);
-  // What initialize declares, from the handlers registered so far.
+  /// What initialize declares, from the handlers registered so far.
   json capabilities() const;
-  // initialize, then notifications/initialized; the server's initialize
-  // result (protocolVersion, capabilities, serverInfo, ...).
+  /// initialize, then notifications/initialized; the server's initialize
+  /// result (protocolVersion, capabilities, serverInfo, ...).
   Coro<json> initialize(std::string protocol_version = "2025-11-25");
-  // Every tool, following nextCursor through all pages.
+  /// Every tool, following nextCursor through all pages.
   Coro<json> list_tools();
-  // The CallToolResult (content, isError, structuredContent?); a protocol
-  // error is an RpcError. progress_token, if given, asks for progress.
+  /// The CallToolResult (content, isError, structuredContent?); a protocol
+  /// error is an RpcError. progress_token, if given, asks for progress.
   Coro<json> call_tool(std::string name, json arguments = json::object(),
                        json progress_token = nullptr);
-  // Stops reading and waits for the reader; the caller then closes the
-  // transport's streams (or the server process exits).
+  /// Stops reading and waits for the reader; the caller then closes the
+  /// transport's streams (or the server process exits).
   Coro<void> close();
 
  private:

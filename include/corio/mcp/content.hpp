@@ -1,12 +1,13 @@
-// MCP content blocks: what a tool result, a prompt message or a sampling
-// message carries (text, image, audio, an embedded resource, a link to a
-// resource), built as the 2025-11-25 schema spells them.
-//
-//   ToolResult r;
-//   r.content.push_back(content::text("the chart:"));
-//   r.content.push_back(content::image(png_bytes, "image/png"));
-//
-// Binary data is given raw and sent base64-encoded, as the schema asks.
+/// \file
+/// MCP content blocks: what a tool result, a prompt message or a sampling
+/// message carries (text, image, audio, an embedded resource, a link to a
+/// resource), built as the 2025-11-25 schema spells them.
+///
+///     ToolResult r;
+///     r.content.push_back(content::text("the chart:"));
+///     r.content.push_back(content::image(png_bytes, "image/png"));
+///
+/// Binary data is given raw and sent base64-encoded, as the schema asks.
 #pragma once
 
 #include <optional>
@@ -22,19 +23,22 @@ struct ResourceContents;
 
 namespace content {
 
+/// A text block.
 json text(std::string text);
+/// An image block: the raw bytes (sent base64-encoded) and their MIME type.
 json image(std::string_view bytes, std::string mime_type);
+/// An audio block: the raw bytes (sent base64-encoded) and their MIME type.
 json audio(std::string_view bytes, std::string mime_type);
-// An embedded resource ({"type": "resource", "resource": {...}}).
+/// An embedded resource ({"type": "resource", "resource": {...}}).
 json resource(const ResourceContents& contents);
-// A link to a resource the client may read ({"type": "resource_link"}).
+/// A link to a resource the client may read ({"type": "resource_link"}).
 json resource_link(const Resource& resource);
 
 }  // namespace content
 
-// RFC 4648 base64 (with padding): MCP's encoding of every binary field.
+/// RFC 4648 base64 (with padding): MCP's encoding of every binary field.
 std::string base64_encode(std::string_view bytes);
-// nullopt when text is not base64 (a bad character, a bad length or padding).
+/// nullopt when text is not base64 (a bad character, a bad length or padding).
 std::optional<std::string> base64_decode(std::string_view text);
 
 }  // namespace corio::mcp

@@ -1,49 +1,50 @@
-// corio::mcp::Server: a Model Context Protocol server, as the Python SDK's
-// (mcp.server) reads, on a corio Session.
-//
-//   corio::mcp::Server server("nba-daily-brief", "1.0.0");
-//   server.add_tool("get_nba_news", "NBA headlines for a date",
-//                   json::parse(R"({"type": "object",
-//                                   "properties": {"target_date": {"type": "string"}},
-//                                   "required": ["target_date"]})"),
-//                   [](const json& args, Context& ctx) -> Coro<ToolResult> {
-//                     co_await ctx.info("fetching");
-//                     co_return ToolResult::text(headlines(args["target_date"]));
-//                   });
-//   int main() { corio::run(server.run_stdio()); }
-//
-// Protocol revisions: 2025-11-25 (the latest, what the official SDK 1.32
-// asks for), 2025-06-18, 2025-03-26 and 2024-11-05. initialize echoes the
-// client's revision when it is one of these, else answers with the latest;
-// JSON-RPC batches are accepted only for the revisions that had them
-// (2025-03-26 and 2024-11-05) and answered with one -32600 otherwise.
-// server/discover (the stateless 2026-07-28 revision) is -32601 until
-// implemented.
-//
-// Tools: arguments are checked against the tool's inputSchema (schema.hpp)
-// before the handler runs; a mismatch, and an exception from the handler,
-// is a result with isError (what the model sees and can correct), not a
-// protocol error; an unknown tool is -32602. Each call runs as its own task
-// (Session), so slow calls overlap and notifications/cancelled stops one at
-// its next co_await. A handler that throws RpcError answers with that
-// protocol error instead.
-//
-// A tool with an outputSchema must return structuredContent that matches
-// it; one that does not is a tool error naming the mismatch.
-//
-// Lists (tools, resources, templates, prompts) are paginated by page_size,
-// with an opaque cursor; a cursor we did not hand out is -32602. They may
-// change while clients are connected (add_*, remove_*): every initialized
-// client then gets notifications/<list>/list_changed. Clients subscribe to
-// resources (resources/subscribe) and notify_resource_updated(uri) tells
-// the subscribers. completion/complete is answered by on_completion's
-// handler, for prompt arguments and template variables that exist.
-// add_method() serves any other request, add_notification() any other
-// notification, with the same lifecycle rules (after initialize).
-//
-// Notifications the server sends on its own (list changes, resource
-// updates) belong to no request: over Streamable HTTP they go to the
-// client's GET stream, and are dropped for a client without one.
+/// \file
+/// corio::mcp::Server: a Model Context Protocol server, as the Python SDK's
+/// (mcp.server) reads, on a corio Session.
+///
+///     corio::mcp::Server server("nba-daily-brief", "1.0.0");
+///     server.add_tool("get_nba_news", "NBA headlines for a date",
+///                     json::parse(R"({"type": "object",
+///                                     "properties": {"target_date": {"type": "string"}},
+///                                     "required": ["target_date"]})"),
+///                     [](const json& args, Context& ctx) -> Coro<ToolResult> {
+///                       co_await ctx.info("fetching");
+///                       co_return ToolResult::text(headlines(args["target_date"]));
+///                     });
+///     int main() { corio::run(server.run_stdio()); }
+///
+/// Protocol revisions: 2025-11-25 (the latest, what the official SDK 1.32
+/// asks for), 2025-06-18, 2025-03-26 and 2024-11-05. initialize echoes the
+/// client's revision when it is one of these, else answers with the latest;
+/// JSON-RPC batches are accepted only for the revisions that had them
+/// (2025-03-26 and 2024-11-05) and answered with one -32600 otherwise.
+/// server/discover (the stateless 2026-07-28 revision) is -32601 until
+/// implemented.
+///
+/// Tools: arguments are checked against the tool's inputSchema (schema.hpp)
+/// before the handler runs; a mismatch, and an exception from the handler,
+/// is a result with isError (what the model sees and can correct), not a
+/// protocol error; an unknown tool is -32602. Each call runs as its own task
+/// (Session), so slow calls overlap and notifications/cancelled stops one at
+/// its next co_await. A handler that throws RpcError answers with that
+/// protocol error instead.
+///
+/// A tool with an outputSchema must return structuredContent that matches
+/// it; one that does not is a tool error naming the mismatch.
+///
+/// Lists (tools, resources, templates, prompts) are paginated by page_size,
+/// with an opaque cursor; a cursor we did not hand out is -32602. They may
+/// change while clients are connected (add_*, remove_*): every initialized
+/// client then gets `notifications/<list>/list_changed`. Clients subscribe to
+/// resources (resources/subscribe) and notify_resource_updated(uri) tells
+/// the subscribers. completion/complete is answered by on_completion's
+/// handler, for prompt arguments and template variables that exist.
+/// add_method() serves any other request, add_notification() any other
+/// notification, with the same lifecycle rules (after initialize).
+///
+/// Notifications the server sends on its own (list changes, resource
+/// updates) belong to no request: over Streamable HTTP they go to the
+/// client's GET stream, and are dropped for a client without one.
 #pragma once
 
 #include <functional>
@@ -62,146 +63,180 @@
 
 namespace corio::mcp {
 
+/// The newest MCP revision spoken, what initialize answers a revision it
+/// does not know with.
 inline constexpr const char* kLatestProtocolVersion = "2025-11-25";
 
+/// What a tool returns: content blocks, structuredContent, isError.
 struct ToolResult {
-  json content = json::array();  // content blocks: {"type": "text", "text": ...}, ...
-  json structured_content;       // null: none
-  bool is_error = false;
+  json content = json::array();  ///< content blocks: {"type": "text", "text": ...}, ...
+  json structured_content;       ///< null: none
+  bool is_error = false;  ///< isError: a tool failure the model sees
 
+  /// One text block.
   static ToolResult text(std::string text);
-  // A tool failure the model should see (isError), not a protocol error.
+  /// A tool failure the model should see (isError), not a protocol error.
   static ToolResult error(std::string message);
-  // structuredContent, with its JSON text as content too (the spec's advice
-  // for clients that only read content).
+  /// structuredContent, with its JSON text as content too (the spec's advice
+  /// for clients that only read content).
   static ToolResult structured(json value);
+  /// The CallToolResult, as sent.
   json to_json() const;
 };
 
+/// A tool, as tools/list shows it.
 struct Tool {
-  std::string name;
-  std::string description = {};
+  std::string name;  ///< unique among the server's tools
+  std::string description = {};  ///< what the model reads to choose it
+  /// The arguments' JSON Schema, checked before the handler runs.
   json input_schema = {{"type", "object"}};
-  std::string title = {};        // optional, for display
-  json output_schema = nullptr;       // optional (null: none)
-  json annotations = nullptr;         // optional (null: none), e.g. {"readOnlyHint": true}
-  json icons = nullptr;               // optional (null: none): [{"src": url, "mimeType", "sizes"}]
-  json meta = nullptr;                // optional (null: none): _meta
+  std::string title = {};        ///< optional, for display
+  json output_schema = nullptr;       ///< optional (null: none)
+  json annotations = nullptr;         ///< optional (null: none), e.g. {"readOnlyHint": true}
+  json icons = nullptr;               ///< optional (null: none): [{"src": url, "mimeType", "sizes"}]
+  json meta = nullptr;                ///< optional (null: none): _meta
 };
+/// Runs a tool call: its arguments (valid) and the call's Context.
 using ToolHandler = std::function<Coro<ToolResult>(const json& args, Context& ctx)>;
 
+/// A resource, as resources/list shows it.
 struct Resource {
-  std::string uri;
-  std::string name;
-  std::string description = {};
-  std::string mime_type = {};
-  std::string title = {};
-  json annotations = nullptr;  // optional (null: none): audience, priority, lastModified
-  json icons = nullptr;        // optional (null: none)
+  std::string uri;  ///< what resources/read asks for
+  std::string name;  ///< its name
+  std::string description = {};  ///< what it holds
+  std::string mime_type = {};  ///< its MIME type, if known
+  std::string title = {};  ///< optional, for display
+  json annotations = nullptr;  ///< optional (null: none): audience, priority, lastModified
+  json icons = nullptr;        ///< optional (null: none)
 };
+/// A resource's contents, as resources/read returns them.
 struct ResourceContents {
-  std::string uri;
-  std::string mime_type = {};
-  std::string data = {};     // text, or raw bytes when binary
-  bool binary = false;  // sent base64-encoded as "blob"
+  std::string uri;  ///< the resource they are of
+  std::string mime_type = {};  ///< their MIME type, if known
+  std::string data = {};     ///< text, or raw bytes when binary
+  bool binary = false;  ///< sent base64-encoded as "blob"
 };
+/// Reads a resource: the contents at uri.
 using ResourceReader = std::function<Coro<std::vector<ResourceContents>>(const std::string& uri)>;
 
-// A family of resources, "news://{date}" (RFC 6570 level 1: {name} matches
-// one path segment's worth of characters, no "/").
+/// A family of resources, "news://{date}" (RFC 6570 level 1: {name} matches
+/// one path segment's worth of characters, no "/").
 struct ResourceTemplate {
-  std::string uri_template;
-  std::string name;
-  std::string description = {};
-  std::string mime_type = {};
-  std::string title = {};
-  json annotations = nullptr;  // optional (null: none)
-  json icons = nullptr;        // optional (null: none)
+  std::string uri_template;  ///< "news://{date}"
+  std::string name;  ///< its name
+  std::string description = {};  ///< what its resources hold
+  std::string mime_type = {};  ///< its resources' MIME type, if known
+  std::string title = {};  ///< optional, for display
+  json annotations = nullptr;  ///< optional (null: none)
+  json icons = nullptr;        ///< optional (null: none)
 };
+/// Reads a template's resource: the uri asked for, and the template's
+/// variables as they matched it.
 using TemplateReader = std::function<Coro<std::vector<ResourceContents>>(
     const std::string& uri, const std::map<std::string, std::string>& vars)>;
 
+/// An argument a prompt takes.
 struct PromptArgument {
-  std::string name;
-  std::string description = {};
-  bool required = false;
+  std::string name;  ///< its name
+  std::string description = {};  ///< what it is for
+  bool required = false;  ///< whether it must be given
 };
+/// A prompt, as prompts/list shows it.
 struct Prompt {
-  std::string name;
-  std::string description = {};
-  std::vector<PromptArgument> arguments = {};
-  std::string title = {};
-  json icons = nullptr;  // optional (null: none)
+  std::string name;  ///< unique among the server's prompts
+  std::string description = {};  ///< what it is for
+  std::vector<PromptArgument> arguments = {};  ///< what it takes
+  std::string title = {};  ///< optional, for display
+  json icons = nullptr;  ///< optional (null: none)
 };
+/// One message of a prompt: a role, and a text or any content block.
 struct PromptMessage {
-  std::string role;  // "user" or "assistant"
-  std::string text = {};  // a text message, when content is null
-  json content = nullptr;      // any content block (content.hpp): image, audio, resource, ...
+  std::string role;  ///< "user" or "assistant"
+  std::string text = {};  ///< a text message, when content is null
+  json content = nullptr;      ///< any content block (content.hpp): image, audio, resource, ...
+  /// A message of any content block (content.hpp).
   static PromptMessage with(std::string role, json content) {
     return {std::move(role), {}, std::move(content)};
   }
 };
+/// Makes a prompt's messages from its arguments (prompts/get).
 using PromptHandler = std::function<Coro<std::vector<PromptMessage>>(const json& args)>;
 
-// completion/complete: the argument being completed and what is typed so far.
+/// completion/complete: the argument being completed and what is typed so far.
 struct CompletionRequest {
-  std::string ref_type;  // "ref/prompt" or "ref/resource"
-  std::string ref;       // the prompt's name or the template's uriTemplate
-  std::string argument;  // the argument's (or template variable's) name
-  std::string value;     // its partial value
-  std::map<std::string, std::string> context;  // the arguments already resolved
+  std::string ref_type;  ///< "ref/prompt" or "ref/resource"
+  std::string ref;       ///< the prompt's name or the template's uriTemplate
+  std::string argument;  ///< the argument's (or template variable's) name
+  std::string value;     ///< its partial value
+  std::map<std::string, std::string> context;  ///< the arguments already resolved
 };
+/// completion/complete's answer: the candidate values.
 struct Completion {
-  std::vector<std::string> values;  // at most 100 are sent (hasMore then says so)
-  std::optional<std::size_t> total;
-  bool has_more = false;
-  // The candidates that start with prefix, in their order.
+  std::vector<std::string> values;  ///< at most 100 are sent (hasMore then says so)
+  std::optional<std::size_t> total;  ///< how many there are in all, if known
+  bool has_more = false;  ///< there are more than values holds
+  /// The candidates that start with prefix, in their order.
   static Completion matching(std::string_view prefix, const std::vector<std::string>& candidates);
 };
+/// Completes one argument (Server::on_completion()).
 using CompletionHandler = std::function<Coro<Completion>(const CompletionRequest&)>;
 
+/// An MCP server: tools, resources, prompts and the rest, served to each
+/// client over a Transport (run(), run_stdio(); Streamable HTTP:
+/// streamable_http.hpp).
 class Server {
  public:
+  /// name and version: its serverInfo; instructions: initialize's (empty:
+  /// none).
   explicit Server(std::string name, std::string version = "0.1.0", std::string instructions = {});
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 
+  /// Adds a tool; clients already initialized hear of it (list_changed).
   void add_tool(Tool tool, ToolHandler handler);
-  // The common case, without spelling a Tool.
+  /// The common case, without spelling a Tool.
   void add_tool(std::string name, std::string description, json input_schema, ToolHandler handler);
+  /// Adds a resource, read by reader.
   void add_resource(Resource resource, ResourceReader reader);
+  /// Adds a resource template: a URI it matches is read by reader.
   void add_resource_template(ResourceTemplate tmpl, TemplateReader reader);
+  /// Adds a prompt, made by handler.
   void add_prompt(Prompt prompt, PromptHandler handler);
-  // Each false if there was none by that name (or uri, or uriTemplate).
+  /// Each false if there was none by that name (or uri, or uriTemplate).
   bool remove_tool(std::string_view name);
+  /// Removes the resource with this uri.
   bool remove_resource(std::string_view uri);
+  /// Removes the template with this uriTemplate.
   bool remove_resource_template(std::string_view uri_template);
+  /// Removes the prompt by this name.
   bool remove_prompt(std::string_view name);
-  // notifications/resources/updated to the clients subscribed to uri.
+  /// notifications/resources/updated to the clients subscribed to uri.
   void notify_resource_updated(std::string_view uri);
+  /// Answers completion/complete with handler (and declares completions).
   void on_completion(CompletionHandler handler);
-  // Called when a client says its roots changed (then ask with list_roots).
+  /// Called when a client says its roots changed (then ask with list_roots).
   void on_roots_list_changed(std::function<void()> handler);
-  // Another request method (or notification) on every client's session.
+  /// Another request method (or notification) on every client's session.
   void add_method(std::string method, Session::RequestHandler handler);
+  /// Handles another notification from every client.
   void add_notification(std::string method, Session::NotificationHandler handler);
-  std::size_t page_size = 100;
-  // The nesting depth (and size) every client's messages are parsed within,
-  // over every transport (http/json.hpp).
+  std::size_t page_size = 100;  ///< the most items a list answer holds (nextCursor for the rest)
+  /// The nesting depth (and size) every client's messages are parsed within,
+  /// over every transport (http/json.hpp).
   http::JsonLimits json_limits;
 
-  // Serves one client over transport until it closes its side. Clients on
-  // several transports at once are served independently (each negotiates
-  // its own revision and log level).
+  /// Serves one client over transport until it closes its side. Clients on
+  /// several transports at once are served independently (each negotiates
+  /// its own revision and log level).
   Coro<void> run(Transport& transport);
-  // Serves over this process's stdin and stdout: the whole of an MCP
-  // server's main. Logs go to stderr; stdout carries only the protocol.
+  /// Serves over this process's stdin and stdout: the whole of an MCP
+  /// server's main. Logs go to stderr; stdout carries only the protocol.
   Coro<void> run_stdio();
 
-  // One of the revisions this server speaks (the HTTP transport checks the
-  // MCP-Protocol-Version header with it).
+  /// One of the revisions this server speaks (the HTTP transport checks the
+  /// MCP-Protocol-Version header with it).
   static bool supports_protocol_version(std::string_view version) noexcept;
-  // What initialize answers a client asking for version.
+  /// What initialize answers a client asking for version.
   static std::string negotiate_protocol_version(std::string_view version);
 
  private:

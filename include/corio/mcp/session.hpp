@@ -1,41 +1,42 @@
-// corio::mcp::Session: one JSON-RPC 2.0 peer over a Transport, the engine
-// under the MCP server.
-//
-//   Session s(transport);
-//   s.on_request("ping", [](const json&, const RequestContext&) -> Coro<json> {
-//     co_return json::object();
-//   });
-//   co_await s.run();   // until the peer closes its side
-//
-// Each request runs as its own task, so a slow one does not hold up the
-// others (two slow tool calls overlap), and cancel_request() (MCP's
-// notifications/cancelled) cancels exactly that task; a cancelled request
-// gets no answer, as MCP asks. Notifications run inline, in arrival order.
-//
-// Malformed input is answered (answers and notifications excepted, below)
-// and the session goes on: not JSON
-// (trailing bytes and NULs included) or JSON nested deeper than the limit
-// (json_limits()) is a parse error (-32700, id null); JSON that is no
-// message, a message over the transport's size limit, or a request with
-// the id of one still running, an invalid request (-32600, with the id
-// when it could be read); an unknown method -32601; a handler's RpcError
-// its own code; any other exception -32603 with its what(), except the
-// JSON library's, which are "Internal error" (their text is about our
-// code, not the peer's request). A notification for no
-// known method and an answer to no request of ours are ignored, and so
-// are ill-formed answers and notifications (a result without an id, an
-// id of null, bad params): a response or a notification is never
-// answered, else two peers could answer each other's errors for ever. Batches
-// (JSON arrays) are answered with one -32600 unless accept_batches(true)
-// (MCP 2025-03-26 has them, 2025-06-18 and later do not); an accepted
-// batch runs its requests concurrently and answers them in one array.
-//
-// The other direction too: request() sends a request of ours and waits for
-// the peer's answer (an MCP client's calls, a server's sampling requests).
-//
-// Suspends: run() while waiting for messages and, at EOF, for the requests
-// still running; request() until its answer comes. Resumed by: the
-// transport (the loop), the request tasks, run() delivering an answer.
+/// \file
+/// corio::mcp::Session: one JSON-RPC 2.0 peer over a Transport, the engine
+/// under the MCP server.
+///
+///     Session s(transport);
+///     s.on_request("ping", [](const json&, const RequestContext&) -> Coro<json> {
+///       co_return json::object();
+///     });
+///     co_await s.run();   // until the peer closes its side
+///
+/// Each request runs as its own task, so a slow one does not hold up the
+/// others (two slow tool calls overlap), and cancel_request() (MCP's
+/// notifications/cancelled) cancels exactly that task; a cancelled request
+/// gets no answer, as MCP asks. Notifications run inline, in arrival order.
+///
+/// Malformed input is answered (answers and notifications excepted, below)
+/// and the session goes on: not JSON
+/// (trailing bytes and NULs included) or JSON nested deeper than the limit
+/// (json_limits()) is a parse error (-32700, id null); JSON that is no
+/// message, a message over the transport's size limit, or a request with
+/// the id of one still running, an invalid request (-32600, with the id
+/// when it could be read); an unknown method -32601; a handler's RpcError
+/// its own code; any other exception -32603 with its what(), except the
+/// JSON library's, which are "Internal error" (their text is about our
+/// code, not the peer's request). A notification for no
+/// known method and an answer to no request of ours are ignored, and so
+/// are ill-formed answers and notifications (a result without an id, an
+/// id of null, bad params): a response or a notification is never
+/// answered, else two peers could answer each other's errors for ever. Batches
+/// (JSON arrays) are answered with one -32600 unless accept_batches(true)
+/// (MCP 2025-03-26 has them, 2025-06-18 and later do not); an accepted
+/// batch runs its requests concurrently and answers them in one array.
+///
+/// The other direction too: request() sends a request of ours and waits for
+/// the peer's answer (an MCP client's calls, a server's sampling requests).
+///
+/// Suspends: run() while waiting for messages and, at EOF, for the requests
+/// still running; request() until its answer comes. Resumed by: the
+/// transport (the loop), the request tasks, run() delivering an answer.
 #pragma once
 
 #include <cstdint>
@@ -58,67 +59,80 @@ namespace corio::mcp {
 
 class Session;
 
-// What a request handler knows about the request it serves.
+/// What a request handler knows about the request it serves.
 struct RequestContext {
-  json id;
-  json progress_token;  // params._meta.progressToken, null when the client sent none
-  Session& session;
+  json id;  ///< the request's id
+  json progress_token;  ///< params._meta.progressToken, null when the client sent none
+  Session& session;  ///< the session it came on (for requests and notifications to the peer)
 };
 
+/// One side of a JSON-RPC session over a Transport: the peer's requests
+/// served by handlers, each in a task of its own, and requests and
+/// notifications of its own sent to the peer.
 class Session {
  public:
+  /// Serves a request: its result; an RpcError thrown is the error answer
+  /// (any other exception: internal_error).
   using RequestHandler = std::function<Coro<json>(const json& params, const RequestContext& ctx)>;
+  /// Handles a notification (which gets no answer).
   using NotificationHandler = std::function<void(const json& params)>;
 
+  /// A session over transport, which must outlive it; run() reads.
   explicit Session(Transport& transport) : transport_(transport) {}
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
-  ~Session();  // cancels the requests still running
+  ~Session();  ///< cancels the requests still running
 
+  /// Serves the peer's requests for method.
   void on_request(std::string method, RequestHandler handler);
+  /// Handles the peer's notifications of method.
   void on_notification(std::string method, NotificationHandler handler);
+  /// Whether JSON-RPC batches (arrays of messages) are served; refused by
+  /// default.
   void accept_batches(bool yes) noexcept { accept_batches_ = yes; }
-  // Called for each request as it is read, in arrival order, before its
-  // task starts; an RpcError it throws is the request's answer and the
-  // handler never runs (the MCP lifecycle: nothing but ping before
-  // initialize). Read order matters there: two requests read together
-  // are judged in the order the peer sent them.
+  /// Called for each request as it is read, in arrival order, before its
+  /// task starts; an RpcError it throws is the request's answer and the
+  /// handler never runs (the MCP lifecycle: nothing but ping before
+  /// initialize). Read order matters there: two requests read together
+  /// are judged in the order the peer sent them.
   void on_before_request(std::function<void(const Message&)> gate) { gate_ = std::move(gate); }
-  // cancel_request() refuses requests for this method (MCP: initialize
-  // cannot be cancelled).
+  /// cancel_request() refuses requests for this method (MCP: initialize
+  /// cannot be cancelled).
   void never_cancel(std::string method) { never_cancel_.push_back(std::move(method)); }
-  // Limits for the JSON of each message (the size is the transport's).
+  /// Limits for the JSON of each message (the size is the transport's).
   void json_limits(const http::JsonLimits& limits) noexcept { json_limits_ = limits; }
-  // At this many requests running, run() stops reading until one ends:
-  // a peer that floods requests (and does not read the answers) holds at
-  // most this many in memory, whatever the timing. Default 256.
+  /// At this many requests running, run() stops reading until one ends:
+  /// a peer that floods requests (and does not read the answers) holds at
+  /// most this many in memory, whatever the timing. Default 256.
   void max_in_flight(std::size_t n) noexcept { max_in_flight_ = n > 0 ? n : 1; }
 
-  // Sends a notification to the peer (progress, log messages, ...);
-  // related_request: the peer's request it is sent while serving, if any
-  // (Transport::send).
+  /// Sends a notification to the peer (progress, log messages, ...);
+  /// related_request: the peer's request it is sent while serving, if any
+  /// (Transport::send).
   Coro<void> notify(std::string_view method, json params = nullptr,
                     const json& related_request = nullptr);
-  // Sends a request and waits for its answer: the result, or the peer's
-  // error as an RpcError. Needs run() going (it reads the answer). If the
-  // peer closes first, RpcError(internal_error, "connection closed").
-  // Cancelling the wait tells the peer with notifications/cancelled.
-  // related_request: the peer's request it is sent while serving (a
-  // server's sampling during a tool call), as for notify().
+  /// Sends a request and waits for its answer: the result, or the peer's
+  /// error as an RpcError. Needs run() going (it reads the answer). If the
+  /// peer closes first, RpcError(internal_error, "connection closed").
+  /// Cancelling the wait tells the peer with notifications/cancelled.
+  /// related_request: the peer's request it is sent while serving (a
+  /// server's sampling during a tool call), as for notify().
   Coro<json> request(std::string_view method, json params = nullptr,
                      const json& related_request = nullptr);
-  // Cancels the running request with this id; false if there is none.
+  /// Cancels the running request with this id; false if there is none.
   bool cancel_request(const json& id);
+  /// How many of the peer's requests are running.
   std::size_t in_flight() const noexcept { return running_.size(); }
+  /// The transport it runs over.
   Transport& transport() noexcept { return transport_; }
 
-  // Reads and dispatches until the peer closes its side, then waits for the
-  // requests still running and until their answers are out of the process
-  // (Transport::flush()). Cancelling run() cancels them, and run() ends
-  // once they have and the output is flushed (for at most a second: a
-  // peer that does not read cannot hold up a shutdown). If the peer stops taking output (EPIPE on stdout),
-  // run() logs that once to stderr, stops reading, cancels the requests
-  // and returns normally: nobody is left to answer.
+  /// Reads and dispatches until the peer closes its side, then waits for the
+  /// requests still running and until their answers are out of the process
+  /// (Transport::flush()). Cancelling run() cancels them, and run() ends
+  /// once they have and the output is flushed (for at most a second: a
+  /// peer that does not read cannot hold up a shutdown). If the peer stops taking output (EPIPE on stdout),
+  /// run() logs that once to stderr, stops reading, cancels the requests
+  /// and returns normally: nobody is left to answer.
   Coro<void> run();
 
  private:

@@ -1,38 +1,39 @@
-// The client side of MCP's Streamable HTTP transport (the Python SDK's
-// streamablehttp_client): an mcp::Client over a server's URL.
-//
-//   corio::mcp::StreamableHttpClient transport("http://127.0.0.1:8000/mcp");
-//   corio::mcp::Client client(transport);
-//   co_await client.initialize();
-//   json r = co_await client.call_tool("get_nba_news", {{"target_date", "today"}});
-//   co_await client.close();
-//   co_await transport.close();             // DELETE: the server ends the session
-//
-// Each message is a POST. The server's answers come back as the POST's
-// body (JSON, or an SSE stream read by a task of this transport while the
-// next messages go out) and are handed to receive() in arrival order. The
-// session id from initialize's answer, and the negotiated revision, go on
-// every later request. A POST the server refuses (404 for a session it
-// ended, 4xx/5xx) becomes the JSON-RPC error answer of the request it
-// carried, so the caller's request() raises RpcError instead of waiting.
-//
-// Once notifications/initialized is out (before send() returns), a GET
-// opens the standalone SSE stream, for the server's messages that belong
-// to no POST (its requests to the client, notifications); a server
-// without one answers 405 and
-// that is all. A stream that ends before its work is done (a POST's
-// before its answer, the GET's at any time) is resumed as SEP-1699 says:
-// after the server's retry delay (exactly; 1 s until it names one), a GET
-// with Last-Event-ID; a POST's stream continues on that GET. A POST's
-// stream without an event id cannot be resumed: its request gets an error
-// answer. Three failed reconnections in a row end a stream.
-//
-// Events without data (the priming event "id: ev-1\nretry: 500\ndata: \n\n")
-// are not messages: they only set the id and the delay.
-//
-// Suspends: send() until the server has answered the POST's head;
-// receive() until a message arrives; close() for the DELETE. Resumed by:
-// the loop (the HTTP connections, the reconnection timers).
+/// \file
+/// The client side of MCP's Streamable HTTP transport (the Python SDK's
+/// streamablehttp_client): an mcp::Client over a server's URL.
+///
+///     corio::mcp::StreamableHttpClient transport("http://127.0.0.1:8000/mcp");
+///     corio::mcp::Client client(transport);
+///     co_await client.initialize();
+///     json r = co_await client.call_tool("get_nba_news", {{"target_date", "today"}});
+///     co_await client.close();
+///     co_await transport.close();             // DELETE: the server ends the session
+///
+/// Each message is a POST. The server's answers come back as the POST's
+/// body (JSON, or an SSE stream read by a task of this transport while the
+/// next messages go out) and are handed to receive() in arrival order. The
+/// session id from initialize's answer, and the negotiated revision, go on
+/// every later request. A POST the server refuses (404 for a session it
+/// ended, 4xx/5xx) becomes the JSON-RPC error answer of the request it
+/// carried, so the caller's request() raises RpcError instead of waiting.
+///
+/// Once notifications/initialized is out (before send() returns), a GET
+/// opens the standalone SSE stream, for the server's messages that belong
+/// to no POST (its requests to the client, notifications); a server
+/// without one answers 405 and
+/// that is all. A stream that ends before its work is done (a POST's
+/// before its answer, the GET's at any time) is resumed as SEP-1699 says:
+/// after the server's retry delay (exactly; 1 s until it names one), a GET
+/// with Last-Event-ID; a POST's stream continues on that GET. A POST's
+/// stream without an event id cannot be resumed: its request gets an error
+/// answer. Three failed reconnections in a row end a stream.
+///
+/// Events without data (the priming event "id: ev-1\nretry: 500\ndata: \n\n")
+/// are not messages: they only set the id and the delay.
+///
+/// Suspends: send() until the server has answered the POST's head;
+/// receive() until a message arrives; close() for the DELETE. Resumed by:
+/// the loop (the HTTP connections, the reconnection timers).
 #pragma once
 
 #include <memory>
@@ -47,26 +48,31 @@
 
 namespace corio::mcp {
 
+/// Streamable HTTP's client side: each message POSTed, the answers read
+/// as JSON or SSE, the GET stream opened after initialize, broken streams
+/// resumed with Last-Event-ID.
 class StreamableHttpClient final : public Transport {
  public:
+  /// url: the MCP endpoint (http://host:port/mcp); options: the HTTP
+  /// client's.
   explicit StreamableHttpClient(std::string url, http::ClientOptions options = {});
   StreamableHttpClient(const StreamableHttpClient&) = delete;
   StreamableHttpClient& operator=(const StreamableHttpClient&) = delete;
-  ~StreamableHttpClient() override;  // stops its readers (close() first to end the session)
+  ~StreamableHttpClient() override;  ///< stops its readers (close() first to end the session)
 
   Coro<std::optional<Received>> receive() override;
   Coro<void> send(std::string_view message, const json& related_request) override;
 
-  // Requests carry auth's bearer token; a refusal it can cure (a 401, a
-  // 403 insufficient_scope) runs its flow and the request is repeated, at
-  // most three times (a server that keeps refusing is not asked for
-  // ever). auth must outlive the transport. See auth.hpp.
+  /// Requests carry auth's bearer token; a refusal it can cure (a 401, a
+  /// 403 insufficient_scope) runs its flow and the request is repeated, at
+  /// most three times (a server that keeps refusing is not asked for
+  /// ever). auth must outlive the transport. See auth.hpp.
   void set_authorization(OAuth* auth) noexcept;
 
-  // The server's session id ("" before initialize's answer).
+  /// The server's session id ("" before initialize's answer).
   const std::string& session_id() const noexcept;
-  // Ends the session (DELETE, when there is one), stops reading the open
-  // streams; receive() then reports EOF. Idempotent.
+  /// Ends the session (DELETE, when there is one), stops reading the open
+  /// streams; receive() then reports EOF. Idempotent.
   Coro<void> close();
 
  private:
