@@ -1,45 +1,46 @@
-// corio::http::ClientSession: an HTTP/1.1 client with a connection pool,
-// cookies, redirects and timeouts (aiohttp's ClientSession).
-//
-//   corio::http::ClientSession session;
-//   corio::http::ClientResponse r = co_await session.get("https://example.org/");
-//   std::string page = co_await r.text();
-//
-//   corio::http::RequestOptions opts;
-//   opts.json = nlohmann::json{{"name", "corio"}};
-//   auto created = co_await session.post("http://localhost:8080/items", std::move(opts));
-//
-// Make one session and share it: its pool keeps connections alive per
-// origin (aiohttp's advice too). Requests may run concurrently from many
-// tasks; ClientOptions::limit and limit_per_host bound the connections, a
-// request past them waits (fairly) for one to be free. The session must
-// outlive the requests running on it (not their responses: a response that
-// outlives it closes its connection instead of pooling it).
-//
-// HTTPS goes through corio's TLS with verification on (the system's CAs, or
-// ClientOptions::ssl). Each request: the URL (ValueError if it is not an
-// absolute http(s) URL) plus params; the body from data, form or json; the
-// session's headers, then the request's (which win); the jar's cookies;
-// "Accept-Encoding: gzip, deflate" when auto_decompress. The request head
-// goes out in one write (with a small body, in the same one).
-//
-// Redirects (allow_redirects): 301/302 turn a POST into a GET and 303 any
-// method but HEAD, dropping the body; 307/308 keep method and body. An
-// Authorization header is dropped when a redirect leaves the origin.
-// Beyond max_redirects: TooManyRedirects.
-//
-// Defaults per session (ClientOptions: headers, timeout, base_url,
-// raise_for_status, retry, proxy), each overridden per request
-// (RequestOptions), as aiohttp's ClientSession.
-//
-// Timeouts (ClientTimeout) raise corio::TimeoutError; errors are in
-// client_errors.hpp. A request on a pooled connection the server closed
-// meanwhile is retried once on a new connection when its method is
-// idempotent (as aiohttp and urllib3 do).
-//
-// Suspends: a request until the response's head has arrived (waiting for a
-// connection permit, connecting, writing, reading); close() until the idle
-// connections are closed. Resumed by: the loop, or a release of a permit.
+/// \file
+/// corio::http::ClientSession: an HTTP/1.1 client with a connection pool,
+/// cookies, redirects and timeouts (aiohttp's ClientSession).
+///
+///     corio::http::ClientSession session;
+///     corio::http::ClientResponse r = co_await session.get("https://example.org/");
+///     std::string page = co_await r.text();
+///
+///     corio::http::RequestOptions opts;
+///     opts.json = nlohmann::json{{"name", "corio"}};
+///     auto created = co_await session.post("http://localhost:8080/items", std::move(opts));
+///
+/// Make one session and share it: its pool keeps connections alive per
+/// origin (aiohttp's advice too). Requests may run concurrently from many
+/// tasks; ClientOptions::limit and limit_per_host bound the connections, a
+/// request past them waits (fairly) for one to be free. The session must
+/// outlive the requests running on it (not their responses: a response that
+/// outlives it closes its connection instead of pooling it).
+///
+/// HTTPS goes through corio's TLS with verification on (the system's CAs, or
+/// ClientOptions::ssl). Each request: the URL (ValueError if it is not an
+/// absolute http(s) URL) plus params; the body from data, form or json; the
+/// session's headers, then the request's (which win); the jar's cookies;
+/// "Accept-Encoding: gzip, deflate" when auto_decompress. The request head
+/// goes out in one write (with a small body, in the same one).
+///
+/// Redirects (allow_redirects): 301/302 turn a POST into a GET and 303 any
+/// method but HEAD, dropping the body; 307/308 keep method and body. An
+/// Authorization header is dropped when a redirect leaves the origin.
+/// Beyond max_redirects: TooManyRedirects.
+///
+/// Defaults per session (ClientOptions: headers, timeout, base_url,
+/// raise_for_status, retry, proxy), each overridden per request
+/// (RequestOptions), as aiohttp's ClientSession.
+///
+/// Timeouts (ClientTimeout) raise corio::TimeoutError; errors are in
+/// client_errors.hpp. A request on a pooled connection the server closed
+/// meanwhile is retried once on a new connection when its method is
+/// idempotent (as aiohttp and urllib3 do).
+///
+/// Suspends: a request until the response's head has arrived (waiting for a
+/// connection permit, connecting, writing, reading); close() until the idle
+/// connections are closed. Resumed by: the loop, or a release of a permit.
 #pragma once
 
 #include <chrono>
@@ -73,56 +74,56 @@ struct PreparedRequest;
 struct ProxyConfig;
 }
 
-// aiohttp's ClientTimeout; an empty field is no limit.
+/// aiohttp's ClientTimeout; an empty field is no limit.
 struct ClientTimeout {
-  // The whole request: connecting, sending, and reading the body to its end.
+  /// The whole request: connecting, sending, and reading the body to its end.
   std::optional<std::chrono::milliseconds> total = std::chrono::minutes(5);
-  // Getting a connection: waiting for a free one under the limits, then connecting.
+  /// Getting a connection: waiting for a free one under the limits, then connecting.
   std::optional<std::chrono::milliseconds> connect;
-  // Connecting to the server, TLS handshake included.
+  /// Connecting to the server, TLS handshake included.
   std::optional<std::chrono::milliseconds> sock_connect;
-  // Each read from the socket: how long the server may stay silent.
+  /// Each read from the socket: how long the server may stay silent.
   std::optional<std::chrono::milliseconds> sock_read;
 };
 
 struct ClientOptions {
-  std::size_t limit = 100;         // connections in all (aiohttp's default); 0: no limit
-  std::size_t limit_per_host = 0;  // per origin; 0: no limit
-  // An idle pooled connection is closed after this long (aiohttp's 15 s),
-  // by the pool's timer: the server sees the close on time even when no
-  // further request comes.
+  std::size_t limit = 100;         ///< connections in all (aiohttp's default); 0: no limit
+  std::size_t limit_per_host = 0;  ///< per origin; 0: no limit
+  /// An idle pooled connection is closed after this long (aiohttp's 15 s),
+  /// by the pool's timer: the server sees the close on time even when no
+  /// further request comes.
   std::chrono::milliseconds keepalive_timeout{15'000};
   ClientTimeout timeout;
-  Headers headers;  // sent with every request
-  // The TLS client context for https; by default SslContext::client()
-  // (the system's CAs, verification and host name check on).
+  Headers headers;  ///< sent with every request
+  /// The TLS client context for https; by default SslContext::client()
+  /// (the system's CAs, verification and host name check on).
   std::optional<SslContext> ssl;
   bool auto_decompress = true;
   bool raise_for_status = false;
-  Limits limits;  // the response head's (Limits::max_body is read()'s concern)
-  // A relative URL given to a request is resolved against this one
-  // (aiohttp's base_url): base_url "http://api/v1/" and "users" is
-  // "http://api/v1/users". Absolute URLs are used as they are.
+  Limits limits;  ///< the response head's (Limits::max_body is read()'s concern)
+  /// A relative URL given to a request is resolved against this one
+  /// (aiohttp's base_url): base_url "http://api/v1/" and "users" is
+  /// "http://api/v1/users". Absolute URLs are used as they are.
   std::optional<std::string> base_url;
-  RetryPolicy retry;  // by default none (attempts = 1); see retry.hpp
-  // Every request through this proxy ("http://proxy:3128"): http URLs in
-  // absolute form, https ones through a CONNECT tunnel. Without it and with
-  // trust_env, HTTP_PROXY, HTTPS_PROXY and NO_PROXY (or their lower-case
-  // forms) say, read when the session is made (aiohttp's trust_env).
+  RetryPolicy retry;  ///< by default none (attempts = 1); see retry.hpp
+  /// Every request through this proxy ("http://proxy:3128"): http URLs in
+  /// absolute form, https ones through a CONNECT tunnel. Without it and with
+  /// trust_env, HTTP_PROXY, HTTPS_PROXY and NO_PROXY (or their lower-case
+  /// forms) say, read when the session is made (aiohttp's trust_env).
   std::optional<std::string> proxy;
   bool trust_env = false;
-  Headers proxy_headers;  // sent to the proxy (Proxy-Authorization, say)
+  Headers proxy_headers;  ///< sent to the proxy (Proxy-Authorization, say)
 };
 
-// A JSON request body, serialised when assigned (so this header needs only
-// json_fwd): `opts.json = nlohmann::json{...};`
+/// A JSON request body, serialised when assigned (so this header needs only
+/// json_fwd): `opts.json = nlohmann::json{...};`
 struct JsonBody {
   JsonBody(const nlohmann::json& value);  // NOLINT(google-explicit-constructor): reads as assignment
   std::string text;
 };
 
-// What ClientSession::upgrade hands over after a 101: the answer's head
-// and the connection, the bytes after the head already in the reader.
+/// What ClientSession::upgrade hands over after a 101: the answer's head
+/// and the connection, the bytes after the head already in the reader.
 struct UpgradedConnection {
   ResponseHead head;
   StreamReader reader;
@@ -131,29 +132,29 @@ struct UpgradedConnection {
 
 struct RequestOptions {
   Headers headers;
-  QueryParams params;                 // appended to the URL's query
-  // The body, one of: bytes (Content-Type application/octet-stream unless
-  // given), a form (application/x-www-form-urlencoded), JSON (application/json).
+  QueryParams params;                 ///< appended to the URL's query
+  /// The body, one of: bytes (Content-Type application/octet-stream unless
+  /// given), a form (application/x-www-form-urlencoded), JSON (application/json).
   std::optional<std::string> data;
   std::optional<QueryParams> form;
   std::optional<JsonBody> json;
-  std::optional<FormData> multipart;  // multipart/form-data, files streamed (form_data.hpp)
-  std::optional<ClientTimeout> timeout;  // instead of the session's
-  std::optional<RetryPolicy> retry;      // instead of the session's
-  // Instead of the session's proxy (and the environment's); "" for none.
+  std::optional<FormData> multipart;  ///< multipart/form-data, files streamed (form_data.hpp)
+  std::optional<ClientTimeout> timeout;  ///< instead of the session's
+  std::optional<RetryPolicy> retry;      ///< instead of the session's
+  /// Instead of the session's proxy (and the environment's); "" for none.
   std::optional<std::string> proxy;
   bool allow_redirects = true;
   std::size_t max_redirects = 10;
-  std::optional<bool> raise_for_status;  // instead of the session's
+  std::optional<bool> raise_for_status;  ///< instead of the session's
 };
 
 class ClientSession {
  public:
   explicit ClientSession(ClientOptions opts = {});
-  // Not movable: running requests refer to it.
+  /// Not movable: running requests refer to it.
   ClientSession(const ClientSession&) = delete;
   ClientSession& operator=(const ClientSession&) = delete;
-  // Closes the idle connections (without waiting for them).
+  /// Closes the idle connections (without waiting for them).
   ~ClientSession();
 
   Coro<ClientResponse> request(std::string method, std::string url, RequestOptions opts = {});
@@ -161,31 +162,31 @@ class ClientSession {
   Coro<ClientResponse> post(std::string url, RequestOptions opts = {});
   Coro<ClientResponse> put(std::string url, RequestOptions opts = {});
   Coro<ClientResponse> patch(std::string url, RequestOptions opts = {});
-  Coro<ClientResponse> del(std::string url, RequestOptions opts = {});  // DELETE
+  Coro<ClientResponse> del(std::string url, RequestOptions opts = {});  ///< DELETE
   Coro<ClientResponse> head(std::string url, RequestOptions opts = {});
   Coro<ClientResponse> options(std::string url, RequestOptions opts = {});
 
-  // A WebSocket to url (ws://, wss://, or http(s)://), on a connection of
-  // its own, outside the pool and its limits: the session's headers,
-  // cookies, TLS context (without one, the system's CAs are loaded for each
-  // such connection: give the session one to share) and head limits; the
-  // handshake within the session's total timeout. WSServerHandshakeError
-  // unless the server switches as RFC 6455 says (websocket.hpp).
+  /// A WebSocket to url (ws://, wss://, or http(s)://), on a connection of
+  /// its own, outside the pool and its limits: the session's headers,
+  /// cookies, TLS context (without one, the system's CAs are loaded for each
+  /// such connection: give the session one to share) and head limits; the
+  /// handshake within the session's total timeout. WSServerHandshakeError
+  /// unless the server switches as RFC 6455 says (websocket.hpp).
   Coro<WebSocket> ws_connect(std::string url, WsOptions opts = {});
-  // The same handshake for any protocol: a GET with opts's headers (which
-  // say "Connection: Upgrade" and "Upgrade: <protocol>") on a connection of
-  // its own; on a 101 the connection is the caller's, any other answer is
-  // ClientResponseError with its status (and the connection is closed).
+  /// The same handshake for any protocol: a GET with opts's headers (which
+  /// say "Connection: Upgrade" and "Upgrade: <protocol>") on a connection of
+  /// its own; on a 101 the connection is the caller's, any other answer is
+  /// ClientResponseError with its status (and the connection is closed).
   Coro<UpgradedConnection> upgrade(std::string url, RequestOptions opts = {});
 
-  // Closes the pooled connections and waits until they are closed; later
-  // requests throw ClientConnectionError. Idempotent.
+  /// Closes the pooled connections and waits until they are closed; later
+  /// requests throw ClientConnectionError. Idempotent.
   Coro<void> close();
   bool closed() const noexcept;
 
   CookieJar& cookie_jar() noexcept { return jar_; }
   const ClientOptions& client_options() const noexcept { return opts_; }
-  // Connections open (idle and in use), and of them idle, for monitoring.
+  /// Connections open (idle and in use), and of them idle, for monitoring.
   std::size_t open_connections() const noexcept;
   std::size_t idle_connections() const noexcept;
 
@@ -207,7 +208,7 @@ class ClientSession {
   ClientOptions opts_;
   CookieJar jar_;
   std::shared_ptr<detail::ConnectionPool> pool_;
-  std::shared_ptr<const detail::ProxyConfig> proxies_;  // the session's; null: none
+  std::shared_ptr<const detail::ProxyConfig> proxies_;  ///< the session's; null: none
 };
 
 }  // namespace corio::http

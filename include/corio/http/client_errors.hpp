@@ -1,16 +1,17 @@
-// The client's exceptions, with aiohttp's names and family tree:
-//
-//   ClientError
-//   ├── ClientConnectionError      connect refused, reset, server disconnected
-//   │   └── ClientSSLError         TLS handshake or certificate refused
-//   ├── ClientPayloadError         the body is cut short or malformed, or its gzip corrupt
-//   │   └── UnicodeDecodeError     text() cannot decode the body's charset
-//   ├── ClientResponseError        raise_for_status() on a 4xx/5xx
-//   └── TooManyRedirects           more than max_redirects redirects
-//
-// Besides these: corio::TimeoutError for any of the session's timeouts,
-// ParseError (parser.hpp) for a response that is not HTTP or over a limit,
-// ValueError for a bad URL. Each failure closes only its own connection.
+/// \file
+/// The client's exceptions, with aiohttp's names and family tree:
+///
+///     ClientError
+///     ├── ClientConnectionError      connect refused, reset, server disconnected
+///     │   └── ClientSSLError         TLS handshake or certificate refused
+///     ├── ClientPayloadError         the body is cut short or malformed, or its gzip corrupt
+///     │   └── UnicodeDecodeError     text() cannot decode the body's charset
+///     ├── ClientResponseError        raise_for_status() on a 4xx/5xx
+///     └── TooManyRedirects           more than max_redirects redirects
+///
+/// Besides these: corio::TimeoutError for any of the session's timeouts,
+/// ParseError (parser.hpp) for a response that is not HTTP or over a limit,
+/// ValueError for a bad URL. Each failure closes only its own connection.
 #pragma once
 
 #include <cstddef>
@@ -27,8 +28,8 @@ class ClientError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// code() keeps the OS error (ECONNREFUSED, ECONNRESET, ...) or the
-// SslError's code; an empty code when the server just closed.
+/// code() keeps the OS error (ECONNREFUSED, ECONNRESET, ...) or the
+/// SslError's code; an empty code when the server just closed.
 class ClientConnectionError : public ClientError {
  public:
   ClientConnectionError(const std::string& what, std::error_code code = {})
@@ -49,19 +50,19 @@ class ClientPayloadError : public ClientError {
   using ClientError::ClientError;
 };
 
-// text() could not make UTF-8 of the body: its charset (the Content-Type's,
-// or text()'s `encoding`) is unknown to iconv, or the body has bytes
-// invalid in it. aiohttp's text() raises Python's UnicodeDecodeError (or
-// LookupError for an unknown charset); here both are one error, and a
-// ClientPayloadError, as corrupt gzip is: the body is not what its headers
-// say.
+/// text() could not make UTF-8 of the body: its charset (the Content-Type's,
+/// or text()'s `encoding`) is unknown to iconv, or the body has bytes
+/// invalid in it. aiohttp's text() raises Python's UnicodeDecodeError (or
+/// LookupError for an unknown charset); here both are one error, and a
+/// ClientPayloadError, as corrupt gzip is: the body is not what its headers
+/// say.
 class UnicodeDecodeError : public ClientPayloadError {
  public:
   UnicodeDecodeError(const std::string& what, std::string encoding,
                      std::optional<std::size_t> offset)
       : ClientPayloadError(what), encoding_(std::move(encoding)), offset_(offset) {}
   const std::string& encoding() const noexcept { return encoding_; }
-  // Where in the body the bad bytes start; nullopt for an unknown charset.
+  /// Where in the body the bad bytes start; nullopt for an unknown charset.
   std::optional<std::size_t> offset() const noexcept { return offset_; }
 
  private:

@@ -1,15 +1,16 @@
-// corio::http::Headers: an HTTP header block, in order, names compared
-// without regard to case (RFC 9110 section 5.1), repeats kept.
-//
-//   Headers h{{"Content-Type", "text/plain"}};
-//   h.add("Set-Cookie", "a=1");
-//   h.add("Set-Cookie", "b=2");
-//   h.get("content-type");            // "text/plain"
-//   h.get_all("set-cookie");          // {"a=1", "b=2"}
-//   h.set("Content-Length", "5");     // replaces every field of that name
-//
-// A vector, not a map: a message has a dozen fields, where a linear scan
-// beats hashing, and the order the peer sent is kept for proxies and logs.
+/// \file
+/// corio::http::Headers: an HTTP header block, in order, names compared
+/// without regard to case (RFC 9110 section 5.1), repeats kept.
+///
+///     Headers h{{"Content-Type", "text/plain"}};
+///     h.add("Set-Cookie", "a=1");
+///     h.add("Set-Cookie", "b=2");
+///     h.get("content-type");            // "text/plain"
+///     h.get_all("set-cookie");          // {"a=1", "b=2"}
+///     h.set("Content-Length", "5");     // replaces every field of that name
+///
+/// A vector, not a map: a message has a dozen fields, where a linear scan
+/// beats hashing, and the order the peer sent is kept for proxies and logs.
 #pragma once
 
 #include <cstddef>
@@ -22,10 +23,10 @@
 
 namespace corio::http {
 
-// ASCII case-insensitive equality, the comparison of field names and tokens.
+/// ASCII case-insensitive equality, the comparison of field names and tokens.
 bool iequals(std::string_view a, std::string_view b) noexcept;
-// Whether a comma-separated field value ("keep-alive, Upgrade") has token
-// among its elements, compared without regard to case.
+/// Whether a comma-separated field value ("keep-alive, Upgrade") has token
+/// among its elements, compared without regard to case.
 bool list_contains(std::string_view list, std::string_view token) noexcept;
 
 struct Header {
@@ -38,19 +39,19 @@ class Headers {
   Headers() = default;
   Headers(std::initializer_list<std::pair<std::string_view, std::string_view>> fields);
 
-  // The first value of name, or nullopt.
+  /// The first value of name, or nullopt.
   std::optional<std::string_view> get(std::string_view name) const noexcept;
   std::string_view get_or(std::string_view name, std::string_view fallback) const noexcept;
   std::vector<std::string_view> get_all(std::string_view name) const;
   bool contains(std::string_view name) const noexcept;
   std::size_t count(std::string_view name) const noexcept;
-  // Whether any field `name` lists token (list_contains), e.g.
-  // has_token("Connection", "close"), has_token("Expect", "100-continue").
+  /// Whether any field `name` lists token (list_contains), e.g.
+  /// has_token("Connection", "close"), has_token("Expect", "100-continue").
   bool has_token(std::string_view name, std::string_view token) const noexcept;
 
-  void add(std::string name, std::string value);  // appends, even if name is there
-  void set(std::string_view name, std::string value);  // replaces all of name (or appends)
-  std::size_t remove(std::string_view name) noexcept;  // how many were removed
+  void add(std::string name, std::string value);  ///< appends, even if name is there
+  void set(std::string_view name, std::string value);  ///< replaces all of name (or appends)
+  std::size_t remove(std::string_view name) noexcept;  ///< how many were removed
   void clear() noexcept { fields_.clear(); }
 
   std::size_t size() const noexcept { return fields_.size(); }

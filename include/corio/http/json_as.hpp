@@ -1,16 +1,17 @@
-// Request::json_as<T>(): a request body as a C++ struct (its fields listed
-// with json_fields.hpp), as FastAPI's typed body parameters:
-//
-//   Coro<Response> forecast(Request& req) {
-//     const Forecast f = co_await req.json_as<Forecast>();
-//     ...
-//   }
-//
-// Not JSON: HTTPException(400). JSON that does not match the struct's
-// schema: HTTPException(422) with every problem, as JSON (see
-// Request::json(schema)); both through the server's error hook. The
-// member is declared in request.hpp; this header defines it, so include
-// it where json_as is called (without it the call does not link).
+/// \file
+/// Request::json_as<T>(): a request body as a C++ struct (its fields listed
+/// with json_fields.hpp), as FastAPI's typed body parameters:
+///
+///     Coro<Response> forecast(Request& req) {
+///       const Forecast f = co_await req.json_as<Forecast>();
+///       ...
+///     }
+///
+/// Not JSON: HTTPException(400). JSON that does not match the struct's
+/// schema: HTTPException(422) with every problem, as JSON (see
+/// Request::json(schema)); both through the server's error hook. The
+/// member is declared in request.hpp; this header defines it, so include
+/// it where json_as is called (without it the call does not link).
 #pragma once
 
 #include <corio/coro.hpp>

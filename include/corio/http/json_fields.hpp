@@ -1,30 +1,31 @@
-// A C++ struct as JSON, its fields listed once (name, member, description):
-// the JSON Schema of the struct is generated from that list, and JSON the
-// schema accepted is decoded into the struct. The HTTP server's
-// Request::json_as<T>() (json_as.hpp) and the MCP typed tools
-// (mcp/typed_tool.hpp) are built on it, as FastAPI and FastMCP derive both
-// from type hints.
-//
-//   struct Forecast {
-//     std::string city;
-//     int days = 0;
-//     std::optional<bool> metric;
-//   };
-//   template <> struct corio::http::Fields<Forecast> {
-//     static constexpr auto list = std::tuple{field("city", &Forecast::city, "The city"),
-//                                             field("days", &Forecast::days, "How many days"),
-//                                             field("metric", &Forecast::metric)};
-//   };
-//   nlohmann::json schema = corio::http::json_schema_of<Forecast>();
-//   Forecast f = corio::http::decode_json<Forecast>(body);  // body valid against schema
-//
-// Field types: std::string, bool, integers, floating point, std::vector<T>,
-// std::map<std::string, T>, nlohmann::json (anything), another struct with
-// Fields, and std::optional<T> for a field that may be left out (every
-// other field is required).
-//
-// Brings <nlohmann/json.hpp> with it (the templates build JSON), which is
-// why corio/http.hpp leaves this header out.
+/// \file
+/// A C++ struct as JSON, its fields listed once (name, member, description):
+/// the JSON Schema of the struct is generated from that list, and JSON the
+/// schema accepted is decoded into the struct. The HTTP server's
+/// Request::json_as<T>() (json_as.hpp) and the MCP typed tools
+/// (mcp/typed_tool.hpp) are built on it, as FastAPI and FastMCP derive both
+/// from type hints.
+///
+///     struct Forecast {
+///       std::string city;
+///       int days = 0;
+///       std::optional<bool> metric;
+///     };
+///     template <> struct corio::http::Fields<Forecast> {
+///       static constexpr auto list = std::tuple{field("city", &Forecast::city, "The city"),
+///                                               field("days", &Forecast::days, "How many days"),
+///                                               field("metric", &Forecast::metric)};
+///     };
+///     nlohmann::json schema = corio::http::json_schema_of<Forecast>();
+///     Forecast f = corio::http::decode_json<Forecast>(body);  // body valid against schema
+///
+/// Field types: std::string, bool, integers, floating point, std::vector<T>,
+/// std::map<std::string, T>, nlohmann::json (anything), another struct with
+/// Fields, and std::optional<T> for a field that may be left out (every
+/// other field is required).
+///
+/// Brings <nlohmann/json.hpp> with it (the templates build JSON), which is
+/// why corio/http.hpp leaves this header out.
 #pragma once
 
 #include <map>
@@ -39,19 +40,21 @@
 
 namespace corio::http {
 
+/// One field of a struct's list: its JSON name, its member, its description.
 template <class Struct, class Member>
 struct Field {
-  const char* name;
-  Member Struct::*member;
-  const char* description;
+  const char* name;         ///< the property's name in JSON
+  Member Struct::*member;   ///< the member it is decoded into
+  const char* description;  ///< the schema's "description"; "" for none
 };
 
+/// A Field, its types deduced from the member pointer.
 template <class Struct, class Member>
 constexpr Field<Struct, Member> field(const char* name, Member Struct::*member, const char* description = "") {
   return {name, member, description};
 }
 
-// Specialize with `static constexpr auto list = std::tuple{field(...), ...};`.
+/// Specialize with `static constexpr auto list = std::tuple{field(...), ...};`.
 template <class T>
 struct Fields;
 
@@ -154,14 +157,14 @@ T decode(const nlohmann::json& j) {
 
 }  // namespace detail
 
-// The schema generated for T (for a struct: an object with its fields).
+/// The schema generated for T (for a struct: an object with its fields).
 template <class T>
 nlohmann::json json_schema_of() {
   return detail::schema_of<T>();
 }
 
-// A T from JSON that json_schema_of<T>() has accepted (validate() first:
-// other JSON may throw nlohmann::json's type errors).
+/// A T from JSON that json_schema_of<T>() has accepted (validate() first:
+/// other JSON may throw nlohmann::json's type errors).
 template <class T>
 T decode_json(const nlohmann::json& j) {
   return detail::decode<T>(j);

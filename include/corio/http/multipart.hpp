@@ -1,29 +1,30 @@
-// corio::http::MultipartReader: a multipart/form-data request body
-// (RFC 7578), streamed to the handler part by part (aiohttp's
-// request.multipart()).
-//
-//   Coro<Response> upload(Request& req) {
-//     MultipartReader form(req);                        // 415 unless multipart/form-data
-//     while (std::optional<BodyPart> part = co_await form.next()) {
-//       if (part->filename()) {
-//         for (std::string piece; !(piece = co_await part->read_chunk()).empty();)
-//           sink.write(piece);                          // never the whole file in memory
-//       } else {
-//         fields[std::string(part->name())] = co_await part->text();
-//       }
-//     }
-//     co_return Response::text("ok");
-//   }
-//
-// Memory: the reader holds one piece of the request body (as the
-// connection reads it) plus a part head (MultipartLimits::max_part_head);
-// a part's body goes to the handler piece by piece. next() skips what is
-// left of the previous part unread. Errors are MultipartError (400 for a
-// malformed body, 413 past a limit), which a handler may let through.
-//
-// Suspends: next() and the part reads, until the peer sent the bytes.
-// Resumed by: the loop. A part must not outlive its reader, nor the
-// reader the Request.
+/// \file
+/// corio::http::MultipartReader: a multipart/form-data request body
+/// (RFC 7578), streamed to the handler part by part (aiohttp's
+/// request.multipart()).
+///
+///     Coro<Response> upload(Request& req) {
+///       MultipartReader form(req);                        // 415 unless multipart/form-data
+///       while (std::optional<BodyPart> part = co_await form.next()) {
+///         if (part->filename()) {
+///           for (std::string piece; !(piece = co_await part->read_chunk()).empty();)
+///             sink.write(piece);                          // never the whole file in memory
+///         } else {
+///           fields[std::string(part->name())] = co_await part->text();
+///         }
+///       }
+///       co_return Response::text("ok");
+///     }
+///
+/// Memory: the reader holds one piece of the request body (as the
+/// connection reads it) plus a part head (MultipartLimits::max_part_head);
+/// a part's body goes to the handler piece by piece. next() skips what is
+/// left of the previous part unread. Errors are MultipartError (400 for a
+/// malformed body, 413 past a limit), which a handler may let through.
+///
+/// Suspends: next() and the part reads, until the peer sent the bytes.
+/// Resumed by: the loop. A part must not outlive its reader, nor the
+/// reader the Request.
 #pragma once
 
 #include <cstdint>
@@ -40,20 +41,20 @@ namespace corio::http {
 
 class MultipartReader;
 
-// One part: its headers, the name and filename of its Content-Disposition,
-// and its body as a stream. A copyable handle to the reader's state; once
-// next() moved past it, it reads as empty.
+/// One part: its headers, the name and filename of its Content-Disposition,
+/// and its body as a stream. A copyable handle to the reader's state; once
+/// next() moved past it, it reads as empty.
 class BodyPart {
  public:
   const Headers& headers() const noexcept { return headers_; }
   const std::string& name() const noexcept { return name_; }  // "" if none
   const std::optional<std::string>& filename() const noexcept { return filename_; }
-  // The part's Content-Type; "text/plain" when it has none (RFC 7578 section 4.4).
+  /// The part's Content-Type; "text/plain" when it has none (RFC 7578 section 4.4).
   std::string_view content_type() const noexcept;
 
-  // The next piece of the body; "" at its end.
+  /// The next piece of the body; "" at its end.
   Coro<std::string> read_chunk();
-  // The whole body; MultipartError(413) past max bytes.
+  /// The whole body; MultipartError(413) past max bytes.
   Coro<std::string> read(std::size_t max = 1024 * 1024);
   Coro<std::string> text(std::size_t max = 1024 * 1024) { return read(max); }
 
@@ -62,7 +63,7 @@ class BodyPart {
   BodyPart(MultipartReader& reader, std::size_t index, const Headers& headers);
 
   MultipartReader* reader_;
-  std::size_t index_;  // which part of the reader's this is
+  std::size_t index_;  ///< which part of the reader's this is
   Headers headers_;
   std::string name_;
   std::optional<std::string> filename_;
@@ -70,16 +71,16 @@ class BodyPart {
 
 class MultipartReader {
  public:
-  // HTTPException(415) unless the request is multipart/form-data, 400
-  // without a valid boundary.
+  /// HTTPException(415) unless the request is multipart/form-data, 400
+  /// without a valid boundary.
   explicit MultipartReader(Request& req, MultipartLimits limits = {});
   MultipartReader(const MultipartReader&) = delete;
   MultipartReader& operator=(const MultipartReader&) = delete;
 
-  // The next part; nullopt after the last.
+  /// The next part; nullopt after the last.
   Coro<std::optional<BodyPart>> next();
 
-  // The boundary parameter of a multipart Content-Type, if it has one.
+  /// The boundary parameter of a multipart Content-Type, if it has one.
   static std::optional<std::string> boundary(std::string_view content_type);
 
  private:
@@ -91,9 +92,9 @@ class MultipartReader {
   Request& req_;
   MultipartParser parser_;
   std::string buf_;
-  std::size_t pos_ = 0;  // buf_ before it is consumed
+  std::size_t pos_ = 0;  ///< buf_ before it is consumed
   std::size_t parts_ = 0;
-  bool in_part_ = false;  // between part (the last one given out) and part_end
+  bool in_part_ = false;  ///< between part (the last one given out) and part_end
 };
 
 }  // namespace corio::http

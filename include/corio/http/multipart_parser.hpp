@@ -1,19 +1,20 @@
-// corio::http::MultipartParser: an incremental multipart body parser
-// (RFC 2046 section 5.1, as RFC 7578 multipart/form-data uses it), the
-// push-style core under MultipartReader (multipart.hpp) and its fuzz
-// target. Pure: bytes in, events out, no I/O.
-//
-//   MultipartParser p(boundary);
-//   MultipartParser::Step s = p.parse(buffered);   // consume s.used bytes
-//   // s.event: part (p.headers() hold its header block), data (s.data,
-//   // a view into the input: copy it before consuming), part_end, done,
-//   // or need_more (give it the same unconsumed bytes plus more).
-//
-// A part's body is handed out as it arrives, never gathered: only the
-// bytes that might begin a boundary (its length) are held back. The
-// preamble and the epilogue are skipped. Errors are MultipartError: 400
-// for a body that is not multipart (no boundary line, a part head without
-// its blank line, a bad header line, cut short), 413 past a limit.
+/// \file
+/// corio::http::MultipartParser: an incremental multipart body parser
+/// (RFC 2046 section 5.1, as RFC 7578 multipart/form-data uses it), the
+/// push-style core under MultipartReader (multipart.hpp) and its fuzz
+/// target. Pure: bytes in, events out, no I/O.
+///
+///     MultipartParser p(boundary);
+///     MultipartParser::Step s = p.parse(buffered);   // consume s.used bytes
+///     // s.event: part (p.headers() hold its header block), data (s.data,
+///     // a view into the input: copy it before consuming), part_end, done,
+///     // or need_more (give it the same unconsumed bytes plus more).
+///
+/// A part's body is handed out as it arrives, never gathered: only the
+/// bytes that might begin a boundary (its length) are held back. The
+/// preamble and the epilogue are skipped. Errors are MultipartError: 400
+/// for a body that is not multipart (no boundary line, a part head without
+/// its blank line, a bad header line, cut short), 413 past a limit.
 #pragma once
 
 #include <cstddef>
@@ -29,13 +30,13 @@ namespace corio::http {
 
 struct MultipartLimits {
   std::size_t max_parts = 1000;
-  std::size_t max_part_head = 8 * 1024;  // one part's header block, its blank line included
-  std::optional<std::uint64_t> max_part_size;  // one part's body; none: only the total's
-  // The whole multipart body; none: only the server's Limits::max_body.
+  std::size_t max_part_head = 8 * 1024;  ///< one part's header block, its blank line included
+  std::optional<std::uint64_t> max_part_size;  ///< one part's body; none: only the total's
+  /// The whole multipart body; none: only the server's Limits::max_body.
   std::optional<std::uint64_t> max_total;
 };
 
-// An HTTPException, so that a handler that lets it through answers 400/413.
+/// An HTTPException, so that a handler that lets it through answers 400/413.
 class MultipartError : public HTTPException {
  public:
   using HTTPException::HTTPException;
@@ -46,22 +47,22 @@ class MultipartParser {
   enum class Event { need_more, part, data, part_end, done };
   struct Step {
     Event event = Event::need_more;
-    std::size_t used = 0;   // bytes of the input consumed (need_more may consume some)
-    std::string_view data;  // Event::data: a part's body bytes, inside the input
+    std::size_t used = 0;   ///< bytes of the input consumed (need_more may consume some)
+    std::string_view data;  ///< Event::data: a part's body bytes, inside the input
   };
 
-  // ValueError unless boundary is 1 to 70 characters of RFC 2046's bchars.
+  /// ValueError unless boundary is 1 to 70 characters of RFC 2046's bchars.
   explicit MultipartParser(std::string_view boundary, MultipartLimits limits = {});
 
   Step parse(std::string_view in);
-  // At the end of the input: MultipartError unless the close delimiter came.
+  /// At the end of the input: MultipartError unless the close delimiter came.
   void finish() const;
 
   const Headers& headers() const noexcept { return headers_; }  // the current part's
   bool done() const noexcept { return state_ == State::epilogue; }
   std::size_t parts() const noexcept { return parts_; }
 
-  // Whether text is a valid boundary (RFC 2046 section 5.1.1).
+  /// Whether text is a valid boundary (RFC 2046 section 5.1.1).
   static bool valid_boundary(std::string_view text) noexcept;
 
  private:
@@ -73,10 +74,10 @@ class MultipartParser {
   void parse_head(std::string_view block);
   void count(std::size_t used);
 
-  std::string delimiter_;  // "\r\n--" + boundary
+  std::string delimiter_;  ///< "\r\n--" + boundary
   MultipartLimits limits_;
   State state_ = State::preamble;
-  bool at_start_ = true;  // nothing consumed: the first boundary may lack its CRLF
+  bool at_start_ = true;  ///< nothing consumed: the first boundary may lack its CRLF
   Headers headers_;
   std::size_t parts_ = 0;
   std::uint64_t part_bytes_ = 0;

@@ -1,27 +1,28 @@
-// corio::http::Request: one request as a server handler sees it (aiohttp's
-// web.Request): the head, the route's path parameters, and the body, read
-// on demand from the connection.
-//
-//   Coro<Response> create_user(Request& req) {
-//     nlohmann::json body = co_await req.json();      // 400 if it is not JSON (json.hpp's limits)
-//     User user = co_await req.json_as<User>();       // and 422 if it is not a User (json_as.hpp)
-//     std::string_view id = req.param("id");          // /users/{id}
-//     ...
-//   }
-//
-// The body is not read before the handler asks for it: read(), text() and
-// json() take all of it (at most Limits::max_body, else 413), read_chunk()
-// streams it piece by piece ("" at the end). A client that sent
-// "Expect: 100-continue" gets its "100 Continue" at the first of these calls.
-// Whatever the handler leaves unread the server discards before the next
-// request (or closes the connection when that would cost too much).
-//
-// Suspends: the body reads, until the peer has sent the bytes. Resumed by:
-// the loop, when the socket is readable. A body that breaks the protocol
-// (a bad chunk, over the limit) throws ParseError, which the server turns
-// into its status and a closed connection.
-//
-// Valid only during the handler call: it refers to the connection's buffers.
+/// \file
+/// corio::http::Request: one request as a server handler sees it (aiohttp's
+/// web.Request): the head, the route's path parameters, and the body, read
+/// on demand from the connection.
+///
+///     Coro<Response> create_user(Request& req) {
+///       nlohmann::json body = co_await req.json();      // 400 if it is not JSON (json.hpp's limits)
+///       User user = co_await req.json_as<User>();       // and 422 if it is not a User (json_as.hpp)
+///       std::string_view id = req.param("id");          // /users/{id}
+///       ...
+///     }
+///
+/// The body is not read before the handler asks for it: read(), text() and
+/// json() take all of it (at most Limits::max_body, else 413), read_chunk()
+/// streams it piece by piece ("" at the end). A client that sent
+/// "Expect: 100-continue" gets its "100 Continue" at the first of these calls.
+/// Whatever the handler leaves unread the server discards before the next
+/// request (or closes the connection when that would cost too much).
+///
+/// Suspends: the body reads, until the peer has sent the bytes. Resumed by:
+/// the loop, when the socket is readable. A body that breaks the protocol
+/// (a bad chunk, over the limit) throws ParseError, which the server turns
+/// into its status and a closed connection.
+///
+/// Valid only during the handler call: it refers to the connection's buffers.
 #pragma once
 
 #include <optional>
@@ -47,7 +48,7 @@ namespace detail {
 class HttpConnection;
 }
 
-// The values of a route's {name} parameters, percent-decoded, in order.
+/// The values of a route's {name} parameters, percent-decoded, in order.
 using MatchInfo = std::vector<std::pair<std::string, std::string>>;
 
 class Request {
@@ -58,50 +59,50 @@ class Request {
 
   const std::string& method() const noexcept { return head_.method; }
   const std::string& target() const noexcept { return head_.target; }  // as sent: "/p%20q?x=1"
-  // The target's path, percent-decoded ("/p q"). A bad escape: 400.
+  /// The target's path, percent-decoded ("/p q"). A bad escape: 400.
   const std::string& path() const;
-  std::string_view raw_path() const noexcept;  // the path as sent
-  std::string_view query_string() const noexcept;  // after "?", as sent
-  const QueryParams& query() const;  // parsed on first use
+  std::string_view raw_path() const noexcept;  ///< the path as sent
+  std::string_view query_string() const noexcept;  ///< after "?", as sent
+  const QueryParams& query() const;  ///< parsed on first use
   const Headers& headers() const noexcept { return head_.headers; }
   int version_minor() const noexcept { return head_.version_minor; }  // HTTP/1.<minor>
-  std::string peername() const;  // "127.0.0.1:50312"
+  std::string peername() const;  ///< "127.0.0.1:50312"
 
   MatchInfo& match_info() noexcept { return match_info_; }
   const MatchInfo& match_info() const noexcept { return match_info_; }
-  // A path parameter's value; "" if the route has none of that name.
+  /// A path parameter's value; "" if the route has none of that name.
   std::string_view param(std::string_view name) const noexcept;
 
-  // The whole body (413 past Limits::max_body).
+  /// The whole body (413 past Limits::max_body).
   Coro<std::string> read();
   Coro<std::string> text() { return read(); }
-  // The body parsed as JSON; HTTPException(400) if it is not.
+  /// The body parsed as JSON; HTTPException(400) if it is not.
   Coro<nlohmann::json> json();
-  // The same, checked against a JSON Schema (json_schema.hpp): a body that
-  // does not match is HTTPException(422) with a JSON body listing every
-  // problem, {"detail": "...", "errors": [{"path": "/days", "message":
-  // "must be of type integer, not string"}, ...]}.
+  /// The same, checked against a JSON Schema (json_schema.hpp): a body that
+  /// does not match is HTTPException(422) with a JSON body listing every
+  /// problem, {"detail": "...", "errors": [{"path": "/days", "message":
+  /// "must be of type integer, not string"}, ...]}.
   Coro<nlohmann::json> json(nlohmann::json schema);
-  // The body as a T whose fields are listed (json_fields.hpp): json() with
-  // T's schema, then decoded. Defined in json_as.hpp (include it).
+  /// The body as a T whose fields are listed (json_fields.hpp): json() with
+  /// T's schema, then decoded. Defined in json_as.hpp (include it).
   template <class T>
   Coro<T> json_as();
-  // The next piece of the body as it arrives; "" once it is all read.
+  /// The next piece of the body as it arrives; "" once it is all read.
   Coro<std::string> read_chunk();
-  // The body's trailer fields (chunked bodies), once it is read.
+  /// The body's trailer fields (chunked bodies), once it is read.
   const Headers& trailers() const noexcept;
 
-  // Whether the request asks to switch protocols (Connection: upgrade with
-  // an Upgrade field) or is a CONNECT: what take_connection() is for.
+  /// Whether the request asks to switch protocols (Connection: upgrade with
+  /// an Upgrade field) or is a CONNECT: what take_connection() is for.
   bool is_upgrade() const noexcept;
-  // Answers with `answer` (a 101 for an Upgrade, a 2xx for CONNECT: its
-  // head only, with its headers as given, Connection included) and hands
-  // the connection over: the streams are the caller's, the bytes that came
-  // after the request buffered in the reader. The server sends nothing
-  // more on it, reads no further request from it and applies none of its
-  // timeouts to it; whatever the handler returns afterwards is dropped.
-  // Any unread body is read first (the switch comes after the message).
-  // RuntimeError when called twice.
+  /// Answers with `answer` (a 101 for an Upgrade, a 2xx for CONNECT: its
+  /// head only, with its headers as given, Connection included) and hands
+  /// the connection over: the streams are the caller's, the bytes that came
+  /// after the request buffered in the reader. The server sends nothing
+  /// more on it, reads no further request from it and applies none of its
+  /// timeouts to it; whatever the handler returns afterwards is dropped.
+  /// Any unread body is read first (the switch comes after the message).
+  /// RuntimeError when called twice.
   Coro<std::pair<StreamReader, StreamWriter>> take_connection(Response answer);
 
  private:

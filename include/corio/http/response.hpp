@@ -1,16 +1,17 @@
-// corio::http::Response: what a server handler returns (aiohttp's
-// web.Response). HTTPException (http_exception.hpp, included here) is the
-// error a handler throws to answer with a status instead.
-//
-//   co_return Response::text("Hello, World!");
-//   co_return Response::json(nlohmann::json{{"id", 7}}, 201);
-//   co_return Response::file("/srv/www/index.html");   // sendfile(2) on plain TCP
-//   co_return Response::stream(produce);                // chunked, piece by piece
-//   throw HTTPException(404, "no such user");
-//
-// The server frames the body itself: Content-Length for a body or a file,
-// chunked for a stream (until-close for an HTTP/1.0 peer). Date, Server and
-// Connection are the server's too; a handler sets everything else.
+/// \file
+/// corio::http::Response: what a server handler returns (aiohttp's
+/// web.Response). HTTPException (http_exception.hpp, included here) is the
+/// error a handler throws to answer with a status instead.
+///
+///     co_return Response::text("Hello, World!");
+///     co_return Response::json(nlohmann::json{{"id", 7}}, 201);
+///     co_return Response::file("/srv/www/index.html");   // sendfile(2) on plain TCP
+///     co_return Response::stream(produce);                // chunked, piece by piece
+///     throw HTTPException(404, "no such user");
+///
+/// The server frames the body itself: Content-Length for a body or a file,
+/// chunked for a stream (until-close for an HTTP/1.0 peer). Date, Server and
+/// Connection are the server's too; a handler sets everything else.
 #pragma once
 
 #include <functional>
@@ -25,14 +26,14 @@
 
 namespace corio::http {
 
-// The standard reason phrase of a status ("Not Found"), "Unknown" if none.
+/// The standard reason phrase of a status ("Not Found"), "Unknown" if none.
 std::string_view reason_phrase(int status) noexcept;
 
-// Where a streaming response's producer writes its pieces.
-//
-// Suspends: write(), while the connection's write buffer is above its
-// high-water mark. Resumed by: the connection's flusher as the peer reads.
-// A peer that went away makes write() throw std::system_error.
+/// Where a streaming response's producer writes its pieces.
+///
+/// Suspends: write(), while the connection's write buffer is above its
+/// high-water mark. Resumed by: the connection's flusher as the peer reads.
+/// A peer that went away makes write() throw std::system_error.
 class StreamResponseWriter {
  public:
   virtual ~StreamResponseWriter() = default;
@@ -48,21 +49,21 @@ class Response {
   static Response text(std::string body, int status = 200,
                        std::string_view content_type = "text/plain; charset=utf-8");
   static Response json(const nlohmann::json& value, int status = 200);
-  // The file at path, its type from its extension. Opened when the response
-  // is sent: a missing file is a 404 then, an unreadable one a 403.
+  /// The file at path, its type from its extension. Opened when the response
+  /// is sent: a missing file is a 404 then, an unreadable one a 403.
   static Response file(std::string path);
-  // A body of unknown length, written by producer as the server sends it.
-  // The producer (and what it captures) lives until it is done.
+  /// A body of unknown length, written by producer as the server sends it.
+  /// The producer (and what it captures) lives until it is done.
   static Response stream(Producer producer, int status = 200,
                          std::string_view content_type = "application/octet-stream");
-  // The answer an HTTPException stands for: its status, body and headers.
+  /// The answer an HTTPException stands for: its status, body and headers.
   static Response from(const HTTPException& error);
 
   int status;
   Headers headers;
   std::string body;
-  std::string file_path;  // set by file(): the body comes from this file
-  Producer producer;      // set by stream(): the body comes from this coroutine
+  std::string file_path;  ///< set by file(): the body comes from this file
+  Producer producer;      ///< set by stream(): the body comes from this coroutine
 };
 
 }  // namespace corio::http

@@ -1,17 +1,18 @@
-// corio::http::Router: method + path pattern -> handler (aiohttp's
-// UrlDispatcher).
-//
-//   router.add("GET", "/users/{id}", get_user);
-//   router.add("GET", "/static/{path:.*}", serve);  // {name:.*}: the rest of the path
-//
-// Patterns are split into segments: a literal segment matches itself, a
-// {name} segment any one non-empty segment (percent-decoded into
-// MatchInfo), a final {name:.*} everything that is left. A path with
-// routes but none for the method is a 405 with Allow; no route at all, 404.
-// A HEAD request falls back to the GET handler (the server drops the body).
-//
-// Patterns without parameters are found by one hash lookup of the raw path,
-// without allocating; the others are tried in the order they were added.
+/// \file
+/// corio::http::Router: method + path pattern -> handler (aiohttp's
+/// UrlDispatcher).
+///
+///     router.add("GET", "/users/{id}", get_user);
+///     router.add("GET", "/static/{path:.*}", serve);  // {name:.*}: the rest of the path
+///
+/// Patterns are split into segments: a literal segment matches itself, a
+/// {name} segment any one non-empty segment (percent-decoded into
+/// MatchInfo), a final {name:.*} everything that is left. A path with
+/// routes but none for the method is a 405 with Allow; no route at all, 404.
+/// A HEAD request falls back to the GET handler (the server drops the body).
+///
+/// Patterns without parameters are found by one hash lookup of the raw path,
+/// without allocating; the others are tried in the order they were added.
 #pragma once
 
 #include <functional>
@@ -32,15 +33,15 @@ using Handler = std::function<Coro<Response>(Request&)>;
 class Router {
  public:
   struct Match {
-    const Handler* handler = nullptr;  // null: see status
-    int status = 200;                  // 404 or 405 when there is no handler
-    std::string allow;                 // for 405: "GET, POST"
+    const Handler* handler = nullptr;  ///< null: see status
+    int status = 200;                  ///< 404 or 405 when there is no handler
+    std::string allow;                 ///< for 405: "GET, POST"
   };
 
-  // ValueError for a pattern not starting with "/", or a bad {...}.
+  /// ValueError for a pattern not starting with "/", or a bad {...}.
   void add(std::string method, std::string_view pattern, Handler handler);
-  // Finds the handler of method on the raw (still percent-encoded) path;
-  // fills params with the decoded parameters.
+  /// Finds the handler of method on the raw (still percent-encoded) path;
+  /// fills params with the decoded parameters.
   Match resolve(std::string_view method, std::string_view raw_path, MatchInfo& params) const;
 
  private:
@@ -50,7 +51,7 @@ class Router {
   };
   using Methods = std::vector<MethodHandler>;
   struct Segment {
-    std::string text;  // the literal, or the parameter's name
+    std::string text;  ///< the literal, or the parameter's name
     enum Kind { literal, param, tail } kind = literal;
   };
   struct Dynamic {

@@ -1,40 +1,41 @@
-// corio::http::Server: an HTTP/1.1 server with routing and middleware
-// (aiohttp's web.Application + AppRunner in one object).
-//
-//   Coro<Response> hello(Request&) { co_return Response::text("Hello, World!"); }
-//
-//   http::Server server;
-//   server.get("/hello", hello);
-//   co_await server.start("127.0.0.1", 8080);
-//   co_await server.serve_forever();          // or: co_await run_until_signal(server)
-//
-// Per connection: keep-alive and pipelining (responses strictly in request
-// order, pipelined ones written together), HTTP/1.0 keep-alive rules,
-// chunked request bodies, "Expect: 100-continue", a header-read timeout
-// (a client trickling its head is closed: slowloris) and an idle keep-alive
-// timeout. A request that cannot be parsed gets the ParseError's status and
-// "Connection: close"; a handler's exception a 500 (logged through the
-// loop's exception handler), the connection staying usable. Every error
-// answer goes through one hook (on_error) that may reshape it (JSON, say). A connection
-// closed after an error closes in stages (our EOF first, then the peer's
-// late bytes dropped for a bounded time), so the peer reads the answer
-// rather than a reset.
-//
-// Request targets (RFC 9112 section 3.2): origin-form; absolute-form
-// ("http://host/p"), routed by its path, its authority replacing Host;
-// "*" for OPTIONS only; CONNECT's "host:port", routed as the path
-// "/host:port" and answered 501 when no route takes it (the connection
-// closes after any CONNECT, unless its handler took the connection over
-// with Request::take_connection, as a WebSocket's handshake does).
-//
-// workers > 1: that many loops, each in a thread of its own (the first is
-// the caller's), each with a reuse_port listener on the same port; the
-// kernel spreads connections between them. Handlers then run on several
-// threads at once: what they share must be thread-safe.
-//
-// Suspends: start() to resolve and bind; serve_forever() until close() or
-// shutdown(); shutdown() until the connections are done or the deadline.
-// Resumed by: the loop (accepts, socket readiness, the timeout sweeper).
+/// \file
+/// corio::http::Server: an HTTP/1.1 server with routing and middleware
+/// (aiohttp's web.Application + AppRunner in one object).
+///
+///     Coro<Response> hello(Request&) { co_return Response::text("Hello, World!"); }
+///
+///     http::Server server;
+///     server.get("/hello", hello);
+///     co_await server.start("127.0.0.1", 8080);
+///     co_await server.serve_forever();          // or: co_await run_until_signal(server)
+///
+/// Per connection: keep-alive and pipelining (responses strictly in request
+/// order, pipelined ones written together), HTTP/1.0 keep-alive rules,
+/// chunked request bodies, "Expect: 100-continue", a header-read timeout
+/// (a client trickling its head is closed: slowloris) and an idle keep-alive
+/// timeout. A request that cannot be parsed gets the ParseError's status and
+/// "Connection: close"; a handler's exception a 500 (logged through the
+/// loop's exception handler), the connection staying usable. Every error
+/// answer goes through one hook (on_error) that may reshape it (JSON, say). A connection
+/// closed after an error closes in stages (our EOF first, then the peer's
+/// late bytes dropped for a bounded time), so the peer reads the answer
+/// rather than a reset.
+///
+/// Request targets (RFC 9112 section 3.2): origin-form; absolute-form
+/// ("http://host/p"), routed by its path, its authority replacing Host;
+/// "*" for OPTIONS only; CONNECT's "host:port", routed as the path
+/// "/host:port" and answered 501 when no route takes it (the connection
+/// closes after any CONNECT, unless its handler took the connection over
+/// with Request::take_connection, as a WebSocket's handshake does).
+///
+/// workers > 1: that many loops, each in a thread of its own (the first is
+/// the caller's), each with a reuse_port listener on the same port; the
+/// kernel spreads connections between them. Handlers then run on several
+/// threads at once: what they share must be thread-safe.
+///
+/// Suspends: start() to resolve and bind; serve_forever() until close() or
+/// shutdown(); shutdown() until the connections are done or the deadline.
+/// Resumed by: the loop (accepts, socket readiness, the timeout sweeper).
 #pragma once
 
 #include <chrono>
@@ -54,25 +55,25 @@
 
 namespace corio::http {
 
-// One request's line in the access log.
+/// One request's line in the access log.
 struct AccessLogEntry {
-  std::string_view remote;  // "127.0.0.1:50312"
+  std::string_view remote;  ///< "127.0.0.1:50312"
   std::string_view method;
   std::string_view target;
   int status = 0;
-  std::uint64_t bytes = 0;  // body bytes sent
+  std::uint64_t bytes = 0;  ///< body bytes sent
   std::chrono::microseconds duration{0};
 };
 using AccessLog = std::function<void(const AccessLogEntry&)>;
-// The default sink: one line per request on stderr.
+/// The default sink: one line per request on stderr.
 void log_to_stderr(const AccessLogEntry& entry);
 
 struct ServerOptions {
   Limits limits;
-  // From a head's first byte to its blank line; then the connection is closed.
+  /// From a head's first byte to its blank line; then the connection is closed.
   std::chrono::milliseconds header_timeout{10'000};
-  // Between requests on a kept-alive connection.
-  std::chrono::milliseconds idle_timeout{75'000};  // aiohttp's keepalive_timeout
+  /// Between requests on a kept-alive connection.
+  std::chrono::milliseconds idle_timeout{75'000};  ///< aiohttp's keepalive_timeout
   // Between two reads of a request body: a body that stops coming closes
   // the connection (nginx's client_body_timeout is 60 s).
   std::chrono::milliseconds body_timeout{30'000};
@@ -97,17 +98,17 @@ struct ServerOptions {
   AccessLog access_log = log_to_stderr;  // empty: no access log
 };
 
-// The rest of a middleware chain: the next middleware, or the handler.
+/// The rest of a middleware chain: the next middleware, or the handler.
 class Next;
 using Middleware = std::function<Coro<Response>(Request&, Next)>;
 
-// Shapes every error answer the server gives (Server::on_error): an
-// HTTPException a handler threw, the 404 and 405 of unmatched routes, a
-// request the server could not read (400, 413, 431, ...), a 500 for a
-// handler's other exceptions. What it returns is sent, plus any header of
-// the error it did not set (Allow, WWW-Authenticate). A hook that throws
-// is reported through the loop's exception handler and the error's own
-// answer (Response::from) goes out. Called on the loop of the connection.
+/// Shapes every error answer the server gives (Server::on_error): an
+/// HTTPException a handler threw, the 404 and 405 of unmatched routes, a
+/// request the server could not read (400, 413, 431, ...), a 500 for a
+/// handler's other exceptions. What it returns is sent, plus any header of
+/// the error it did not set (Allow, WWW-Authenticate). A hook that throws
+/// is reported through the loop's exception handler and the error's own
+/// answer (Response::from) goes out. Called on the loop of the connection.
 using ErrorHandler = std::function<Response(const Request&, const HTTPException&)>;
 
 namespace detail {
@@ -135,47 +136,47 @@ class Server {
   Server& operator=(const Server&) = delete;
   ~Server();
 
-  // Routes and middleware: add them before start().
+  /// Routes and middleware: add them before start().
   void route(std::string method, std::string_view pattern, Handler handler);
   void get(std::string_view pattern, Handler h) { route("GET", pattern, std::move(h)); }
   void post(std::string_view pattern, Handler h) { route("POST", pattern, std::move(h)); }
   void put(std::string_view pattern, Handler h) { route("PUT", pattern, std::move(h)); }
   void patch(std::string_view pattern, Handler h) { route("PATCH", pattern, std::move(h)); }
   void del(std::string_view pattern, Handler h) { route("DELETE", pattern, std::move(h)); }
-  // Files under root at prefix + path: no escape from root by ".." or a
-  // symlink (403), a directory serves its index.html.
+  /// Files under root at prefix + path: no escape from root by ".." or a
+  /// symlink (403), a directory serves its index.html.
   void add_static(std::string_view prefix, std::string root);
-  // Runs around every request's handler, first added outermost, the 404
-  // and 405 answers of unmatched routes included. An HTTPException from the
-  // handler (or the 404/405) reaches the middleware as its Response, already
-  // shaped by the error hook, so a middleware can add headers to every
-  // answer; one a middleware throws is shaped the same way.
+  /// Runs around every request's handler, first added outermost, the 404
+  /// and 405 answers of unmatched routes included. An HTTPException from the
+  /// handler (or the 404/405) reaches the middleware as its Response, already
+  /// shaped by the error hook, so a middleware can add headers to every
+  /// answer; one a middleware throws is shaped the same way.
   void use(Middleware middleware);
-  // The error hook (ErrorHandler above); one per server, a later call replaces it.
+  /// The error hook (ErrorHandler above); one per server, a later call replaces it.
   void on_error(ErrorHandler handler);
 
   const ServerOptions& options() const noexcept;
 
-  // Binds and starts accepting (port 0: any free one, see port()).
+  /// Binds and starts accepting (port 0: any free one, see port()).
   Coro<void> start(std::string host, std::uint16_t port);
   std::uint16_t port() const noexcept;
-  // Until close() or shutdown() (cancelled: closes, then rethrows).
+  /// Until close() or shutdown() (cancelled: closes, then rethrows).
   Coro<void> serve_forever();
-  // Stops accepting and closes every connection at once.
+  /// Stops accepting and closes every connection at once.
   void close();
-  // Graceful: stops accepting, closes idle connections, lets in-flight
-  // requests finish (their connections then close) within deadline; after
-  // it, cancels what is left.
+  /// Graceful: stops accepting, closes idle connections, lets in-flight
+  /// requests finish (their connections then close) within deadline; after
+  /// it, cancels what is left.
   Coro<void> shutdown(std::chrono::milliseconds deadline = std::chrono::seconds(10));
 
  private:
   std::shared_ptr<detail::ServerShared> shared_;
-  std::shared_ptr<detail::LoopServer> main_;  // this loop's; set by start()
+  std::shared_ptr<detail::LoopServer> main_;  ///< this loop's; set by start()
   std::unique_ptr<detail::Workers> workers_;
 };
 
-// Serves until SIGINT or SIGTERM, then shuts down gracefully within
-// deadline (the signal handlers are removed again).
+/// Serves until SIGINT or SIGTERM, then shuts down gracefully within
+/// deadline (the signal handlers are removed again).
 Coro<void> run_until_signal(Server& server,
                             std::chrono::milliseconds deadline = std::chrono::seconds(10));
 

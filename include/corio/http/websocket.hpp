@@ -1,49 +1,50 @@
-// corio::http::WebSocket: RFC 6455 WebSocket connections, server and client
-// (aiohttp's WebSocketResponse and ClientWebSocketResponse in one type),
-// with permessage-deflate (RFC 7692).
-//
-//   // server: a route handler takes the connection over from the HTTP server
-//   Coro<Response> echo(Request& req) {
-//     WebSocket ws = co_await WebSocketResponse::prepare(req);
-//     while (auto msg = co_await ws.receive()) co_await ws.send(*msg);
-//     co_return Response{};  // ignored: the connection is the WebSocket's
-//   }
-//
-//   // client
-//   WebSocket ws = co_await session.ws_connect("ws://127.0.0.1:8080/ws");
-//   co_await ws.send_str("hello");
-//   std::optional<WsMessage> reply = co_await ws.receive();
-//   co_await ws.close();
-//
-// receive() gives whole text and binary messages (fragments reassembled;
-// text checked to be UTF-8, across fragments too) and answers what comes
-// between them itself: a ping with a pong, a close with the closing
-// handshake; it returns nullopt once the connection is closed, and
-// close_code() / close_reason() then say how. A peer that breaks the
-// protocol is answered with a close frame and the connection ends: 1002
-// (a bad frame, a masking violation: clients must mask, servers must not),
-// 1007 (text that is not UTF-8, corrupt compressed data), 1009 (a message
-// over WsOptions::max_msg_size, refused when its frame header arrives, so
-// memory stays bounded). Nothing is thrown for a peer's fault.
-//
-// Sending: one message at a time goes out whole (a Lock keeps a fragmented
-// or compressed message's frames together; pings and pongs may go between
-// its fragments). Each send waits while the connection's write buffer is
-// above its high-water mark (StreamWriter::drain()): a slow peer suspends
-// the sender, and memory stays bounded. Sending after the close started
-// throws RuntimeError; on a connection that failed, std::system_error.
-//
-// Heartbeat (WsOptions::heartbeat): when the peer has sent nothing for that
-// long, a ping; no answer within half of it, and the connection is aborted
-// (close code 1006). The HTTP server's timeouts do not apply to a WebSocket.
-//
-// One task receives at a time; others may send, ping and close meanwhile
-// (close() then lets the receiving task read the peer's close frame).
-//
-// Suspends: receive() until a message or the close; send*(), ping(),
-// pong() while the write buffer is above its high-water mark; close()
-// until the peer's close frame (within close_timeout), then the transport
-// closes. Resumed by: the loop (socket readiness, timers).
+/// \file
+/// corio::http::WebSocket: RFC 6455 WebSocket connections, server and client
+/// (aiohttp's WebSocketResponse and ClientWebSocketResponse in one type),
+/// with permessage-deflate (RFC 7692).
+///
+///     // server: a route handler takes the connection over from the HTTP server
+///     Coro<Response> echo(Request& req) {
+///       WebSocket ws = co_await WebSocketResponse::prepare(req);
+///       while (auto msg = co_await ws.receive()) co_await ws.send(*msg);
+///       co_return Response{};  // ignored: the connection is the WebSocket's
+///     }
+///
+///     // client
+///     WebSocket ws = co_await session.ws_connect("ws://127.0.0.1:8080/ws");
+///     co_await ws.send_str("hello");
+///     std::optional<WsMessage> reply = co_await ws.receive();
+///     co_await ws.close();
+///
+/// receive() gives whole text and binary messages (fragments reassembled;
+/// text checked to be UTF-8, across fragments too) and answers what comes
+/// between them itself: a ping with a pong, a close with the closing
+/// handshake; it returns nullopt once the connection is closed, and
+/// close_code() / close_reason() then say how. A peer that breaks the
+/// protocol is answered with a close frame and the connection ends: 1002
+/// (a bad frame, a masking violation: clients must mask, servers must not),
+/// 1007 (text that is not UTF-8, corrupt compressed data), 1009 (a message
+/// over WsOptions::max_msg_size, refused when its frame header arrives, so
+/// memory stays bounded). Nothing is thrown for a peer's fault.
+///
+/// Sending: one message at a time goes out whole (a Lock keeps a fragmented
+/// or compressed message's frames together; pings and pongs may go between
+/// its fragments). Each send waits while the connection's write buffer is
+/// above its high-water mark (StreamWriter::drain()): a slow peer suspends
+/// the sender, and memory stays bounded. Sending after the close started
+/// throws RuntimeError; on a connection that failed, std::system_error.
+///
+/// Heartbeat (WsOptions::heartbeat): when the peer has sent nothing for that
+/// long, a ping; no answer within half of it, and the connection is aborted
+/// (close code 1006). The HTTP server's timeouts do not apply to a WebSocket.
+///
+/// One task receives at a time; others may send, ping and close meanwhile
+/// (close() then lets the receiving task read the peer's close frame).
+///
+/// Suspends: receive() until a message or the close; send*(), ping(),
+/// pong() while the write buffer is above its high-water mark; close()
+/// until the peer's close frame (within close_timeout), then the transport
+/// closes. Resumed by: the loop (socket readiness, timers).
 #pragma once
 
 #include <chrono>
@@ -64,14 +65,14 @@ namespace corio::http {
 
 class Request;
 
-// Close codes (RFC 6455 section 7.4.1).
+/// Close codes (RFC 6455 section 7.4.1).
 namespace ws_close {
 inline constexpr int normal = 1000;
 inline constexpr int going_away = 1001;
 inline constexpr int protocol_error = 1002;
 inline constexpr int unsupported_data = 1003;
-inline constexpr int no_status = 1005;  // a close frame without a code (never sent)
-inline constexpr int abnormal = 1006;   // no close frame at all (never sent)
+inline constexpr int no_status = 1005;  ///< a close frame without a code (never sent)
+inline constexpr int abnormal = 1006;   ///< no close frame at all (never sent)
 inline constexpr int invalid_data = 1007;
 inline constexpr int policy_violation = 1008;
 inline constexpr int message_too_big = 1009;
@@ -83,29 +84,29 @@ enum class WsMsgType { text, binary };
 
 struct WsMessage {
   WsMsgType type = WsMsgType::text;
-  std::string data;  // text: valid UTF-8
+  std::string data;  ///< text: valid UTF-8
   bool is_text() const noexcept { return type == WsMsgType::text; }
   bool is_binary() const noexcept { return type == WsMsgType::binary; }
 };
 
-// permessage-deflate (RFC 7692). A server accepts the client's first offer
-// it can honour; a client offers these settings and checks the answer.
+/// permessage-deflate (RFC 7692). A server accepts the client's first offer
+/// it can honour; a client offers these settings and checks the answer.
 struct WsDeflateOptions {
   bool enabled = true;
-  bool server_no_context_takeover = false;  // each server message compressed on its own
-  bool client_no_context_takeover = false;  // each client message compressed on its own
-  int server_max_window_bits = 15;          // 9..15 (zlib has no 8-bit raw window)
-  int client_max_window_bits = 15;          // 9..15
-  int level = 6;                            // zlib's compression level, 1..9
-  // Messages shorter than this go uncompressed (RSV1 clear): deflate's
-  // framing costs more than it saves on them.
+  bool server_no_context_takeover = false;  ///< each server message compressed on its own
+  bool client_no_context_takeover = false;  ///< each client message compressed on its own
+  int server_max_window_bits = 15;          ///< 9..15 (zlib has no 8-bit raw window)
+  int client_max_window_bits = 15;          ///< 9..15
+  int level = 6;                            ///< zlib's compression level, 1..9
+  /// Messages shorter than this go uncompressed (RSV1 clear): deflate's
+  /// framing costs more than it saves on them.
   std::size_t min_size = 64;
 };
 
 struct WsOptions {
-  std::size_t max_msg_size = 4 * 1024 * 1024;  // aiohttp's; over it: close 1009
-  std::optional<std::chrono::milliseconds> heartbeat;  // off by default, as aiohttp
-  std::chrono::milliseconds close_timeout{10'000};     // for the peer's close frame
+  std::size_t max_msg_size = 4 * 1024 * 1024;  ///< aiohttp's; over it: close 1009
+  std::optional<std::chrono::milliseconds> heartbeat;  ///< off by default, as aiohttp
+  std::chrono::milliseconds close_timeout{10'000};     ///< for the peer's close frame
   // Outgoing messages longer than this are sent in fragments of it; 0: one frame each.
   std::size_t max_fragment = 0;
   WsDeflateOptions deflate;
@@ -116,8 +117,8 @@ struct WsOptions {
   Headers headers;  // client: extra request headers (Origin, Authorization, ...)
 };
 
-// ws_connect's handshake failed: the server answered something other than
-// a valid 101 (status() is its status; 101 when the 101 itself was wrong).
+/// ws_connect's handshake failed: the server answered something other than
+/// a valid 101 (status() is its status; 101 when the 101 itself was wrong).
 class WSServerHandshakeError : public ClientResponseError {
  public:
   using ClientResponseError::ClientResponseError;
@@ -131,51 +132,51 @@ struct WsSetup;
 
 class WebSocket {
  public:
-  // Made by WebSocketResponse::prepare() and ClientSession::ws_connect().
+  /// Made by WebSocketResponse::prepare() and ClientSession::ws_connect().
   WebSocket(StreamReader reader, StreamWriter writer, detail::WsSetup setup);
   WebSocket(WebSocket&&) noexcept;
   WebSocket& operator=(WebSocket&&) noexcept;
-  // Closes the transport without a closing handshake if close() was not awaited.
+  /// Closes the transport without a closing handshake if close() was not awaited.
   ~WebSocket();
 
-  // The next text or binary message; nullopt once the connection closed.
+  /// The next text or binary message; nullopt once the connection closed.
   [[nodiscard]] Coro<std::optional<WsMessage>> receive();
-  [[nodiscard]] Coro<void> send_str(std::string_view text);   // a text message (UTF-8 not checked)
-  [[nodiscard]] Coro<void> send_bytes(std::string_view data);  // a binary message
+  [[nodiscard]] Coro<void> send_str(std::string_view text);   ///< a text message (UTF-8 not checked)
+  [[nodiscard]] Coro<void> send_bytes(std::string_view data);  ///< a binary message
   [[nodiscard]] Coro<void> send(const WsMessage& msg);
-  // Control frames: at most 125 bytes of payload (ValueError).
+  /// Control frames: at most 125 bytes of payload (ValueError).
   [[nodiscard]] Coro<void> ping(std::string_view payload = {});
   [[nodiscard]] Coro<void> pong(std::string_view payload = {});
-  // The closing handshake: sends a close frame (once), waits for the peer's
-  // within close_timeout, closes the transport. code: 1000-4999 but the
-  // reserved 1004-1006 and 1015 (ValueError); reason at most 123 bytes.
+  /// The closing handshake: sends a close frame (once), waits for the peer's
+  /// within close_timeout, closes the transport. code: 1000-4999 but the
+  /// reserved 1004-1006 and 1015 (ValueError); reason at most 123 bytes.
   [[nodiscard]] Coro<void> close(int code = ws_close::normal, std::string_view reason = {});
-  // Closes the transport at once, without a close frame.
+  /// Closes the transport at once, without a close frame.
   void abort() noexcept;
 
-  bool closed() const noexcept;  // a close frame was sent or the connection ended
-  // The peer's close code (1005 when its close frame had none), the code we
-  // closed with after its protocol error, or 1006 for a connection that
-  // ended without a close frame; nullopt while open.
+  bool closed() const noexcept;  ///< a close frame was sent or the connection ended
+  /// The peer's close code (1005 when its close frame had none), the code we
+  /// closed with after its protocol error, or 1006 for a connection that
+  /// ended without a close frame; nullopt while open.
   std::optional<int> close_code() const noexcept;
   const std::string& close_reason() const noexcept;
-  const std::string& protocol() const noexcept;  // the agreed subprotocol, "" for none
-  bool compressed() const noexcept;              // permessage-deflate agreed
+  const std::string& protocol() const noexcept;  ///< the agreed subprotocol, "" for none
+  bool compressed() const noexcept;              ///< permessage-deflate agreed
   std::string peername() const;
 
  private:
   std::shared_ptr<detail::WsState> s_;
 };
 
-// The server side's handshake, in a route handler.
+/// The server side's handshake, in a route handler.
 class WebSocketResponse {
  public:
-  // Whether req asks for a WebSocket (GET with Upgrade: websocket).
+  /// Whether req asks for a WebSocket (GET with Upgrade: websocket).
   static bool can_prepare(const Request& req) noexcept;
-  // Checks the opening handshake (HTTPException 400 when it is not one, 426
-  // for another WebSocket version), answers 101 with the agreed
-  // subprotocol and extensions, and takes the connection over from the
-  // HTTP server (Request::take_connection).
+  /// Checks the opening handshake (HTTPException 400 when it is not one, 426
+  /// for another WebSocket version), answers 101 with the agreed
+  /// subprotocol and extensions, and takes the connection over from the
+  /// HTTP server (Request::take_connection).
   [[nodiscard]] static Coro<WebSocket> prepare(Request& req, WsOptions opts = {});
 };
 

@@ -1,30 +1,31 @@
-// Typed tools, as FastMCP derives a tool from its type hints: the arguments
-// are a C++ struct whose fields are listed once (name, member, description);
-// the tool's inputSchema is generated from that list and the arguments are
-// decoded into the struct before the handler runs. The field list is the
-// http layer's (corio/http/json_fields.hpp, which the HTTP server's
-// Request::json_as<T> uses too): corio::mcp::Fields<T> and
-// corio::http::Fields<T> are two names for one list, specialize either.
-//
-//   struct Forecast {
-//     std::string city;
-//     int days = 0;
-//     std::optional<bool> metric;
-//   };
-//   template <> struct corio::mcp::Fields<Forecast> {
-//     static constexpr auto list = std::tuple{field("city", &Forecast::city, "The city"),
-//                                             field("days", &Forecast::days, "How many days"),
-//                                             field("metric", &Forecast::metric)};
-//   };
-//   add_tool<Forecast>(server, "forecast", "The weather",
-//                      [](const Forecast& f, Context& ctx) -> Coro<ToolResult> { ... });
-//
-// Field types: std::string, bool, integers, floating point, std::vector<T>,
-// std::map<std::string, T>, json (anything), another struct with Fields,
-// and std::optional<T> for a field that may be left out (every other field
-// is required). The arguments are checked against the generated schema as
-// any tool's are (schema.hpp): a mismatch is a tool error naming the field
-// ("/days: must be an integer"), and the handler does not run.
+/// \file
+/// Typed tools, as FastMCP derives a tool from its type hints: the arguments
+/// are a C++ struct whose fields are listed once (name, member, description);
+/// the tool's inputSchema is generated from that list and the arguments are
+/// decoded into the struct before the handler runs. The field list is the
+/// http layer's (corio/http/json_fields.hpp, which the HTTP server's
+/// Request::json_as<T> uses too): corio::mcp::Fields<T> and
+/// corio::http::Fields<T> are two names for one list, specialize either.
+///
+///     struct Forecast {
+///       std::string city;
+///       int days = 0;
+///       std::optional<bool> metric;
+///     };
+///     template <> struct corio::mcp::Fields<Forecast> {
+///       static constexpr auto list = std::tuple{field("city", &Forecast::city, "The city"),
+///                                               field("days", &Forecast::days, "How many days"),
+///                                               field("metric", &Forecast::metric)};
+///     };
+///     add_tool<Forecast>(server, "forecast", "The weather",
+///                        [](const Forecast& f, Context& ctx) -> Coro<ToolResult> { ... });
+///
+/// Field types: std::string, bool, integers, floating point, std::vector<T>,
+/// std::map<std::string, T>, json (anything), another struct with Fields,
+/// and std::optional<T> for a field that may be left out (every other field
+/// is required). The arguments are checked against the generated schema as
+/// any tool's are (schema.hpp): a mismatch is a tool error naming the field
+/// ("/days: must be an integer"), and the handler does not run.
 #pragma once
 
 #include <string>
@@ -39,8 +40,8 @@ namespace corio::mcp {
 using corio::http::Field;
 using corio::http::field;
 
-// Specialize with `static constexpr auto list = std::tuple{field(...), ...};`
-// (or specialize corio::http::Fields<T>: the same list, see json_fields.hpp).
+/// Specialize with `static constexpr auto list = std::tuple{field(...), ...};`
+/// (or specialize corio::http::Fields<T>: the same list, see json_fields.hpp).
 template <class T>
 struct Fields;
 
@@ -58,15 +59,15 @@ Coro<ToolResult> call_typed(const F& handler, Args args, Context& ctx) {
 
 }  // namespace detail
 
-// The schema generated for Args (an object with its fields).
+/// The schema generated for Args (an object with its fields).
 template <class Args>
 json input_schema_of() {
   return http::json_schema_of<Args>();
 }
 
-// A tool whose handler takes its arguments as an Args:
-// Coro<ToolResult>(const Args&, Context&). tool: the rest of the tool's
-// description (title, annotations, ...); its input_schema is generated.
+/// A tool whose handler takes its arguments as an Args:
+/// Coro<ToolResult>(const Args&, Context&). tool: the rest of the tool's
+/// description (title, annotations, ...); its input_schema is generated.
 template <class Args, class F>
 void add_tool(Server& server, Tool tool, F handler) {
   tool.input_schema = input_schema_of<Args>();
@@ -75,6 +76,7 @@ void add_tool(Server& server, Tool tool, F handler) {
   });
 }
 
+/// add_tool() with a Tool of only a name and a description.
 template <class Args, class F>
 void add_tool(Server& server, std::string name, std::string description, F handler) {
   Tool tool;
@@ -85,9 +87,9 @@ void add_tool(Server& server, std::string name, std::string description, F handl
 
 }  // namespace corio::mcp
 
-// A list given as corio::mcp::Fields<T> is the http layer's list for T.
+/// A list given as corio::mcp::Fields<T> is the http layer's list for T.
 template <class T>
   requires corio::mcp::detail::has_mcp_fields<T>
 struct corio::http::Fields<T> {
-  static constexpr auto list = corio::mcp::Fields<T>::list;
+  static constexpr auto list = corio::mcp::Fields<T>::list;  ///< corio::mcp::Fields<T>'s
 };
