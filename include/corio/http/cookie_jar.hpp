@@ -28,23 +28,25 @@
 
 namespace corio::http {
 
+/// One stored cookie, as RFC 6265 section 5.3 keeps it.
 struct Cookie {
-  std::string name;
-  std::string value;
+  std::string name;   ///< the cookie's name
+  std::string value;  ///< its value
   std::string domain;  ///< lower case, no leading dot
-  std::string path;
-  bool host_only = true;
-  bool secure = false;
-  bool http_only = false;
+  std::string path;        ///< sent to this path and those below it
+  bool host_only = true;   ///< no Domain attribute: sent to the exact host only
+  bool secure = false;     ///< Secure: sent over https only
+  bool http_only = false;  ///< HttpOnly was given (kept, not acted on)
   std::optional<std::chrono::system_clock::time_point> expires;  ///< none: a session cookie
 };
 
 /// One Set-Cookie value parsed (nullopt if it has no name=value pair), its
 /// attributes not yet checked against any URL.
 struct SetCookie {
-  Cookie cookie;
-  bool has_domain = false;
+  Cookie cookie;            ///< the cookie, domain and path as the attributes gave them
+  bool has_domain = false;  ///< whether a Domain attribute was given
 };
+/// header (one Set-Cookie value) parsed, Max-Age counted from now.
 std::optional<SetCookie> parse_set_cookie(std::string_view header,
                                           std::chrono::system_clock::time_point now);
 
@@ -52,8 +54,10 @@ std::optional<SetCookie> parse_set_cookie(std::string_view header,
 /// forms servers send), or nullopt.
 std::optional<std::chrono::system_clock::time_point> parse_cookie_date(std::string_view text);
 
+/// The cookies of a session, stored from responses and sent with requests.
 class CookieJar {
  public:
+  /// Cookie dates are wall-clock dates.
   using Clock = std::chrono::system_clock;
 
   /// Stores (or replaces, or deletes) the cookies of Set-Cookie values a
@@ -64,9 +68,9 @@ class CookieJar {
   /// longer paths first; "" when none match.
   std::string filter_cookies(const Url& url, Clock::time_point now = Clock::now()) const;
 
-  std::size_t size() const noexcept { return cookies_.size(); }
-  const std::vector<Cookie>& cookies() const noexcept { return cookies_; }
-  void clear() noexcept { cookies_.clear(); }
+  std::size_t size() const noexcept { return cookies_.size(); }  ///< how many are stored
+  const std::vector<Cookie>& cookies() const noexcept { return cookies_; }  ///< all stored
+  void clear() noexcept { cookies_.clear(); }  ///< forgets every cookie
 
  private:
   void store(Cookie c, Clock::time_point now);

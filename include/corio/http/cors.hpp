@@ -33,21 +33,26 @@
 
 namespace corio::http {
 
+/// What cors() allows, and what it tells the browser.
 struct CorsOptions {
   /// Origins allowed, exactly as browsers send them ("https://a.example:8443");
   /// "*" allows any.
   std::vector<std::string> allow_origins;
   /// Also allowed: origins this says yes to (called on the connection's loop).
   std::function<bool(std::string_view origin)> allow_origin;
+  /// Methods a preflight may ask for.
   std::vector<std::string> allow_methods = {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"};
   /// Request headers a preflight may ask for beyond the CORS-safelisted ones
   /// (compared without case); "*" allows any (echoed back).
   std::vector<std::string> allow_headers;
+  /// Response headers the page may read (Access-Control-Expose-Headers).
   std::vector<std::string> expose_headers;
+  /// Whether the page may send credentials (Access-Control-Allow-Credentials).
   bool allow_credentials = false;
   std::optional<std::chrono::seconds> max_age;  ///< how long a preflight answer may be cached
 };
 
+/// The CORS middleware for Server::use().
 Middleware cors(CorsOptions options);
 
 }  // namespace corio::http

@@ -27,6 +27,7 @@
 
 namespace corio::http {
 
+/// A multipart/form-data body: text fields and files, in the order added.
 class FormData {
  public:
   FormData();  ///< a random boundary
@@ -41,7 +42,7 @@ class FormData {
   FormData& add_bytes(std::string name, std::string data, std::string filename,
                       std::string content_type = "application/octet-stream");
 
-  const std::string& boundary() const noexcept { return boundary_; }
+  const std::string& boundary() const noexcept { return boundary_; }  ///< between the parts
   std::string content_type() const;  ///< "multipart/form-data; boundary=..."
   /// The body's size in bytes; stat()s the files (ClientError if one is missing).
   std::uint64_t content_length() const;

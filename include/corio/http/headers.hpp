@@ -29,22 +29,27 @@ bool iequals(std::string_view a, std::string_view b) noexcept;
 /// among its elements, compared without regard to case.
 bool list_contains(std::string_view list, std::string_view token) noexcept;
 
+/// One field: its name as given (case kept) and its value.
 struct Header {
-  std::string name;
-  std::string value;
+  std::string name;   ///< as sent or added, case kept
+  std::string value;  ///< the field's value
 };
 
+/// A header block: fields in order, names compared without case.
 class Headers {
  public:
-  Headers() = default;
+  Headers() = default;  ///< no fields
+  /// The fields given, in order.
   Headers(std::initializer_list<std::pair<std::string_view, std::string_view>> fields);
 
   /// The first value of name, or nullopt.
   std::optional<std::string_view> get(std::string_view name) const noexcept;
+  /// The first value of name, or fallback.
   std::string_view get_or(std::string_view name, std::string_view fallback) const noexcept;
+  /// Every value of name, in order.
   std::vector<std::string_view> get_all(std::string_view name) const;
-  bool contains(std::string_view name) const noexcept;
-  std::size_t count(std::string_view name) const noexcept;
+  bool contains(std::string_view name) const noexcept;  ///< whether a field is named name
+  std::size_t count(std::string_view name) const noexcept;  ///< how many fields are named name
   /// Whether any field `name` lists token (list_contains), e.g.
   /// has_token("Connection", "close"), has_token("Expect", "100-continue").
   bool has_token(std::string_view name, std::string_view token) const noexcept;
@@ -52,13 +57,13 @@ class Headers {
   void add(std::string name, std::string value);  ///< appends, even if name is there
   void set(std::string_view name, std::string value);  ///< replaces all of name (or appends)
   std::size_t remove(std::string_view name) noexcept;  ///< how many were removed
-  void clear() noexcept { fields_.clear(); }
+  void clear() noexcept { fields_.clear(); }  ///< removes every field
 
-  std::size_t size() const noexcept { return fields_.size(); }
-  bool empty() const noexcept { return fields_.empty(); }
-  auto begin() const noexcept { return fields_.begin(); }
-  auto end() const noexcept { return fields_.end(); }
-  const Header& operator[](std::size_t i) const noexcept { return fields_[i]; }
+  std::size_t size() const noexcept { return fields_.size(); }  ///< fields, repeats counted
+  bool empty() const noexcept { return fields_.empty(); }  ///< whether there are no fields
+  auto begin() const noexcept { return fields_.begin(); }  ///< the first Header, in order
+  auto end() const noexcept { return fields_.end(); }  ///< past the last Header
+  const Header& operator[](std::size_t i) const noexcept { return fields_[i]; }  ///< the i-th field
 
  private:
   std::vector<Header> fields_;
