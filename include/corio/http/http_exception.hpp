@@ -23,6 +23,7 @@
 
 namespace corio::http {
 
+/// An answer thrown: a status, a body with its Content-Type, and headers.
 class HTTPException : public std::runtime_error {
  public:
   /// message is the body, as text/plain.
@@ -34,9 +35,9 @@ class HTTPException : public std::runtime_error {
   static HTTPException with_body(int status, std::string body, std::string_view content_type,
                                  Headers headers = {});
 
-  int status() const noexcept { return status_; }
-  const std::string& body() const noexcept { return body_; }
-  const std::string& content_type() const noexcept { return content_type_; }
+  int status() const noexcept { return status_; }  ///< the answer's status
+  const std::string& body() const noexcept { return body_; }  ///< the answer's body (also what())
+  const std::string& content_type() const noexcept { return content_type_; }  ///< the body's type
   /// Sent with the answer (Allow for a 405, WWW-Authenticate, ...), whatever
   /// the error hook makes of the body.
   const Headers& headers() const noexcept { return headers_; }

@@ -46,8 +46,9 @@ class MultipartReader;
 /// next() moved past it, it reads as empty.
 class BodyPart {
  public:
-  const Headers& headers() const noexcept { return headers_; }
-  const std::string& name() const noexcept { return name_; }  // "" if none
+  const Headers& headers() const noexcept { return headers_; }  ///< the part's header block
+  const std::string& name() const noexcept { return name_; }  ///< the Content-Disposition name; "" if none
+  /// The Content-Disposition filename; nullopt for a field that is not a file.
   const std::optional<std::string>& filename() const noexcept { return filename_; }
   /// The part's Content-Type; "text/plain" when it has none (RFC 7578 section 4.4).
   std::string_view content_type() const noexcept;
@@ -56,6 +57,7 @@ class BodyPart {
   Coro<std::string> read_chunk();
   /// The whole body; MultipartError(413) past max bytes.
   Coro<std::string> read(std::size_t max = 1024 * 1024);
+  /// read(), under the name aiohttp gives a text field's read.
   Coro<std::string> text(std::size_t max = 1024 * 1024) { return read(max); }
 
  private:
@@ -69,6 +71,7 @@ class BodyPart {
   std::optional<std::string> filename_;
 };
 
+/// A multipart/form-data request body, read part by part as it arrives.
 class MultipartReader {
  public:
   /// HTTPException(415) unless the request is multipart/form-data, 400

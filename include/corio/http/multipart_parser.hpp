@@ -28,8 +28,9 @@
 
 namespace corio::http {
 
+/// Bounds on a multipart body; past one, MultipartError(413).
 struct MultipartLimits {
-  std::size_t max_parts = 1000;
+  std::size_t max_parts = 1000;  ///< parts in the body
   std::size_t max_part_head = 8 * 1024;  ///< one part's header block, its blank line included
   std::optional<std::uint64_t> max_part_size;  ///< one part's body; none: only the total's
   /// The whole multipart body; none: only the server's Limits::max_body.
@@ -42,11 +43,15 @@ class MultipartError : public HTTPException {
   using HTTPException::HTTPException;
 };
 
+/// A multipart body parsed incrementally: bytes in, one event per parse().
 class MultipartParser {
  public:
+  /// What parse() found: more input needed, a part's head (headers()), body
+  /// bytes (Step::data), a part's end, the close delimiter.
   enum class Event { need_more, part, data, part_end, done };
+  /// One parse() result: the event and how much of the input it used.
   struct Step {
-    Event event = Event::need_more;
+    Event event = Event::need_more;  ///< what was found
     std::size_t used = 0;   ///< bytes of the input consumed (need_more may consume some)
     std::string_view data;  ///< Event::data: a part's body bytes, inside the input
   };
@@ -54,13 +59,15 @@ class MultipartParser {
   /// ValueError unless boundary is 1 to 70 characters of RFC 2046's bchars.
   explicit MultipartParser(std::string_view boundary, MultipartLimits limits = {});
 
+  /// The next event from in (the unconsumed input); MultipartError if the
+  /// body is malformed or over a limit.
   Step parse(std::string_view in);
   /// At the end of the input: MultipartError unless the close delimiter came.
   void finish() const;
 
-  const Headers& headers() const noexcept { return headers_; }  // the current part's
-  bool done() const noexcept { return state_ == State::epilogue; }
-  std::size_t parts() const noexcept { return parts_; }
+  const Headers& headers() const noexcept { return headers_; }  ///< the current part's header block
+  bool done() const noexcept { return state_ == State::epilogue; }  ///< the close delimiter came
+  std::size_t parts() const noexcept { return parts_; }  ///< parts begun so far
 
   /// Whether text is a valid boundary (RFC 2046 section 5.1.1).
   static bool valid_boundary(std::string_view text) noexcept;

@@ -58,14 +58,14 @@ class Request {
   Request& operator=(const Request&) = delete;
 
   const std::string& method() const noexcept { return head_.method; }
-  const std::string& target() const noexcept { return head_.target; }  // as sent: "/p%20q?x=1"
+  const std::string& target() const noexcept { return head_.target; }  ///< as sent: "/p%20q?x=1"
   /// The target's path, percent-decoded ("/p q"). A bad escape: 400.
   const std::string& path() const;
   std::string_view raw_path() const noexcept;  ///< the path as sent
   std::string_view query_string() const noexcept;  ///< after "?", as sent
   const QueryParams& query() const;  ///< parsed on first use
   const Headers& headers() const noexcept { return head_.headers; }
-  int version_minor() const noexcept { return head_.version_minor; }  // HTTP/1.<minor>
+  int version_minor() const noexcept { return head_.version_minor; }  ///< HTTP/1.<minor>
   std::string peername() const;  ///< "127.0.0.1:50312"
 
   MatchInfo& match_info() noexcept { return match_info_; }
