@@ -89,23 +89,27 @@ struct ClientTimeout {
 struct ClientOptions {
   std::size_t limit = 100;         ///< connections in all (aiohttp's default); 0: no limit
   std::size_t limit_per_host = 0;  ///< per origin; 0: no limit
+
   /// An idle pooled connection is closed after this long (aiohttp's 15 s),
   /// by the pool's timer: the server sees the close on time even when no
   /// further request comes.
   std::chrono::milliseconds keepalive_timeout{15'000};
   ClientTimeout timeout;
   Headers headers;  ///< sent with every request
+
   /// The TLS client context for https; by default SslContext::client()
   /// (the system's CAs, verification and host name check on).
   std::optional<SslContext> ssl;
   bool auto_decompress = true;
   bool raise_for_status = false;
   Limits limits;  ///< the response head's (Limits::max_body is read()'s concern)
+
   /// A relative URL given to a request is resolved against this one
   /// (aiohttp's base_url): base_url "http://api/v1/" and "users" is
   /// "http://api/v1/users". Absolute URLs are used as they are.
   std::optional<std::string> base_url;
   RetryPolicy retry;  ///< by default none (attempts = 1); see retry.hpp
+
   /// Every request through this proxy ("http://proxy:3128"): http URLs in
   /// absolute form, https ones through a CONNECT tunnel. Without it and with
   /// trust_env, HTTP_PROXY, HTTPS_PROXY and NO_PROXY (or their lower-case
@@ -133,6 +137,7 @@ struct UpgradedConnection {
 struct RequestOptions {
   Headers headers;
   QueryParams params;                 ///< appended to the URL's query
+
   /// The body, one of: bytes (Content-Type application/octet-stream unless
   /// given), a form (application/x-www-form-urlencoded), JSON (application/json).
   std::optional<std::string> data;
@@ -141,6 +146,7 @@ struct RequestOptions {
   std::optional<FormData> multipart;  ///< multipart/form-data, files streamed (form_data.hpp)
   std::optional<ClientTimeout> timeout;  ///< instead of the session's
   std::optional<RetryPolicy> retry;      ///< instead of the session's
+
   /// Instead of the session's proxy (and the environment's); "" for none.
   std::optional<std::string> proxy;
   bool allow_redirects = true;

@@ -44,6 +44,7 @@ class FormData {
 
   const std::string& boundary() const noexcept { return boundary_; }  ///< between the parts
   std::string content_type() const;  ///< "multipart/form-data; boundary=..."
+
   /// The body's size in bytes; stat()s the files (ClientError if one is missing).
   std::uint64_t content_length() const;
   /// Writes the body to writer, draining as it goes (files in pieces), the

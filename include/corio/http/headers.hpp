@@ -39,6 +39,7 @@ struct Header {
 class Headers {
  public:
   Headers() = default;  ///< no fields
+
   /// The fields given, in order.
   Headers(std::initializer_list<std::pair<std::string_view, std::string_view>> fields);
 
@@ -50,6 +51,7 @@ class Headers {
   std::vector<std::string_view> get_all(std::string_view name) const;
   bool contains(std::string_view name) const noexcept;  ///< whether a field is named name
   std::size_t count(std::string_view name) const noexcept;  ///< how many fields are named name
+
   /// Whether any field `name` lists token (list_contains), e.g.
   /// has_token("Connection", "close"), has_token("Expect", "100-continue").
   bool has_token(std::string_view name, std::string_view token) const noexcept;

@@ -38,6 +38,7 @@ class HTTPException : public std::runtime_error {
   int status() const noexcept { return status_; }  ///< the answer's status
   const std::string& body() const noexcept { return body_; }  ///< the answer's body (also what())
   const std::string& content_type() const noexcept { return content_type_; }  ///< the body's type
+
   /// Sent with the answer (Allow for a 405, WWW-Authenticate, ...), whatever
   /// the error hook makes of the body.
   const Headers& headers() const noexcept { return headers_; }

@@ -48,6 +48,7 @@ class BodyPart {
  public:
   const Headers& headers() const noexcept { return headers_; }  ///< the part's header block
   const std::string& name() const noexcept { return name_; }  ///< the Content-Disposition name; "" if none
+
   /// The Content-Disposition filename; nullopt for a field that is not a file.
   const std::optional<std::string>& filename() const noexcept { return filename_; }
   /// The part's Content-Type; "text/plain" when it has none (RFC 7578 section 4.4).

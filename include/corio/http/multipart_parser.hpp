@@ -33,6 +33,7 @@ struct MultipartLimits {
   std::size_t max_parts = 1000;  ///< parts in the body
   std::size_t max_part_head = 8 * 1024;  ///< one part's header block, its blank line included
   std::optional<std::uint64_t> max_part_size;  ///< one part's body; none: only the total's
+
   /// The whole multipart body; none: only the server's Limits::max_body.
   std::optional<std::uint64_t> max_total;
 };

@@ -51,31 +51,36 @@ class HttpConnection;
 /// The values of a route's {name} parameters, percent-decoded, in order.
 using MatchInfo = std::vector<std::pair<std::string, std::string>>;
 
+/// One request as its handler sees it; valid during the handler call only.
 class Request {
  public:
+  /// Made by the server for each request, over the connection it came on.
   Request(const RequestHead& head, detail::HttpConnection* conn) : head_(head), conn_(conn) {}
   Request(const Request&) = delete;
   Request& operator=(const Request&) = delete;
 
-  const std::string& method() const noexcept { return head_.method; }
+  const std::string& method() const noexcept { return head_.method; }  ///< "GET", as sent
   const std::string& target() const noexcept { return head_.target; }  ///< as sent: "/p%20q?x=1"
+
   /// The target's path, percent-decoded ("/p q"). A bad escape: 400.
   const std::string& path() const;
   std::string_view raw_path() const noexcept;  ///< the path as sent
   std::string_view query_string() const noexcept;  ///< after "?", as sent
   const QueryParams& query() const;  ///< parsed on first use
-  const Headers& headers() const noexcept { return head_.headers; }
-  int version_minor() const noexcept { return head_.version_minor; }  ///< HTTP/1.<minor>
+  const Headers& headers() const noexcept { return head_.headers; }  ///< the request's header block
+  int version_minor() const noexcept { return head_.version_minor; }  ///< 1 for HTTP/1.1, 0 for HTTP/1.0
   std::string peername() const;  ///< "127.0.0.1:50312"
 
-  MatchInfo& match_info() noexcept { return match_info_; }
-  const MatchInfo& match_info() const noexcept { return match_info_; }
+  MatchInfo& match_info() noexcept { return match_info_; }  ///< the route's path parameters
+  const MatchInfo& match_info() const noexcept { return match_info_; }  ///< the same, read-only
+
   /// A path parameter's value; "" if the route has none of that name.
   std::string_view param(std::string_view name) const noexcept;
 
   /// The whole body (413 past Limits::max_body).
   Coro<std::string> read();
-  Coro<std::string> text() { return read(); }
+  Coro<std::string> text() { return read(); }  ///< read(), by aiohttp's name
+
   /// The body parsed as JSON; HTTPException(400) if it is not.
   Coro<nlohmann::json> json();
   /// The same, checked against a JSON Schema (json_schema.hpp): a body that

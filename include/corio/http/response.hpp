@@ -37,17 +37,22 @@ std::string_view reason_phrase(int status) noexcept;
 class StreamResponseWriter {
  public:
   virtual ~StreamResponseWriter() = default;
+  /// Sends piece as the body's next bytes (one chunk when chunked).
   virtual Coro<void> write(std::string_view piece) = 0;
 };
 
+/// A handler's answer: status, headers, and a body, a file or a stream.
 class Response {
  public:
+  /// Writes a streaming body's pieces, then returns.
   using Producer = std::function<Coro<void>(StreamResponseWriter&)>;
 
-  explicit Response(int status = 200) : status(status) {}
+  explicit Response(int status = 200) : status(status) {}  ///< no headers, no body
 
+  /// body with content_type.
   static Response text(std::string body, int status = 200,
                        std::string_view content_type = "text/plain; charset=utf-8");
+  /// value serialized, as application/json.
   static Response json(const nlohmann::json& value, int status = 200);
   /// The file at path, its type from its extension. Opened when the response
   /// is sent: a missing file is a 404 then, an unreadable one a 403.
@@ -59,9 +64,9 @@ class Response {
   /// The answer an HTTPException stands for: its status, body and headers.
   static Response from(const HTTPException& error);
 
-  int status;
-  Headers headers;
-  std::string body;
+  int status;        ///< the status code
+  Headers headers;   ///< sent as they are, with the server's framing fields added
+  std::string body;  ///< the body, unless file_path or producer is set
   std::string file_path;  ///< set by file(): the body comes from this file
   Producer producer;      ///< set by stream(): the body comes from this coroutine
 };

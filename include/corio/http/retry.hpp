@@ -34,20 +34,27 @@
 
 namespace corio::http {
 
+/// When and how often a request is tried again.
 struct RetryPolicy {
   std::size_t attempts = 1;  ///< tries in all; 1: none repeated
-  std::chrono::milliseconds backoff{100};
-  std::chrono::milliseconds max_backoff{10'000};
+  std::chrono::milliseconds backoff{100};        ///< the wait before the first retry, doubled each time
+  std::chrono::milliseconds max_backoff{10'000};  ///< the longest wait between tries
   double jitter = 0.5;  ///< 0: the exact backoff
+
+  /// Answers tried again.
   std::vector<int> statuses = {429, 500, 502, 503, 504};
+  /// Methods tried again (compared exactly, as sent: upper case).
   std::vector<std::string> methods = {"GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"};
-  bool connection_errors = true;
-  bool timeouts = true;
-  bool respect_retry_after = true;
+  bool connection_errors = true;  ///< whether a connection error is tried again
+  bool timeouts = true;           ///< whether a timeout is tried again
+  bool respect_retry_after = true;  ///< whether a 429/503's Retry-After sets the wait
+
+  /// A longer Retry-After is not waited for: that answer is returned.
   std::chrono::milliseconds max_retry_after{60'000};
 
-  bool retries_method(std::string_view method) const noexcept;
-  bool retries_status(int status) const noexcept;
+  bool retries_method(std::string_view method) const noexcept;  ///< whether method is in methods
+  bool retries_status(int status) const noexcept;  ///< whether status is in statuses
+
   /// The wait before try `attempt` + 1 (attempt counts from 1), for a
   /// random draw in [0, 1).
   std::chrono::milliseconds delay(std::size_t attempt, double random) const noexcept;

@@ -28,10 +28,13 @@
 
 namespace corio::http {
 
+/// A route's handler: the request in, the answer out.
 using Handler = std::function<Coro<Response>(Request&)>;
 
+/// The routes of a server: method and path pattern to handler.
 class Router {
  public:
+  /// What resolve() found: a handler, or the status to answer with.
   struct Match {
     const Handler* handler = nullptr;  ///< null: see status
     int status = 200;                  ///< 404 or 405 when there is no handler
@@ -39,6 +42,7 @@ class Router {
   };
 
   /// ValueError for a pattern not starting with "/", or a bad {...}.
+  /// Routes method on pattern to handler.
   void add(std::string method, std::string_view pattern, Handler handler);
   /// Finds the handler of method on the raw (still percent-encoded) path;
   /// fills params with the decoded parameters.

@@ -45,10 +45,12 @@ class ClientHttpProxyError : public ClientResponseError {
 
 struct TunnelOptions {
   Headers headers;                      ///< sent with the CONNECT (Proxy-Authorization, ...)
+
   /// TLS to host through the tunnel (an https origin): the streams returned
   /// are then the encrypted connection's, after its handshake (start_tls).
   std::optional<SslContext> ssl;
   std::optional<SslContext> proxy_ssl;  ///< for an https proxy; default SslContext::client()
+
   /// Connecting to the proxy and its answer; empty: no limit.
   std::optional<std::chrono::milliseconds> timeout = std::chrono::seconds(60);
   Limits limits;  ///< the answer's head

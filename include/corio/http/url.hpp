@@ -40,6 +40,7 @@ struct Url {
   std::string host_header() const;  ///< host, ":port" unless default; IPv6 in brackets
   std::string origin() const;       ///< scheme://host_header()
   std::string to_string() const;    ///< origin() + target()
+
   /// reference (absolute, scheme-relative "//h/p", absolute path or
   /// relative path, with dot segments) resolved against this URL (RFC 3986
   /// section 5.2), e.g. a redirect's Location.

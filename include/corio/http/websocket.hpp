@@ -98,6 +98,7 @@ struct WsDeflateOptions {
   int server_max_window_bits = 15;          ///< 9..15 (zlib has no 8-bit raw window)
   int client_max_window_bits = 15;          ///< 9..15
   int level = 6;                            ///< zlib's compression level, 1..9
+
   /// Messages shorter than this go uncompressed (RSV1 clear): deflate's
   /// framing costs more than it saves on them.
   std::size_t min_size = 64;
@@ -155,6 +156,7 @@ class WebSocket {
   void abort() noexcept;
 
   bool closed() const noexcept;  ///< a close frame was sent or the connection ended
+
   /// The peer's close code (1005 when its close frame had none), the code we
   /// closed with after its protocol error, or 1006 for a connection that
   /// ended without a close frame; nullopt while open.
