@@ -23,6 +23,7 @@
 
 namespace corio::http {
 
+/// The base of the client's errors.
 class ClientError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
@@ -32,19 +33,22 @@ class ClientError : public std::runtime_error {
 /// SslError's code; an empty code when the server just closed.
 class ClientConnectionError : public ClientError {
  public:
+  /// what as what(), with the error's code.
   ClientConnectionError(const std::string& what, std::error_code code = {})
       : ClientError(what), code_(code) {}
-  std::error_code code() const noexcept { return code_; }
+  std::error_code code() const noexcept { return code_; }  ///< the OS's or TLS's error
 
  private:
   std::error_code code_;
 };
 
+/// The TLS handshake failed or the server's certificate was refused.
 class ClientSSLError : public ClientConnectionError {
  public:
   using ClientConnectionError::ClientConnectionError;
 };
 
+/// The response body is cut short or malformed, or its compression corrupt.
 class ClientPayloadError : public ClientError {
  public:
   using ClientError::ClientError;
@@ -58,10 +62,12 @@ class ClientPayloadError : public ClientError {
 /// say.
 class UnicodeDecodeError : public ClientPayloadError {
  public:
+  /// what as what(); the charset tried and where decoding stopped.
   UnicodeDecodeError(const std::string& what, std::string encoding,
                      std::optional<std::size_t> offset)
       : ClientPayloadError(what), encoding_(std::move(encoding)), offset_(offset) {}
-  const std::string& encoding() const noexcept { return encoding_; }
+  const std::string& encoding() const noexcept { return encoding_; }  ///< the charset tried
+
   /// Where in the body the bad bytes start; nullopt for an unknown charset.
   std::optional<std::size_t> offset() const noexcept { return offset_; }
 
@@ -70,15 +76,18 @@ class UnicodeDecodeError : public ClientPayloadError {
   std::optional<std::size_t> offset_;
 };
 
+/// An answer with an error status (raise_for_status()).
 class ClientResponseError : public ClientError {
  public:
+  /// An error for status, what as what().
   ClientResponseError(int status, const std::string& what) : ClientError(what), status_(status) {}
-  int status() const noexcept { return status_; }
+  int status() const noexcept { return status_; }  ///< the answer's status
 
  private:
   int status_;
 };
 
+/// More redirects than ClientOptions::max_redirects.
 class TooManyRedirects : public ClientError {
  public:
   using ClientError::ClientError;

@@ -52,33 +52,37 @@ class ResponseBody;
 /// read(), text() and json() refuse a larger body (ClientPayloadError)
 /// unless given another bound: a whole body is held in memory.
 inline constexpr std::size_t kDefaultReadLimit = 16 * 1024 * 1024;
+/// read_chunk()'s default bound on one piece.
 inline constexpr std::size_t kDefaultChunkSize = 64 * 1024;
 
 /// A redirect the request followed (aiohttp keeps the responses; their
 /// status and URL are what is asked of them).
 struct Redirect {
-  int status;
+  int status;  ///< the redirect's status (301, 302, 303, 307, 308)
   Url url;  ///< the URL that answered with the redirect
-  std::string location;
+  std::string location;  ///< its Location field, as sent
 };
 
+/// A response to a ClientSession request: its head now, its body on demand.
 class ClientResponse {
  public:
+  /// Made by the session once the response head is read; body reads the rest.
   ClientResponse(ResponseHead head, std::string method, Url url, std::vector<Redirect> history,
                  std::unique_ptr<detail::ResponseBody> body);
-  ClientResponse(ClientResponse&&) noexcept;
-  ClientResponse& operator=(ClientResponse&&) noexcept;
+  ClientResponse(ClientResponse&&) noexcept;  ///< the body and its connection move along
+  ClientResponse& operator=(ClientResponse&&) noexcept;  ///< releases this one's first
   ~ClientResponse();
 
-  int status() const noexcept { return head_.status; }
-  const std::string& reason() const noexcept { return head_.reason; }
-  int version_minor() const noexcept { return head_.version_minor; }
-  const Headers& headers() const noexcept { return head_.headers; }
-  const std::string& method() const noexcept { return method_; }
+  int status() const noexcept { return head_.status; }  ///< the status code
+  const std::string& reason() const noexcept { return head_.reason; }  ///< the reason phrase, as sent
+  int version_minor() const noexcept { return head_.version_minor; }  ///< 1 for HTTP/1.1, 0 for HTTP/1.0
+  const Headers& headers() const noexcept { return head_.headers; }  ///< the response's header block
+  const std::string& method() const noexcept { return method_; }  ///< the request's method
+
   /// The URL that gave this response: the last one after redirects.
   const Url& url() const noexcept { return url_; }
-  const std::vector<Redirect>& history() const noexcept { return history_; }
-  bool ok() const noexcept { return head_.status < 400; }
+  const std::vector<Redirect>& history() const noexcept { return history_; }  ///< redirects followed, in order
+  bool ok() const noexcept { return head_.status < 400; }  ///< whether the status is below 400
   /// ClientResponseError for a 4xx or 5xx status.
   void raise_for_status() const;
   /// The Content-Type's media type ("text/html"), without parameters.
@@ -86,6 +90,7 @@ class ClientResponse {
   /// The Content-Type's charset parameter as sent (aiohttp's charset), for
   /// whoever decodes read_chunk()'s pieces; nullopt when there is none.
   std::optional<std::string> charset() const;
+  /// The Content-Length field's value; nullopt when there is none.
   std::optional<std::uint64_t> content_length() const noexcept;
 
   /// The whole (decoded) body; ClientPayloadError if it is over max_size.

@@ -43,6 +43,7 @@ class ClientHttpProxyError : public ClientResponseError {
   using ClientResponseError::ClientResponseError;
 };
 
+/// How open_tunnel() talks to the proxy, and TLS over the tunnel.
 struct TunnelOptions {
   Headers headers;                      ///< sent with the CONNECT (Proxy-Authorization, ...)
 
@@ -56,6 +57,7 @@ struct TunnelOptions {
   Limits limits;  ///< the answer's head
 };
 
+/// A connection to host:port through proxy (an http or https URL), by CONNECT.
 [[nodiscard]] Coro<std::pair<StreamReader, StreamWriter>> open_tunnel(const Url& proxy, std::string host,
                                                                       std::uint16_t port,
                                                                       TunnelOptions opts = {});

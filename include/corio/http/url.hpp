@@ -23,8 +23,10 @@
 
 namespace corio::http {
 
+/// The longest URL Url::parse() takes, in bytes.
 inline constexpr std::size_t kMaxUrlLength = 8 * 1024;
 
+/// An absolute http or https URL, in parts.
 struct Url {
   std::string scheme;  ///< "http" or "https", lower case
   std::string host;    ///< lower case; an IPv6 literal without its brackets
@@ -32,10 +34,11 @@ struct Url {
   std::string path;    ///< percent-encoded as given (spaces and controls refused); "/" when empty
   std::string query;   ///< without the "?"; the fragment is dropped
 
+  /// text parsed; ValueError naming what is wrong.
   static Url parse(std::string_view text);
 
-  bool is_https() const noexcept { return scheme == "https"; }
-  bool default_port() const noexcept;
+  bool is_https() const noexcept { return scheme == "https"; }  ///< whether the scheme is https
+  bool default_port() const noexcept;  ///< whether port is the scheme's (80, 443)
   std::string target() const;       ///< path, then "?query" if there is one
   std::string host_header() const;  ///< host, ":port" unless default; IPv6 in brackets
   std::string origin() const;       ///< scheme://host_header()
@@ -68,10 +71,12 @@ class QueryParams : public std::vector<std::pair<std::string, std::string>> {
   QueryParams(std::vector<std::pair<std::string, std::string>> fields)  // NOLINT(google-explicit-constructor)
       : vector(std::move(fields)) {}
 
+  /// The first value of name, or nullopt.
   std::optional<std::string_view> get(std::string_view name) const noexcept;
+  /// The first value of name, or fallback.
   std::string_view get(std::string_view name, std::string_view fallback) const noexcept;
-  std::vector<std::string_view> get_all(std::string_view name) const;
-  bool contains(std::string_view name) const noexcept;
+  std::vector<std::string_view> get_all(std::string_view name) const;  ///< every value of name, in order
+  bool contains(std::string_view name) const noexcept;  ///< whether name is there
 };
 
 /// Percent-encoding of a query component (application/x-www-form-urlencoded
@@ -82,6 +87,7 @@ std::string percent_encode(std::string_view text, bool form = true);
 std::string percent_decode(std::string_view text, bool form = true);
 /// "a=1&b=x%20y" <-> {{"a","1"},{"b","x y"}}; order and repeats kept.
 QueryParams parse_query(std::string_view query);
+/// The inverse of parse_query(), form-encoded.
 std::string encode_query(const QueryParams& params);
 
 }  // namespace corio::http
