@@ -41,6 +41,7 @@
 
 namespace corio::http {
 
+/// The bounds the parsers hold a peer's message to.
 struct Limits {
   std::size_t max_start_line = 8 * 1024;     ///< request or status line; over it: 414 / 400
   std::size_t max_head_bytes = 64 * 1024;    ///< start line + fields + blank line; over it: 431
@@ -55,33 +56,30 @@ struct Limits {
 /// Transfer-Encoding other than chunked), 505 (not HTTP/1.x).
 class ParseError : public std::runtime_error {
  public:
+  /// An error answered with status, what as what().
   ParseError(int status, const std::string& what) : std::runtime_error(what), status_(status) {}
-  int status() const noexcept { return status_; }
+  int status() const noexcept { return status_; }  ///< the status a server answers with
 
  private:
   int status_;
 };
 
+/// A request's start line and header fields.
 struct RequestHead {
   std::string method;  ///< a token, case kept ("GET")
   std::string target;  ///< origin-form "/p?q", absolute-form, authority-form or "*", as sent
-  int version_minor = 1;  ///< HTTP/1.<version_minor>
+  int version_minor = 1;  ///< 1 for HTTP/1.1, 0 for HTTP/1.0
   Headers headers;        ///< values without leading/trailing whitespace
 };
 
+/// A response's status line and header fields.
 struct ResponseHead {
   int status = 0;  ///< 100..999
-  std::string reason;
-  int version_minor = 1;
-  Headers headers;
+  std::string reason;     ///< the reason phrase, as sent (may be empty)
+  int version_minor = 1;  ///< 1 for HTTP/1.1, 0 for HTTP/1.0
+  Headers headers;        ///< values without leading/trailing whitespace
 };
 
-/// Finds and parses one message head at the front of a buffer that grows
-/// between calls (the same bytes, plus more). Returns the head's length,
-/// through the blank line, once it is complete, and fills `out`; 0 while
-/// more bytes are needed. Throws ParseError as soon as the bytes seen are
-/// wrong or over a limit. After a complete head (or to drop a partial one)
-/// reset() readies it for the next message on the connection.
 namespace detail {
 // How far a head parser got in the bytes it was given: each line is
 // checked once, when its LF arrives, and the bytes before `scanned` are
@@ -96,22 +94,33 @@ struct HeadScan {
 };
 }  // namespace detail
 
+/// The request head parser (see ResponseParser for the response's).
+///
+/// Finds and parses one message head at the front of a buffer that grows
+/// between calls (the same bytes, plus more). Returns the head's length,
+/// through the blank line, once it is complete, and fills `out`; 0 while
+/// more bytes are needed. Throws ParseError as soon as the bytes seen are
+/// wrong or over a limit. After a complete head (or to drop a partial one)
+/// reset() readies it for the next message on the connection.
 class RequestParser {
  public:
-  explicit RequestParser(const Limits& limits = {}) : limits_(limits) {}
+  explicit RequestParser(const Limits& limits = {}) : limits_(limits) {}  ///< within limits
+  /// The head's length once complete (out filled), else 0; ParseError.
   std::size_t parse(std::string_view buf, RequestHead& out);
-  void reset() noexcept { scan_ = {}; }
+  void reset() noexcept { scan_ = {}; }  ///< ready for the next message
 
  private:
   Limits limits_;
   detail::HeadScan scan_;
 };
 
+/// The response head parser, as RequestParser is the request's.
 class ResponseParser {
  public:
-  explicit ResponseParser(const Limits& limits = {}) : limits_(limits) {}
+  explicit ResponseParser(const Limits& limits = {}) : limits_(limits) {}  ///< within limits
+  /// The head's length once complete (out filled), else 0; ParseError.
   std::size_t parse(std::string_view buf, ResponseHead& out);
-  void reset() noexcept { scan_ = {}; }
+  void reset() noexcept { scan_ = {}; }  ///< ready for the next message
 
  private:
   Limits limits_;
@@ -121,8 +130,9 @@ class ResponseParser {
 /// How a message's body is delimited (RFC 9112 section 6.3).
 /// (A scoped enum: an unscoped one's `length` would clash with the member.)
 struct BodyFraming {
+  /// No body, Content-Length, chunked, or until the connection closes.
   enum class Kind { none, length, chunked, until_close };
-  Kind kind = Kind::none;
+  Kind kind = Kind::none;  ///< how the body ends
   std::uint64_t length = 0;  ///< for Kind::length
 };
 
@@ -142,6 +152,7 @@ BodyFraming response_framing(const ResponseHead& head, std::string_view request_
 /// tunnel's, it has no body); a response 101, or a 2xx to CONNECT. The bytes
 /// after such a head are not HTTP and are not for these parsers.
 bool is_upgrade(const RequestHead& head) noexcept;
+/// The same for a response, which depends on the request's method.
 bool is_upgrade(const ResponseHead& head, std::string_view request_method) noexcept;
 /// Whether the connection stays open after this message: HTTP/1.1 unless
 /// "Connection: close"; HTTP/1.0 only with "Connection: keep-alive".
@@ -149,15 +160,16 @@ bool keep_alive(int version_minor, const Headers& headers) noexcept;
 
 /// Decodes a body incrementally, in whatever pieces it arrives.
 ///
-///   std::size_t used = dec.decode(reader.buffered(), out);  // appends to out
-///   reader.consume(used);
-///   if (dec.done()) ...  else if (used == 0) co_await reader.fill_buffer() ...
+///     std::size_t used = dec.decode(reader.buffered(), out);  // appends to out
+///     reader.consume(used);
+///     if (dec.done()) ...  else if (used == 0) co_await reader.fill_buffer() ...
 ///
 /// For chunked bodies the chunk framing and the trailer section are
 /// removed (trailers() has the fields). The decoded size is checked against
 /// Limits::max_body as it grows (413).
 class BodyDecoder {
  public:
+  /// A decoder of a body framed as framing, within limits.max_body.
   explicit BodyDecoder(BodyFraming framing, const Limits& limits = {});
   /// Uses bytes from the front of `in`, appends the body bytes among them to
   /// `out`, returns how many bytes of `in` it used. Stops at the end of the
@@ -166,9 +178,9 @@ class BodyDecoder {
   /// The connection ended: the end of an until_close body; for any other
   /// unfinished body a ParseError ("truncated body").
   void finish_at_eof();
-  bool done() const noexcept;
-  std::uint64_t body_bytes() const noexcept { return decoded_; }
-  const Headers& trailers() const noexcept { return trailers_; }
+  bool done() const noexcept;  ///< whether the body's end was reached
+  std::uint64_t body_bytes() const noexcept { return decoded_; }  ///< decoded so far
+  const Headers& trailers() const noexcept { return trailers_; }  ///< a chunked body's, once done
 
  private:
   enum class State { data, size_line, data_end, trailers, done };
