@@ -58,48 +58,51 @@ namespace corio::http {
 /// One request's line in the access log.
 struct AccessLogEntry {
   std::string_view remote;  ///< "127.0.0.1:50312"
-  std::string_view method;
-  std::string_view target;
-  int status = 0;
+  std::string_view method;  ///< as sent
+  std::string_view target;  ///< as sent
+  int status = 0;           ///< the answer's
   std::uint64_t bytes = 0;  ///< body bytes sent
-  std::chrono::microseconds duration{0};
+  std::chrono::microseconds duration{0};  ///< from the head read to the answer sent
 };
+/// Where the access log goes: called once per request, on its connection's loop.
 using AccessLog = std::function<void(const AccessLogEntry&)>;
 /// The default sink: one line per request on stderr.
 void log_to_stderr(const AccessLogEntry& entry);
 
+/// How a Server reads, times and limits its connections.
 struct ServerOptions {
-  Limits limits;
+  Limits limits;  ///< of each request's head and body
   /// From a head's first byte to its blank line; then the connection is closed.
   std::chrono::milliseconds header_timeout{10'000};
   /// Between requests on a kept-alive connection.
   std::chrono::milliseconds idle_timeout{75'000};  ///< aiohttp's keepalive_timeout
-  // Between two reads of a request body: a body that stops coming closes
-  // the connection (nginx's client_body_timeout is 60 s).
+  /// Between two reads of a request body: a body that stops coming closes
+  /// the connection (nginx's client_body_timeout is 60 s).
   std::chrono::milliseconds body_timeout{30'000};
-  // For each wait for the peer to take what we sent (nginx's send_timeout):
-  // a client that reads too slowly is closed.
+  /// For each wait for the peer to take what we sent (nginx's send_timeout):
+  /// a client that reads too slowly is closed.
   std::chrono::milliseconds send_timeout{60'000};
-  // An HTTPS connection's TLS handshake; then it is closed.
+  /// An HTTPS connection's TLS handshake; then it is closed.
   std::chrono::milliseconds tls_handshake_timeout{60'000};
-  // Connections open at once on each loop (each worker); at the cap the
-  // server stops accepting (the kernel's backlog queues the rest) until one
-  // ends. 0: no cap.
+  /// Connections open at once on each loop (each worker); at the cap the
+  /// server stops accepting (the kernel's backlog queues the rest) until one
+  /// ends. 0: no cap.
   std::size_t max_connections = 0;
-  // Unread request body the server reads and drops, before it answers, to
-  // keep a connection; with more left (or a broken one) the answer says
-  // "Connection: close" and the connection closes in stages.
+  /// Unread request body the server reads and drops, before it answers, to
+  /// keep a connection; with more left (or a broken one) the answer says
+  /// "Connection: close" and the connection closes in stages.
   std::uint64_t max_drain = 256 * 1024;
-  int workers = 1;
-  bool reuse_port = false;  // forced on when workers > 1
-  int backlog = 1024;
-  std::optional<SslContext> ssl;  // HTTPS
-  std::string server_name = "corio";  // the Server header; "" sends none
-  AccessLog access_log = log_to_stderr;  // empty: no access log
+  int workers = 1;  ///< loops, each in a thread of its own (see the file's comment)
+  bool reuse_port = false;  ///< forced on when workers > 1
+  int backlog = 1024;  ///< the listen(2) backlog
+  std::optional<SslContext> ssl;  ///< HTTPS
+  std::string server_name = "corio";  ///< the Server header; "" sends none
+  AccessLog access_log = log_to_stderr;  ///< empty: no access log
 };
 
 /// The rest of a middleware chain: the next middleware, or the handler.
 class Next;
+/// Runs around a handler: calls (or not) next(req) and may change its answer.
 using Middleware = std::function<Coro<Response>(Request&, Next)>;
 
 /// Shapes every error answer the server gives (Server::on_error): an
@@ -117,10 +120,13 @@ class LoopServer;
 class Workers;
 }  // namespace detail
 
+/// The rest of a middleware chain: the next middleware, or the handler.
 class Next {
  public:
+  /// Made by the server: middleware index of shared's chain, then handler.
   Next(const detail::ServerShared& shared, std::size_t index, const Handler& handler) noexcept
       : shared_(&shared), index_(index), handler_(&handler) {}
+  /// Runs the rest of the chain on req and returns its answer.
   Coro<Response> operator()(Request& req) const;
 
  private:
@@ -129,20 +135,22 @@ class Next {
   const Handler* handler_;
 };
 
+/// An HTTP/1.1 server: routes, middleware, and its connections.
 class Server {
  public:
-  explicit Server(ServerOptions options = {});
+  explicit Server(ServerOptions options = {});  ///< not yet listening: see start()
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
   ~Server();
 
   /// Routes and middleware: add them before start().
   void route(std::string method, std::string_view pattern, Handler handler);
-  void get(std::string_view pattern, Handler h) { route("GET", pattern, std::move(h)); }
-  void post(std::string_view pattern, Handler h) { route("POST", pattern, std::move(h)); }
-  void put(std::string_view pattern, Handler h) { route("PUT", pattern, std::move(h)); }
-  void patch(std::string_view pattern, Handler h) { route("PATCH", pattern, std::move(h)); }
-  void del(std::string_view pattern, Handler h) { route("DELETE", pattern, std::move(h)); }
+  void get(std::string_view pattern, Handler h) { route("GET", pattern, std::move(h)); }  ///< route("GET", ...)
+  void post(std::string_view pattern, Handler h) { route("POST", pattern, std::move(h)); }  ///< route("POST", ...)
+  void put(std::string_view pattern, Handler h) { route("PUT", pattern, std::move(h)); }  ///< route("PUT", ...)
+  void patch(std::string_view pattern, Handler h) { route("PATCH", pattern, std::move(h)); }  ///< route("PATCH", ...)
+  void del(std::string_view pattern, Handler h) { route("DELETE", pattern, std::move(h)); }  ///< route("DELETE", ...)
+
   /// Files under root at prefix + path: no escape from root by ".." or a
   /// symlink (403), a directory serves its index.html.
   void add_static(std::string_view prefix, std::string root);
@@ -155,11 +163,12 @@ class Server {
   /// The error hook (ErrorHandler above); one per server, a later call replaces it.
   void on_error(ErrorHandler handler);
 
-  const ServerOptions& options() const noexcept;
+  const ServerOptions& options() const noexcept;  ///< as given to the constructor
 
   /// Binds and starts accepting (port 0: any free one, see port()).
   Coro<void> start(std::string host, std::uint16_t port);
-  std::uint16_t port() const noexcept;
+  std::uint16_t port() const noexcept;  ///< the bound port once start() returned; 0 before
+
   /// Until close() or shutdown() (cancelled: closes, then rethrows).
   Coro<void> serve_forever();
   /// Stops accepting and closes every connection at once.

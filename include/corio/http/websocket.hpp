@@ -108,14 +108,14 @@ struct WsOptions {
   std::size_t max_msg_size = 4 * 1024 * 1024;  ///< aiohttp's; over it: close 1009
   std::optional<std::chrono::milliseconds> heartbeat;  ///< off by default, as aiohttp
   std::chrono::milliseconds close_timeout{10'000};     ///< for the peer's close frame
-  // Outgoing messages longer than this are sent in fragments of it; 0: one frame each.
+  /// Outgoing messages longer than this are sent in fragments of it; 0: one frame each.
   std::size_t max_fragment = 0;
   WsDeflateOptions deflate;
-  // Subprotocols: a server's in its order of preference (it picks the first
-  // the client offers; none agreed is no Sec-WebSocket-Protocol), a client's
-  // offered (an answer not among them fails the handshake).
+  /// Subprotocols: a server's in its order of preference (it picks the first
+  /// the client offers; none agreed is no Sec-WebSocket-Protocol), a client's
+  /// offered (an answer not among them fails the handshake).
   std::vector<std::string> protocols;
-  Headers headers;  // client: extra request headers (Origin, Authorization, ...)
+  Headers headers;  ///< client: extra request headers (Origin, Authorization, ...)
 };
 
 /// ws_connect's handshake failed: the server answered something other than
