@@ -72,10 +72,12 @@ void log_to_stderr(const AccessLogEntry& entry);
 /// How a Server reads, times and limits its connections.
 struct ServerOptions {
   Limits limits;  ///< of each request's head and body
+
   /// From a head's first byte to its blank line; then the connection is closed.
   std::chrono::milliseconds header_timeout{10'000};
   /// Between requests on a kept-alive connection.
   std::chrono::milliseconds idle_timeout{75'000};  ///< aiohttp's keepalive_timeout
+
   /// Between two reads of a request body: a body that stops coming closes
   /// the connection (nginx's client_body_timeout is 60 s).
   std::chrono::milliseconds body_timeout{30'000};

@@ -67,32 +67,34 @@ class Request;
 
 /// Close codes (RFC 6455 section 7.4.1).
 namespace ws_close {
-inline constexpr int normal = 1000;
-inline constexpr int going_away = 1001;
-inline constexpr int protocol_error = 1002;
-inline constexpr int unsupported_data = 1003;
+inline constexpr int normal = 1000;            ///< done, as intended
+inline constexpr int going_away = 1001;        ///< the endpoint is leaving (shutdown, navigation)
+inline constexpr int protocol_error = 1002;    ///< the peer broke RFC 6455
+inline constexpr int unsupported_data = 1003;  ///< a message type the endpoint does not take
 inline constexpr int no_status = 1005;  ///< a close frame without a code (never sent)
 inline constexpr int abnormal = 1006;   ///< no close frame at all (never sent)
-inline constexpr int invalid_data = 1007;
-inline constexpr int policy_violation = 1008;
-inline constexpr int message_too_big = 1009;
-inline constexpr int mandatory_extension = 1010;
-inline constexpr int internal_error = 1011;
+inline constexpr int invalid_data = 1007;         ///< a text message that is not UTF-8, say
+inline constexpr int policy_violation = 1008;     ///< a message against the endpoint's policy
+inline constexpr int message_too_big = 1009;      ///< over WsOptions::max_msg_size
+inline constexpr int mandatory_extension = 1010;  ///< (client) an extension the server did not agree
+inline constexpr int internal_error = 1011;       ///< (server) an unexpected condition
 }  // namespace ws_close
 
+/// A data message's kind.
 enum class WsMsgType { text, binary };
 
+/// One whole data message, its fragments joined and decompressed.
 struct WsMessage {
-  WsMsgType type = WsMsgType::text;
+  WsMsgType type = WsMsgType::text;  ///< text or binary
   std::string data;  ///< text: valid UTF-8
-  bool is_text() const noexcept { return type == WsMsgType::text; }
-  bool is_binary() const noexcept { return type == WsMsgType::binary; }
+  bool is_text() const noexcept { return type == WsMsgType::text; }  ///< whether type is text
+  bool is_binary() const noexcept { return type == WsMsgType::binary; }  ///< whether type is binary
 };
 
 /// permessage-deflate (RFC 7692). A server accepts the client's first offer
 /// it can honour; a client offers these settings and checks the answer.
 struct WsDeflateOptions {
-  bool enabled = true;
+  bool enabled = true;  ///< offered (client) or accepted (server)
   bool server_no_context_takeover = false;  ///< each server message compressed on its own
   bool client_no_context_takeover = false;  ///< each client message compressed on its own
   int server_max_window_bits = 15;          ///< 9..15 (zlib has no 8-bit raw window)
@@ -104,13 +106,16 @@ struct WsDeflateOptions {
   std::size_t min_size = 64;
 };
 
+/// A WebSocket's limits, timers, extensions and subprotocols, either side.
 struct WsOptions {
   std::size_t max_msg_size = 4 * 1024 * 1024;  ///< aiohttp's; over it: close 1009
   std::optional<std::chrono::milliseconds> heartbeat;  ///< off by default, as aiohttp
   std::chrono::milliseconds close_timeout{10'000};     ///< for the peer's close frame
+
   /// Outgoing messages longer than this are sent in fragments of it; 0: one frame each.
   std::size_t max_fragment = 0;
-  WsDeflateOptions deflate;
+  WsDeflateOptions deflate;  ///< permessage-deflate's settings
+
   /// Subprotocols: a server's in its order of preference (it picks the first
   /// the client offers; none agreed is no Sec-WebSocket-Protocol), a client's
   /// offered (an answer not among them fails the handshake).
@@ -131,12 +136,14 @@ enum class WsRole { server, client };
 struct WsSetup;
 }  // namespace detail
 
+/// One WebSocket connection, server or client side (RFC 6455).
 class WebSocket {
  public:
   /// Made by WebSocketResponse::prepare() and ClientSession::ws_connect().
   WebSocket(StreamReader reader, StreamWriter writer, detail::WsSetup setup);
-  WebSocket(WebSocket&&) noexcept;
-  WebSocket& operator=(WebSocket&&) noexcept;
+  WebSocket(WebSocket&&) noexcept;  ///< the connection moves along
+  WebSocket& operator=(WebSocket&&) noexcept;  ///< the connection moves along
+
   /// Closes the transport without a closing handshake if close() was not awaited.
   ~WebSocket();
 
@@ -144,10 +151,12 @@ class WebSocket {
   [[nodiscard]] Coro<std::optional<WsMessage>> receive();
   [[nodiscard]] Coro<void> send_str(std::string_view text);   ///< a text message (UTF-8 not checked)
   [[nodiscard]] Coro<void> send_bytes(std::string_view data);  ///< a binary message
-  [[nodiscard]] Coro<void> send(const WsMessage& msg);
+  [[nodiscard]] Coro<void> send(const WsMessage& msg);  ///< a message of msg's type
+
   /// Control frames: at most 125 bytes of payload (ValueError).
   [[nodiscard]] Coro<void> ping(std::string_view payload = {});
-  [[nodiscard]] Coro<void> pong(std::string_view payload = {});
+  [[nodiscard]] Coro<void> pong(std::string_view payload = {});  ///< unsolicited (pings are answered)
+
   /// The closing handshake: sends a close frame (once), waits for the peer's
   /// within close_timeout, closes the transport. code: 1000-4999 but the
   /// reserved 1004-1006 and 1015 (ValueError); reason at most 123 bytes.
@@ -161,10 +170,10 @@ class WebSocket {
   /// closed with after its protocol error, or 1006 for a connection that
   /// ended without a close frame; nullopt while open.
   std::optional<int> close_code() const noexcept;
-  const std::string& close_reason() const noexcept;
+  const std::string& close_reason() const noexcept;  ///< the reason that came with close_code()
   const std::string& protocol() const noexcept;  ///< the agreed subprotocol, "" for none
   bool compressed() const noexcept;              ///< permessage-deflate agreed
-  std::string peername() const;
+  std::string peername() const;  ///< the peer's address, as get_extra_info("peername")
 
  private:
   std::shared_ptr<detail::WsState> s_;
