@@ -86,6 +86,7 @@ struct ClientTimeout {
   std::optional<std::chrono::milliseconds> sock_read;
 };
 
+/// A session's defaults and limits.
 struct ClientOptions {
   std::size_t limit = 100;         ///< connections in all (aiohttp's default); 0: no limit
   std::size_t limit_per_host = 0;  ///< per origin; 0: no limit
@@ -94,13 +95,15 @@ struct ClientOptions {
   /// by the pool's timer: the server sees the close on time even when no
   /// further request comes.
   std::chrono::milliseconds keepalive_timeout{15'000};
-  ClientTimeout timeout;
+  ClientTimeout timeout;  ///< each request's, unless it gives its own
   Headers headers;  ///< sent with every request
 
   /// The TLS client context for https; by default SslContext::client()
   /// (the system's CAs, verification and host name check on).
   std::optional<SslContext> ssl;
+  /// Ask for gzip and deflate (Accept-Encoding, unless given) and decode them.
   bool auto_decompress = true;
+  /// raise_for_status() on every response, unless a request says otherwise.
   bool raise_for_status = false;
   Limits limits;  ///< the response head's (Limits::max_body is read()'s concern)
 
@@ -115,62 +118,68 @@ struct ClientOptions {
   /// trust_env, HTTP_PROXY, HTTPS_PROXY and NO_PROXY (or their lower-case
   /// forms) say, read when the session is made (aiohttp's trust_env).
   std::optional<std::string> proxy;
-  bool trust_env = false;
+  bool trust_env = false;  ///< whether the proxy environment variables are read
   Headers proxy_headers;  ///< sent to the proxy (Proxy-Authorization, say)
 };
 
 /// A JSON request body, serialised when assigned (so this header needs only
 /// json_fwd): `opts.json = nlohmann::json{...};`
 struct JsonBody {
+  /// value serialized.
   JsonBody(const nlohmann::json& value);  // NOLINT(google-explicit-constructor): reads as assignment
-  std::string text;
+  std::string text;  ///< the JSON text sent
 };
 
 /// What ClientSession::upgrade hands over after a 101: the answer's head
 /// and the connection, the bytes after the head already in the reader.
 struct UpgradedConnection {
-  ResponseHead head;
-  StreamReader reader;
-  StreamWriter writer;
+  ResponseHead head;   ///< the 101's status line and headers
+  StreamReader reader;  ///< the connection's reading side
+  StreamWriter writer;  ///< the connection's writing side
 };
 
+/// One request's headers, query, body, and overrides of the session's defaults.
 struct RequestOptions {
-  Headers headers;
+  Headers headers;  ///< added to the session's (replacing those of the same name)
   QueryParams params;                 ///< appended to the URL's query
 
   /// The body, one of: bytes (Content-Type application/octet-stream unless
   /// given), a form (application/x-www-form-urlencoded), JSON (application/json).
   std::optional<std::string> data;
-  std::optional<QueryParams> form;
-  std::optional<JsonBody> json;
+  std::optional<QueryParams> form;  ///< a form body, urlencoded
+  std::optional<JsonBody> json;     ///< a JSON body
+
   std::optional<FormData> multipart;  ///< multipart/form-data, files streamed (form_data.hpp)
   std::optional<ClientTimeout> timeout;  ///< instead of the session's
   std::optional<RetryPolicy> retry;      ///< instead of the session's
 
   /// Instead of the session's proxy (and the environment's); "" for none.
   std::optional<std::string> proxy;
-  bool allow_redirects = true;
-  std::size_t max_redirects = 10;
+  bool allow_redirects = true;     ///< whether redirects are followed
+  std::size_t max_redirects = 10;  ///< followed at most; beyond: TooManyRedirects
   std::optional<bool> raise_for_status;  ///< instead of the session's
 };
 
+/// An HTTP client with a connection pool, cookies and defaults (aiohttp's ClientSession).
 class ClientSession {
  public:
-  explicit ClientSession(ClientOptions opts = {});
+  explicit ClientSession(ClientOptions opts = {});  ///< no connection yet
   /// Not movable: running requests refer to it.
   ClientSession(const ClientSession&) = delete;
   ClientSession& operator=(const ClientSession&) = delete;
   /// Closes the idle connections (without waiting for them).
   ~ClientSession();
 
+  /// A method request to url (resolved against base_url); its response once its head came.
   Coro<ClientResponse> request(std::string method, std::string url, RequestOptions opts = {});
-  Coro<ClientResponse> get(std::string url, RequestOptions opts = {});
-  Coro<ClientResponse> post(std::string url, RequestOptions opts = {});
-  Coro<ClientResponse> put(std::string url, RequestOptions opts = {});
-  Coro<ClientResponse> patch(std::string url, RequestOptions opts = {});
+  Coro<ClientResponse> get(std::string url, RequestOptions opts = {});    ///< GET
+  Coro<ClientResponse> post(std::string url, RequestOptions opts = {});   ///< POST
+  Coro<ClientResponse> put(std::string url, RequestOptions opts = {});    ///< PUT
+  Coro<ClientResponse> patch(std::string url, RequestOptions opts = {});  ///< PATCH
   Coro<ClientResponse> del(std::string url, RequestOptions opts = {});  ///< DELETE
-  Coro<ClientResponse> head(std::string url, RequestOptions opts = {});
-  Coro<ClientResponse> options(std::string url, RequestOptions opts = {});
+  Coro<ClientResponse> head(std::string url, RequestOptions opts = {});     ///< HEAD
+  Coro<ClientResponse> options(std::string url, RequestOptions opts = {});  ///< OPTIONS
+
 
   /// A WebSocket to url (ws://, wss://, or http(s)://), on a connection of
   /// its own, outside the pool and its limits: the session's headers,
@@ -188,13 +197,14 @@ class ClientSession {
   /// Closes the pooled connections and waits until they are closed; later
   /// requests throw ClientConnectionError. Idempotent.
   Coro<void> close();
-  bool closed() const noexcept;
+  bool closed() const noexcept;  ///< whether close() was called
 
-  CookieJar& cookie_jar() noexcept { return jar_; }
-  const ClientOptions& client_options() const noexcept { return opts_; }
+  CookieJar& cookie_jar() noexcept { return jar_; }  ///< the session's cookies
+  const ClientOptions& client_options() const noexcept { return opts_; }  ///< as given
+
   /// Connections open (idle and in use), and of them idle, for monitoring.
   std::size_t open_connections() const noexcept;
-  std::size_t idle_connections() const noexcept;
+  std::size_t idle_connections() const noexcept;  ///< pooled connections not in use
 
  private:
   Coro<ClientResponse> follow(detail::PreparedRequest req, const RequestOptions& opts);
