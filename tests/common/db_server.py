@@ -7,7 +7,10 @@
 
 Servers listen on 127.0.0.1 on a free port (asked of the kernel with port 0)
 and keep everything under DIR. initdb and postgres refuse to run as root, so
-as root they run as the `postgres` user the Debian package creates.
+as root they run as the `postgres` user the Debian package creates, and the
+cluster lives in a directory of its own under the system's temporary
+directory (DIR/pg_home names it): `postgres` may not be able to reach DIR,
+e.g. a build tree in a clone under a private temporary directory.
 """
 import glob
 import os
@@ -16,6 +19,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 
 
@@ -37,6 +41,19 @@ def as_pg(cmd):
     return cmd
 
 
+def pg_home(d):
+    """Where the cluster lives (see the module's comment)."""
+    named = d / "pg_home"
+    if named.exists():
+        return pathlib.Path(named.read_text())
+    home = d
+    if os.geteuid() == 0:
+        home = pathlib.Path(tempfile.mkdtemp(prefix="corio-pg-"))
+        shutil.chown(home, "postgres")
+    named.write_text(str(home))
+    return home
+
+
 def pg_tls(d):
     """A throwaway self-signed certificate, so clients may ask for sslmode=require."""
     key, cert = d / "server.key", d / "server.crt"
@@ -53,10 +70,9 @@ def pg_tls(d):
 
 
 def pg_start(d, port):
+    d = pg_home(d)
     data = d / "data"
     if not data.exists():
-        if os.geteuid() == 0:
-            shutil.chown(d, "postgres")
         subprocess.run(as_pg([pg_bin("initdb"), "-D", str(data), "-A", "trust", "-U", "postgres",
                               "--no-sync", "-E", "UTF8", "--locale=C"]),
                        check=True, stdout=subprocess.DEVNULL)
@@ -70,6 +86,7 @@ def pg_start(d, port):
 
 
 def pg_stop(d):
+    d = pg_home(d)
     subprocess.run(as_pg([pg_bin("pg_ctl"), "-D", str(d / "data"), "-m", "immediate", "-w",
                           "stop"]), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
@@ -125,6 +142,8 @@ def main():
         start(d, int((d / "port").read_text()))
     elif action == "stop":
         stop(d)
+        if kind == "pg" and (d / "pg_home").exists():
+            shutil.rmtree(pg_home(d), ignore_errors=True)
         shutil.rmtree(d, ignore_errors=True)
     else:
         raise SystemExit(f"unknown action {action}")
