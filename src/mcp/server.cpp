@@ -105,7 +105,7 @@ bool Server::list_changed(const char* list, bool changed) {
 // send can suspend. Each client's send_outbox() task does the sending.
 void Server::broadcast(const std::string& method, const json& params,
                        const std::function<bool(const Peer&)>& filter) {
-  for (Peer* p : peers_) {
+  for (Peer* p : *peers_) {
     if (!p->initialized || (filter && !filter(*p))) continue;
     p->outbox.push_back(make_notification(method, params));
     p->pending.set();
@@ -143,11 +143,11 @@ Coro<void> Server::run(Transport& transport) {
   session.json_limits(json_limits);
   Peer peer;
   install(session, peer);
-  peers_.push_back(&peer);
+  peers_->push_back(&peer);
   struct Leave {  // however run() ends, the server forgets this client
-    std::vector<Peer*>& peers;
+    std::shared_ptr<std::vector<Peer*>> peers;
     Peer* peer;
-    ~Leave() { std::erase(peers, peer); }
+    ~Leave() { std::erase(*peers, peer); }
   } leave{peers_, &peer};
   Task<void> notifier = create_task(send_outbox(session, peer));
   struct Stop {  // the notifier refers to the session: it ends first

@@ -296,7 +296,9 @@ class Server {
   std::function<void()> roots_changed_;
   std::map<std::string, Session::RequestHandler, std::less<>> methods_;
   std::map<std::string, Session::NotificationHandler, std::less<>> notifications_;
-  std::vector<Peer*> peers_;  // the clients being served (run())
+  // The clients being served (run()); shared with each run(), whose task
+  // may end after the Server is gone (a transport closed under it).
+  std::shared_ptr<std::vector<Peer*>> peers_ = std::make_shared<std::vector<Peer*>>();
 };
 
 }  // namespace corio::mcp
