@@ -24,6 +24,8 @@
 #include <corio/http.hpp>
 #include <corio/pg.hpp>
 
+#include "common/serve_or_self_test.hpp"
+
 using corio::Coro;
 using nlohmann::json;
 using namespace corio::http;
@@ -173,18 +175,8 @@ Coro<int> serve(std::string dsn, std::uint16_t port, bool test) {
   if (test) opts.access_log = nullptr;
   Server server(opts);
   add_routes(server, pool);
-  co_await server.start("127.0.0.1", test ? 0 : port);
-  if (!test) {
-    std::printf("REST service on http://127.0.0.1:%u/items\n", server.port());
-    co_await run_until_signal(server);
-    co_return 0;
-  }
-  corio::Task<void> serving = corio::create_task(server.serve_forever());
-  const bool ok = co_await self_test(server.port());
-  server.close();
-  co_await serving;
-  std::printf("self-test %s\n", ok ? "passed" : "FAILED");
-  co_return ok ? 0 : 1;
+  co_return co_await corio_examples::serve_or_self_test(server, port, test, "REST service",
+                                                        self_test);
 }
 
 }  // namespace

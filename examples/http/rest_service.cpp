@@ -22,6 +22,8 @@
 #include <corio/corio.hpp>
 #include <corio/http.hpp>
 
+#include "common/serve_or_self_test.hpp"
+
 using corio::Coro;
 using nlohmann::json;
 using namespace corio::http;
@@ -104,18 +106,8 @@ Coro<int> serve(std::uint16_t port, bool test) {
   if (test) opts.access_log = nullptr;
   Server server(opts);
   add_routes(server, items);
-  co_await server.start("127.0.0.1", test ? 0 : port);
-  if (!test) {
-    std::printf("REST service on http://127.0.0.1:%u/items (Ctrl-C stops it gracefully)\n", server.port());
-    co_await run_until_signal(server);
-    co_return 0;
-  }
-  corio::Task<void> serving = corio::create_task(server.serve_forever());
-  const bool ok = co_await self_test(server.port());
-  server.close();
-  co_await serving;
-  std::printf("self-test %s\n", ok ? "passed" : "FAILED");
-  co_return ok ? 0 : 1;
+  co_return co_await corio_examples::serve_or_self_test(server, port, test, "REST service",
+                                                        self_test);
 }
 
 }  // namespace

@@ -34,10 +34,6 @@ using AwaitSiteArg = SourceLocation;
 inline AwaitSite to_await_site(AwaitSiteArg where) noexcept { return where; }
 #endif
 
-}  // namespace corio::detail
-
-namespace corio::detail {
-
 // The awaiter a co_await expression would use: the operand's operator
 // co_await if it has one, else the operand itself (by reference).
 template <class A>
