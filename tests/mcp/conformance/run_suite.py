@@ -42,6 +42,14 @@ def judge(results_dir):
     return verdicts
 
 
+def listed_server_scenarios():
+    """The server scenarios the suite has (its `list`), for --suite all."""
+    out = subprocess.run([str(NODE), str(SUITE), "list"], stdout=subprocess.PIPE, text=True,
+                         check=True, timeout=60).stdout
+    section = out.split("Server scenarios", 1)[1].split("Client scenarios", 1)[0]
+    return {line.split()[1] for line in section.splitlines() if line.strip().startswith("- ")}
+
+
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
@@ -62,6 +70,12 @@ def main():
     if not verdicts:
         print(run.stdout)
         sys.exit("run_suite: the suite wrote no results")
+    if args == ["--suite", "all"]:
+        # A scenario that ended before writing its checks must not pass unseen.
+        missing = listed_server_scenarios() - {s for s, _ in verdicts}
+        if missing:
+            print(run.stdout)
+            sys.exit(f"run_suite: no results for {', '.join(sorted(missing))}")
     failed = [(s, bad) for s, bad in verdicts if bad]
     for scenario, bad in failed:
         print(f"FAILED {scenario}")
