@@ -13,11 +13,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "http/peer_support.hpp"
+#include "common/programs.hpp"
 #include "http/server_support.hpp"
 
 namespace corio_http_test {
 namespace {
+
+using corio_testing::Ran;
+using corio_testing::run_program;
 
 Coro<Response> json_hello(Request&) {
   co_return Response::json(nlohmann::json{{"message", "Hello, World!"}});
@@ -65,7 +68,7 @@ Coro<void> curl_keep_alive_body() {
   Server server(quiet());
   co_await start(server);
   const std::vector<std::string> args = {"-sS", "-v", url(server, "/hello"), url(server, "/json")};
-  Ran r = co_await run_peer("curl", args);
+  Ran r = co_await run_program("curl", args);
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out, R"(Hello, World!{"message":"Hello, World!"})");
   EXPECT_NE(r.err.find("Re-using existing connection"), std::string::npos) << r.err;
@@ -83,13 +86,13 @@ Coro<void> curl_upload_body(const TempFile* file) {
   const std::string data = "@" + file->path;
   const std::vector<std::string> chunked = {"-sS", "-H", "Transfer-Encoding: chunked",
                                             "--data-binary", data, url(server, "/count")};
-  Ran r = co_await run_peer("curl", chunked);
+  Ran r = co_await run_program("curl", chunked);
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out, "300000 chunked");
 
   const std::vector<std::string> expect = {"-sS", "-v", "-H", "Expect: 100-continue",
                                            "--data-binary", data, url(server, "/count")};
-  r = co_await run_peer("curl", expect);
+  r = co_await run_program("curl", expect);
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out, "300000 length");
   EXPECT_NE(r.err.find("HTTP/1.1 100 Continue"), std::string::npos) << r.err;
@@ -106,7 +109,7 @@ Coro<void> curl_http10_body() {
   Server server(quiet());
   co_await start(server);
   const std::vector<std::string> args = {"-sS", "-i", "--http1.0", url(server, "/hello")};
-  Ran r = co_await run_peer("curl", args);
+  Ran r = co_await run_program("curl", args);
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("Connection: close\r\n"), std::string::npos) << r.out;
   EXPECT_TRUE(r.out.ends_with("\r\n\r\nHello, World!")) << r.out;
@@ -133,7 +136,7 @@ Coro<void> python_body() {
   Server server(quiet());
   co_await start(server);
   const std::vector<std::string> args = {"-c", kPythonClient, std::to_string(server.port())};
-  Ran r = co_await run_peer("python3", args);
+  Ran r = co_await run_program("python3", args);
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out,
             "200 Hello, World!\n201 {\"got\":{\"a\":1}}\n404 Not Found\n"
@@ -158,7 +161,7 @@ Coro<bool> make_certificate(const TlsFiles* tls) {
   const std::vector<std::string> req = {"req", "-x509", "-newkey", "rsa:2048", "-nodes",
                                         "-keyout", tls->key, "-out", tls->cert, "-days", "1",
                                         "-subj", "/CN=127.0.0.1"};
-  Ran made = co_await run_peer("openssl", req);
+  Ran made = co_await run_program("openssl", req);
   co_return made.code == 0;
 }
 
@@ -175,7 +178,7 @@ Coro<void> tls_body(const TlsFiles* tls, const TempFile* file) {
   const std::vector<std::string> args = {
       "-sS", "--cacert", tls->cert, "-w", "%{http_code} %{size_download}\n", "-o", "/dev/null",
       "-o", "/dev/null", base + "/hello", base + "/files/" + name};
-  Ran r = co_await run_peer("curl", args);
+  Ran r = co_await run_program("curl", args);
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out, "200 13\n200 300000\n") << r.err;
   co_await server.shutdown(1s);
@@ -215,7 +218,7 @@ Coro<void> wrk_body() {
   Server server(quiet());
   co_await start(server);
   const std::vector<std::string> args = {"-t1", "-c100", "-d10s", url(server, "/hello")};
-  Ran r = co_await run_peer("wrk", args, 40s);
+  Ran r = co_await run_program("wrk", args, 40s);
   EXPECT_EQ(r.code, 0) << r.err;
   // "  516340 requests in 10.06s, 71.4MB read"
   const std::size_t at = r.out.find(" requests in ");

@@ -10,31 +10,18 @@
 
 #include <corio/corio.hpp>
 
+#include "common/programs.hpp"
+
 namespace corio_tools_test {
 
 using namespace std::chrono_literals;
 
-struct Ran {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
+using corio_testing::Ran;
 
-// `corio ARGS...`; a child still running after `limit` is a failure of the
-// test (wait_for's TimeoutError), not a hang.
+// `corio ARGS...`, killed (and the test failed) if still running after `limit`.
 inline corio::Coro<Ran> run_corio(std::vector<std::string> args,
                                   std::chrono::seconds limit = 60s) {
-  corio::SubprocessOptions opts;
-  opts.in = corio::Redirect::devnull;
-  opts.out = corio::Redirect::pipe;
-  opts.err = corio::Redirect::pipe;
-  corio::Process p = co_await corio::create_subprocess_exec(CORIO_CLI, std::move(args), opts);
-  std::pair<std::string, std::string> output = co_await corio::wait_for(p.communicate(), limit);
-  Ran ran;
-  ran.exit_code = co_await p.wait();
-  ran.out = std::move(output.first);
-  ran.err = std::move(output.second);
-  co_return ran;
+  return corio_testing::run_program(CORIO_CLI, std::move(args), limit);
 }
 
 // The same from outside a loop.

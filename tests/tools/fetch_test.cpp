@@ -119,14 +119,14 @@ std::size_t count(const std::string& text, const std::string& what) {
 
 TEST(Fetch, EveryUrlSucceedingExitsZero) {
   const Ran ran = fetch({"/ok/1", "/ok/2"});
-  EXPECT_EQ(ran.exit_code, 0) << ran.out << ran.err;
+  EXPECT_EQ(ran.code, 0) << ran.out << ran.err;
   EXPECT_THAT(ran.out, HasSubstr("2 of 2 succeeded, 0 failed"));
   EXPECT_THAT(ran.out, HasSubstr("requests/s"));
 }
 
 TEST(Fetch, A503IsRetriedUntilItSucceeds) {
   const Ran ran = fetch({"--retries", "2", "--retry-delay", "0.05", "/flaky", "/ok"});
-  EXPECT_EQ(ran.exit_code, 0) << ran.out << ran.err;
+  EXPECT_EQ(ran.code, 0) << ran.out << ran.err;
   EXPECT_THAT(row(ran.out, "/flaky"), HasSubstr("2 attempts"));
   EXPECT_THAT(row(ran.out, "/flaky"), HasSubstr("   200"));
   EXPECT_EQ(hits()["/flaky"].size(), 2u);
@@ -135,7 +135,7 @@ TEST(Fetch, A503IsRetriedUntilItSucceeds) {
 
 TEST(Fetch, TheBackoffDoublesAtEachRetry) {
   const Ran ran = fetch({"--retries", "2", "--retry-delay", "0.2", "/twice"});
-  EXPECT_EQ(ran.exit_code, 0) << ran.out << ran.err;
+  EXPECT_EQ(ran.code, 0) << ran.out << ran.err;
   const std::vector<double>& times = hits()["/twice"];
   ASSERT_EQ(times.size(), 3u) << ran.out;
   // With equal jitter a wait is at least half its delay: 0.2 s, then 0.4 s.
@@ -146,14 +146,14 @@ TEST(Fetch, TheBackoffDoublesAtEachRetry) {
 
 TEST(Fetch, WithoutRetriesA503FailsAndTheExitCodeSaysSo) {
   const Ran ran = fetch({"/flaky", "/ok"});
-  EXPECT_EQ(ran.exit_code, 1) << ran.out;
+  EXPECT_EQ(ran.code, 1) << ran.out;
   EXPECT_THAT(row(ran.out, "/flaky"), HasSubstr("   503"));
   EXPECT_THAT(ran.out, HasSubstr("1 of 2 succeeded, 1 failed"));
 }
 
 TEST(Fetch, RetryAfterIsHonoured) {
   const Ran ran = fetch({"--retries", "1", "--retry-delay", "0.01", "/busy"});
-  EXPECT_EQ(ran.exit_code, 0) << ran.out << ran.err;
+  EXPECT_EQ(ran.code, 0) << ran.out << ran.err;
   const std::vector<double>& times = hits()["/busy"];
   ASSERT_EQ(times.size(), 2u) << ran.out;
   // Retry-After: 1, where the backoff alone would have waited 0.01 s.
@@ -162,7 +162,7 @@ TEST(Fetch, RetryAfterIsHonoured) {
 
 TEST(Fetch, RetryAfterIsCappedByTheLongestDelay) {
   const Ran ran = fetch({"--retries", "1", "--retry-max-delay", "0.1", "/far"});
-  EXPECT_EQ(ran.exit_code, 1) << ran.out;
+  EXPECT_EQ(ran.code, 1) << ran.out;
   const std::vector<double>& times = hits()["/far"];
   ASSERT_EQ(times.size(), 2u) << ran.out;
   EXPECT_LT(times[1] - times[0], 30);  // not the 3600 s the server asked for
@@ -172,7 +172,7 @@ TEST(Fetch, RetryAfterIsCappedByTheLongestDelay) {
 
 TEST(Fetch, ATimeoutSaysHowLongAndIsRetried) {
   const Ran ran = fetch({"--timeout", "0.2", "--retries", "1", "--retry-delay", "0.01", "/hang"});
-  EXPECT_EQ(ran.exit_code, 1) << ran.out;
+  EXPECT_EQ(ran.code, 1) << ran.out;
   EXPECT_THAT(row(ran.out, "/hang"), HasSubstr("(timed out after 0.2 s, 2 attempts)"));
   EXPECT_THAT(ran.out, Not(HasSubstr("TimeoutError")));
   EXPECT_EQ(hits()["/hang"].size(), 2u);
@@ -185,7 +185,7 @@ TEST(Fetch, ARefusedConnectionIsNamedAndRetried) {
   const std::uint16_t port = corio::run(closed_port());
   const std::string url = "http://127.0.0.1:" + std::to_string(port) + "/x";
   const Ran ran = fetch({"--retries", "2", "--retry-delay", "0.01", url});
-  EXPECT_EQ(ran.exit_code, 1) << ran.out;
+  EXPECT_EQ(ran.code, 1) << ran.out;
   const std::string line = row(ran.out, url);
   EXPECT_THAT(line, HasSubstr("(connection refused, 3 attempts)"));
   // No response came: the status is "-", never 0.
@@ -194,7 +194,7 @@ TEST(Fetch, ARefusedConnectionIsNamedAndRetried) {
 
 TEST(Fetch, A404IsNotRetried) {
   const Ran ran = fetch({"--retries", "3", "--retry-delay", "0.01", "/missing"});
-  EXPECT_EQ(ran.exit_code, 1) << ran.out;
+  EXPECT_EQ(ran.code, 1) << ran.out;
   EXPECT_EQ(hits()["/missing"].size(), 1u);
   EXPECT_THAT(row(ran.out, "/missing"), HasSubstr("   404"));
   EXPECT_THAT(row(ran.out, "/missing"), Not(HasSubstr("attempts")));
@@ -215,7 +215,7 @@ TEST(Fetch, AnOutputDirectoryThatCannotBeIsAnErrorBeforeAnyRequest) {
   TempDir tmp;
   std::ofstream(tmp.path() / "file") << "a file, not a directory";
   const Ran ran = fetch({"-o", (tmp.path() / "file" / "pages").string(), "/ok"});
-  EXPECT_EQ(ran.exit_code, 2) << ran.out;
+  EXPECT_EQ(ran.code, 2) << ran.out;
   EXPECT_THAT(ran.err, HasSubstr("corio fetch: error: -o "));
   EXPECT_TRUE(hits()["/ok"].empty());
 }
@@ -224,7 +224,7 @@ TEST(Fetch, BodiesAreSavedUnderTheOutputDirectory) {
   TempDir tmp;
   const fs::path dir = tmp.path() / "new" / "pages";
   const Ran ran = fetch({"-o", dir.string(), "/ok"});
-  EXPECT_EQ(ran.exit_code, 0) << ran.out << ran.err;
+  EXPECT_EQ(ran.code, 0) << ran.out << ran.err;
   std::ifstream saved(dir / "1-ok");
   std::string body((std::istreambuf_iterator<char>(saved)), std::istreambuf_iterator<char>());
   EXPECT_EQ(body, "hello");

@@ -10,7 +10,7 @@
 #include <filesystem>
 
 #include "http/client_support.hpp"
-#include "http/peer_support.hpp"
+#include "common/programs.hpp"
 #include "http/ws_support.hpp"
 
 namespace corio_ws_test {
@@ -18,7 +18,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using corio_http_test::PeerProcess;
-using corio_http_test::Ran;
+using corio_testing::Ran;
 using corio_http_test::run_bounded;
 
 fs::path peers() { return fs::path(CORIO_TESTS_DIR) / "http" / "ws-peers"; }
@@ -28,7 +28,7 @@ bool have_python_websockets() {
 }
 
 bool have_node_ws() {
-  return corio_http_test::has_program("node") && fs::exists(peers() / "node_modules" / "ws");
+  return corio_testing::has_program("node") && fs::exists(peers() / "node_modules" / "ws");
 }
 
 std::vector<std::string> peer_command(bool python, std::vector<std::string> args, bool compress) {
@@ -52,7 +52,7 @@ Coro<void> peer_client_body(bool python, bool compress) {
   std::vector<std::string> argv = peer_command(python, {"client", ws_url(es.server.port())}, compress);
   const std::string program = argv.front();
   argv.erase(argv.begin());
-  const Ran ran = co_await corio_http_test::run_peer(program, argv, 60s);
+  const Ran ran = co_await corio_testing::run_program(program, argv, 60s);
   EXPECT_EQ(ran.code, 0) << ran.out << ran.err;
   EXPECT_EQ(ran.out, "ok\n") << ran.err;
   co_await es.seen.done.wait();

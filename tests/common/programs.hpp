@@ -1,5 +1,6 @@
-// Peer programs run by the tests as subprocesses on the loop that serves
-// them: whether one is installed, and a run to its end with a time bound.
+// Programs the tests run as subprocesses on the loop (peers such as curl,
+// the real `corio` tool): whether one is installed, and a run to its end with
+// a time bound (past it the program is killed and the test fails).
 #pragma once
 
 #include <unistd.h>
@@ -12,7 +13,7 @@
 
 #include <corio/corio.hpp>
 
-namespace corio_http_test {
+namespace corio_testing {
 
 using namespace std::chrono_literals;
 using corio::Coro;
@@ -30,15 +31,15 @@ inline bool has_program(const std::string& name) {
 }
 
 #define REQUIRE_PROGRAM(name) \
-  if (!has_program(name)) GTEST_SKIP() << name << " is not installed"
+  if (!::corio_testing::has_program(name)) GTEST_SKIP() << name << " is not installed"
 
 struct Ran {
   int code = -1;
   std::string out, err;
 };
 
-// Runs a peer to its end, killing it past `limit`.
-inline Coro<Ran> run_peer(std::string program, std::vector<std::string> args,
+// Runs a program to its end, killing it past `limit`.
+inline Coro<Ran> run_program(std::string program, std::vector<std::string> args,
                    std::chrono::seconds limit = 30s) {
   corio::SubprocessOptions opts;
   opts.in = corio::Redirect::devnull;
@@ -63,4 +64,4 @@ inline Coro<Ran> run_peer(std::string program, std::vector<std::string> args,
   co_return ran;
 }
 
-}  // namespace corio_http_test
+}  // namespace corio_testing
