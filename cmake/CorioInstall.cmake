@@ -83,6 +83,13 @@ foreach(_corio_db IN ITEMS "pg;libpq" "redis;hiredis")
     endif()
   endif()
 endforeach()
+if(LIBURING_FOUND)  # the core layer's io_uring probe and backend
+  if(BUILD_SHARED_LIBS)
+    string(APPEND CORIO_PC_REQUIRES_PRIVATE " liburing")
+  else()
+    string(APPEND CORIO_PC_REQUIRES " liburing")
+  endif()
+endif()
 # The paths are absolute and normalised ("/opt/corio/include", never
 # "lib/pkgconfig/../../include"), so corio.pc is written at install time, when
 # the prefix is known (`cmake --install --prefix` changes it after configure).
