@@ -102,6 +102,7 @@ def load(cmd, server_pid, duration, warmup):
     log("+", " ".join(cmd))
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
     try:
+        proc.stdout.readline()  # "connected": its warm-up starts now
         start = time.monotonic()
         time.sleep(warmup)
         before = cpu_sample(server_pid)
