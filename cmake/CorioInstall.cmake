@@ -71,25 +71,26 @@ else()
   set(CORIO_PC_REQUIRES "nlohmann_json fmt openssl zlib")
   set(CORIO_PC_REQUIRES_PRIVATE "")
 endif()
-# The database layers' C libraries, when those layers are built.
+# The optional C libraries, when what uses them is built: the database layers',
+# and liburing (the core layer's io_uring probe).
+set(_corio_pc_optional "")
 foreach(_corio_db IN ITEMS "pg;libpq" "redis;hiredis")
   list(GET _corio_db 0 _layer)
   list(GET _corio_db 1 _pc)
   if(TARGET corio_${_layer})
-    if(BUILD_SHARED_LIBS)
-      string(APPEND CORIO_PC_REQUIRES_PRIVATE " ${_pc}")
-    else()
-      string(APPEND CORIO_PC_REQUIRES " ${_pc}")
-    endif()
+    list(APPEND _corio_pc_optional ${_pc})
   endif()
 endforeach()
-if(LIBURING_FOUND)  # the core layer's io_uring probe and backend
-  if(BUILD_SHARED_LIBS)
-    string(APPEND CORIO_PC_REQUIRES_PRIVATE " liburing")
-  else()
-    string(APPEND CORIO_PC_REQUIRES " liburing")
-  endif()
+if(LIBURING_FOUND)
+  list(APPEND _corio_pc_optional liburing)
 endif()
+foreach(_pc IN LISTS _corio_pc_optional)
+  if(BUILD_SHARED_LIBS)
+    string(APPEND CORIO_PC_REQUIRES_PRIVATE " ${_pc}")
+  else()
+    string(APPEND CORIO_PC_REQUIRES " ${_pc}")
+  endif()
+endforeach()
 # The paths are absolute and normalised ("/opt/corio/include", never
 # "lib/pkgconfig/../../include"), so corio.pc is written at install time, when
 # the prefix is known (`cmake --install --prefix` changes it after configure).

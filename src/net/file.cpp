@@ -34,7 +34,8 @@ namespace corio {
 namespace detail {
 
 struct FileState {
-  FileState(int descriptor, std::string p) noexcept : fd(descriptor), path(std::move(p)) {}
+  FileState(int descriptor, std::string p) noexcept
+      : fd(descriptor), path(std::move(p)), seekable(::lseek(fd, 0, SEEK_CUR) >= 0) {}
   FileState(const FileState&) = delete;
   FileState& operator=(const FileState&) = delete;
   ~FileState() {
@@ -43,6 +44,7 @@ struct FileState {
 
   int fd;
   const std::string path;
+  const bool seekable;   // a regular file, not a FIFO or a tty
   bool closing = false;  // close() began: no new operation
   std::string carry;     // a cancelled read()'s bytes (invariant 3)
   Lock positional;       // invariant 2
@@ -187,7 +189,14 @@ template <class R, class Job>
 Coro<R> run_positional(State s, Job job, Abandoned<R> on_abandoned, std::string kept = {}) {
   auto run = std::make_shared<PositionalRun<R>>();
   run->kept = std::move(kept);
-  Future<R> fut = get_running_loop().run_in_executor(nullptr, std::move(job));
+  Future<R> fut;
+  try {
+    fut = get_running_loop().run_in_executor(nullptr, std::move(job));
+  } catch (...) {  // no job: nothing holds the position, and carry is as it was
+    s->carry = std::move(run->kept) + s->carry;
+    s->positional.release();
+    throw;
+  }
   fut.add_done_callback([s, run, on_abandoned](Future<R> f) {
     run->ended = true;
     if (run->abandoned) on_abandoned(*s, f, run->kept);
@@ -262,7 +271,14 @@ Coro<std::string> AsyncFile::read_all() { return read(-1); }
 Coro<std::size_t> AsyncFile::write(std::string bytes) {
   State s = live(s_);
   co_await acquire_positional(s);
-  auto job = [s, b = std::move(bytes)] { return write_bytes(*s, -1, b); };
+  // Bytes a cancelled read took that no read has had yet come before where a
+  // write goes: step back over them first (as Python's BufferedRandom does).
+  // A FIFO's reads and writes are two streams: its carry stays for the next read.
+  const off_t back = s->seekable ? off_t(std::exchange(s->carry, {}).size()) : 0;
+  auto job = [s, back, b = std::move(bytes)] {
+    if (back > 0 && ::lseek(s->fd, -back, SEEK_CUR) < 0) throw OSError(errno, "lseek", s->path);
+    return write_bytes(*s, -1, b);
+  };
   co_return co_await run_positional<std::size_t>(s, std::move(job), nothing_to_keep<std::size_t>);
 }
 

@@ -207,6 +207,55 @@ TEST_F(FileTest, CancelledPreadAndOpenLeaveNothingOpen) {
   EXPECT_EQ(std::filesystem::file_size(path("p")), 4100u);
 }
 
+// The loop's default executor, holding its jobs until open(): a job on a
+// regular file is then surely still "on the pool" when its awaiter is cancelled.
+class GatedExecutor final : public corio::Executor {
+ public:
+  void submit(std::unique_ptr<corio::ExecutorJob> job) override {
+    if (open_) {
+      pool_.submit(std::move(job));
+    } else {
+      held_.push_back(std::move(job));
+    }
+  }
+  void shutdown(bool wait) override { pool_.shutdown(wait); }
+  void open() {
+    open_ = true;
+    for (auto& job : held_) pool_.submit(std::move(job));
+    held_.clear();
+  }
+  std::size_t held() const { return held_.size(); }
+
+ private:
+  bool open_ = false;  // loop thread only, as submit()
+  std::vector<std::unique_ptr<corio::ExecutorJob>> held_;
+  corio::ThreadPoolExecutor pool_{2};
+};
+
+Coro<void> write_after_cancelled_read(std::string p) {
+  AsyncFile w = co_await open_file(p, "w");
+  co_await w.write("0123456789");
+  co_await w.close();
+  AsyncFile f = co_await open_file(p, "r+");
+  auto gate = std::make_unique<GatedExecutor>();
+  GatedExecutor& g = *gate;
+  corio::get_running_loop().set_default_executor(std::move(gate));
+
+  Task<std::string> reading = corio::create_task(f.read(4));
+  co_await corio::sleep(0ms);
+  EXPECT_EQ(g.held(), 1u);
+  reading.cancel();
+  EXPECT_THROW(co_await reading, corio::CancelledError);
+  g.open();  // the read runs now, its awaiter gone: "0123" waits for the next read
+  EXPECT_EQ(co_await f.write("AB"), 2u) << "written where the read left off for its reader: at 0";
+  EXPECT_EQ(co_await f.read(2), "23");
+  EXPECT_EQ(co_await f.pread(0, 100), "AB23456789");
+  co_await f.close();
+}
+TEST_F(FileTest, WriteAfterACancelledReadGoesWhereTheReaderWas) {
+  run_bounded(write_after_cancelled_read(path("rw")));
+}
+
 constexpr std::size_t kBig = 8 << 20;
 
 Coro<void> streamed(std::string p) {
