@@ -6,6 +6,7 @@ thread), the limit. Each run is pinned to the same core and reads for the same t
 reported: operations per second and the process's CPU per operation.
 """
 import json
+import resource
 import shutil
 import subprocess
 
@@ -37,20 +38,25 @@ def make_file(bdir):
 
 
 def fio(engine, path, rw, bs, depth, seconds, cpu):
-    """fio's (op/s, CPU us per op) for one pattern, or None."""
+    """fio's (op/s, CPU us per op) for one pattern, or None. Its CPU is the child's
+    rusage (all threads; its few ms of start-up included), not fio's own usr_cpu and
+    sys_cpu, which group_reporting averages over the psync threads."""
     jobs = ["--ioengine=psync", "--thread", f"--numjobs={depth}", "--group_reporting"] \
         if engine == "psync" else ["--ioengine=io_uring", f"--iodepth={depth}"]
     cmd = pinned(["fio", "--name=corio-bench", f"--filename={path}", "--readonly", f"--rw={rw}",
                   f"--bs={bs}", f"--size={SIZE}", "--invalidate=0", f"--runtime={seconds}",
                   "--time_based", "--output-format=json"] + jobs, cpu)
     log("+", " ".join(cmd))
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     p = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if p.returncode != 0:
         log(f"  fio exited with {p.returncode}")
         return None
     job = json.loads(p.stdout[p.stdout.index("{"):])["jobs"][0]
-    iops = job["read"]["iops"]
-    return iops, (job["usr_cpu"] + job["sys_cpu"]) / 100 * 1e6 / iops if iops else None
+    iops, ops = job["read"]["iops"], job["read"]["total_ios"]
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return iops, cpu * 1e6 / ops if ops else None
 
 
 def run(args, impls, bdir, built):

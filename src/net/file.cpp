@@ -20,6 +20,7 @@
 #include <cerrno>
 #include <limits>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 #include <corio/errors.hpp>
@@ -117,15 +118,28 @@ OwnedFd open_fd(const std::string& path, int flags) {
   return owned;
 }
 
+// How many bytes a read of `want` at `offset` (< 0: the position) should make
+// room for first: for a regular file what is left of it (one more, so that the
+// read seeing the end needs no second buffer); else 64 KiB. Two syscalls, so
+// only when want is beyond 64 KiB.
+std::size_t first_room(const detail::FileState& s, std::int64_t offset, std::size_t want) {
+  if (want <= kFirstChunk) return want;
+  struct stat st {};
+  if (::fstat(s.fd, &st) != 0 || !S_ISREG(st.st_mode)) return kFirstChunk;
+  const off_t at = offset < 0 ? ::lseek(s.fd, 0, SEEK_CUR) : off_t(offset);
+  if (at < 0 || st.st_size < at) return kFirstChunk;
+  return std::min(want, std::size_t(st.st_size - at) + 1);
+}
+
 // Up to `want` bytes at `offset` (< 0: at the position), fewer only at end of
-// file. The buffer grows by doubling from 64 KiB, so memory follows what the
-// file has, not what was asked for.
+// file. Memory follows what the file has, not what was asked for: the buffer
+// is what is left of a regular file, else it grows by doubling from 64 KiB.
 std::string read_bytes(const detail::FileState& s, std::int64_t offset, std::size_t want) {
-  std::string out;
+  std::string out(first_room(s, offset, want), '\0');
   std::size_t got = 0;
   while (got < want) {
-    const std::size_t room = std::min(want - got, std::max(kFirstChunk, got));
-    out.resize(got + room);
+    if (got == out.size()) out.resize(std::min(want, std::max(kFirstChunk, 2 * got)));
+    const std::size_t room = out.size() - got;
     const ssize_t n = offset < 0 ? ::read(s.fd, out.data() + got, room)
                                  : ::pread(s.fd, out.data() + got, room, offset + off_t(got));
     if (n < 0 && errno == EINTR) continue;
@@ -171,53 +185,72 @@ Coro<void> acquire_positional(State s) {
   }
 }
 
-// What a cancelled positional job's result is for, once it is there.
-template <class R>
-using Abandoned = void (*)(detail::FileState&, Future<R>&, std::string&);
-
+// One positional job, shared by its awaiter, its done-callback and the job
+// itself, which writes `result` on the pool (read on the loop only after the
+// job is back: the executor's hand-over orders the two).
 template <class R>
 struct PositionalRun {
+  using Result = std::conditional_t<std::is_void_v<R>, char, R>;
+  Result result{};
   bool abandoned = false;  // its awaiter was cancelled
   bool ended = false;      // the job is back on the loop
   std::string kept;        // read(): the bytes taken from carry before the job
 };
 
+// What a cancelled positional job's result is for, once it is there; `done`
+// is the job's future (an exception if the job threw).
+template <class R>
+using Abandoned = void (*)(detail::FileState&, Future<void>& done, PositionalRun<R>&);
+
+template <class R, class Job>
+auto run_job_into(std::shared_ptr<PositionalRun<R>> run, Job job) {
+  return [run = std::move(run), job = std::move(job)]() mutable {
+    if constexpr (std::is_void_v<R>) {
+      job();
+    } else {
+      run->result = job();
+    }
+  };
+}
+
 // Runs job on the pool holding s->positional until it ends (invariant 2).
 // When the awaiter is cancelled, on_abandoned gets the job's result as soon as
-// both have happened, whichever comes first.
+// both have happened, whichever comes first. The result travels in `run`, not
+// in the future, so that it is moved, never copied (1 MiB reads).
 template <class R, class Job>
 Coro<R> run_positional(State s, Job job, Abandoned<R> on_abandoned, std::string kept = {}) {
   auto run = std::make_shared<PositionalRun<R>>();
   run->kept = std::move(kept);
-  Future<R> fut;
+  Future<void> fut;
   try {
-    fut = get_running_loop().run_in_executor(nullptr, std::move(job));
+    fut = get_running_loop().run_in_executor(nullptr, run_job_into<R>(run, std::move(job)));
   } catch (...) {  // no job: nothing holds the position, and carry is as it was
     s->carry = std::move(run->kept) + s->carry;
     s->positional.release();
     throw;
   }
-  fut.add_done_callback([s, run, on_abandoned](Future<R> f) {
+  fut.add_done_callback([s, run, on_abandoned](Future<void> f) {
     run->ended = true;
-    if (run->abandoned) on_abandoned(*s, f, run->kept);
+    if (run->abandoned) on_abandoned(*s, f, *run);
     s->positional.release();
   });
   try {
-    co_return co_await shield(Future<R>(fut));
+    co_await shield(Future<void>(fut));
   } catch (const CancelledError&) {
     run->abandoned = true;
-    if (run->ended) on_abandoned(*s, fut, run->kept);
+    if (run->ended) on_abandoned(*s, fut, *run);
     throw;
   }
+  if constexpr (!std::is_void_v<R>) co_return std::move(run->result);
 }
 
 template <class R>
-void nothing_to_keep(detail::FileState&, Future<R>&, std::string&) {}
+void nothing_to_keep(detail::FileState&, Future<void>&, PositionalRun<R>&) {}
 
 // A cancelled read's bytes, after those it had taken from carry, are the next read's.
-void keep_read(detail::FileState& s, Future<std::string>& f, std::string& kept) {
-  s.carry = std::move(kept);
-  if (!f.exception()) s.carry += f.result();
+void keep_read(detail::FileState& s, Future<void>& done, PositionalRun<std::string>& run) {
+  s.carry = std::move(run.kept);
+  if (!done.exception()) s.carry += run.result;
 }
 
 // Runs an offset job (pread, pwrite) on the pool, counted for close().
@@ -263,7 +296,9 @@ Coro<std::string> AsyncFile::read(std::int64_t n) {
   const std::size_t rest = want == kUnlimited ? kUnlimited : want - head.size();
   auto job = [s, rest] { return read_bytes(*s, -1, rest); };
   std::string tail = co_await run_positional<std::string>(s, std::move(job), keep_read, head);
-  co_return head + tail;
+  if (head.empty()) co_return std::move(tail);
+  head += tail;
+  co_return std::move(head);
 }
 
 Coro<std::string> AsyncFile::read_all() { return read(-1); }
