@@ -33,13 +33,13 @@ int read_disabled(const std::string& path) {
   return v;
 }
 
+#ifdef CORIO_HAVE_LIBURING
+
 bool kernel_at_least(const std::string& release, int major, int minor) {
   int a = 0, b = 0;
   if (std::sscanf(release.c_str(), "%d.%d", &a, &b) != 2) return false;
   return a > major || (a == major && b >= minor);
 }
-
-#ifdef CORIO_HAVE_LIBURING
 
 // The backend's operations (the seam of issue 19): sockets, readiness for
 // add_reader and foreign fds, deadlines, cancellation, files.
