@@ -295,7 +295,9 @@ void Session::forget(const std::string& key, const json& id) noexcept {
 Coro<void> Session::serve_request(Message m) {
   const json id = m.id;
   json reply = co_await answer(std::move(m));
-  if (!reply.is_null()) co_await send(reply, id);
+  if (reply.is_null()) co_return;
+  co_await send(reply, id);
+  transport_.request_answered(id);
 }
 
 Coro<json> Session::answer(Message m) {
