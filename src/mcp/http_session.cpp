@@ -2,29 +2,12 @@
 // inbox, the routing of its output to response streams, and the streams'
 // bounded event stores.
 #include "mcp/http_session.hpp"
+#include "mcp/request_key.hpp"
 
 #include <algorithm>
 #include <charconv>
 
 namespace corio::mcp::detail {
-
-namespace {
-
-// A request's id as a key of by_request_: its digits, or "s" and its text
-// (ids are integers or strings), without json::dump(), whose serializer
-// allocates on every call's path (four times per call).
-std::string request_key(const json& id) {
-  if (id.is_string()) return "s" + id.get_ref<const std::string&>();
-  if (id.is_number_integer()) {
-    char buf[24];
-    char* end = id.is_number_unsigned() ? std::to_chars(buf, buf + sizeof buf, id.get<std::uint64_t>()).ptr
-                                        : std::to_chars(buf, buf + sizeof buf, id.get<std::int64_t>()).ptr;
-    return std::string(buf, end);
-  }
-  return id.dump();  // not an id the session lets through; still a key of its own
-}
-
-}  // namespace
 
 void Outbox::drop_front() noexcept {
   events.pop_front();
