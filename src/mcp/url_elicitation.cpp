@@ -55,7 +55,7 @@ std::vector<UrlElicitation> UrlElicitationRequiredError::from_data(const json& d
 }
 
 void ElicitationIds::add(std::string id) {
-  if (contains(id)) return;
+  if (id.empty() || contains(id)) return;
   ids_.push_back(std::move(id));
   if (ids_.size() > kBound) ids_.pop_front();
 }

@@ -155,5 +155,20 @@ TEST(UrlElicitation, TheErrorNamesAtLeastOneElicitation) {
   EXPECT_TRUE(UrlElicitationRequiredError::from_data(json("not an object")).empty());
 }
 
+// What a server sent a client (and a client was given) is bounded: a peer
+// that never completes its elicitations costs a bounded memory.
+TEST(UrlElicitation, TheIdsKeptAreBoundedAndTakenOnce) {
+  corio::mcp::ElicitationIds ids;
+  ids.add("");
+  EXPECT_FALSE(ids.contains("")) << "an empty id names nothing";
+  for (std::size_t i = 0; i <= corio::mcp::ElicitationIds::kBound; ++i) ids.add("e-" + std::to_string(i));
+  EXPECT_FALSE(ids.contains("e-0")) << "the oldest forgotten past the bound";
+  EXPECT_TRUE(ids.contains("e-1"));
+  ids.add("e-1");  // noted once: taking it once forgets it
+  EXPECT_TRUE(ids.take("e-1"));
+  EXPECT_FALSE(ids.take("e-1"));
+  EXPECT_FALSE(ids.contains("e-1"));
+}
+
 }  // namespace
 }  // namespace corio_mcp_test

@@ -61,7 +61,7 @@ class UrlElicitationRequiredError : public RpcError {
 class ElicitationIds {
  public:
   static constexpr std::size_t kBound = 256;  ///< ids kept at most
-  /// Notes id (once).
+  /// Notes id (once; an empty id names nothing and is not noted).
   void add(std::string id);
   /// Whether id is noted.
   bool contains(std::string_view id) const noexcept;
