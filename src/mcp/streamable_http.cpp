@@ -364,7 +364,9 @@ Coro<Response> StreamableHttp::Impl::answer_request(std::shared_ptr<HttpSession>
   box->keep_last_only = opts.json_response;
   session->transport.deliver(std::move(body));
   if (opts.json_response) co_return co_await answer_as_json(std::move(session), std::move(box));
-  if (std::optional<Response> quick = co_await quick_answer(*box)) co_return std::move(*quick);
+  if (opts.quick_answers_as_json) {
+    if (std::optional<Response> quick = co_await quick_answer(*box)) co_return std::move(*quick);
+  }
   box->priming = priming_event(*session, *box, opts.retry);
   // Only the box captured: a capture that fits std::function's own buffer
   // costs no allocation on every call's path.
