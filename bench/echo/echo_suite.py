@@ -20,7 +20,7 @@ def targets(impls):
 
 def timing(args):
     """(measured seconds per load run, warm-up seconds, rounds)."""
-    return (1.0, 0.2, 1) if args.quick else (2.0, 0.3, 3)
+    return (1.0, 0.2, args.rounds or 1) if args.quick else (2.0, 0.3, args.rounds or 3)
 
 
 def server_cmd(impl, bdir, built):
