@@ -146,8 +146,8 @@ def load_turns(suite, loadgen, server_cmd, impls, combos, timing, args, bdir, bu
     core 0 (idle ones cost nothing), each on its own port; the load generator (target
     loadgen, taking --port --size --conns --duration --warmup --impl) on core 1 visits
     them in turn, combination (size, conns) by combination, round after round, so that a
-    noisy moment of the shared machine hits them all alike instead of whichever ran then.
-    timing is (duration, warm-up, rounds); a server that exits leaves the turns. Returns
+    noisy moment of the shared machine hits them all alike instead of whichever ran then
+    (see load() for what the load generator prints). timing is (duration, warm-up, rounds); a server that exits leaves the turns. Returns
     each metric's median over rounds, and every server's {suite}_peak_rss."""
     if loadgen not in built:
         log(f"{loadgen} not built: no {suite} suite")
@@ -193,11 +193,14 @@ def load(cmd, server_pid, duration, warmup):
     failure. The server's CPU is sampled while the load runs -- from the end of the
     warm-up to just before the end -- not around the whole process, which would count
     the connects, the warm-up and the drain against the measured rate. In steady state
-    CPU per message is then (busy fraction) / (messages per second). The rate is the
-    result whose metric ends in _rate; the CPU metrics take its name minus that."""
+    CPU per message is then (busy fraction) / (messages per second). The load generator
+    prints "connected" first, once its connections are up: the clock starts there (with
+    a small listen backlog, 1,000 connects can take seconds of SYN retries). The rate is
+    the result whose metric ends in _rate; the CPU metrics take its name minus that."""
     log("+", " ".join(cmd))
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
     try:
+        proc.stdout.readline()  # "connected": its warm-up starts now
         start = time.monotonic()
         time.sleep(warmup)
         before = cpu_sample(server_pid)

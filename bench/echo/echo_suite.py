@@ -5,12 +5,14 @@ from benchlib import (HERE, PYTHON, capacity, corio_subcommand_help, cpu_cells, 
                       ratio, show, show_peak_rss, target_path)
 
 # (message size, connections); implementations in table order.
-COMBOS = [(1024, 10), (1024, 100), (65536, 10), (65536, 100)]
-IMPLS = ["corio", "epoll", "asio", "libuv", "asyncio", "uvloop"]
-TARGETS = {"epoll": "epoll_echo", "asio": "asio_echo", "libuv": "uv_echo", "corio": "corio_cli"}
-NAMES = {"corio": "corio", "epoll": "epoll (C)", "asio": "Asio", "libuv": "libuv",
-         "asyncio": "asyncio", "uvloop": "uvloop"}
-RATIOS = ["epoll", "asio", "uvloop"]
+# 1,000 connections with 1 KiB only: at 64 KiB that is 64 MB in flight per turn.
+COMBOS = [(1024, 10), (1024, 100), (1024, 1000), (65536, 10), (65536, 100)]
+IMPLS = ["corio", "epoll", "uring", "asio", "libuv", "asyncio", "uvloop"]
+TARGETS = {"epoll": "epoll_echo", "uring": "uring_echo", "asio": "asio_echo", "libuv": "uv_echo",
+           "corio": "corio_cli"}
+NAMES = {"corio": "corio", "epoll": "epoll (C)", "uring": "io_uring (C)", "asio": "Asio",
+         "libuv": "libuv", "asyncio": "asyncio", "uvloop": "uvloop"}
+RATIOS = ["epoll", "uring", "asio", "uvloop"]
 
 
 def targets(impls):

@@ -4,8 +4,9 @@
 // keeping one binary message of --size bytes in flight: send it (masked, as a client
 // must), read its echo (a whole frame header and payload), send the next. Messages
 // answered during the --warmup seconds are not counted; then for --duration seconds
-// they are. Prints one JSON line, metric ws_<size>_rate in msg/s. No permessage-deflate
-// offered, so every server echoes plain frames.
+// they are. Prints "connected" once the handshakes are done, then one JSON line,
+// metric ws_<size>_rate in msg/s. No permessage-deflate offered, so every server
+// echoes plain frames.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -131,6 +132,9 @@ int main(int argc, char** argv) {
     ev.data.u64 = i;
     ::epoll_ctl(ep, EPOLL_CTL_ADD, conns[i].fd, &ev);
   }
+  // benchlib.load starts its clock (warm-up, CPU samples) here, as for echo_loadgen.
+  std::puts("connected");
+  std::fflush(stdout);
   using Clock = std::chrono::steady_clock;
   const auto t0 = Clock::now();
   const auto start = t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(a.warmup));

@@ -16,10 +16,12 @@
 #include <corio/event.hpp>
 #include <corio/event_loop.hpp>
 #include <corio/executor.hpp>
+#include <corio/file.hpp>
 #include <corio/future.hpp>
 #include <corio/gather.hpp>
 #include <corio/handle.hpp>
 #include <corio/lock.hpp>
+#include <corio/os_error.hpp>
 #include <corio/outcome.hpp>
 #include <corio/pipe_streams.hpp>
 #include <corio/queue.hpp>
