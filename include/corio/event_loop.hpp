@@ -36,6 +36,7 @@ namespace corio {
 
 namespace detail {
 class SignalHandlers;
+class InspectServer;
 class LoopAccess;
 }
 
@@ -49,6 +50,9 @@ struct RunOptions {
   /// The poller (see Backend).
   Backend backend = Backend::best;
   std::shared_ptr<Clock> clock;  ///< default: MonotonicClock
+  /// Serves `corio ps/pstree/stats PID` (inspect.hpp); also on when the
+  /// environment has CORIO_INSPECT=1.
+  bool inspect = false;
 };
 
 /// What the loop's exception handler is told about a problem to report.
@@ -263,6 +267,7 @@ class EventLoop : private detail::LoopCore {
   ExceptionHandler exception_handler_;
   std::unique_ptr<Executor> default_executor_;
   std::unique_ptr<detail::SignalHandlers> signals_;
+  std::unique_ptr<detail::InspectServer> inspect_;
   // The thread running the loop (none when stopped), for debug mode's check.
   std::atomic<std::thread::id> owner_thread_{};
   unsigned busy_iterations_ = 0;

@@ -117,18 +117,6 @@ std::string task_label(const TaskRef& t) {
   return fmt::format("Task(name='{}', id={})", t.get_name(), t.id());
 }
 
-std::string describe_awaiting(const AwaitedObject& a) {
-  std::string s = a.kind;
-  if (a.fd >= 0) s += fmt::format(" fd {} ({})", a.fd, a.write ? "write" : "read");
-  if (a.address && a.tasks.empty()) s += fmt::format(" {}", a.address);
-  if (a.waiters) s += fmt::format(" ({} waiting)", *a.waiters);
-  if (a.time_left) s += fmt::format(" ({:.3f} s left)", *a.time_left);
-  for (std::size_t i = 0; i < a.tasks.size(); ++i)
-    s += fmt::format("{}{}", i == 0 ? " on " : ", ", task_label(a.tasks[i]));
-  if (a.futures) s += fmt::format(" ({} future{})", a.futures, a.futures == 1 ? "" : "s");
-  return s;
-}
-
 void format_stack(const std::vector<FrameCallGraphEntry>& stack, const std::string& indent,
                   std::string& out) {
   for (const FrameCallGraphEntry& f : stack)
@@ -136,17 +124,7 @@ void format_stack(const std::vector<FrameCallGraphEntry>& stack, const std::stri
 }
 
 void format_into(const FutureCallGraph& g, const std::string& indent, std::string& out) {
-  out += fmt::format("{}* {}", indent, task_label(g.task));
-  if (g.state == "suspended") {
-    out += " awaiting " + describe_awaiting(g.awaiting);
-  } else {
-    out += " " + g.state;
-  }
-  out += '\n';
-  if (!g.call_stack.empty()) {
-    out += indent + "+ Call stack:\n";
-    format_stack(g.call_stack, indent, out);
-  }
+  detail::format_graph_node(g, indent, out);
   if (g.awaited_by.empty()) return;
   out += indent + "+ Awaited by:\n";
   for (const FutureCallGraph& by : g.awaited_by) format_into(by, indent + "   ", out);
@@ -180,7 +158,46 @@ void print_call_graph(const TaskRef& task, std::ostream& out) { out << format_ca
 
 void print_call_graph(const TaskRef& task) { print_call_graph(task, std::cout); }
 
+std::vector<FutureCallGraph> capture_all_call_graphs(EventLoop& loop) {
+  detail::LoopCore& core = detail::LoopAccess::core(loop);
+  std::vector<TaskBase*> tasks = core.tasks.snapshot();
+  std::sort(tasks.begin(), tasks.end(),
+            [](const TaskBase* a, const TaskBase* b) { return a->id() < b->id(); });
+  const AwaiterMap awaiters = awaiter_map(core);
+  std::vector<FutureCallGraph> graphs;
+  graphs.reserve(tasks.size());
+  std::vector<const TaskBase*> path;
+  for (TaskBase* t : tasks) graphs.push_back(capture(*t, awaiters, 1, path));
+  return graphs;
+}
+
 namespace detail {
+
+std::string describe_awaiting(const AwaitedObject& a) {
+  std::string s = a.kind;
+  if (a.fd >= 0) s += fmt::format(" fd {} ({})", a.fd, a.write ? "write" : "read");
+  if (a.address && a.tasks.empty()) s += fmt::format(" {}", a.address);
+  if (a.waiters) s += fmt::format(" ({} waiting)", *a.waiters);
+  if (a.time_left) s += fmt::format(" ({:.3f} s left)", *a.time_left);
+  for (std::size_t i = 0; i < a.tasks.size(); ++i)
+    s += fmt::format("{}{}", i == 0 ? " on " : ", ", task_label(a.tasks[i]));
+  if (a.futures) s += fmt::format(" ({} future{})", a.futures, a.futures == 1 ? "" : "s");
+  return s;
+}
+
+void format_graph_node(const FutureCallGraph& g, const std::string& indent, std::string& out) {
+  out += fmt::format("{}* {}", indent, task_label(g.task));
+  if (g.state == "suspended") {
+    out += " awaiting " + describe_awaiting(g.awaiting);
+  } else {
+    out += " " + g.state;
+  }
+  out += '\n';
+  if (!g.call_stack.empty()) {
+    out += indent + "+ Call stack:\n";
+    format_stack(g.call_stack, indent, out);
+  }
+}
 
 std::string format_await_chain(const TaskBase& t) {
   if (state_of(t) != "suspended") return {};

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "backend/backend.hpp"
+#include "inspect_server.hpp"
 #include "signals.hpp"
 #include "timer_heap.hpp"
 #include <corio/call_graph.hpp>
@@ -122,6 +123,7 @@ EventLoop::EventLoop(RunOptions opts)
   // profiles often forbid io_uring).
   impl_->poller = detail::make_epoll_poller();
   detail::ignore_sigpipe_once();
+  inspect_ = detail::start_inspect_server(*this, opts.inspect);
 }
 
 EventLoop::~EventLoop() {
@@ -531,6 +533,7 @@ void EventLoop::destroy_pending_tasks() noexcept {
 void EventLoop::close() {
   if (running_) throw RuntimeError("Cannot close a running event loop");
   if (closed) return;
+  inspect_.reset();  // first: the tasks it would show are about to go
   destroy_pending_tasks();
   wait_executor_calls();
   default_executor_.reset();  // joins its (now idle) threads
