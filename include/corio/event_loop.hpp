@@ -28,6 +28,7 @@
 #include <corio/errors.hpp>
 #include <corio/executor.hpp>
 #include <corio/handle.hpp>
+#include <corio/loop_stats.hpp>
 #include <corio/socket.hpp>
 #include <corio/source_location.hpp>
 #include <corio/task.hpp>
@@ -225,6 +226,9 @@ class EventLoop : private detail::LoopCore {
   /// The poller in use ("epoll").
   const char* backend_name() const noexcept;
 
+  /// A snapshot of the loop's counters and lag percentiles (loop_stats.hpp).
+  LoopStats stats() const;
+
  private:
   friend class detail::LoopAccess;
   friend struct detail::LoopCore;
@@ -271,6 +275,10 @@ class EventLoop : private detail::LoopCore {
   // The thread running the loop (none when stopped), for debug mode's check.
   std::atomic<std::thread::id> owner_thread_{};
   unsigned busy_iterations_ = 0;
+  // stats()'s own counters; the rest it reads off the structures themselves.
+  std::uint64_t iterations_ = 0;
+  std::uint64_t steps_ = 0;
+  std::uint64_t slow_steps_ = 0;
   bool running_ = false;
   bool stopping_ = false;
   bool debug_ = false;

@@ -28,6 +28,7 @@
 
 #include "backend/backend.hpp"
 #include "inspect_server.hpp"
+#include "lag_window.hpp"
 #include "signals.hpp"
 #include "timer_heap.hpp"
 #include <corio/call_graph.hpp>
@@ -71,6 +72,7 @@ struct EventLoop::Impl {
   }
   std::vector<FdWatch> watches;
   std::size_t watched_fds = 0;
+  detail::LagWindow lag;
 
   // Installs (h) or removes (empty h) the reader or writer callback of fd.
   void watch(int fd, bool is_reader, detail::Ref<detail::CallbackHandle> h) {
@@ -132,6 +134,21 @@ EventLoop::~EventLoop() {
 
 const char* EventLoop::backend_name() const noexcept { return impl_->poller->name(); }
 
+LoopStats EventLoop::stats() const {
+  LoopStats s;
+  s.iterations = iterations_;
+  s.ready = ready.size();
+  s.steps = steps_;
+  s.timers = impl_->timers.size();
+  s.watched_fds = impl_->watched_fds;
+  s.io_waits = impl_->parked_io;
+  s.tasks_alive = tasks.size();
+  s.tasks_created = next_task_id - 1;
+  s.lag = impl_->lag.percentiles();
+  s.slow_steps = slow_steps_;
+  return s;
+}
+
 double EventLoop::time() const { return clock_->now(); }
 
 void EventLoop::check_open() const {
@@ -172,6 +189,7 @@ void EventLoop::run_forever() {
 }
 
 void EventLoop::run_once() {
+  ++iterations_;
   poll_io(poll_timeout());
   queue_expired_timers();
   run_ready_batch();
@@ -241,6 +259,7 @@ void EventLoop::queue_expired_timers() {
   detail::TimerHeap& timers = impl_->timers;
   if (timers.empty()) return;
   const double now = time();  // read once per pass
+  if (timers.top_when() <= now) impl_->lag.record(now - timers.top_when());  // the latest one
   while (!timers.empty() && timers.top_when() <= now) {
     detail::TimerNode* n = timers.pop();
     n->expire(n);
@@ -251,12 +270,13 @@ void EventLoop::run_ready_batch() noexcept {
   timing_steps = debug_;
   if (debug_) [[unlikely]]
     return run_ready_batch_debug();
-  detail::ReadyNode* n = ready.take_all();
-  while (n) {
+  std::uint64_t steps = 0;  // counted in a register, stored once per batch
+  for (detail::ReadyNode* n = ready.take_all(); n; ++steps) {
     detail::ReadyNode* next = n->next;  // n may be queued again while it runs
     n->fn(n, detail::ReadyOp::run);
     n = next;
   }
+  steps_ += steps;
 }
 
 // ---- callbacks and timers ------------------------------------------------
