@@ -19,6 +19,7 @@
 #include <corio/future.hpp>
 #include <corio/gather.hpp>
 #include <corio/handle.hpp>
+#include <corio/inspect.hpp>
 #include <corio/lock.hpp>
 #include <corio/outcome.hpp>
 #include <corio/pipe_streams.hpp>
@@ -33,6 +34,7 @@
 #include <corio/subprocess.hpp>
 #include <corio/task.hpp>
 #include <corio/task_group.hpp>
+#include <corio/task_tree.hpp>
 #include <corio/testing/virtual_clock.hpp>
 #include <corio/timeout.hpp>
 #include <corio/to_thread.hpp>

@@ -19,7 +19,7 @@ namespace corio {
 ///      2  fetch a  suspended  crawl.cpp:22       sleep (1.250 s left)
 ///
 /// WHERE is the file (without its directory) and line of the innermost
-/// suspended co_await; "-" for a task with no suspended chain (running, not
+/// suspended co_await outside corio's own coroutines (gather's, wait's); "-" for a task with no suspended chain (running, not
 /// started, or suspended at an awaitable foreign to corio).
 std::string format_task_table(std::span<const FutureCallGraph> graphs);
 

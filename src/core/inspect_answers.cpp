@@ -1,5 +1,5 @@
 // The answers of the inspection server (inspect.hpp): `ps`, `pstree` and
-// `stats`, as text or as JSON lines. The JSON is written by hand: the core
+// `stats`, as text or as JSON lines (stats: one line, LoopStats' fields). The JSON is written by hand: the core
 // layer does not link a JSON library for a few flat records.
 #include <string>
 #include <string_view>
@@ -63,6 +63,45 @@ std::string tasks_json(const std::vector<FutureCallGraph>& graphs) {
   return out;
 }
 
+struct StatsField {
+  std::string_view name;
+  std::string value;
+  std::string_view unit;  // for the text form
+};
+
+// The counters in LoopStats' order, for both forms.
+std::vector<StatsField> stats_fields(const LoopStats& st) {
+  const auto count = [](auto n) { return std::to_string(n); };
+  const auto seconds = [](double s) { return fmt::format("{:.6f}", s); };
+  return {{"iterations", count(st.iterations), ""},
+          {"ready", count(st.ready), ""},
+          {"steps", count(st.steps), ""},
+          {"timers", count(st.timers), ""},
+          {"watched_fds", count(st.watched_fds), ""},
+          {"io_waits", count(st.io_waits), ""},
+          {"tasks_alive", count(st.tasks_alive), ""},
+          {"tasks_created", count(st.tasks_created), ""},
+          {"lag_samples", count(st.lag.samples), ""},
+          {"lag_p50", seconds(st.lag.p50), " s"},
+          {"lag_p90", seconds(st.lag.p90), " s"},
+          {"lag_p99", seconds(st.lag.p99), " s"},
+          {"lag_max", seconds(st.lag.max), " s"},
+          {"slow_steps", count(st.slow_steps), ""},
+          {"stalls", count(st.stalls), ""}};
+}
+
+std::string stats_answer(const LoopStats& st, bool json) {
+  std::string out;
+  for (const StatsField& f : stats_fields(st)) {
+    if (json) {
+      out += fmt::format("{}\"{}\":{}", out.empty() ? "{" : ",", f.name, f.value);
+    } else {
+      out += fmt::format("{:<14} {}{}\n", f.name, f.value, f.unit);
+    }
+  }
+  return json ? out + "}\n" : out;
+}
+
 // A request echoed in an error: the peer's bytes, printable and short.
 std::string quoted(std::string_view request) {
   std::string s;
@@ -86,6 +125,7 @@ std::string inspect_answer(EventLoop& loop, std::string_view request) {
     if (json) return tasks_json(graphs);
     return command == "ps" ? format_task_table(graphs) : format_task_tree(graphs);
   }
+  if (command == "stats") return stats_answer(loop.stats(), json);
   return fmt::format("error: unknown request '{}' (ps, pstree or stats, then json or nothing)\n",
                      quoted(command));
 }

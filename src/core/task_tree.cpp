@@ -13,9 +13,17 @@
 namespace corio {
 namespace {
 
+// The library's own coroutines (gather's, wait's) are not where a user looks.
+bool internal(const FrameCallGraphEntry& f) {
+  return f.function.substr(0, f.function.find('(')).find("corio::detail::") != std::string::npos;
+}
+
+// The innermost frame outside the library, else the innermost.
 std::string where_of(const FutureCallGraph& g) {
   if (g.call_stack.empty()) return "-";
-  const FrameCallGraphEntry& f = g.call_stack.front();
+  auto it = std::find_if(g.call_stack.begin(), g.call_stack.end(),
+                         [](const FrameCallGraphEntry& f) { return !internal(f); });
+  const FrameCallGraphEntry& f = it != g.call_stack.end() ? *it : g.call_stack.front();
   const std::size_t slash = f.file.rfind('/');
   return fmt::format("{}:{}", slash == std::string::npos ? f.file : f.file.substr(slash + 1), f.line);
 }
