@@ -97,6 +97,9 @@ struct EventLoop::Impl {
   std::atomic<bool> ts_pending{false};
   bool ts_closed = false;
   std::atomic<std::size_t> ts_holds{0};  // live ThreadsafeHolds
+  // A thread other than the loop's posted without a hold: it may post again,
+  // so the deadlock check no longer judges (false reports are worse).
+  std::atomic<bool> foreign_poster{false};
 
   detail::ReadyNode* take_posted() {
     std::lock_guard lock(ts_mutex);
@@ -321,6 +324,9 @@ Handle EventLoop::call_soon_threadsafe(std::function<void()> fn) {
 }
 
 Handle EventLoop::post_callback(std::function<void()> fn, bool release_hold) {
+  const std::thread::id owner = owner_thread_.load(std::memory_order_relaxed);
+  if (!release_hold && owner != std::thread::id{} && owner != std::this_thread::get_id())
+    impl_->foreign_poster.store(true, std::memory_order_relaxed);
   auto* h = new detail::CallbackHandle(this, std::move(fn));
   h->ReadyNode::fn = &run_handle;
   h->queued = true;
@@ -384,7 +390,7 @@ bool EventLoop::can_wake() const noexcept {
   const std::size_t sources = im.watched_fds + im.parked_io + executor_calls +
                               (signals_ ? signals_->handler_count() : 0) +
                               im.ts_holds.load(std::memory_order_acquire);
-  return sources > internal_watchers;
+  return sources > internal_watchers || im.foreign_poster.load(std::memory_order_relaxed);
 }
 
 void EventLoop::add_timer(detail::TimerNode* node, double when) { impl_->timers.push(node, when); }

@@ -139,5 +139,36 @@ TEST(DeadlockQuiet, ADroppedThreadsafeHoldLeavesTheDeadlockReported) {
   EXPECT_NE(messages[0].find("awaiting event"), std::string::npos) << messages[0];
 }
 
+// A thread that posted once without a hold may post again: from then on the
+// loop does not judge. (Its first post must come without the loop idle in
+// between, or that wait would be reported: hence ThreadsafeHold.)
+Coro<void> wait_twice(corio::Event* first, corio::Event* second, std::thread* poster,
+                      std::shared_future<void> gate) {
+  corio::EventLoop& loop = corio::get_running_loop();
+  std::promise<void> posted;
+  *poster = std::thread([&loop, first, second, gate, &posted] {
+    loop.call_soon_threadsafe([first] { first->set(); });
+    posted.set_value();
+    gate.wait();
+    loop.call_soon_threadsafe([second] { second->set(); });
+  });
+  posted.get_future().wait();  // the first post is queued: the loop is not idle before it
+  co_await first->wait();
+  co_await second->wait();
+}
+
+TEST(DeadlockQuiet, AThreadThatPostedMayPostAgain) {
+  corio::Event first, second;
+  std::thread poster;
+  std::promise<void> gate;
+  auto clock = std::make_shared<ActOnIdle>();
+  clock->action = [&gate] { gate.set_value(); };
+  Reports reports;
+  run_quiet(wait_twice(&first, &second, &poster, gate.get_future().share()), clock, &reports);
+  poster.join();
+  EXPECT_TRUE(clock->acted);
+  EXPECT_EQ(reports.size(), 0u) << reports.joined();
+}
+
 }  // namespace
 }  // namespace corio_sync_test
