@@ -115,21 +115,31 @@ InspectServer::InspectServer(EventLoop& loop, std::string path) : loop_(loop), p
 
 InspectServer::~InspectServer() {
   while (!connections_.empty()) drop(connections_.back().get());
-  loop_.remove_reader(fd_);
+  try {
+    unwatch(fd_, false);
+  } catch (...) {  // as in drop(): closing the fd makes the kernel forget it
+  }
   ::close(fd_);
   ::unlink(path_.c_str());
   g_socket_path[0] = '\0';
   g_serving.store(false);
 }
 
-// Every fd of the server is watched here, and only here: the loop's deadlock
-// detector must not count them as something that could wake a task.
+// Every fd of the server is watched here and unwatched below, and only
+// there: they are internal watchers, which the loop's deadlock check does not
+// count as something that could wake a task.
 void InspectServer::watch(int fd, bool write, std::function<void()> fn) {
   if (write) {
     loop_.add_writer(fd, std::move(fn));
   } else {
     loop_.add_reader(fd, std::move(fn));
   }
+  LoopAccess::add_internal_watcher(loop_);
+}
+
+void InspectServer::unwatch(int fd, bool write) {
+  if (write ? loop_.remove_writer(fd) : loop_.remove_reader(fd))
+    LoopAccess::remove_internal_watcher(loop_);
 }
 
 void InspectServer::on_accept() {
@@ -192,7 +202,7 @@ void InspectServer::on_readable(Connection* c) {
 }
 
 void InspectServer::reply(Connection* c, std::string text) {
-  loop_.remove_reader(c->fd);
+  unwatch(c->fd, false);
   if (text.size() > kMaxAnswer) {
     text.resize(text.rfind('\n', kMaxAnswer) + 1);
     text += fmt::format("error: the answer was cut at {} MiB\n", kMaxAnswer >> 20);
@@ -221,8 +231,7 @@ void InspectServer::flush(Connection* c) {
 
 void InspectServer::drop(Connection* c) noexcept {
   try {
-    if (c->writing) loop_.remove_writer(c->fd);
-    loop_.remove_reader(c->fd);
+    unwatch(c->fd, c->writing);
     c->deadline.cancel();
   } catch (...) {  // the poller refused to forget the fd: closing it makes the kernel forget it
   }

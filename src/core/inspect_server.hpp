@@ -42,6 +42,7 @@ class InspectServer {
   void flush(Connection* c);
   void drop(Connection* c) noexcept;
   void watch(int fd, bool write, std::function<void()> fn);
+  void unwatch(int fd, bool write);
 
   EventLoop& loop_;
   std::string path_;

@@ -215,6 +215,19 @@ TEST_F(InspectTest, ASilentClientDoesNotHoldOthersUp) {
   EXPECT_THAT(loop.run_until_complete(ask_past_a_silent_client()), StartsWith("  ID  NAME"));
 }
 
+corio::Coro<> wait_forever() {
+  corio::Event never;
+  co_await never.wait();
+}
+
+TEST_F(InspectTest, TheSocketDoesNotHideADeadlock) {
+  // Its listener is a watched fd, yet no task can be woken through it.
+  corio::RunOptions opts = inspecting();
+  opts.on_deadlock = corio::OnDeadlock::raise;
+  corio::EventLoop loop(opts);
+  EXPECT_THROW(loop.run_until_complete(wait_forever()), corio::DeadlockError);
+}
+
 // The child connects as `nobody` and reports what it got: 0 refused by the
 // server, 1 answered, 2 could not connect (the file modes kept it out), 3
 // could not drop privileges. Only async-signal-safe calls after fork.
