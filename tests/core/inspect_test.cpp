@@ -11,6 +11,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string>
 
 #include <gmock/gmock.h>
@@ -261,8 +262,17 @@ corio::Coro<int> nobody_connects() {
 
 TEST_F(InspectTest, AnotherUidIsRefused) {
   if (::geteuid() != 0) GTEST_SKIP() << "dropping to another uid needs root";
-  // The test's XDG_RUNTIME_DIR (mkdtemp's 0700) is no part of the check.
-  ASSERT_EQ(::chmod(dir_.path().c_str(), 0755), 0);
+  // Directly under /tmp, which nobody can reach (the test's own temporary
+  // directory may sit in a private one), and open to all: only the socket's
+  // own directory and modes are under test.
+  char open_dir[] = "/tmp/corio-inspect-XXXXXX";
+  ASSERT_NE(::mkdtemp(open_dir), nullptr);
+  struct Cleanup {
+    const char* dir;
+    ~Cleanup() { std::filesystem::remove_all(dir); }
+  } cleanup{open_dir};
+  ASSERT_EQ(::chmod(open_dir, 0755), 0);
+  ::setenv("XDG_RUNTIME_DIR", open_dir, 1);
   corio::EventLoop loop(inspecting());
   // The file modes keep another user out of the directory...
   EXPECT_EQ(loop.run_until_complete(nobody_connects()), 2);
