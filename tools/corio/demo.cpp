@@ -74,6 +74,10 @@ constexpr Section kSections[] = {
      "A local news site answers each page after 0.5 s, and the knicks page with a 500:\n"
      "gather(return_exceptions) inside wait_for, five GETs at once on one ClientSession.",
      "fetch_all_news"},
+    {"deadlock: a lock cycle, and the loop's report instead of silence",
+     "Two transfers take two account locks in opposite orders and wait for each other forever.\n"
+     "The loop sees that nothing can wake them and reports the cycle with both await chains.",
+     "deadlock"},
 };
 constexpr int kSectionCount = static_cast<int>(std::size(kSections));
 
