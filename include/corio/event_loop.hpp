@@ -50,7 +50,9 @@ enum class Backend { best, epoll, io_uring };
 /// no executor call, no signal handler, no ThreadsafeHold.
 enum class OnDeadlock {
   report,  ///< the wait-for graph goes to the exception handler, once; the loop then waits on
-  raise,   ///< run_until_complete() (so corio::run()) throws DeadlockError, main cancelled
+  /// run_until_complete() (so corio::run()) throws DeadlockError, main cancelled;
+  /// under a bare run_forever(), with no main, as report
+  raise,
   ignore,  ///< the loop waits in silence (a program whose threads post without a hold)
 };
 

@@ -54,7 +54,7 @@ TEST(Cli, TypeErrorsSayWhatWasExpected) {
   EXPECT_THAT(word.err, HasSubstr("--section: 'abc' is not a whole number"));
   const Ran range = corio_cli({"demo", "--section", "99"});
   EXPECT_EQ(range.code, 2);
-  EXPECT_THAT(range.err, HasSubstr("--section: 99 is not in 1-14"));
+  EXPECT_THAT(range.err, HasSubstr("--section: 99 is not in 1-15"));
   const Ran seconds = corio_cli({"fetch", "--timeout", "soon"});
   EXPECT_EQ(seconds.code, 2);
   EXPECT_THAT(seconds.err, HasSubstr("--timeout: 'soon' is not a number"));
