@@ -20,6 +20,7 @@
 #include <corio/future.hpp>
 #include <corio/gather.hpp>
 #include <corio/handle.hpp>
+#include <corio/inspect.hpp>
 #include <corio/lock.hpp>
 #include <corio/os_error.hpp>
 #include <corio/outcome.hpp>
@@ -35,6 +36,7 @@
 #include <corio/subprocess.hpp>
 #include <corio/task.hpp>
 #include <corio/task_group.hpp>
+#include <corio/task_tree.hpp>
 #include <corio/testing/virtual_clock.hpp>
 #include <corio/timeout.hpp>
 #include <corio/to_thread.hpp>

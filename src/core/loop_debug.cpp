@@ -19,7 +19,11 @@ void EventLoop::run_ready_batch_debug() noexcept {
     n->fn(n, detail::ReadyOp::run);
     const double took = time() - start;
     detail::TaskBase* task = std::exchange(stepped_task, nullptr);
-    if (took >= slow_callback_duration) report_slow(task, took);
+    ++steps_;
+    if (took >= slow_callback_duration) {
+      ++slow_steps_;
+      report_slow(task, took);
+    }
     if (task) release(task);
     n = next;
   }

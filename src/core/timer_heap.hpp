@@ -18,6 +18,8 @@ namespace corio::detail {
 class TimerHeap {
  public:
   bool empty() const noexcept { return heap_.empty(); }
+  // Exact: cancelled timers leave the heap at once.
+  std::size_t size() const noexcept { return heap_.size(); }
   double top_when() const noexcept { return heap_.front().when; }
 
   void push(TimerNode* n, double when);

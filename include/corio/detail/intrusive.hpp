@@ -102,6 +102,12 @@ class ReadyQueue {
   ReadyQueue(const ReadyQueue&) = delete;
   ReadyQueue& operator=(const ReadyQueue&) = delete;
   bool empty() const noexcept { return head_ == nullptr; }
+  // Walks the queue: for stats, never for the hot path.
+  std::size_t size() const noexcept {
+    std::size_t n = 0;
+    for (const ReadyNode* p = head_; p; p = p->next) ++n;
+    return n;
+  }
   void push(ReadyNode* n) noexcept {
     n->next = nullptr;
     *tail_ = n;
