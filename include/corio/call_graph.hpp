@@ -31,7 +31,7 @@ namespace corio {
 
 /// One suspended coroutine of a task's chain (asyncio.FrameCallGraphEntry).
 struct FrameCallGraphEntry {
-  std::string function;  ///< the coroutine function, as the compiler names it
+  std::string function;  ///< the coroutine function and its parameters: "app::fetch(std::string)"
   std::string file;      ///< the file of its current co_await
   unsigned line = 0;     ///< the line of its current co_await
 };
@@ -70,7 +70,7 @@ std::optional<FutureCallGraph> capture_call_graph();
 /// The graph as text, in the shape of Python's format_call_graph:
 ///   * Task(name='worker', id=2) awaiting lock 0x55d0c3a0 (2 waiters)
 ///   + Call stack:
-///   |   at db.cpp:42 in corio::Coro<void> fetch(int)
+///   |   File 'db.cpp', line 42, in fetch(int)
 ///   + Awaited by:
 ///      * Task(name='main', id=1) awaiting gather/wait ...
 std::string format_call_graph(const FutureCallGraph& graph);

@@ -39,12 +39,49 @@ std::string_view state_of(const TaskBase& t) {
   return "suspended";
 }
 
+// The qualified name and parameters without the return type:
+// "corio::Coro<long unsigned int> ns::f(int)" is "ns::f(int)". The return
+// type ends at the last space outside angle brackets before the '('.
+std::string_view without_return_type(std::string_view name) {
+  const std::size_t open = name.find('(');
+  std::size_t start = 0;
+  int depth = 0;
+  for (std::size_t i = 0; i < open && i < name.size(); ++i) {
+    if (name[i] == '<') ++depth;
+    if (name[i] == '>') --depth;
+    if (name[i] == ' ' && depth == 0) start = i + 1;
+  }
+  return name.substr(start);
+}
+
+// The function as written: "ns::f(int)". g++ names a coroutine resumed after
+// its first suspension by its resume function,
+// "void ns::f(f(int)::_ZN2ns1fEi.Frame*)": the outer name's scope with the
+// inner name and its parameters.
+std::string tidy_function_name(std::string_view compiler_name) {
+  constexpr std::string_view kFrame = ".Frame*)";
+  const std::string_view name = without_return_type(compiler_name);
+  const std::size_t open = name.find('(');
+  const std::size_t mangled = name.rfind("::_Z");
+  if (open == std::string_view::npos || mangled == std::string_view::npos || mangled < open ||
+      !name.ends_with(kFrame)) {
+    return std::string(name);
+  }
+  const std::size_t scope = name.substr(0, open).rfind("::");
+  std::string out(scope == std::string_view::npos ? std::string_view{} : name.substr(0, scope + 2));
+  out += name.substr(open + 1, mangled - open - 1);  // "f(int)"
+  return out;
+}
+
+FrameCallGraphEntry entry_of(const detail::AwaitSite& s) {
+  return {tidy_function_name(s.function_name()), s.file_name(), s.line()};
+}
+
 void walk_chain(const TaskBase& t, std::vector<FrameCallGraphEntry>& out) {
   const CoroPromiseBase* p =
       &std::coroutine_handle<CoroPromiseBase>::from_address(t.innermost().address()).promise();
   while (p && out.size() < kMaxFrames) {
-    const detail::AwaitSite& s = p->await_site();
-    out.push_back({s.function_name(), s.file_name(), s.line()});
+    out.push_back(entry_of(p->await_site()));
     p = p->parent();
   }
 }
@@ -241,7 +278,7 @@ std::vector<FutureCallGraph> capture_all_flat(LoopCore& loop) {
 std::string format_unwind(std::span<const AwaitSite> sites) {
   std::vector<FrameCallGraphEntry> stack;
   for (const AwaitSite& s : sites) {
-    if (s.line() != 0) stack.push_back({s.function_name(), s.file_name(), s.line()});
+    if (s.line() != 0) stack.push_back(entry_of(s));
   }
   if (stack.empty()) return {};
   std::string out = "\n+ Raised through (innermost first, at each coroutine's last co_await):\n";
