@@ -38,6 +38,8 @@ constexpr std::size_t kMaxRequest = 256;
 constexpr std::size_t kMaxConnections = 16;
 constexpr std::size_t kMaxAnswer = std::size_t{16} << 20;
 constexpr std::chrono::seconds kExchangeTimeout{5};
+// How long accepting pauses when the process is out of fds.
+constexpr std::chrono::milliseconds kAcceptPause{100};
 
 // One loop per process serves (the path is per pid). The path is kept for
 // atexit: a program calling exit() skips the loop's close().
@@ -114,6 +116,7 @@ InspectServer::InspectServer(EventLoop& loop, std::string path) : loop_(loop), p
 }
 
 InspectServer::~InspectServer() {
+  resume_accepting_.cancel();
   while (!connections_.empty()) drop(connections_.back().get());
   try {
     unwatch(fd_, false);
@@ -146,9 +149,27 @@ void InspectServer::on_accept() {
   // A few per wake-up: a flood of connections must not hold the loop.
   for (std::size_t i = 0; i < kMaxConnections; ++i) {
     const int fd = ::accept4(fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) return;  // EAGAIN, or an error of that one connection (ECONNABORTED, EMFILE)
-    admit(fd);
+    if (fd >= 0) {
+      admit(fd);
+    } else if (errno == ECONNABORTED || errno == EINTR) {
+      continue;  // that one connection's trouble
+    } else {
+      if (errno != EAGAIN) pause_accepting();
+      return;
+    }
   }
+}
+
+// Out of fds (or memory) the pending connection stays in the backlog and the
+// socket readable: watched, it would wake the loop again at once, every turn.
+// So it is not watched for a moment, as the network server pauses its accept
+// loop; the connection waits in the backlog and is served after.
+void InspectServer::pause_accepting() {
+  unwatch(fd_, false);
+  resume_accepting_ = loop_.call_later(kAcceptPause, [this] {
+    resume_accepting_ = {};
+    watch(fd_, false, [this] { on_accept(); });
+  });
 }
 
 void InspectServer::admit(int fd) {

@@ -36,6 +36,7 @@ class InspectServer {
  private:
   struct Connection;
   void on_accept();
+  void pause_accepting();
   void admit(int fd);
   void on_readable(Connection* c);
   void reply(Connection* c, std::string text);
@@ -48,6 +49,7 @@ class InspectServer {
   std::string path_;
   int fd_ = -1;
   std::vector<std::unique_ptr<Connection>> connections_;
+  TimerHandle resume_accepting_;  // set while accepting is paused
 };
 
 // The loop's server if inspection is asked for (requested, or CORIO_INSPECT=1)

@@ -3,6 +3,7 @@
 // another uid (SO_PEERCRED), and is gone once the loop closes. The blocking
 // client runs on a thread (to_thread) while the loop serves it.
 #include <dirent.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -214,6 +215,33 @@ corio::Coro<std::string> ask_past_a_silent_client() {
 TEST_F(InspectTest, ASilentClientDoesNotHoldOthersUp) {
   corio::EventLoop loop(inspecting());
   EXPECT_THAT(loop.run_until_complete(ask_past_a_silent_client()), StartsWith("  ID  NAME"));
+}
+
+corio::Coro<> nap_for(std::chrono::milliseconds d) { co_await corio::sleep(d); }
+
+// Out of fds, a connection waiting in the backlog keeps the listener
+// readable: the loop must not spin on it, and must serve it once fds are back.
+TEST_F(InspectTest, OutOfFdsTheLoopPausesAcceptingAndServesLater) {
+  corio::EventLoop loop(inspecting());
+  const int client = connect_to(path());
+  ASSERT_GE(client, 0);
+  ASSERT_EQ(::write(client, "stats\n", 6), 6);
+  rlimit saved{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &saved), 0);
+  const int lowest_free = ::dup(0);
+  ::close(lowest_free);
+  rlimit tight = saved;
+  tight.rlim_cur = static_cast<rlim_t>(lowest_free);  // accept4 gets EMFILE
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &tight), 0);
+  const std::uint64_t before = loop.stats().iterations;
+  loop.run_until_complete(nap_for(300ms));
+  const std::uint64_t spun = loop.stats().iterations - before;
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &saved), 0);
+  // A pause of 100 ms: a handful of turns, where a spinning loop makes many thousands.
+  EXPECT_LT(spun, 100u);
+  loop.run_until_complete(nap_for(300ms));
+  EXPECT_THAT(read_all(client), HasSubstr("iterations"));
+  ::close(client);
 }
 
 corio::Coro<> wait_forever() {
