@@ -79,7 +79,8 @@ std::vector<Cycle> find_cycles(const std::vector<std::vector<std::size_t>>& edge
         color[to] = grey;
         stack.emplace_back(to, 0);
       } else if (color[to] == grey && cycles.size() < kMaxCycles) {
-        auto from = std::find_if(stack.begin(), stack.end(), [to](auto& e) { return e.first == to; });
+        auto from =
+            std::find_if(stack.begin(), stack.end(), [to](auto& e) { return e.first == to; });
         Cycle c;
         for (; from != stack.end(); ++from) c.push_back(from->first);
         std::rotate(c.begin(), std::min_element(c.begin(), c.end()), c.end());
@@ -116,18 +117,54 @@ std::optional<Finding> find_deadlock(detail::LoopCore& loop) {
   }
   for (std::size_t i = 0; i < graphs.size() && i < kMaxGraphs; ++i)
     f.text += format_call_graph(graphs[i]);
-  if (graphs.size() > kMaxGraphs) f.text += fmt::format("... and {} more\n", graphs.size() - kMaxGraphs);
+  if (graphs.size() > kMaxGraphs)
+    f.text += fmt::format("... and {} more\n", graphs.size() - kMaxGraphs);
   f.text.pop_back();
   return f;
 }
 
 }  // namespace
 
+ThreadsafeHold EventLoop::hold_threadsafe() {
+  check_open();
+  threadsafe_holds.fetch_add(1, std::memory_order_relaxed);
+  return ThreadsafeHold(this);
+}
+
+// A post of nothing: under the loop's mutex, with a wake-up, since the loop
+// may be blocked because of this hold and must check again without it.
+void ThreadsafeHold::reset() noexcept {
+  if (EventLoop* loop = std::exchange(loop_, nullptr)) (void)loop->post_threadsafe(nullptr, true);
+}
+
+Handle ThreadsafeHold::post_and_release(std::function<void()> fn) {
+  EventLoop* loop = std::exchange(loop_, nullptr);
+  if (!loop) throw RuntimeError("post_and_release() on an empty ThreadsafeHold");
+  return loop->post_callback(std::move(fn), true);
+}
+
+void EventLoop::note_foreign_post() noexcept {
+  const std::thread::id owner = owner_thread_.load(std::memory_order_relaxed);
+  if (owner != std::thread::id{} && owner != std::this_thread::get_id())
+    foreign_poster.store(true, std::memory_order_relaxed);
+}
+
+bool EventLoop::can_wake() const noexcept {
+  const std::size_t sources =
+      io_watchers() + executor_calls + threadsafe_holds.load(std::memory_order_acquire);
+  return sources > internal_watchers || foreign_poster.load(std::memory_order_relaxed);
+}
+
+double EventLoop::check_deadlock() {
+  if (on_deadlock != OnDeadlock::ignore && !can_wake()) report_deadlock();
+  return poll_timeout();  // what the report's handler (or raise mode) woke runs now
+}
+
 // Raise mode fails the future run_until_complete runs: a task is cancelled,
 // so that its frames unwind (their destructors release what they hold), and
 // run_until_complete turns the CancelledError into the DeadlockError, as
 // timeout() turns its cancellation into TimeoutError.
-void EventLoop::check_deadlock() noexcept {
+void EventLoop::report_deadlock() noexcept {
   try {
     std::optional<Finding> found = find_deadlock(*this);
     if (!found || found->ids == deadlock_reported_) return;
@@ -144,7 +181,8 @@ void EventLoop::check_deadlock() noexcept {
     }
     call_exception_handler({found->text, nullptr, found->culprit});
   } catch (...) {  // out of memory for the report: the loop waits as it would have
-    report_to_stderr({"deadlock detected; its report failed", std::current_exception(), std::nullopt});
+    report_to_stderr(
+        {"deadlock detected; its report failed", std::current_exception(), std::nullopt});
   }
 }
 
