@@ -17,7 +17,13 @@
 // a Queue get with no producer left): a lost wake-up. Each stuck task's call
 // graph follows. A task suspended at an awaitable foreign to corio is not
 // judged (its awaitable may have a way of its own to be woken): no report.
+// Nor is a lost wake-up while a thread that is not corio's lives: it may call
+// call_soon_threadsafe without a ThreadsafeHold (a cycle is reported still:
+// no post can make its tasks stop awaiting each other).
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -25,7 +31,26 @@
 #include <corio/call_graph.hpp>
 #include <corio/event_loop.hpp>
 
+#include "runtime_threads.hpp"
+
 namespace corio {
+
+// num_threads is /proc/self/stat's 20th field, the 18th after the ')' that
+// ends the command name (which may hold spaces and parentheses).
+bool detail::foreign_threads_exist() noexcept {
+  char buf[1024];
+  std::FILE* f = std::fopen("/proc/self/stat", "re");
+  if (!f) return true;
+  const std::size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+  std::fclose(f);
+  buf[n] = '\0';
+  const char* p = std::strrchr(buf, ')');
+  for (int field = 2; p && field < 20; ++field) p = std::strchr(p + 1, ' ');
+  if (!p) return true;
+  const long threads = std::strtol(p + 1, nullptr, 10);
+  return threads > 1 + static_cast<long>(g_runtime_threads.load(std::memory_order_relaxed));
+}
+
 namespace {
 
 // Bounds on the report: it must stay readable with 100,000 stuck tasks.
@@ -111,6 +136,7 @@ std::optional<Finding> find_deadlock(detail::LoopCore& loop) {
                        graphs.size(), graphs.size() == 1 ? "" : "s");
   for (const Cycle& c : cycles) f.text += format_cycle(graphs, c);
   if (cycles.empty()) {
+    if (detail::foreign_threads_exist()) return std::nullopt;
     f.text += "no cycle: each waits for something no task is left to do (a lost wake-up)\n";
   } else {
     f.culprit = graphs[cycles.front().front()].task;
