@@ -180,9 +180,9 @@ int TaskBase::uncancel() noexcept {
 }
 
 bool TaskBase::step() noexcept {
-  task_flags_ &= ~kQueued;
-  if (done()) return false;
-  if (task_flags_ & kMustCancel) {
+  if (done() || (task_flags_ & kMustCancel)) [[unlikely]] {
+    task_flags_ &= ~kQueued;
+    if (done()) return false;
     if (!(task_flags_ & kStarted)) {
       destroy_root();
       finish_from_root(std::make_exception_ptr(CancelledError(cancel_message())));
@@ -194,7 +194,7 @@ bool TaskBase::step() noexcept {
     if (waiting_on_) task_flags_ = (task_flags_ & ~kMustCancel) | kInterrupt;
   }
   waiting_on_ = nullptr;
-  task_flags_ |= kStarted;
+  task_flags_ = (task_flags_ & ~kQueued) | kStarted;  // one store on the common path
   if (loop_->timing_steps) [[unlikely]] {  // the loop times the step, then releases this
     add_ref(this);
     loop_->stepped_task = this;
