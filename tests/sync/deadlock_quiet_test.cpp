@@ -1,6 +1,7 @@
 // No false deadlock reports: a program whose tasks all wait, but on something
 // outside the tasks (a timer, a socket, a to_thread call in flight, a signal
-// handler, a thread holding a ThreadsafeHold), is never reported. Each test
+// handler, a thread holding a ThreadsafeHold, a thread of the program's own
+// that has not posted yet), is never reported. Each test
 // lets the loop block on that one thing alone (ActOnIdle runs the peer after
 // the check looked) and asserts that no report came.
 #include <pthread.h>
@@ -169,6 +170,32 @@ TEST(DeadlockQuiet, AThreadThatPostedMayPostAgain) {
   run_quiet(wait_twice(&first, &second, &poster, gate.get_future().share()), clock, &reports);
   poster.join();
   EXPECT_TRUE(clock->acted);
+  EXPECT_EQ(reports.size(), 0u) << reports.joined();
+}
+
+// A thread the program made may call call_soon_threadsafe without a
+// ThreadsafeHold, its first post unforeseen: while it lives, a task waiting
+// on an Event is not a lost wake-up.
+Coro<void> wait_for_unheld_thread(corio::Event* ev, std::shared_future<void> gate, std::thread* poster) {
+  corio::EventLoop& loop = corio::get_running_loop();
+  *poster = std::thread([&loop, ev, gate] {
+    gate.wait();
+    loop.call_soon_threadsafe([ev] { ev->set(); });
+  });
+  co_await ev->wait();
+}
+
+TEST(DeadlockQuiet, AThreadOfTheProgramsOwnMayPostWithoutAHold) {
+  corio::Event ev;
+  std::thread poster;
+  std::promise<void> gate;
+  auto clock = std::make_shared<ActOnIdle>();
+  clock->action = [&gate] { gate.set_value(); };
+  Reports reports;
+  run_quiet(wait_for_unheld_thread(&ev, gate.get_future().share(), &poster), clock, &reports);
+  poster.join();
+  EXPECT_TRUE(clock->acted);
+  EXPECT_TRUE(ev.is_set());
   EXPECT_EQ(reports.size(), 0u) << reports.joined();
 }
 
