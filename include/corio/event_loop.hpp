@@ -31,6 +31,7 @@
 #include <corio/loop_stats.hpp>
 #include <corio/socket.hpp>
 #include <corio/source_location.hpp>
+#include <corio/stall_detector.hpp>
 #include <corio/task.hpp>
 
 namespace corio {
@@ -38,6 +39,7 @@ namespace corio {
 namespace detail {
 class SignalHandlers;
 class LoopAccess;
+class StallDetector;
 }
 
 /// The loop's poller. Today every choice runs on epoll (io_uring falls back to it until its backend
@@ -50,6 +52,8 @@ struct RunOptions {
   /// The poller (see Backend).
   Backend backend = Backend::best;
   std::shared_ptr<Clock> clock;  ///< default: MonotonicClock
+  /// The stall detector (stall_detector.hpp): off unless enabled here or by CORIO_STALL_MS.
+  StallOptions stall;
 };
 
 /// What the loop's exception handler is told about a problem to report.
@@ -210,6 +214,12 @@ class EventLoop : private detail::LoopCore {
   bool get_debug() const noexcept { return debug_; }
   double slow_callback_duration = 0.1;  ///< seconds; reported in debug mode
 
+  /// Starts, restarts or (opts.enabled false) stops the stall detector
+  /// (stall_detector.hpp), whatever CORIO_STALL_MS says.
+  void set_stall_detector(StallOptions opts);
+  /// The stall detector's options now (enabled false when it is off).
+  StallOptions stall_detector() const;
+
   /// Replaces the handler of reported problems (an empty one: the default again).
   void set_exception_handler(ExceptionHandler handler);
   /// Reports context through the handler (the default one if none is set).
@@ -252,8 +262,9 @@ class EventLoop : private detail::LoopCore {
   static void run_handle(detail::ReadyNode* n, detail::ReadyOp op) noexcept;
   static void expire_handle(detail::TimerNode* n) noexcept;
   void run_ready_batch() noexcept;
-  void run_ready_batch_debug() noexcept;
+  void run_ready_batch_observed() noexcept;
   void report_slow(detail::TaskBase* task, double seconds) noexcept;
+  void report_stall(detail::TaskBase* task) noexcept;
   void check_thread() const;
   void wait_executor_calls() noexcept;
   double poll_timeout() const;
@@ -267,6 +278,7 @@ class EventLoop : private detail::LoopCore {
   ExceptionHandler exception_handler_;
   std::unique_ptr<Executor> default_executor_;
   std::unique_ptr<detail::SignalHandlers> signals_;
+  std::unique_ptr<detail::StallDetector> stall_;  // none while off
   // The thread running the loop (none when stopped), for debug mode's check.
   std::atomic<std::thread::id> owner_thread_{};
   unsigned busy_iterations_ = 0;

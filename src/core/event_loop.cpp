@@ -29,6 +29,7 @@
 #include "backend/backend.hpp"
 #include "lag_window.hpp"
 #include "signals.hpp"
+#include "stall_detector.hpp"
 #include "timer_heap.hpp"
 #include <corio/call_graph.hpp>
 #include <corio/event_loop.hpp>
@@ -124,6 +125,7 @@ EventLoop::EventLoop(RunOptions opts)
   // profiles often forbid io_uring).
   impl_->poller = detail::make_epoll_poller();
   detail::ignore_sigpipe_once();
+  stall_ = detail::StallDetector::create(opts.stall, running_task, true);
 }
 
 EventLoop::~EventLoop() {
@@ -144,6 +146,7 @@ LoopStats EventLoop::stats() const {
   s.tasks_created = next_task_id - 1;
   s.lag = impl_->lag.percentiles();
   s.slow_steps = slow_steps_;
+  s.stalls = stall_ ? stall_->stalls() : 0;
   return s;
 }
 
@@ -164,9 +167,11 @@ void EventLoop::enter_run() {
   running_ = true;
   detail::tls_running_loop = this;
   owner_thread_.store(std::this_thread::get_id(), std::memory_order_relaxed);
+  if (stall_) stall_->running(true);
 }
 
 void EventLoop::leave_run() noexcept {
+  if (stall_) stall_->running(false);
   stopping_ = false;
   running_ = false;
   detail::tls_running_loop = nullptr;
@@ -188,7 +193,12 @@ void EventLoop::run_forever() {
 
 void EventLoop::run_once() {
   ++iterations_;
-  poll_io(poll_timeout());
+  const double timeout = poll_timeout();
+  // A loop blocked in the poller is idle, not stalled: the watchdog sleeps.
+  const bool watched_wait = stall_ && timeout != 0;
+  if (watched_wait) stall_->idle(true);
+  poll_io(timeout);
+  if (watched_wait) stall_->idle(false);
   queue_expired_timers();
   run_ready_batch();
 }
@@ -265,9 +275,9 @@ void EventLoop::queue_expired_timers() {
 }
 
 void EventLoop::run_ready_batch() noexcept {
-  timing_steps = debug_;
-  if (debug_) [[unlikely]]
-    return run_ready_batch_debug();
+  timing_steps = debug_ || stall_;
+  if (timing_steps) [[unlikely]]
+    return run_ready_batch_observed();
   std::uint64_t steps = 0;  // counted in a register, stored once per batch
   for (detail::ReadyNode* n = ready.take_all(); n; ++steps) {
     detail::ReadyNode* next = n->next;  // n may be queued again while it runs
@@ -566,6 +576,7 @@ void EventLoop::close() {
     if (n->expire == &expire_handle) n->expire(n);
   }
   signals_.reset();
+  stall_.reset();
   drop_all(ready.take_all());
   impl_->watches.clear();
   while (!failed_tasks.empty()) failed_tasks.back()->detach_from_loop();
