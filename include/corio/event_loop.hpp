@@ -53,7 +53,7 @@ struct RunOptions {
   Backend backend = Backend::best;
   std::shared_ptr<Clock> clock;  ///< default: MonotonicClock
   /// The stall detector (stall_detector.hpp): off unless enabled here or by CORIO_STALL_MS.
-  StallOptions stall;
+  StallOptions stall{};  // an initializer, or g++ warns of designated inits that leave it out
 };
 
 /// What the loop's exception handler is told about a problem to report.
