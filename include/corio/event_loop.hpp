@@ -262,7 +262,8 @@ class EventLoop : private detail::LoopCore {
   static void run_handle(detail::ReadyNode* n, detail::ReadyOp op) noexcept;
   static void expire_handle(detail::TimerNode* n) noexcept;
   void run_ready_batch() noexcept;
-  void run_ready_batch_observed() noexcept;
+  void run_ready_batch_debug() noexcept;
+  void run_ready_batch_watched() noexcept;
   void report_slow(detail::TaskBase* task, double seconds) noexcept;
   void report_stall(detail::TaskBase* task) noexcept;
   void check_thread() const;
@@ -270,6 +271,7 @@ class EventLoop : private detail::LoopCore {
   double poll_timeout() const;
   void poll_io(double timeout);
   int wait_for_io(double timeout);
+  int wait_for_io_watched(double timeout);
   void queue_expired_timers();
   void destroy_pending_tasks() noexcept;
 

@@ -193,12 +193,7 @@ void EventLoop::run_forever() {
 
 void EventLoop::run_once() {
   ++iterations_;
-  const double timeout = poll_timeout();
-  // A loop blocked in the poller is idle, not stalled: the watchdog sleeps.
-  const bool watched_wait = stall_ && timeout != 0;
-  if (watched_wait) stall_->idle(true);
-  poll_io(timeout);
-  if (watched_wait) stall_->idle(false);
+  poll_io(poll_timeout());
   queue_expired_timers();
   run_ready_batch();
 }
@@ -235,7 +230,7 @@ void EventLoop::poll_io(double timeout) {
   const bool io_wanted = im.watched_fds > 0 || im.parked_io > 0;
   if (!busy || (io_wanted && ++busy_iterations_ >= kIoPollInterval)) {
     busy_iterations_ = 0;
-    const int n = wait_for_io(timeout);
+    const int n = stall_ && !busy ? wait_for_io_watched(timeout) : wait_for_io(timeout);
     for (int i = 0; i < n; ++i) {
       const detail::IoEvent& ev = im.events[i];
       if (static_cast<std::size_t>(ev.fd) >= im.watches.size()) continue;
@@ -277,7 +272,7 @@ void EventLoop::queue_expired_timers() {
 void EventLoop::run_ready_batch() noexcept {
   timing_steps = debug_ || stall_;
   if (timing_steps) [[unlikely]]
-    return run_ready_batch_observed();
+    return debug_ ? run_ready_batch_debug() : run_ready_batch_watched();
   std::uint64_t steps = 0;  // counted in a register, stored once per batch
   for (detail::ReadyNode* n = ready.take_all(); n; ++steps) {
     detail::ReadyNode* next = n->next;  // n may be queued again while it runs

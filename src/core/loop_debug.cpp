@@ -1,6 +1,5 @@
 // Debug mode (asyncio's PYTHONASYNCIODEBUG): the slow-callback report and the
-// thread check, and the run phase that times steps or lets the stall detector
-// watch them. Kept out of event_loop.cpp so that the plain run phase stays a
+// thread check, and the run phase that times steps. Kept out of event_loop.cpp so that the plain run phase stays a
 // loop of a few lines.
 #include <fmt/format.h>
 
@@ -11,12 +10,12 @@
 
 namespace corio {
 
-// The run phase with a stopwatch around each node (debug mode) and the stall
-// detector's step counter (when on). A task step leaves its task (with a
+// The run phase of debug mode: a stopwatch around each node, and the stall
+// detector's step counter when it is on too. A task step leaves its task (with a
 // reference) in stepped_task, so a slow step is reported by name even when
 // the step was the task's last. stall_ is read again after each step: the
 // step may have turned the detector off.
-void EventLoop::run_ready_batch_observed() noexcept {
+void EventLoop::run_ready_batch_debug() noexcept {
   detail::ReadyNode* n = ready.take_all();
   while (n) {
     detail::ReadyNode* next = n->next;

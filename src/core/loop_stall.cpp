@@ -23,6 +23,37 @@ StallOptions EventLoop::stall_detector() const {
   return off;
 }
 
+// A loop blocked in the poller is idle, not stalled: the watchdog sleeps.
+int EventLoop::wait_for_io_watched(double timeout) {
+  stall_->idle(true);
+  struct Busy {
+    detail::StallDetector* stall;
+    ~Busy() { stall->idle(false); }
+  } busy{stall_.get()};
+  return wait_for_io(timeout);
+}
+
+// The run phase while the stall detector is on (and debug mode off): the
+// plain one plus the step counter, and each task step leaves its task (with
+// a reference) in stepped_task so that a caught step is reported by name
+// even when it was the task's last. stall_ is checked after each step: the
+// step may have turned the detector off.
+void EventLoop::run_ready_batch_watched() noexcept {
+  std::uint64_t steps = 0;
+  std::uint64_t seq = stall_->steps();
+  for (detail::ReadyNode* n = ready.take_all(); n; ++steps) {
+    detail::ReadyNode* next = n->next;
+    if (stall_) stall_->step_begins(++seq);
+    n->fn(n, detail::ReadyOp::run);
+    detail::TaskBase* task = std::exchange(stepped_task, nullptr);
+    if (stall_ && stall_->caught()) [[unlikely]]
+      report_stall(task);
+    if (task) release(task);
+    n = next;
+  }
+  steps_ += steps;
+}
+
 void EventLoop::report_stall(detail::TaskBase* task) noexcept {
   std::optional<detail::StallDetector::Caught> caught = stall_->finish_caught_step();
   if (!caught) return;

@@ -49,10 +49,11 @@ class StallDetector {
   std::uint64_t stalls() const noexcept { return stalls_.load(std::memory_order_relaxed); }
 
   // ---- the loop thread ----
-  // Before each step: the only cost per step besides caught().
-  void step_begins() noexcept {
-    seq_.store(seq_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-  }
+  // Before each step: the only cost per step besides caught(). A batch keeps
+  // the count in a register: steps() once, then step_begins(++count).
+  std::uint64_t steps() const noexcept { return seq_.load(std::memory_order_relaxed); }
+  void step_begins(std::uint64_t count) noexcept { seq_.store(count, std::memory_order_relaxed); }
+  void step_begins() noexcept { step_begins(steps() + 1); }
   bool caught() const noexcept { return phase_.load(std::memory_order_relaxed) != kNone; }
   // The loop starts or stops running on this thread (enter_run, leave_run).
   void running(bool on) noexcept;
