@@ -4,6 +4,7 @@ Everything here is about running programs the way the benchmarks need them -- pi
 a core, listening on a free loopback port, stopped cleanly -- and reading what the
 kernel says about them (/proc: peak RSS, CPU time). Nothing here knows a suite.
 """
+import contextlib
 import json
 import os
 import shutil
@@ -27,8 +28,11 @@ def pinned(cmd, cpu):
 
 
 def target_path(bdir, target):
-    # The corio tool is written to <build>/bin (tools/CMakeLists.txt); benchmarks to <build>/bench.
-    return bdir / "bin" / "corio" if target == "corio_cli" else bdir / "bench" / target
+    # The corio tool and the examples are written to <build>/bin (tools/ and
+    # examples/CMakeLists.txt); benchmarks to <build>/bench.
+    if target == "corio_cli":
+        return bdir / "bin" / "corio"
+    return bdir / ("bin" if target.startswith("example_") else "bench") / target
 
 
 def run_json_lines(cmd, timeout=None):
@@ -118,6 +122,109 @@ def stop_server(proc):
         proc.wait()
 
 
+@contextlib.contextmanager
+def running_servers(cmds, cpu, suite):
+    """cmds: {impl: command line, to which --port P is added}. Each starts pinned to cpu
+    on a free port; yields {impl: (proc, port)} of those that listen, and stops them all
+    on the way out."""
+    servers = {}
+    try:
+        for impl, cmd in cmds.items():
+            port = free_loopback_port()
+            proc = start_server(cmd + ["--port", str(port)], port, cpu, suite, impl)
+            if proc is not None:
+                servers[impl] = (proc, port)
+        yield servers
+    finally:
+        for proc, _ in servers.values():
+            stop_server(proc)
+
+
+def load_turns(suite, loadgen, server_cmd, impls, combos, timing, args, bdir, built):
+    """A suite of servers driven by one load generator. Every impl's server (server_cmd(
+    impl, bdir, built): its command line minus --port, or (None, why not)) runs at once on
+    core 0 (idle ones cost nothing), each on its own port; the load generator (target
+    loadgen, taking --port --size --conns --duration --warmup --impl) on core 1 visits
+    them in turn, combination (size, conns) by combination, round after round, so that a
+    noisy moment of the shared machine hits them all alike instead of whichever ran then
+    (see load() for what the load generator prints). timing is (duration, warm-up, rounds); a server that exits leaves the turns. Returns
+    each metric's median over rounds, and every server's {suite}_peak_rss."""
+    if loadgen not in built:
+        log(f"{loadgen} not built: no {suite} suite")
+        return []
+    cmds = {}
+    for impl in impls:
+        cmd, why = server_cmd(impl, bdir, built)
+        if cmd is None:
+            log(f"{suite}: skipping {impl}: {why}")
+        else:
+            cmds[impl] = cmd
+    loadgen = target_path(bdir, loadgen)
+    server_core, load_core = server_client_cpus(args)
+    duration, warmup, rounds = timing
+    samples = {}  # (impl, metric) -> [results]
+    with running_servers(cmds, server_core, suite) as servers:
+        for _ in range(rounds):
+            for size, conns in combos:
+                for impl, (proc, port) in list(servers.items()):
+                    cmd = pinned([str(loadgen), "--port", str(port), "--size", str(size),
+                                  "--conns", str(conns), "--duration", str(duration),
+                                  "--warmup", str(warmup), "--impl", impl], load_core)
+                    for r in load(cmd, proc.pid, duration, warmup):
+                        samples.setdefault((r["impl"], r["metric"]), []).append(r)
+                    if proc.poll() is not None:
+                        log(f"{suite}: {impl} server exited with {proc.returncode}")
+                        del servers[impl]
+        results = median_results(samples)
+        for impl, (proc, _) in servers.items():
+            rss = peak_rss(proc.pid)
+            if rss is not None:
+                results.append({"impl": impl, "metric": f"{suite}_peak_rss", "value": rss, "unit": "bytes"})
+    return results
+
+
+# The server's CPU is sampled inside the load's traffic, this long before it stops, so
+# that a late wake-up of this (unpinned) process still samples while messages flow.
+CPU_MARGIN = 0.1
+
+
+def load(cmd, server_pid, duration, warmup):
+    """One load-generator run: its JSON result lines plus the server's CPU metrics, [] on
+    failure. The server's CPU is sampled while the load runs -- from the end of the
+    warm-up to just before the end -- not around the whole process, which would count
+    the connects, the warm-up and the drain against the measured rate. In steady state
+    CPU per message is then (busy fraction) / (messages per second). The load generator
+    prints "connected" first, once its connections are up: the clock starts there (with
+    a small listen backlog, 1,000 connects can take seconds of SYN retries). The rate is
+    the result whose metric ends in _rate; the CPU metrics take its name minus that."""
+    log("+", " ".join(cmd))
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+    try:
+        proc.stdout.readline()  # "connected": its warm-up starts now
+        start = time.monotonic()
+        time.sleep(warmup)
+        before = cpu_sample(server_pid)
+        time.sleep(max(0.0, start + warmup + duration - CPU_MARGIN - time.monotonic()))
+        after = cpu_sample(server_pid)
+        out, _ = proc.communicate(timeout=duration + warmup + 30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        log("  load generator timed out")
+        return []
+    if proc.returncode != 0:
+        log(f"  exited with {proc.returncode}")
+        return []
+    results = json_lines(out)
+    rate = next((r for r in results if r["metric"].endswith("_rate")), None)
+    if rate is not None and before is not None and after is not None:
+        key = rate["metric"].removesuffix("_rate")
+        cpu = server_cpu(before, after, rate["value"] * (after[0] - before[0]))
+        results += [{"impl": rate["impl"], "metric": f"{key}_{m}", "value": v, "unit": CPU_UNITS[m]}
+                    for m, v in cpu.items()]
+    return results
+
+
 def peak_rss(pid):
     """The process's peak resident set (VmHWM) in bytes, or None once it is gone."""
     try:
@@ -186,6 +293,13 @@ def show(title, hdr, rows):
     print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
     for r in rows:
         print(line(r))
+
+
+def show_peak_rss(hdr, rss):
+    """The servers' peak RSS table: hdr's columns after the first, rss their VmHWM bytes
+    (None: n/a)."""
+    show("Server peak RSS over the whole run (VmHWM, MiB)", hdr,
+         [["peak RSS"] + ["n/a" if v is None else f"{v / 2**20:.1f}" for v in rss]])
 
 
 def ratio(a, b):

@@ -1,24 +1,18 @@
 """The echo suite, used by bench/run: one TCP echo server per implementation, driven in
 turns by echo/loadgen.cpp, and its tables. See bench/echo/README.md for the protocol.
 """
-import subprocess
-import time
-
-from benchlib import (CPU_UNITS, HERE, PYTHON, capacity, corio_subcommand_help, cpu_cells,
-                      cpu_sample, free_loopback_port, json_lines, log, median_results, num,
-                      peak_rss, pinned, ratio, server_client_cpus, server_cpu, show, start_server,
-                      stop_server, target_path)
+from benchlib import (HERE, PYTHON, capacity, corio_subcommand_help, cpu_cells, load_turns, num,
+                      ratio, show, show_peak_rss, target_path)
 
 # (message size, connections); implementations in table order.
-COMBOS = [(1024, 10), (1024, 100), (65536, 10), (65536, 100)]
-IMPLS = ["corio", "epoll", "asio", "libuv", "asyncio", "uvloop"]
-TARGETS = {"epoll": "epoll_echo", "asio": "asio_echo", "libuv": "uv_echo", "corio": "corio_cli"}
-NAMES = {"corio": "corio", "epoll": "epoll (C)", "asio": "Asio", "libuv": "libuv",
-         "asyncio": "asyncio", "uvloop": "uvloop"}
-RATIOS = ["epoll", "asio", "uvloop"]
-# The server's CPU is sampled inside the load's traffic, this long before it stops, so
-# that a late wake-up of this (unpinned) process still samples while messages flow.
-CPU_MARGIN = 0.1
+# 1,000 connections with 1 KiB only: at 64 KiB that is 64 MB in flight per turn.
+COMBOS = [(1024, 10), (1024, 100), (1024, 1000), (65536, 10), (65536, 100)]
+IMPLS = ["corio", "epoll", "uring", "asio", "libuv", "asyncio", "uvloop"]
+TARGETS = {"epoll": "epoll_echo", "uring": "uring_echo", "asio": "asio_echo", "libuv": "uv_echo",
+           "corio": "corio_cli"}
+NAMES = {"corio": "corio", "epoll": "epoll (C)", "uring": "io_uring (C)", "asio": "Asio",
+         "libuv": "libuv", "asyncio": "asyncio", "uvloop": "uvloop"}
+RATIOS = ["epoll", "uring", "asio", "uvloop"]
 
 
 def targets(impls):
@@ -28,7 +22,7 @@ def targets(impls):
 
 def timing(args):
     """(measured seconds per load run, warm-up seconds, rounds)."""
-    return (1.0, 0.2, 1) if args.quick else (2.0, 0.3, 3)
+    return (1.0, 0.2, args.rounds or 1) if args.quick else (2.0, 0.3, args.rounds or 3)
 
 
 def server_cmd(impl, bdir, built):
@@ -47,81 +41,9 @@ def server_cmd(impl, bdir, built):
 
 
 def run(args, impls, bdir, built):
-    """Every implementation's server runs at once on core 0 (idle ones cost nothing), each
-    on its own port; the load generator on core 1 visits them in turn, combination by
-    combination, for several rounds, so that a noisy moment of the shared machine hits
-    them all alike instead of whichever ran then. Each metric is the median over rounds."""
-    if "echo_loadgen" not in built:
-        log("echo_loadgen not built: no echo suite")
-        return []
-    server_core, load_core = server_client_cpus(args)
-    duration, warmup, rounds = timing(args)
-    loadgen = target_path(bdir, "echo_loadgen")
-    servers = {}  # impl -> (proc, port)
-    samples = {}  # (impl, metric) -> [results]
-    try:
-        for impl in [i for i in IMPLS if i in impls]:
-            cmd, why = server_cmd(impl, bdir, built)
-            if cmd is None:
-                log(f"echo: skipping {impl}: {why}")
-                continue
-            port = free_loopback_port()
-            proc = start_server(cmd + ["--port", str(port)], port, server_core, "echo", impl)
-            if proc is not None:
-                servers[impl] = (proc, port)
-        for _ in range(rounds):
-            for size, conns in COMBOS:
-                for impl, (proc, port) in list(servers.items()):
-                    lg = pinned([str(loadgen), "--port", str(port), "--size", str(size),
-                                 "--conns", str(conns), "--duration", str(duration),
-                                 "--warmup", str(warmup), "--impl", impl], load_core)
-                    for r in load(lg, proc.pid, duration, warmup):
-                        samples.setdefault((r["impl"], r["metric"]), []).append(r)
-                    if proc.poll() is not None:
-                        log(f"echo: {impl} server exited with {proc.returncode}")
-                        del servers[impl]
-        results = median_results(samples)
-        for impl, (proc, _) in servers.items():
-            rss = peak_rss(proc.pid)
-            if rss is not None:
-                results.append({"impl": impl, "metric": "echo_peak_rss", "value": rss, "unit": "bytes"})
-        return results
-    finally:
-        for proc, _ in servers.values():
-            stop_server(proc)
-
-
-def load(cmd, server_pid, duration, warmup):
-    """One load-generator run: its JSON result lines plus the server's CPU metrics, [] on
-    failure. The server's CPU is sampled while the load runs -- from the end of the
-    warm-up to just before the end -- not around the whole process, which would count
-    the connects, the warm-up and the drain against the measured rate. In steady state
-    CPU per message is then (busy fraction) / (messages per second)."""
-    log("+", " ".join(cmd))
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
-    try:
-        start = time.monotonic()
-        time.sleep(warmup)
-        before = cpu_sample(server_pid)
-        time.sleep(max(0.0, start + warmup + duration - CPU_MARGIN - time.monotonic()))
-        after = cpu_sample(server_pid)
-        out, _ = proc.communicate(timeout=duration + warmup + 30)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-        log("  load generator timed out")
-        return []
-    if proc.returncode != 0:
-        log(f"  exited with {proc.returncode}")
-        return []
-    results = json_lines(out)
-    rate = next((r for r in results if r["metric"].endswith("_rate")), None)
-    if rate is not None and before is not None and after is not None:
-        key = rate["metric"].removesuffix("_rate")
-        cpu = server_cpu(before, after, rate["value"] * (after[0] - before[0]))
-        results += [{"impl": rate["impl"], "metric": f"{key}_{m}", "value": v, "unit": CPU_UNITS[m]}
-                    for m, v in cpu.items()]
-    return results
+    """The servers at once on core 0, echo_loadgen on core 1 visiting them in turn."""
+    return load_turns("echo", "echo_loadgen", server_cmd, [i for i in IMPLS if i in impls], COMBOS,
+                      timing(args), args, bdir, built)
 
 
 def label(size, conns):
@@ -169,9 +91,7 @@ def table(results):
         return capacity(get(i, s, c, "cpu_user_us"), get(i, s, c, "cpu_sys_us"))
     show("Echo round trips per server CPU-second (1e6 / CPU µs per msg; higher is better)",
          ratio_hdr, [with_ratios(s, c, per_cpu_second) for s, c in COMBOS])
-    rss = [val.get((i, "echo_peak_rss")) for i in impls]
-    show("Server peak RSS over the whole run (VmHWM, MiB)", hdr,
-         [["peak RSS"] + ["n/a" if v is None else f"{v / 2**20:.1f}" for v in rss]])
+    show_peak_rss(hdr, [val.get((i, "echo_peak_rss")) for i in impls])
     print()
     print("Ratios > 1 mean corio is faster / cheaper. Closed loop: each connection sends one "
           "message, waits for all of its bytes to come back, sends the next. Server on core 0, "

@@ -15,17 +15,18 @@ from benchlib import (CPU_UNITS, HERE, PYTHON, ROOT, capacity, corio_subcommand_
                       peak_rss, pinned, ratio, run_json_lines, server_client_cpus, server_cpu,
                       show, start_server, stop_server, target_path)
 
-# Server participants in table order, and their table names.
-SERVERS = ["corio", "nginx", "beast", "aiohttp", "aiohttp-uvloop"]
+# Server participants in table order, and their table names. corio-base is corio's
+# server and client from another build (bench/run --base-build-dir: an older commit's).
+SERVERS = ["corio", "corio-base", "nginx", "beast", "aiohttp", "aiohttp-uvloop"]
 # Client participants (10,000 GETs against nginx), in table order.
-CLIENTS = ["corio", "curl", "aiohttp", "aiohttp-uvloop"]
-NAMES = {"corio": "corio", "nginx": "nginx", "beast": "Beast", "aiohttp": "aiohttp",
-         "aiohttp-uvloop": "aiohttp+uvloop", "curl": "libcurl multi"}
+CLIENTS = ["corio", "corio-base", "curl", "aiohttp", "aiohttp-uvloop"]
+NAMES = {"corio": "corio", "corio-base": "corio (base build)", "nginx": "nginx", "beast": "Beast",
+         "aiohttp": "aiohttp", "aiohttp-uvloop": "aiohttp+uvloop", "curl": "libcurl multi"}
 # The issue's goals for the server: (peer, bound on the ratio corio/peer, strictly above
 # it or not, wording). aiohttp's goal is on asyncio's own loop, as Debian ships it.
 SERVER_GOALS = [("nginx", 0.8, False, "within 20% of nginx"), ("beast", 1.0, True, "above Beast"),
                 ("aiohttp", 10.0, False, "10x aiohttp")]
-CLIENT_RATIOS = ["curl", "aiohttp"]
+CLIENT_RATIOS = ["corio-base", "curl", "aiohttp"]
 TARGETS = {"corio": "corio_cli", "beast": "beast_hello", "curl": "curl_multi_get"}
 CORIO_CLIENT_HEADER = ROOT / "include" / "corio" / "http" / "client.hpp"  # corio_get needs it
 NGINX = "/usr/sbin/nginx"
@@ -107,7 +108,16 @@ def targets(impls):
 
 def timing(args):
     """(seconds per wrk run, rounds)."""
-    return (2, 1) if args.quick else (5, 3)
+    return (2, args.rounds or 1) if args.quick else (5, args.rounds or 3)
+
+
+def build_of(impl, bdir, built, args):
+    """(implementation, build dir, targets built) a participant runs from: corio-base is
+    corio as built in --base-build-dir."""
+    if impl != "corio-base":
+        return impl, bdir, built
+    base = Path(args.base_build_dir).resolve()
+    return "corio", base, {t for t in ("corio_cli", "corio_get") if target_path(base, t).exists()}
 
 
 def server_cmd(impl, port, bdir, built, tmp):
@@ -217,15 +227,16 @@ def server_rounds(servers, duration, rounds, cpu):
 
 
 def client_rounds(clients, port, rounds, cpu):
-    """Each client's REQUESTS GETs against nginx on port, in turns, `rounds` times."""
+    """Each client's ({impl: command}) REQUESTS GETs against nginx on port, in turns,
+    `rounds` times. Results are the impl's: corio-base's client says it is corio."""
     samples = {}
     url = f"http://127.0.0.1:{port}/hello"
     for _ in range(rounds):
-        for cmd in clients:
+        for impl, cmd in clients.items():
             cmd = pinned(cmd + ["--url", url, "--requests", str(REQUESTS),
                                 "--concurrency", str(CONCURRENCY)], cpu)
             for r in run_json_lines(cmd, timeout=300):
-                samples.setdefault((r["impl"], r["metric"]), []).append(r)
+                samples.setdefault((impl, r["metric"]), []).append(dict(r, impl=impl))
     return median_results(samples)
 
 
@@ -237,14 +248,16 @@ def run(args, impls, bdir, built):
     clients are selected. Returns (server results, client results)."""
     server_core, load_core = server_client_cpus(args)
     duration, rounds = timing(args)
+    if args.base_build_dir and "corio" in impls:
+        impls = impls + ["corio-base"]
     wanted = [i for i in SERVERS if i in impls]
-    clients = []
+    clients = {}
     for impl in (i for i in CLIENTS if i in impls):
-        cmd, why = client_cmd(impl, bdir, built)
+        cmd, why = client_cmd(*build_of(impl, bdir, built, args))
         if cmd is None:
             log(f"http: skipping the {impl} client: {why}")
         else:
-            clients.append(cmd)
+            clients[impl] = cmd
     if clients and "nginx" not in wanted:
         wanted.append("nginx")
     servers = {}  # impl -> (proc, port)
@@ -252,7 +265,8 @@ def run(args, impls, bdir, built):
         try:
             for impl in wanted:
                 port = free_loopback_port()
-                cmd, why = server_cmd(impl, port, bdir, built, Path(tmp))
+                as_built, in_dir, targets_built = build_of(impl, bdir, built, args)
+                cmd, why = server_cmd(as_built, port, in_dir, targets_built, Path(tmp))
                 if cmd is None:
                     log(f"http: skipping the {impl} server: {why}")
                     continue

@@ -11,7 +11,8 @@ implementations take turns over rounds and each rate is the median.
 Over HTTP each server runs with --http PORT (corio: mcp::serve_streamable_http; the SDK:
 StreamableHTTPServerTransport on Node's http module); the harness opens a session
 (initialize + notifications/initialized) and wrk (wrk_call.lua) POSTs tools/call "echo"
-into it over 1 and 16 connections; each answer is an SSE stream ending with the result.
+into it over 1 and 16 connections; each answer is a JSON body (corio: a quick answer with
+nothing before it) or an SSE stream ending with the result (the SDK).
 """
 import json
 import shutil
@@ -117,7 +118,7 @@ def table(results):
             ("mcp_call_rate", "MCP tools/call over stdio pipes",
              "Driver (mcp_roundtrip, plain POSIX) on core 1, server on core 0"),
             ("mcp_http_call_rate", "MCP tools/call over Streamable HTTP",
-             "wrk (wrk_call.lua, one session, SSE answers) on core 1, server on core 0")]:
+             "wrk (wrk_call.lua, one session, JSON or SSE answers) on core 1, server on core 0")]:
         hdr = ["in flight"] + impls + (["corio/ts-sdk"] if len(impls) == 2 else [])
         rows = []
         for n in INFLIGHT:

@@ -1,105 +1,108 @@
-#!/usr/bin/python3
-"""The WebSocket echo suite: corio's example_ws_echo against Boost.Beast (beast_ws_echo.cpp),
-the npm `ws` package and python3-websockets (tests/http/ws-peers/), in one run.
+"""The ws suite, used by bench/run: corio's example_ws_echo against Boost.Beast
+(beast_ws_echo.cpp), the npm `ws` package and python3-websockets (tests/http/ws-peers/),
+driven in turns by ws/ws_loadgen.cpp, and its tables. See bench/ws/README.md.
 
-Every server runs pinned to core 0, the load generator (ws_loadgen.cpp: 10 connections,
-one message in flight on each, binary, no compression) on core 1. For each message size
-(1 KiB, 64 KiB) the implementations take turns, over three rounds (medians reported):
+Every server runs pinned to core 0, the load generator (10 connections, one binary
+message in flight on each, no compression) on core 1. For each message size (1 KiB,
+64 KiB) the implementations take turns, over three rounds (medians reported):
 messages/s, and the server's CPU per message (user + system us from /proc/PID/stat,
 sampled inside the traffic), its core's busy % and messages per server CPU-second (what
 it could do given the whole core, since one load generator may not saturate it).
-
-  bench/ws/ws_suite.py                    # ~1 min
-  bench/ws/ws_suite.py --quick            # one round, shorter runs
-  bench/ws/ws_suite.py --build-dir DIR    # default build/release, configured with
-                                          #   -DCORIO_BUILD_BENCH=ON (targets example_ws_echo,
-                                          #   ws_loadgen, beast_ws_echo)
 """
-import argparse
-import statistics
+import shutil
 import subprocess
-import sys
-import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from benchlib import (PYTHON, ROOT, cpu_sample, free_loopback_port, json_lines, log, pinned,  # noqa: E402
-                      server_cpu, show, start_server, stop_server)
+from benchlib import (PYTHON, ROOT, capacity, cpu_cells, load_turns, num, ratio, show,
+                      show_peak_rss, target_path)
 
 SIZES = [1024, 65536]
 CONNS = 10
+COMBOS = [(size, CONNS) for size in SIZES]  # load_turns' (size, connections)
 IMPLS = ["corio", "beast", "node-ws", "python-websockets"]
-PEERS = ROOT / "tests" / "http" / "ws-peers"
+NAMES = {"corio": "corio", "beast": "Beast", "node-ws": "npm ws", "python-websockets": "python websockets"}
+TARGETS = {"corio": "example_ws_echo", "beast": "beast_ws_echo"}
+PEERS = ROOT / "tests" / "http" / "ws-peers"  # scripts/setup runs npm ci in it
 
 
-def server_cmd(impl, bdir):
-    return {
-        "corio": [str(bdir / "bin" / "example_ws_echo")],
-        "beast": [str(bdir / "bench" / "beast_ws_echo")],
-        "node-ws": ["node", str(PEERS / "node_peer.mjs"), "server", "--plain"],
-        "python-websockets": [PYTHON, str(PEERS / "py_peer.py"), "server", "--plain"],
-    }[impl]
+def targets(impls):
+    """The C/C++ targets the selected implementations need."""
+    return ["ws_loadgen"] + [TARGETS[i] for i in IMPLS if i in impls and i in TARGETS]
 
 
-def load(cmd, pid, duration, warmup):
-    """Runs one load; samples the server's CPU inside the measured window."""
-    lg = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
-    time.sleep(warmup + 0.1)
-    before = cpu_sample(pid)
-    time.sleep(duration - 0.2)
-    after = cpu_sample(pid)
-    out, _ = lg.communicate(timeout=duration + 30)
-    results = json_lines(out)
-    if not results:
-        return None
-    r = results[0]
-    window = after[0] - before[0] if before and after else 0
-    cpu = server_cpu(before, after, r["msgs_per_s"] * window) if window else {}
-    r.update(cpu)
-    return r
+def timing(args):
+    """(measured seconds per load run, warm-up seconds, rounds)."""
+    return (1.0, 0.2, args.rounds or 1) if args.quick else (2.0, 0.3, args.rounds or 3)
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--build-dir", type=Path, default=ROOT / "build" / "release")
-    ap.add_argument("--quick", action="store_true")
-    args = ap.parse_args()
-    duration, warmup, rounds = (1.0, 0.2, 1) if args.quick else (2.0, 0.3, 3)
-    loadgen = args.build_dir / "bench" / "ws_loadgen"
-    servers = {}
-    samples = {}
-    try:
-        for impl in IMPLS:
-            port = free_loopback_port()
-            proc = start_server(server_cmd(impl, args.build_dir) + ["--port", str(port)], port, 0, "ws", impl)
-            if proc is not None:
-                servers[impl] = (proc, port)
-        for _ in range(rounds):
-            for size in SIZES:
-                for impl, (proc, port) in servers.items():
-                    cmd = pinned([str(loadgen), "--port", str(port), "--size", str(size), "--conns", str(CONNS),
-                                  "--duration", str(duration), "--warmup", str(warmup), "--impl", impl], 1)
-                    r = load(cmd, proc.pid, duration, warmup)
-                    if r:
-                        samples.setdefault((impl, size), []).append(r)
-    finally:
-        for proc, _ in servers.values():
-            stop_server(proc)
-    rows = []
-    for size in SIZES:
-        for impl in IMPLS:
-            rs = samples.get((impl, size))
-            if not rs:
-                continue
-            med = {k: statistics.median(r[k] for r in rs) for k in ("msgs_per_s", "cpu_user_us", "cpu_sys_us", "busy_pct")
-                   if all(k in r for r in rs)}
-            cpu = med.get("cpu_user_us", 0) + med.get("cpu_sys_us", 0)
-            rows.append([f"{size // 1024} KiB", impl, f"{med['msgs_per_s']:,.0f}",
-                         f"{med.get('cpu_user_us', 0):.2f}", f"{med.get('cpu_sys_us', 0):.2f}", f"{cpu:.2f}",
-                         f"{med.get('busy_pct', 0):.0f}", f"{1e6 / cpu:,.0f}" if cpu else "-"])
-    show(f"WebSocket echo, {CONNS} connections, one message in flight each (medians of {rounds})",
-         ["size", "server", "msgs/s", "user us/msg", "sys us/msg", "CPU us/msg", "busy %", "msgs/CPU-s"], rows)
+def server_cmd(impl, bdir, built):
+    """The command line of impl's echo server minus --port, or (None, why not)."""
+    if impl == "node-ws":
+        if not shutil.which("node") or not (PEERS / "node_modules" / "ws").is_dir():
+            return None, f"no node or no npm ws in {PEERS} (scripts/setup bench installs it)"
+        return ["node", str(PEERS / "node_peer.mjs"), "server", "--plain"], ""
+    if impl == "python-websockets":
+        if subprocess.run([PYTHON, "-c", "import websockets"], stderr=subprocess.DEVNULL).returncode:
+            return None, f"{PYTHON} cannot import websockets (apt-get install python3-websockets)"
+        return [PYTHON, str(PEERS / "py_peer.py"), "server", "--plain"], ""
+    if TARGETS[impl] not in built:
+        return None, f"{TARGETS[impl]} not built"
+    return [str(target_path(bdir, TARGETS[impl]))], ""
 
 
-if __name__ == "__main__":
-    main()
+def run(args, impls, bdir, built):
+    """The servers at once on core 0, ws_loadgen on core 1 visiting them in turn."""
+    return load_turns("ws", "ws_loadgen", server_cmd, [i for i in IMPLS if i in impls], COMBOS,
+                      timing(args), args, bdir, built)
+
+
+def table(results):
+    val = {(r["impl"], r["metric"]): r["value"] for r in results}
+    impls = [i for i in IMPLS if (i, "ws_1024_rate") in val or (i, "ws_65536_rate") in val]
+    if not impls:
+        print("\nWebSocket echo: no participant ran.")
+        return
+    peers = [p for p in impls if p != "corio" and "corio" in impls]
+    hdr = ["ws echo"] + [NAMES[i] for i in impls]
+
+    def get(impl, size, what):
+        return val.get((impl, f"ws_{size}_{what}"))
+
+    def cost(impl, size):
+        user, system = get(impl, size, "cpu_user_us"), get(impl, size, "cpu_sys_us")
+        return None if user is None or system is None else user + system
+
+    def per_cpu_second(impl, size):
+        return capacity(get(impl, size, "cpu_user_us"), get(impl, size, "cpu_sys_us"))
+
+    def with_ratios(value):
+        """A row per size of value(impl, size), then the corio/peer ratios."""
+        return [[f"{s // 1024} KiB"] + [num(value(i, s)) for i in impls] +
+                [ratio(value("corio", s), value(p, s)) for p in peers] for s in SIZES]
+
+    ratio_hdr = hdr + [f"corio/{NAMES[p]}" for p in peers]
+    show(f"WebSocket echo messages per second ({CONNS} connections, one message in flight "
+         "each; higher is better)", ratio_hdr, with_ratios(lambda i, s: get(i, s, "rate")))
+
+    def cpu(i, s):
+        cells = cpu_cells(get(i, s, "cpu_user_us"), get(i, s, "cpu_sys_us"), get(i, s, "busy_pct"))
+        return cells[0] if cells[1] == "n/a" else f"{cells[0]}, {cells[1]}%"
+    show("WebSocket echo server CPU per message, µs user+sys (user+sys), and busy % of its core",
+         hdr, [[f"{s // 1024} KiB"] + [cpu(i, s) for i in impls] for s in SIZES])
+    show("WebSocket echo messages per server CPU-second (1e6 / CPU µs per msg; higher is better)",
+         ratio_hdr, with_ratios(per_cpu_second))
+    if "corio" in impls and "beast" in impls:
+        show("WebSocket goal (issue 16): server CPU per message below Beast's",
+             ["size", "corio/Beast CPU µs per msg", "verdict"],
+             [[f"{s // 1024} KiB", ratio(cost("corio", s), cost("beast", s)),
+               "n/a" if not cost("beast", s) or cost("corio", s) is None
+               else "PASS" if cost("corio", s) < cost("beast", s) else "FAIL"] for s in SIZES])
+    show_peak_rss(hdr, [val.get((i, "ws_peak_rss")) for i in impls])
+    print()
+    print("Ratios > 1 mean corio echoes more messages (per CPU-second); the goal's ratio < 1 "
+          "means corio's server spends less CPU per message. Server on core 0, ws_loadgen "
+          "(raw epoll, masked binary frames, no permessage-deflate) on core 1; loopback TCP.")
+    print("Server CPU: /proc/PID/stat utime + stime, sampled while the load runs, over the "
+          "messages echoed meanwhile. One load generator on one core does not saturate the "
+          "fast servers (see busy %): their msgs/s is its limit, messages per CPU-second theirs.")
+    if "corio" not in impls:
+        print("corio: not run (example_ws_echo not built, or --impl left it out).")

@@ -5,7 +5,10 @@
 // public MCP API only; tests/mcp/conformance/run_suite.py runs the suite
 // against it (CTest mcp.conformance.server).
 //
-// Usage: example_mcp_conformance_server [--port N]   (0, the default: a free port)
+// Usage: example_mcp_conformance_server [--port N] [--always-stream]
+//   --port: 0, the default, is a free port; --always-stream: every answer on
+//   an SSE stream (StreamableHttpOptions::quick_answers_as_json = false), for
+//   the scenarios that judge POST streams
 // Prints its URL (http://127.0.0.1:N/mcp) as the first line on stdout, then
 // serves Streamable HTTP until Ctrl-C.
 #include <cstdio>
@@ -239,11 +242,13 @@ Coro<corio::mcp::Completion> complete(const corio::mcp::CompletionRequest& req) 
   co_return corio::mcp::Completion::matching(req.value, {"paris", "park", "party", "test", "testing"});
 }
 
-corio::Coro<void> serve(Server& server, std::uint16_t port) {
+corio::Coro<void> serve(Server& server, std::uint16_t port, bool always_stream) {
   corio::http::ServerOptions options;
   options.access_log = {};  // stderr stays for what goes wrong
   corio::http::Server http(options);
-  corio::mcp::StreamableHttp endpoint(server);
+  corio::mcp::StreamableHttpOptions endpoint_options;
+  endpoint_options.quick_answers_as_json = !always_stream;
+  corio::mcp::StreamableHttp endpoint(server, endpoint_options);
   endpoint.mount(http);
   co_await http.start("127.0.0.1", port);
   std::printf("http://127.0.0.1:%u/mcp\n", http.port());
@@ -255,11 +260,14 @@ corio::Coro<void> serve(Server& server, std::uint16_t port) {
 
 int main(int argc, char** argv) {
   std::uint16_t port = 0;
+  bool always_stream = false;
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--port" && i + 1 < argc) {
       port = static_cast<std::uint16_t>(std::stoul(argv[++i]));
+    } else if (std::string(argv[i]) == "--always-stream") {
+      always_stream = true;
     } else {
-      std::fprintf(stderr, "usage: %s [--port N]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--port N] [--always-stream]\n", argv[0]);
       return 2;
     }
   }
@@ -269,5 +277,5 @@ int main(int argc, char** argv) {
   add_resources(server);
   add_prompts(server);
   server.on_completion(complete);
-  return corio::run_main(serve(server, port));
+  return corio::run_main(serve(server, port, always_stream));
 }

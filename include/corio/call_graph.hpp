@@ -31,7 +31,7 @@ namespace corio {
 
 /// One suspended coroutine of a task's chain (asyncio.FrameCallGraphEntry).
 struct FrameCallGraphEntry {
-  std::string function;  ///< the coroutine function, as the compiler names it
+  std::string function;  ///< the coroutine function and its parameters: "app::fetch(std::string)"
   std::string file;      ///< the file of its current co_await
   unsigned line = 0;     ///< the line of its current co_await
 };
@@ -46,6 +46,7 @@ struct AwaitedObject {
   bool write = false;                  ///< a socket operation waits to write (else to read)
   std::vector<TaskRef> tasks;          ///< tasks awaited (a Task, gather's or wait's children)
   std::size_t futures = 0;             ///< plain futures awaited
+  std::optional<TaskRef> held_by;      ///< the pending task holding the awaited Lock
 };
 
 /// A task's call graph (asyncio.FutureCallGraph, plus what it awaits).
@@ -69,7 +70,7 @@ std::optional<FutureCallGraph> capture_call_graph();
 /// The graph as text, in the shape of Python's format_call_graph:
 ///   * Task(name='worker', id=2) awaiting lock 0x55d0c3a0 (2 waiters)
 ///   + Call stack:
-///   |   at db.cpp:42 in corio::Coro<void> fetch(int)
+///   |   File 'db.cpp', line 42, in fetch(int)
 ///   + Awaited by:
 ///      * Task(name='main', id=1) awaiting gather/wait ...
 std::string format_call_graph(const FutureCallGraph& graph);
@@ -80,11 +81,26 @@ void print_call_graph(const TaskRef& task, std::ostream& out);
 /// Prints format_call_graph(task) to stdout.
 void print_call_graph(const TaskRef& task);
 
+/// Every pending task's graph on loop, in id order, each with its awaiters
+/// one level deep: what `corio ps` and `pstree` show (task_tree.hpp). One
+/// pass over the tasks, where a capture_call_graph() per task would be two.
+std::vector<FutureCallGraph> capture_all_call_graphs(EventLoop& loop);
+
 namespace detail {
+// "sleep (1.500 s left)", "lock 0x55d0c3a0 (2 waiting)", "gather/wait on Task(...)".
+std::string describe_awaiting(const AwaitedObject& awaiting);
+// One node of format_call_graph: its task line and call stack, each line
+// prefixed by indent, without the tasks around it.
+void format_graph_node(const FutureCallGraph& graph, const std::string& indent, std::string& out);
 // For the loop's reports: "\n+ Call stack (awaiting sleep):\n|   File ..." for a
 // suspended task, "" otherwise. Reads only the task's own frames, not what it
 // awaits (at loop close that may be gone already).
 std::string format_await_chain(const TaskBase& t);
+// Every pending task's graph without its awaiters (awaited_by empty), in one
+// pass over the registry: the deadlock report's wait-for graph.
+std::vector<FutureCallGraph> capture_all_flat(LoopCore& loop);
+// "Task(name='worker', id=2)", as the graphs name tasks.
+std::string task_label(const TaskRef& t);
 // "\n+ Raised through (...):\n|   File ..." for the sites an exception left a
 // task's coroutines through, innermost first; "" for none.
 std::string format_unwind(std::span<const AwaitSite> sites);

@@ -16,10 +16,13 @@
 #include <corio/event.hpp>
 #include <corio/event_loop.hpp>
 #include <corio/executor.hpp>
+#include <corio/file.hpp>
 #include <corio/future.hpp>
 #include <corio/gather.hpp>
 #include <corio/handle.hpp>
+#include <corio/inspect.hpp>
 #include <corio/lock.hpp>
+#include <corio/os_error.hpp>
 #include <corio/outcome.hpp>
 #include <corio/pipe_streams.hpp>
 #include <corio/queue.hpp>
@@ -33,6 +36,7 @@
 #include <corio/subprocess.hpp>
 #include <corio/task.hpp>
 #include <corio/task_group.hpp>
+#include <corio/task_tree.hpp>
 #include <corio/testing/virtual_clock.hpp>
 #include <corio/timeout.hpp>
 #include <corio/to_thread.hpp>

@@ -65,6 +65,14 @@ class RuntimeError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// Every task of a loop is suspended and nothing can wake any of them (a lock
+/// cycle, an Event nobody will set): what corio::run() throws, with the
+/// report as its message, when RunOptions::on_deadlock is OnDeadlock::raise.
+class DeadlockError : public RuntimeError {
+ public:
+  using RuntimeError::RuntimeError;
+};
+
 /// An argument out of its range, as Python's ValueError.
 class ValueError : public std::invalid_argument {
  public:

@@ -38,6 +38,7 @@ namespace corio {
 
 namespace detail {
 class SignalHandlers;
+class InspectServer;
 class LoopAccess;
 class StallDetector;
 }
@@ -46,14 +47,60 @@ class StallDetector;
 /// lands).
 enum class Backend { best, epoll, io_uring };
 
+/// What the loop does when every task is suspended and nothing can wake any of
+/// them (docs/tasks.md, "Deadlocks"): no timer, no watched fd or socket wait,
+/// no executor call, no signal handler, no ThreadsafeHold.
+enum class OnDeadlock {
+  report,  ///< the wait-for graph goes to the exception handler, once; the loop then waits on
+  /// run_until_complete() (so corio::run()) throws DeadlockError, main cancelled;
+  /// under a bare run_forever(), with no main, as report
+  raise,
+  ignore,  ///< the loop waits in silence (a program whose threads post without a hold)
+};
+
 /// How corio::run() (or an EventLoop) sets up its loop.
 struct RunOptions {
   bool debug = false;  ///< also on when the environment has CORIO_DEBUG=1
   /// The poller (see Backend).
   Backend backend = Backend::best;
   std::shared_ptr<Clock> clock;  ///< default: MonotonicClock
+  /// Serves `corio ps/pstree/stats PID` (inspect.hpp); also on when the
+  /// environment has CORIO_INSPECT=1.
+  bool inspect = false;
+  OnDeadlock on_deadlock = OnDeadlock::report;  ///< see OnDeadlock
   /// The stall detector (stall_detector.hpp): off unless enabled here or by CORIO_STALL_MS.
   StallOptions stall{};  // an initializer, or g++ warns of designated inits that leave it out
+};
+
+/// A promise that some other thread will call call_soon_threadsafe() on a
+/// loop later (EventLoop::hold_threadsafe): while it lives, the loop's
+/// deadlock check counts it as something that can wake a task. Usable and
+/// destroyable from any thread; letting go of it wakes the loop so that it
+/// checks again. The loop must outlive it: end it with post_and_release().
+class ThreadsafeHold {
+ public:
+  ThreadsafeHold() noexcept = default;
+  ThreadsafeHold(ThreadsafeHold&& o) noexcept : loop_(std::exchange(o.loop_, nullptr)) {}
+  ThreadsafeHold& operator=(ThreadsafeHold&& o) noexcept {
+    if (this != &o) {
+      reset();
+      loop_ = std::exchange(o.loop_, nullptr);
+    }
+    return *this;
+  }
+  ~ThreadsafeHold() { reset(); }
+  /// Lets go of the hold now.
+  void reset() noexcept;
+  /// call_soon_threadsafe(fn) and reset() in one step, for the last post: fn
+  /// may end the loop's work, and after a separate post the loop could be
+  /// gone before reset() touched it. Throws RuntimeError if the hold is empty
+  /// or the loop closed (the hold is let go of either way).
+  Handle post_and_release(std::function<void()> fn);
+
+ private:
+  friend class EventLoop;
+  explicit ThreadsafeHold(EventLoop* loop) noexcept : loop_(loop) {}
+  EventLoop* loop_ = nullptr;
 };
 
 /// What the loop's exception handler is told about a problem to report.
@@ -129,6 +176,9 @@ class EventLoop : private detail::LoopCore {
   TimerHandle call_at(double when, std::function<void()> fn);
   /// The one entry point callable from any thread.
   Handle call_soon_threadsafe(std::function<void()> fn);
+  /// For a thread that will call call_soon_threadsafe() later: see ThreadsafeHold.
+  /// (run_in_executor calls are counted without one.)
+  ThreadsafeHold hold_threadsafe();
 
   /// A pending Future on this loop.
   template <class T = void>
@@ -213,6 +263,7 @@ class EventLoop : private detail::LoopCore {
   /// Whether debug mode is on.
   bool get_debug() const noexcept { return debug_; }
   double slow_callback_duration = 0.1;  ///< seconds; reported in debug mode
+  OnDeadlock on_deadlock = OnDeadlock::report;  ///< from RunOptions; see OnDeadlock
 
   /// Starts, restarts or (opts.enabled false) stops the stall detector
   /// (stall_detector.hpp), whatever CORIO_STALL_MS says.
@@ -238,10 +289,12 @@ class EventLoop : private detail::LoopCore {
  private:
   friend class detail::LoopAccess;
   friend struct detail::LoopCore;
+  friend class ThreadsafeHold;
   struct Impl;
   // What call_soon_threadsafe queues, without allocating: a node that owns
   // itself. False (node untouched) once the loop is closed.
-  bool post_threadsafe(detail::ReadyNode* node);
+  bool post_threadsafe(detail::ReadyNode* node, bool release_hold = false);
+  Handle post_callback(std::function<void()> fn, bool release_hold);
   // Backend hooks for IoWait and Socket.
   void watch_fd_edges(int fd);
   void forget_fd(int fd) noexcept;
@@ -274,12 +327,21 @@ class EventLoop : private detail::LoopCore {
   int wait_for_io_watched(double timeout);
   void queue_expired_timers();
   void destroy_pending_tasks() noexcept;
+  // Deadlock detection (deadlock.cpp), only when the loop would block with no
+  // timer: whether anything but a task could still wake a task, and the check.
+  bool can_wake() const noexcept;
+  void check_deadlock() noexcept;
+  void release_threadsafe_hold() noexcept;
+  // run_forever() on behalf of run_until_complete(main): raise mode fails main.
+  void run_forever_for(detail::FutureStateBase* main);
+  void rethrow_deadlock(detail::FutureStateBase* main);
 
   std::shared_ptr<Clock> clock_;
   std::unique_ptr<Impl> impl_;
   ExceptionHandler exception_handler_;
   std::unique_ptr<Executor> default_executor_;
   std::unique_ptr<detail::SignalHandlers> signals_;
+  std::unique_ptr<detail::InspectServer> inspect_;
   std::unique_ptr<detail::StallDetector> stall_;  // none while off
   // The thread running the loop (none when stopped), for debug mode's check.
   std::atomic<std::thread::id> owner_thread_{};
@@ -288,6 +350,11 @@ class EventLoop : private detail::LoopCore {
   std::uint64_t iterations_ = 0;
   std::uint64_t steps_ = 0;
   std::uint64_t slow_steps_ = 0;
+  // The future run_until_complete waits for, the DeadlockError raise mode
+  // failed it with, and the ids of the stuck tasks last reported (once each).
+  detail::FutureStateBase* main_ = nullptr;
+  std::exception_ptr deadlock_error_;
+  std::vector<std::uint32_t> deadlock_reported_;
   bool running_ = false;
   bool stopping_ = false;
   bool debug_ = false;
@@ -313,6 +380,11 @@ class LoopAccess {
   static void forget_fd(EventLoop& loop, int fd) noexcept { loop.forget_fd(fd); }
   static void park_io(EventLoop& loop, IoWait* w) { loop.park_io(w); }
   static void unpark_io(EventLoop& loop, IoWait* w) noexcept { loop.unpark_io(w); }
+  // A watcher of the runtime's own (its signalfd, run()'s SIGINT handler, an
+  // inspection socket) cannot wake a task by itself: the deadlock check
+  // subtracts these from the fds and signal handlers it counts.
+  static void add_internal_watcher(EventLoop& loop) noexcept { ++loop.internal_watchers; }
+  static void remove_internal_watcher(EventLoop& loop) noexcept { --loop.internal_watchers; }
 };
 
 }  // namespace detail
@@ -337,10 +409,11 @@ T EventLoop::run_until_complete(Future<T> fut) {
       static_cast<StopWhenDone*>(cb)->loop->stop();
     };
     fut.state()->add_callback(&stopper);
-    run_forever();
+    run_forever_for(fut.state());
     if (!fut.done()) throw RuntimeError("Event loop stopped before Future completed.");
   }
   detail::FutureStateBase* s = fut.state();
+  rethrow_deadlock(s);
   return detail::take_result<T>(s, true);
 }
 

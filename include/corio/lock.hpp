@@ -42,17 +42,24 @@ class Lock {
   bool try_acquire() noexcept {
     if (locked_ || !waiters_.empty()) return false;
     locked_ = true;
+    owner_ = detail::tls_current_task;
     return true;
   }
   void release_owned() noexcept;
-  // The lock was the woken waiter's from the hand-off on: nothing to count.
-  void took_grant() noexcept {}
+  // The lock was the woken waiter's from the hand-off on: it runs now.
+  void took_grant() noexcept { owner_ = detail::tls_current_task; }
   static void abandon(void* self, detail::WaitQueue::Grant) noexcept {
     static_cast<Lock*>(self)->release_owned();
   }
   static const detail::AwaitPoint::Ops kWaitOps;
+  // A waiter's call-graph entry names the holder too (deadlock cycles).
+  static void describe_wait(const detail::AwaitPoint* p, detail::AwaitInfo& info) noexcept;
 
   bool locked_ = false;
+  // The task that took the lock last (one store per acquire), for deadlock
+  // reports; stale between a hand-off and the new owner's next step, when
+  // the loop is not idle and nobody reads it.
+  const detail::TaskBase* owner_ = nullptr;
   detail::WaitQueue waiters_;
 };
 

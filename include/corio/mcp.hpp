@@ -15,3 +15,4 @@
 #include <corio/mcp/streamable_http_client.hpp>
 #include <corio/mcp/transport.hpp>
 #include <corio/mcp/typed_tool.hpp>
+#include <corio/mcp/url_elicitation.hpp>

@@ -75,6 +75,8 @@ class TaskRef {
   int uncancel() noexcept { return task()->uncancel(); }
   /// The task's name.
   std::string get_name() const { return task()->name(); }
+  /// Renames the task (`asyncio.current_task().set_name(...)`).
+  void set_name(std::string name) { task()->set_name(std::move(name)); }
   /// The task's number on its loop (the N of its default name, Task-N).
   std::uint64_t id() const noexcept { return task()->id(); }
   /// What the task is suspended on ("sleep", "future", "task", ...), or "".

@@ -101,7 +101,6 @@ class TaskGroup {
   detail::TaskBase* parent_ = nullptr;
   std::list<Child> children_;
   std::vector<std::exception_ptr> errors_;
-  Future<void> all_done_;
   Handle abort_soon_;
   bool aborting_ = false;
   bool exiting_ = false;

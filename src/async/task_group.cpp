@@ -4,6 +4,7 @@
 // fires inside the completion and so must only schedule: the abort a failure
 // causes (cancelling siblings and, with a body, the owner) runs from the
 // ready queue, as asyncio's done-callbacks do.
+#include <corio/detail/multi_wait.hpp>
 #include <corio/task_group.hpp>
 
 namespace corio {
@@ -52,7 +53,6 @@ void TaskGroup::on_child_done(Child& child, detail::FutureStateBase& task) noexc
     }
   }
   children_.erase(child.self);
-  if (children_.empty() && all_done_.valid() && !all_done_.done()) all_done_.set_result();
 }
 
 // The first failure: cancel the siblings and, with a body, the owner's
@@ -90,9 +90,18 @@ Coro<void> TaskGroup::exit(std::exception_ptr body_error) {
   }
   std::exception_ptr pending_cancel;
   while (!children_.empty()) {
-    all_done_ = loop_.create_future<void>();
+    // Awaiting the children themselves, as gather does, makes each child's
+    // call graph show the owner in awaited_by; the references keep their
+    // states alive for it. Children started meanwhile: the next round.
+    std::vector<detail::Ref<detail::FutureStateBase>> alive;
+    std::vector<detail::FutureStateBase*> states;
+    for (Child& c : children_) {
+      alive.push_back(c.task);
+      states.push_back(c.task.get());
+    }
     try {
-      co_await all_done_;
+      detail::MultiWait all(states, {});
+      co_await all;
     } catch (const CancelledError&) {
       pending_cancel = std::current_exception();
       if (!aborting_) {  // the owner is cancelled from outside

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "backend/backend.hpp"
+#include "inspect_server.hpp"
 #include "lag_window.hpp"
 #include "signals.hpp"
 #include "stall_detector.hpp"
@@ -99,6 +100,10 @@ struct EventLoop::Impl {
   detail::ReadyQueue ts_queue;        // each node owns itself or a reference
   std::atomic<bool> ts_pending{false};
   bool ts_closed = false;
+  std::atomic<std::size_t> ts_holds{0};  // live ThreadsafeHolds
+  // A thread other than the loop's posted without a hold: it may post again,
+  // so the deadlock check no longer judges (false reports are worse).
+  std::atomic<bool> foreign_poster{false};
 
   detail::ReadyNode* take_posted() {
     std::lock_guard lock(ts_mutex);
@@ -120,11 +125,13 @@ EventLoop::EventLoop(RunOptions opts)
     : clock_(opts.clock ? std::move(opts.clock) : std::make_shared<MonotonicClock>()),
       impl_(std::make_unique<Impl>()),
       debug_(opts.debug || debug_from_environment()) {
+  on_deadlock = opts.on_deadlock;
   // Backend::io_uring and Backend::best fall back to epoll until the
   // io_uring backend lands (it must probe at run time anyway: seccomp
   // profiles often forbid io_uring).
   impl_->poller = detail::make_epoll_poller();
   detail::ignore_sigpipe_once();
+  inspect_ = detail::start_inspect_server(*this, opts.inspect);
   stall_ = detail::StallDetector::create(opts.stall, running_task, true);
 }
 
@@ -226,6 +233,11 @@ int EventLoop::wait_for_io(double timeout) {
 
 void EventLoop::poll_io(double timeout) {
   Impl& im = *impl_;
+  if (timeout < 0 && !tasks.empty() && on_deadlock != OnDeadlock::ignore && !can_wake())
+      [[unlikely]] {
+    check_deadlock();
+    timeout = poll_timeout();  // what the report's handler (or raise mode) woke runs now
+  }
   const bool busy = timeout == 0;
   const bool io_wanted = im.watched_fds > 0 || im.parked_io > 0;
   if (!busy || (io_wanted && ++busy_iterations_ >= kIoPollInterval)) {
@@ -335,12 +347,19 @@ TimerHandle EventLoop::call_at(double when, std::function<void()> fn) {
 }
 
 Handle EventLoop::call_soon_threadsafe(std::function<void()> fn) {
+  return post_callback(std::move(fn), false);
+}
+
+Handle EventLoop::post_callback(std::function<void()> fn, bool release_hold) {
+  const std::thread::id owner = owner_thread_.load(std::memory_order_relaxed);
+  if (!release_hold && owner != std::thread::id{} && owner != std::this_thread::get_id())
+    impl_->foreign_poster.store(true, std::memory_order_relaxed);
   auto* h = new detail::CallbackHandle(this, std::move(fn));
   h->ReadyNode::fn = &run_handle;
   h->queued = true;
   Handle handle{detail::Ref<detail::CallbackHandle>(h)};
   add_ref(h);  // the queue's
-  if (!post_threadsafe(h)) {
+  if (!post_threadsafe(h, release_hold)) {
     release(h);
     throw RuntimeError("Event loop is closed");
   }
@@ -350,10 +369,13 @@ Handle EventLoop::call_soon_threadsafe(std::function<void()> fn) {
 // The wake-ups happen under the mutex: once a poster lets go of it, it never
 // touches the loop again, so close() (which takes the mutex) cannot free the
 // loop under a poster's feet. Only the first post of a batch wakes anyone;
-// later ones find the loop already woken for the batch.
-bool EventLoop::post_threadsafe(detail::ReadyNode* node) {
+// later ones find the loop already woken for the batch. A ThreadsafeHold
+// ends under the same lock as its last post: the loop may be destroyed as
+// soon as that post has run.
+bool EventLoop::post_threadsafe(detail::ReadyNode* node, bool release_hold) {
   Impl& im = *impl_;
   std::lock_guard lock(im.ts_mutex);
+  if (release_hold) im.ts_holds.fetch_sub(1, std::memory_order_release);
   if (im.ts_closed) return false;
   const bool first = im.ts_queue.empty();
   im.ts_queue.push(node);
@@ -363,6 +385,39 @@ bool EventLoop::post_threadsafe(detail::ReadyNode* node) {
     im.poller->wakeup();
   }
   return true;
+}
+
+ThreadsafeHold EventLoop::hold_threadsafe() {
+  check_open();
+  impl_->ts_holds.fetch_add(1, std::memory_order_relaxed);
+  return ThreadsafeHold(this);
+}
+
+// As a post, under the mutex and with a wake-up: the loop may be blocked
+// because of this hold, and must check again without it.
+void EventLoop::release_threadsafe_hold() noexcept {
+  Impl& im = *impl_;
+  std::lock_guard lock(im.ts_mutex);
+  im.ts_holds.fetch_sub(1, std::memory_order_release);
+  if (!im.ts_closed) im.poller->wakeup();
+}
+
+void ThreadsafeHold::reset() noexcept {
+  if (EventLoop* loop = std::exchange(loop_, nullptr)) loop->release_threadsafe_hold();
+}
+
+Handle ThreadsafeHold::post_and_release(std::function<void()> fn) {
+  EventLoop* loop = std::exchange(loop_, nullptr);
+  if (!loop) throw RuntimeError("post_and_release() on an empty ThreadsafeHold");
+  return loop->post_callback(std::move(fn), true);
+}
+
+bool EventLoop::can_wake() const noexcept {
+  const Impl& im = *impl_;
+  const std::size_t sources = im.watched_fds + im.parked_io + executor_calls +
+                              (signals_ ? signals_->handler_count() : 0) +
+                              im.ts_holds.load(std::memory_order_acquire);
+  return sources > internal_watchers || im.foreign_poster.load(std::memory_order_relaxed);
 }
 
 void EventLoop::add_timer(detail::TimerNode* node, double when) { impl_->timers.push(node, when); }
@@ -556,6 +611,7 @@ void EventLoop::destroy_pending_tasks() noexcept {
 void EventLoop::close() {
   if (running_) throw RuntimeError("Cannot close a running event loop");
   if (closed) return;
+  inspect_.reset();  // first: the tasks it would show are about to go
   destroy_pending_tasks();
   wait_executor_calls();
   default_executor_.reset();  // joins its (now idle) threads

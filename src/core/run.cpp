@@ -84,6 +84,9 @@ SigintCancelsMain::SigintCancelsMain(EventLoop& loop, TaskRef main)
   if (::gettid() != ::getpid() || !sigint_has_default_action()) return;
   try {
     loop_.add_signal_handler(SIGINT, [this] { on_sigint(); });
+    // Ctrl-C can end any program: it does not count as something that can
+    // wake a task, or no program run() runs could ever be found deadlocked.
+    LoopAccess::add_internal_watcher(loop_);
     installed_ = true;
   } catch (const std::exception&) {
     // No signalfd (out of descriptors): Ctrl-C keeps its default action,
@@ -92,7 +95,9 @@ SigintCancelsMain::SigintCancelsMain(EventLoop& loop, TaskRef main)
 }
 
 SigintCancelsMain::~SigintCancelsMain() {
-  if (installed_) loop_.remove_signal_handler(SIGINT);
+  if (!installed_) return;
+  loop_.remove_signal_handler(SIGINT);
+  LoopAccess::remove_internal_watcher(loop_);
 }
 
 void SigintCancelsMain::on_sigint() {

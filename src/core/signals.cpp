@@ -66,6 +66,8 @@ struct SignalHandlers::State {
         ::close(r);
         throw;
       }
+      // The handlers are what can wake a task (handler_count), not the fd.
+      LoopAccess::add_internal_watcher(loop);
       fd = r;
     }
     handled = set;
@@ -128,6 +130,7 @@ SignalHandlers::~SignalHandlers() {
     s.loop.remove_reader(s.fd);
   } catch (...) {  // the loop is being closed: its watches go anyway
   }
+  LoopAccess::remove_internal_watcher(s.loop);
   ::close(s.fd);
 }
 
@@ -165,6 +168,12 @@ void SignalHandlers::add(int signo, std::function<void()> fn) {
   e.fn = std::move(fn);
   e.was_blocked = was_blocked;
   e.active = true;
+}
+
+std::size_t SignalHandlers::handler_count() const noexcept {
+  std::size_t n = 0;
+  for (const State::Entry& e : state_->entries) n += e.active ? 1 : 0;
+  return n;
 }
 
 bool SignalHandlers::remove(int signo) {

@@ -61,6 +61,8 @@ class SignalHandlers {
   // unblocks it, instances sent but not yet read are discarded first
   // (unblocked, they would take their default action).
   bool remove(int signo);
+  // How many signals have a handler.
+  std::size_t handler_count() const noexcept;
 
  private:
   struct State;

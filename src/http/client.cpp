@@ -2,7 +2,9 @@
 // head, hop by hop through redirects; the body is client_body.cpp's.
 #include <corio/http/client.hpp>
 
+#include <coroutine>
 #include <cstdlib>
+#include <exception>
 
 #include <corio/event_loop.hpp>
 #include <corio/timeout.hpp>
@@ -39,6 +41,12 @@ Deadline start_deadline(const ClientTimeout& t) {
   d.connect = seconds(t.connect);
   d.sock_connect = t.sock_connect;
   return d;
+}
+
+// A request that could not be prepared: its error, when it is awaited.
+Coro<ClientResponse> rethrown(std::exception_ptr error) {
+  co_await std::suspend_never{};  // a coroutine: nothing runs before the co_await
+  std::rethrow_exception(error);
 }
 
 // A multipart body after its head; the writer's failures are the connection's.
@@ -118,19 +126,23 @@ Coro<void> ClientSession::close() {
   }
 }
 
+// Not a coroutine: a request without retries runs in one frame, follow's (the
+// frames of both would be two allocations past the frame pool's largest class).
+// Preparing is pure, and its errors are thrown where the request is awaited,
+// as they would be in a coroutine.
 Coro<ClientResponse> ClientSession::request(std::string method, std::string url,
                                             RequestOptions opts) {
-  if (pool_->closed()) throw ClientConnectionError("the session is closed");
-  PreparedRequest req = detail::prepare_request(std::move(method), resolve_url(url), opts_, opts);
-  const RetryPolicy& retry = opts.retry ? *opts.retry : opts_.retry;
-  std::optional<ClientResponse> r;
-  if (retry.attempts > 1 && retry.retries_method(req.method)) {
-    r.emplace(co_await with_retries(req, opts, retry));
-  } else {
-    r.emplace(co_await follow(std::move(req), opts));
+  try {
+    PreparedRequest req = detail::prepare_request(std::move(method), resolve_url(url), opts_, opts);
+    detail::TryOptions tries = detail::try_options(opts_, opts);
+    const RetryPolicy& retry = opts.retry ? *opts.retry : opts_.retry;
+    if (retry.attempts > 1 && retry.retries_method(req.method)) {
+      return with_retries(std::move(req), std::move(tries), retry);
+    }
+    return follow(std::move(req), std::move(tries));
+  } catch (...) {
+    return rethrown(std::current_exception());
   }
-  if (opts.raise_for_status.value_or(opts_.raise_for_status)) r->raise_for_status();
-  co_return std::move(*r);
 }
 
 Url ClientSession::resolve_url(std::string_view url) const {
@@ -139,8 +151,9 @@ Url ClientSession::resolve_url(std::string_view url) const {
 }
 
 // One try: the request and its redirects, each hop through its proxy.
-Coro<ClientResponse> ClientSession::follow(PreparedRequest req, const RequestOptions& opts) {
-  const Deadline deadline = start_deadline(opts.timeout.value_or(opts_.timeout));
+Coro<ClientResponse> ClientSession::follow(PreparedRequest req, detail::TryOptions opts) {
+  if (pool_->closed()) throw ClientConnectionError("the session is closed");
+  const Deadline deadline = start_deadline(opts.timeout);
   std::vector<Redirect> history;
   for (;;) {
     req.proxy = detail::choose_proxy(proxies_.get(), opts.proxy, req.url);
@@ -150,7 +163,9 @@ Coro<ClientResponse> ClientSession::follow(PreparedRequest req, const RequestOpt
     const int status = ex.head.status;
     const std::optional<std::string_view> location = ex.head.headers.get("Location");
     if (!opts.allow_redirects || !detail::is_redirect(status) || !location) {
-      co_return respond(std::move(ex), req, deadline, std::move(history));
+      ClientResponse r = respond(std::move(ex), req, deadline, std::move(history));
+      if (opts.raise_for_status) r.raise_for_status();
+      co_return r;
     }
     history.push_back(Redirect{status, req.url, std::string(*location)});
     Url next = req.url.resolve(history.back().location);
@@ -188,11 +203,13 @@ Coro<Exchange> ClientSession::exchange_once(const PreparedRequest& req, const De
                                             bool fresh) {
   detail::Lease lease;
   const std::optional<double> connect_by = deadline.for_connect(get_running_loop().time());
+  // Named, and once: a Route temporary in each co_await below would keep two Routes
+  // in this frame, past the frame pool's largest class (a malloc per request).
+  Coro<detail::Lease> acquiring = pool_->acquire(detail::route_for(req), fresh, deadline.sock_connect);
   if (connect_by) {
-    lease = co_await timeout_at(*connect_by,
-                                pool_->acquire(detail::route_for(req), fresh, deadline.sock_connect));
+    lease = co_await timeout_at(*connect_by, std::move(acquiring));
   } else {
-    lease = co_await pool_->acquire(detail::route_for(req), fresh, deadline.sock_connect);
+    lease = co_await std::move(acquiring);
   }
   try {
     lease.writer.write(detail::serialize_request(req, jar_.filter_cookies(req.url)));

@@ -97,6 +97,11 @@ PreparedRequest prepare_request(std::string method, Url url, const ClientOptions
   return req;
 }
 
+TryOptions try_options(const ClientOptions& session, const RequestOptions& opts) {
+  return TryOptions{opts.timeout.value_or(session.timeout), opts.proxy, opts.allow_redirects,
+                    opts.max_redirects, opts.raise_for_status.value_or(session.raise_for_status)};
+}
+
 std::string serialize_request(const PreparedRequest& req, std::string_view jar_cookies) {
   // Through a proxy (not a tunnel), the absolute form (RFC 9112 section 3.2.2).
   const bool absolute = req.proxy && !req.url.is_https();

@@ -31,6 +31,18 @@ struct PreparedRequest {
   Headers proxy_headers;
 };
 
+// What every try of a request goes by, of its RequestOptions and the
+// session's defaults (the rest is in its PreparedRequest).
+struct TryOptions {
+  ClientTimeout timeout;
+  std::optional<std::string> proxy;  // RequestOptions::proxy
+  bool allow_redirects = true;
+  std::size_t max_redirects = 10;
+  bool raise_for_status = false;
+};
+
+TryOptions try_options(const ClientOptions& session, const RequestOptions& opts);
+
 // A request sent and the head of its (final, non-1xx) response.
 struct Exchange {
   Lease lease;

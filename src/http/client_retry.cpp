@@ -8,6 +8,7 @@
 #include <charconv>
 #include <cmath>
 #include <random>
+#include <utility>
 
 #include <corio/event_loop.hpp>
 #include <corio/http/tunnel.hpp>
@@ -82,15 +83,21 @@ bool retries_proxy_refusal(const RetryPolicy& p, int status) noexcept {
 
 }  // namespace
 
-Coro<ClientResponse> ClientSession::with_retries(const detail::PreparedRequest& req,
-                                                 const RequestOptions& opts, const RetryPolicy& retry) {
+// Each try's response is checked here, not by follow: a retried status is
+// no error yet.
+Coro<ClientResponse> ClientSession::with_retries(detail::PreparedRequest req, detail::TryOptions opts,
+                                                 RetryPolicy retry) {
+  const bool raise = std::exchange(opts.raise_for_status, false);
   for (std::size_t attempt = 1;; ++attempt) {
     const bool last = attempt >= retry.attempts;
     std::optional<std::chrono::milliseconds> wait;
     try {
       ClientResponse r = co_await follow(req, opts);
       if (!last) wait = wait_after(r, retry, attempt);
-      if (!wait) co_return r;
+      if (!wait) {
+        if (raise) r.raise_for_status();
+        co_return r;
+      }
       co_await discard_body(r);
     } catch (const ClientSSLError&) {
       throw;  // a certificate refused now is refused again

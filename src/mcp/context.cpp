@@ -129,6 +129,7 @@ Coro<ElicitResult> Context::elicit_url(std::string message, std::string url, std
   if (!client().supports("elicitation") || !caps["elicitation"].contains("url")) {
     throw CapabilityError("the client does not support URL elicitation (no \"elicitation.url\" capability)");
   }
+  if (url_sent_) url_sent_->add(elicitation_id);
   json params = {{"mode", "url"}, {"message", std::move(message)}, {"url", std::move(url)},
                  {"elicitationId", std::move(elicitation_id)}};
   const json result = co_await request("elicitation/create", std::move(params));

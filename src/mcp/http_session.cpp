@@ -2,6 +2,7 @@
 // inbox, the routing of its output to response streams, and the streams'
 // bounded event stores.
 #include "mcp/http_session.hpp"
+#include "mcp/request_key.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -44,6 +45,7 @@ std::uint64_t Outbox::attach(std::uint64_t from, bool resumption) noexcept {
   cursor = std::clamp(from, first, next);
   if (resumption) writer_end = UINT64_MAX;
   attached = true;
+  answering = false;
   ready.set();  // the writer before sees it is no longer in charge
   if (full()) room.clear();
   return ++writer;
@@ -80,7 +82,7 @@ void HttpSessionTransport::deliver(std::string text) {
 Coro<void> HttpSessionTransport::send(std::string_view message, const json& related_request) {
   std::shared_ptr<Outbox> box = standalone_;  // held: the stream may end while we wait
   if (!related_request.is_null()) {
-    if (const auto it = by_request_.find(related_request.dump()); it != by_request_.end()) box = it->second;
+    if (const auto it = by_request_.find(request_key(related_request)); it != by_request_.end()) box = it->second;
   }
   if (!box) co_return;  // nowhere to route it: dropped, as the spec allows
   std::string copy(message);  // message refers to the caller's buffer, which a wait may outlive
@@ -92,7 +94,7 @@ Coro<void> HttpSessionTransport::send(std::string_view message, const json& rela
 }
 
 void HttpSessionTransport::request_done(const json& id) noexcept {
-  const auto it = by_request_.find(id.dump());
+  const auto it = by_request_.find(request_key(id));
   if (it == by_request_.end()) return;
   const std::shared_ptr<Outbox> box = it->second;
   by_request_.erase(it);
@@ -101,13 +103,17 @@ void HttpSessionTransport::request_done(const json& id) noexcept {
   // was closed mid-call, or its client went away): the client resumes with
   // Last-Event-ID. A writer still there writes the rest; a stream kept for
   // every call would cost every call (measured: the allocator's churn).
-  if (box->attached || box->keep_last_only) return;
+  if (box->attached || box->answering || box->keep_last_only) return;
   finished_.push_back(box);
   if (finished_.size() > kKeptFinished) finished_.pop_front();
 }
 
+void HttpSessionTransport::request_answered(const json& id) noexcept {
+  if (const auto it = by_request_.find(request_key(id)); it != by_request_.end()) it->second->answered = true;
+}
+
 void HttpSessionTransport::close_stream(const json& id) noexcept {
-  if (const auto it = by_request_.find(id.dump()); it != by_request_.end()) it->second->close_writer();
+  if (const auto it = by_request_.find(request_key(id)); it != by_request_.end()) it->second->close_writer();
 }
 
 std::shared_ptr<Outbox> HttpSessionTransport::new_outbox() {
@@ -130,7 +136,7 @@ std::shared_ptr<Outbox> HttpSessionTransport::find_stream(std::uint64_t id) cons
 }
 
 std::shared_ptr<Outbox> HttpSessionTransport::open_request(const json& id) {
-  auto [it, fresh] = by_request_.try_emplace(id.dump());
+  auto [it, fresh] = by_request_.try_emplace(request_key(id));
   if (!fresh) return nullptr;
   it->second = new_outbox();
   return it->second;

@@ -46,11 +46,15 @@ struct Outbox {
   Event room;                   // set while the senders may go on
   bool done = false;            // nothing more will come
   bool keep_last_only = false;  // a JSON answer: only the last message is sent
+  bool answered = false;        // the request's answer is the last event
+  bool answering = false;       // the POST is choosing JSON or SSE, until a writer attaches
   std::string priming;          // the priming event its first writer opens with, if any
 
   Outbox() { room.set(); }
   std::size_t unwritten() const noexcept { return static_cast<std::size_t>(next - cursor); }
-  bool full() const noexcept { return attached && unwritten() >= kMaxQueued; }
+  // While the POST chooses (answering), senders wait as if a writer were
+  // there: one that never suspends would otherwise drop its own oldest.
+  bool full() const noexcept { return (attached || answering) && unwritten() >= kMaxQueued; }
   void push(std::string message);
   // The next event to write, and its number. The view is valid until the
   // next push() or take().
@@ -71,6 +75,11 @@ struct Outbox {
   // The writer writes what came so far and stops (its response ends); what
   // comes later waits for a resumption.
   void close_writer() noexcept;
+  // The POST chose (JSON), or gave up: no writer will come from it.
+  void stop_answering() noexcept {
+    answering = false;
+    room.set();
+  }
 
  private:
   void drop_front() noexcept;
@@ -81,6 +90,7 @@ class HttpSessionTransport final : public Transport {
   Coro<std::optional<Received>> receive() override;
   Coro<void> send(std::string_view message, const json& related_request) override;
   void request_done(const json& id) noexcept override;
+  void request_answered(const json& id) noexcept override;
   void close_stream(const json& id) noexcept override;
 
   // A POSTed message, for the session to read.
@@ -109,7 +119,7 @@ class HttpSessionTransport final : public Transport {
   Event inbox_ready_;
   bool closed_ = false;
   std::uint64_t next_stream_ = 1;
-  std::map<std::string, std::shared_ptr<Outbox>> by_request_;  // by id.dump()
+  std::map<std::string, std::shared_ptr<Outbox>> by_request_;  // by request_key(id)
   std::shared_ptr<Outbox> standalone_;
   std::deque<std::shared_ptr<Outbox>> finished_;  // finished streams kept, oldest first
 };

@@ -112,6 +112,18 @@ void Server::broadcast(const std::string& method, const json& params,
   }
 }
 
+bool Server::complete_elicitation(std::string_view elicitation_id) {
+  for (Peer* p : *peers_) {
+    // Completed once: the client ignores a second one anyway.
+    if (!p->url_elicitations.take(elicitation_id)) continue;
+    p->outbox.push_back(make_notification("notifications/elicitation/complete",
+                                          {{"elicitationId", std::string(elicitation_id)}}));
+    p->pending.set();
+    return true;
+  }
+  return false;
+}
+
 Coro<void> Server::send_outbox(Session& session, Peer& peer) {
   for (;;) {
     while (peer.outbox.empty()) {
@@ -212,7 +224,7 @@ json Server::initialize(const json& params, Session& session, Peer& peer) {
   return result;
 }
 
-Coro<json> Server::call_tool(const json& params, const RequestContext& rc, const Peer& peer) {
+Coro<json> Server::call_tool(const json& params, const RequestContext& rc, Peer& peer) {
   const std::string name = string_param(params, "name");
   // Held for the call: a remove_tool() meanwhile must not free its handler.
   const std::shared_ptr<const ToolEntry> entry =
@@ -227,12 +239,15 @@ Coro<json> Server::call_tool(const json& params, const RequestContext& rc, const
     for (const std::string& p : problems) text += "\n  " + p;
     co_return ToolResult::error(std::move(text)).to_json();
   }
-  Context ctx(rc, peer.min_log_level, &peer.client);
+  Context ctx(rc, peer.min_log_level, &peer.client, &peer.url_elicitations);
   std::string failure;
   try {
     ToolResult r = co_await entry->handler(args, ctx);
     failure = output_problem(entry->tool, r);
     if (failure.empty()) co_return r.to_json();
+  } catch (const UrlElicitationRequiredError& e) {
+    for (const UrlElicitation& u : e.elicitations()) peer.url_elicitations.add(u.elicitation_id);
+    throw;
   } catch (const RpcError&) {
     throw;
   } catch (const json::exception&) {

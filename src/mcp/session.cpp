@@ -17,6 +17,8 @@
 #include <corio/shield.hpp>
 #include <corio/timeout.hpp>
 
+#include "mcp/request_key.hpp"
+
 namespace corio::mcp {
 
 namespace {
@@ -144,7 +146,7 @@ void Session::fail_awaiting() noexcept {
 }
 
 bool Session::cancel_request(const json& id) {
-  const auto it = running_.find(id.dump());
+  const auto it = running_.find(detail::request_key(id));
   if (it == running_.end()) return false;
   const std::string& method = it->second.method;
   if (std::find(never_cancel_.begin(), never_cancel_.end(), method) != never_cancel_.end()) return false;
@@ -262,7 +264,7 @@ json Session::refusal(const Message& m) const {
 }
 
 Coro<void> Session::take_request(Message m) {
-  if (running_.contains(m.id.dump())) {
+  if (running_.contains(detail::request_key(m.id))) {
     // Not routed by the id: that stream belongs to the request running.
     co_await send(make_error(m.id, error_code::invalid_request, "a request with this id is still running"));
   } else if (const json refused = refusal(m); !refused.is_null()) {
@@ -274,7 +276,7 @@ Coro<void> Session::take_request(Message m) {
 }
 
 void Session::start_request(Message m) {
-  std::string key = m.id.dump();
+  std::string key = detail::request_key(m.id);
   std::string method = m.method;
   const json id = m.id;
   Task<void> task = create_task(serve_request(std::move(m)));
@@ -295,7 +297,9 @@ void Session::forget(const std::string& key, const json& id) noexcept {
 Coro<void> Session::serve_request(Message m) {
   const json id = m.id;
   json reply = co_await answer(std::move(m));
-  if (!reply.is_null()) co_await send(reply, id);
+  if (reply.is_null()) co_return;
+  co_await send(reply, id);
+  transport_.request_answered(id);
 }
 
 Coro<json> Session::answer(Message m) {

@@ -9,7 +9,7 @@ namespace corio {
 using detail::WaitQueue;
 
 const detail::AwaitPoint::Ops Lock::kWaitOps{&WaitQueue::Waiter::on_cancel, "lock",
-                                                  &WaitQueue::Waiter::describe};
+                                             &Lock::describe_wait};
 const detail::AwaitPoint::Ops Semaphore::kWaitOps{&WaitQueue::Waiter::on_cancel, "semaphore",
                                                   &WaitQueue::Waiter::describe};
 const detail::AwaitPoint::Ops Event::kWaitOps{&WaitQueue::Waiter::on_cancel, "event",
@@ -22,7 +22,14 @@ void Lock::release() {
 
 // Hand-off: with a waiter the lock stays locked, now on its behalf.
 void Lock::release_owned() noexcept {
-  if (!waiters_.wake_one()) locked_ = false;
+  if (waiters_.wake_one()) return;
+  locked_ = false;
+  owner_ = nullptr;
+}
+
+void Lock::describe_wait(const detail::AwaitPoint* p, detail::AwaitInfo& info) noexcept {
+  WaitQueue::Waiter::describe(p, info);
+  info.holder = static_cast<const Lock*>(info.object)->owner_;
 }
 
 Semaphore::Semaphore(int value) : value_(value) {

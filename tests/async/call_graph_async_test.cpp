@@ -51,5 +51,50 @@ TEST(CallGraphAsync, GatherChildrenAreAwaitedByTheGatheringTask) {
   }
 }
 
+// A TaskGroup's owner, waiting at the end of the block, awaits each child:
+// a child's graph shows it in awaited_by (both shapes of the group).
+Coro<void> group_owner() {
+  corio::TaskGroup tg;
+  tg.create_task(fetch(1, 1), "child");
+  co_await tg.wait();
+}
+
+Coro<void> group_body_owner() {
+  co_await corio::task_group([](corio::TaskGroup& tg) -> Coro<void> {
+    tg.create_task(fetch(1, 1), "child");
+    co_return;
+  });
+}
+
+Coro<void> group_main(Coro<void> owner_coro, FutureCallGraph* child_graph,
+                      FutureCallGraph* owner_graph) {
+  Task<void> owner = corio::create_task(std::move(owner_coro), "owner");
+  co_await probe(owner, child_graph, owner_graph);
+  co_await owner;
+}
+
+void expect_child_awaited_by_owner(const FutureCallGraph& child, const FutureCallGraph& owner) {
+  EXPECT_EQ(owner.awaiting.kind, "gather/wait") << corio::format_call_graph(owner);
+  ASSERT_EQ(owner.awaiting.tasks.size(), 1u) << corio::format_call_graph(owner);
+  EXPECT_EQ(child.task.get_name(), "child");
+  EXPECT_EQ(child.awaiting.kind, "sleep");
+  ASSERT_EQ(child.awaited_by.size(), 1u) << corio::format_call_graph(child);
+  EXPECT_EQ(child.awaited_by[0].task.get_name(), "owner");
+  const std::string text = corio::format_call_graph(child);
+  EXPECT_NE(text.find("+ Awaited by:\n   * Task(name='owner'"), std::string::npos) << text;
+}
+
+TEST(CallGraphAsync, TaskGroupChildrenAreAwaitedByTheOwner) {
+  FutureCallGraph child, owner;
+  run_vt(group_main(group_owner(), &child, &owner));
+  expect_child_awaited_by_owner(child, owner);
+}
+
+TEST(CallGraphAsync, TaskGroupBodyChildrenAreAwaitedByTheOwner) {
+  FutureCallGraph child, owner;
+  run_vt(group_main(group_body_owner(), &child, &owner));
+  expect_child_awaited_by_owner(child, owner);
+}
+
 }  // namespace
 }  // namespace corio_async_test

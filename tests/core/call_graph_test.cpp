@@ -119,6 +119,29 @@ Coro<void> states_main() {
   EXPECT_EQ(corio::capture_call_graph(t).state, "done");
 }
 
+namespace naming {
+// Suspended a second time: g++ then names the frame by its resume function.
+Coro<void> resumed(int rounds, std::string tag) {
+  for (int i = 0; i < rounds; ++i) co_await corio::sleep(1s);
+  co_await corio::sleep(10s);
+  (void)tag;
+}
+}  // namespace naming
+
+Coro<void> naming_main() {
+  Task<void> t = corio::create_task(naming::resumed(2, "x"), "resumed");
+  co_await corio::sleep(3s);
+  FutureCallGraph g = corio::capture_call_graph(t);
+  EXPECT_EQ(g.call_stack.size(), 1u);
+  if (!g.call_stack.empty()) {
+    EXPECT_TRUE(ends_with(g.call_stack[0].function, "::naming::resumed(int, std::string)"))
+        << g.call_stack[0].function;
+  }
+  t.cancel();
+}
+
+TEST(CallGraph, AResumedCoroutineIsNamedAsWritten) { corio_testing::run_vt(naming_main()); }
+
 TEST(CallGraph, NotStartedRunningSuspendedOnAFutureDone) {
   corio_testing::run_vt(states_main());
   EXPECT_FALSE(corio::capture_call_graph().has_value()) << "outside a task";

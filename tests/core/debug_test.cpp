@@ -224,13 +224,14 @@ Coro<void> poke_from_thread(std::string* error, bool* threadsafe_ran) {
   corio::Future<void> done = loop.create_future();
   // Future handles are loop-affine: the thread only carries a pointer.
   corio::Future<void>* done_ptr = &done;
-  std::thread t([&loop, error, threadsafe_ran, done_ptr] {
+  // The hold tells the deadlock check that the thread will post.
+  std::thread t([&loop, error, threadsafe_ran, done_ptr, hold = loop.hold_threadsafe()]() mutable {
     try {
       loop.call_soon([] {});
     } catch (const corio::RuntimeError& e) {
       *error = e.what();
     }
-    loop.call_soon_threadsafe([threadsafe_ran, done_ptr] {
+    hold.post_and_release([threadsafe_ran, done_ptr] {
       *threadsafe_ran = true;
       done_ptr->set_result();
     });

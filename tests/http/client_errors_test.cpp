@@ -192,5 +192,37 @@ TEST(ClientErrors, HeaderInjectionIsRefused) {
   run_bounded(body(), 10s);
 }
 
+// A request that cannot go out (a bad URL, two bodies, a closed session)
+// throws where it is awaited, not where it is made: calling a coroutine
+// runs nothing, and gather() or a task may await it later.
+Coro<void> lazy_errors() {
+  ClientSession s;
+  Coro<ClientResponse> bad_url = s.get("no scheme here");
+  RequestOptions two;
+  two.data = "bytes";
+  two.form.emplace().emplace_back("and", "a form");
+  Coro<ClientResponse> two_bodies = s.post("http://127.0.0.1:9/", std::move(two));
+  co_await s.close();
+  Coro<ClientResponse> after_close = s.get("http://127.0.0.1:9/");
+  int value_errors = 0;
+  for (Coro<ClientResponse>* c : {&bad_url, &two_bodies}) {
+    try {
+      co_await std::move(*c);
+    } catch (const corio::ValueError&) {
+      ++value_errors;
+    }
+  }
+  EXPECT_EQ(value_errors, 2);
+  bool closed = false;
+  try {
+    co_await std::move(after_close);
+  } catch (const corio::http::ClientConnectionError&) {
+    closed = true;
+  }
+  EXPECT_TRUE(closed) << "a request made after close() fails when awaited";
+}
+
+TEST(ClientErrors, RequestsThatCannotGoOutThrowWhenAwaited) { run_bounded(lazy_errors(), 10s); }
+
 }  // namespace
 }  // namespace corio_http_test

@@ -224,6 +224,35 @@ Coro<Response> show(Request& req) {
                            " " + std::string(req.headers().get_or("X-Extra", "-")));
 }
 
+// raise_for_status judges the answer kept: a retried one raises nothing.
+Coro<void> raise_after_retries_body() {
+  Origin o;
+  Server server(quiet());
+  server.route("GET", "/flaky", [&o](Request& r) { return flaky(r, &o); });
+  co_await server.start("127.0.0.1", 0);
+  const std::string url = "http://127.0.0.1:" + std::to_string(server.port()) + "/flaky";
+  ClientOptions co;
+  co.retry = quick(3);
+  co.raise_for_status = true;
+  ClientSession s(co);
+  o = Origin(2, 503);
+  ClientResponse r = co_await s.get(url);
+  EXPECT_EQ(r.status(), 200) << "two retried 503s raised nothing";
+  o = Origin(5, 503);
+  int raised = 0;
+  try {
+    co_await s.get(url);
+  } catch (const ClientResponseError& e) {
+    raised = e.status();
+  }
+  EXPECT_EQ(raised, 503) << "the last try's answer raises";
+  EXPECT_EQ(o.calls, 3);
+  co_await s.close();
+  co_await server.shutdown(1s);
+}
+
+TEST(ClientRetry, RaiseForStatusJudgesOnlyTheAnswerKept) { run_bounded(raise_after_retries_body()); }
+
 Coro<Response> missing(Request&) { co_return Response::text("gone", 410); }
 
 Coro<void> defaults_body() {

@@ -105,5 +105,58 @@ Coro<void> handlers_serve_the_servers_requests() {
 
 TEST(ClientRequests, HandlersServeSamplingElicitationAndRoots) { run_test(handlers_serve_the_servers_requests()); }
 
+Coro<json> accept(const json&, const RequestContext&) { co_return json{{"action", "accept"}}; }
+
+Coro<json> refuse_without_a_list(const json&, const RequestContext&) {
+  throw RpcError(-32042, "URL elicitation required", json{{"elicitations", json::array()}});
+  co_return json();
+}
+
+Coro<void> complete(Session& s, json id) {
+  const json params = {{"elicitationId", std::move(id)}};
+  co_await s.notify("notifications/elicitation/complete", params);
+}
+
+// The spec: a client ignores a completion of an id it was not given, or
+// of one completed already; and a -32042 that lists nothing usable is the
+// plain RpcError it came as.
+Coro<void> completions_only_for_ids_given() {
+  FakeServer server;
+  server.session.on_request("tools/call", refuse_without_a_list);
+  corio::Task<void> serving = corio::create_task(server.session.run());
+  StdioTransport client_side(server.h.from_server, server.h.to_server);
+  Client client(client_side);
+  std::vector<std::string> heard;
+  client.on_elicitation(accept, true);
+  client.on_elicitation_complete([&heard](const std::string& id) { heard.push_back(id); });
+  co_await client.initialize();
+  Session& s = server.session;
+  co_await complete(s, "never-given");
+  const json url = {{"mode", "url"}, {"message", "Go"}, {"url", "https://example.com"}, {"elicitationId", "e-1"}};
+  co_await s.request("elicitation/create", url);
+  co_await complete(s, 7);  // no string id: ignored
+  co_await complete(s, "e-1");
+  co_await complete(s, "e-1");
+  co_await s.request("ping");  // the client has read everything before it
+  EXPECT_EQ(heard, std::vector<std::string>{"e-1"});
+
+  bool typed = false;
+  int code = 0;
+  try {
+    co_await client.call_tool("anything");
+  } catch (const corio::mcp::UrlElicitationRequiredError&) {
+    typed = true;
+  } catch (const RpcError& e) {
+    code = e.code();
+  }
+  EXPECT_FALSE(typed);
+  EXPECT_EQ(code, -32042);
+  co_await client.close();
+  server.h.to_server.close();
+  co_await serving;
+}
+
+TEST(ClientRequests, ElicitationCompletionsOnlyForIdsGiven) { run_test(completions_only_for_ids_given()); }
+
 }  // namespace
 }  // namespace corio_mcp_test

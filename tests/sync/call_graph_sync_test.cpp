@@ -26,6 +26,9 @@ Coro<void> lock_main(corio::Lock* lock) {
     EXPECT_NE(g.call_stack.at(0).function.find("take_lock"), std::string::npos);
     EXPECT_NE(corio::format_call_graph(g).find("awaiting lock 0x"), std::string::npos);
     EXPECT_NE(corio::format_call_graph(g).find("(2 waiting)"), std::string::npos);
+    // Held by the main task, which took it without waiting.
+    EXPECT_TRUE(g.awaiting.held_by.has_value() && *g.awaiting.held_by == *corio::current_task());
+    EXPECT_NE(corio::format_call_graph(g).find(" held by Task(name='"), std::string::npos);
   }
   lock->release();
   co_await a;

@@ -30,7 +30,7 @@ TEST(Cli, UnknownCommandFarFromAnyIsNamedWithoutAGuess) {
 TEST(Cli, NoCommandListsTheCommands) {
   const Ran ran = corio_cli({});
   EXPECT_EQ(ran.code, 2);
-  EXPECT_THAT(ran.err, HasSubstr("a command is required: demo, echo-server, serve, fetch, help"));
+  EXPECT_THAT(ran.err, HasSubstr("a command is required: demo, echo-server, serve, fetch, ps, pstree, stats, help"));
 }
 
 TEST(Cli, UnknownOptionIsNamedWithTheNearestOne) {
@@ -54,7 +54,7 @@ TEST(Cli, TypeErrorsSayWhatWasExpected) {
   EXPECT_THAT(word.err, HasSubstr("--section: 'abc' is not a whole number"));
   const Ran range = corio_cli({"demo", "--section", "99"});
   EXPECT_EQ(range.code, 2);
-  EXPECT_THAT(range.err, HasSubstr("--section: 99 is not in 1-13"));
+  EXPECT_THAT(range.err, HasSubstr("--section: 99 is not in 1-15"));
   const Ran seconds = corio_cli({"fetch", "--timeout", "soon"});
   EXPECT_EQ(seconds.code, 2);
   EXPECT_THAT(seconds.err, HasSubstr("--timeout: 'soon' is not a number"));

@@ -74,6 +74,15 @@ constexpr Section kSections[] = {
      "A local news site answers each page after 0.5 s, and the knicks page with a 500:\n"
      "gather(return_exceptions) inside wait_for, five GETs at once on one ClientSession.",
      "fetch_all_news"},
+    {"deadlock: a lock cycle, and the loop's report instead of silence",
+     "Two transfers take two account locks in opposite orders and wait for each other forever.\n"
+     "The loop sees that nothing can wake them and reports the cycle with both await chains.",
+     "deadlock"},
+    {"call graphs: what a gather of fetches waits on, and where",
+     "Three fetches in a gather, two waiting for their sites, one for a connection slot: each\n"
+     "task's call graph names its chain of coroutines with the file:line of each co_await,\n"
+     "what the innermost waits on, and the task awaiting it (`corio pstree PID` from outside).",
+     "call_graph"},
 };
 constexpr int kSectionCount = static_cast<int>(std::size(kSections));
 
@@ -124,7 +133,7 @@ Command demo_command() {
       "demo",
       "Run the ports of the Python asyncio tutorial programs (gather, create_task, wait_for, "
       "shield, cancellation, TaskGroup, Lock, to_thread and debug mode, Queue, Semaphore, "
-      "team news, MCP, HTTP fetch), narrated",
+      "team news, MCP, HTTP fetch, a deadlock, call graphs), narrated",
       "corio demo --section 3",
       [opts](Options& o) {
         o.option("--section", opts->section,

@@ -50,6 +50,9 @@ struct LoopCore {
   std::atomic<TaskBase*> running_task{nullptr};
   // run_in_executor calls not yet back on the loop; close() waits for them.
   std::size_t executor_calls = 0;
+  // Watched fds and signal handlers of the runtime's own, which cannot wake a
+  // task (LoopAccess::add_internal_watcher).
+  std::size_t internal_watchers = 0;
   // Debug mode, latched for a whole ready batch: while on, each task step
   // leaves a reference to its task in stepped_task for the loop to time and
   // name the step.

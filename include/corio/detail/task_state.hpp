@@ -21,6 +21,8 @@
 
 namespace corio::detail {
 
+class TaskBase;
+
 // What an await point says about itself in a call graph (call_graph.hpp);
 // filled by its describe function, without allocating.
 struct AwaitInfo {
@@ -31,6 +33,9 @@ struct AwaitInfo {
   int fd = -1;           // socket operations
   bool write = false;
   std::span<FutureStateBase* const> awaited;  // futures and tasks awaited
+  // The task holding the awaited Lock. It may have ended without releasing
+  // it: readers compare it with live tasks before following it.
+  const TaskBase* holder = nullptr;
 };
 
 struct AwaitPoint {

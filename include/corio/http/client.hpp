@@ -72,6 +72,7 @@ struct Deadline;
 struct Exchange;
 struct PreparedRequest;
 struct ProxyConfig;
+struct TryOptions;
 }
 
 /// aiohttp's ClientTimeout; an empty field is no limit.
@@ -207,12 +208,10 @@ class ClientSession {
   std::size_t idle_connections() const noexcept;  ///< pooled connections not in use
 
  private:
-  Coro<ClientResponse> follow(detail::PreparedRequest req, const RequestOptions& opts);
-  Coro<ClientResponse> with_retries(const detail::PreparedRequest& req, const RequestOptions& opts,
-                                    const RetryPolicy& retry);
+  Coro<ClientResponse> follow(detail::PreparedRequest req, detail::TryOptions opts);
+  Coro<ClientResponse> with_retries(detail::PreparedRequest req, detail::TryOptions opts,
+                                    RetryPolicy retry);
   Url resolve_url(std::string_view url) const;
-  Coro<ClientResponse> send(detail::PreparedRequest req, detail::Deadline deadline,
-                            std::vector<Redirect> history);
   Coro<detail::Exchange> exchange(const detail::PreparedRequest& req,
                                   const detail::Deadline& deadline);
   Coro<detail::Exchange> exchange_once(const detail::PreparedRequest& req,

@@ -26,10 +26,19 @@
 /// for the fields it leaves out (SEP-1034), so a handler may return only
 /// what the user changed.
 ///
+/// URL-mode elicitations (on_elicitation(..., true)) end out of band: the
+/// server says so with notifications/elicitation/complete, which
+/// on_elicitation_complete() and wait_elicitation_complete() surface for
+/// the ids the client was given (in an elicitation/create, or in the
+/// UrlElicitationRequiredError a call_tool() threw), once each; other ids
+/// are ignored, as the spec asks.
+///
 /// Suspends: initialize/list_tools/call_tool until the server answers;
 /// close() until the reader has stopped. Resumed by: the loop (the pipes).
 #pragma once
 
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -37,6 +46,7 @@
 #include <corio/mcp/jsonrpc.hpp>
 #include <corio/mcp/session.hpp>
 #include <corio/mcp/transport.hpp>
+#include <corio/mcp/url_elicitation.hpp>
 #include <corio/task.hpp>
 
 namespace corio::mcp {
@@ -62,6 +72,13 @@ class Client {
   /// ElicitResult ({"action": "accept"|"decline"|"cancel", "content"?}).
   /// Declares "elicitation" with form mode, and URL mode if url_mode.
   void on_elicitation(Session::RequestHandler handler, bool url_mode = false);
+  /// Called with the id of each URL elicitation the server says is
+  /// complete (notifications/elicitation/complete), once per id.
+  void on_elicitation_complete(std::function<void(const std::string& elicitation_id)> handler);
+  /// Until the server says the URL elicitation by this id is complete (at
+  /// once if it did since the id was given). It waits however long that
+  /// takes, a session that ends included: bound it with wait_for().
+  Coro<void> wait_elicitation_complete(std::string elicitation_id);
   /// The roots the server's roots/list gets; declares "roots" with
   /// listChanged. update_roots() changes them after initialize and tells
   /// the server (notifications/roots/list_changed).
@@ -76,7 +93,8 @@ class Client {
   /// Every tool, following nextCursor through all pages.
   Coro<json> list_tools();
   /// The CallToolResult (content, isError, structuredContent?); a protocol
-  /// error is an RpcError. progress_token, if given, asks for progress.
+  /// error is an RpcError (-32042 with URL elicitations listed: a
+  /// UrlElicitationRequiredError). progress_token, if given, asks for progress.
   Coro<json> call_tool(std::string name, json arguments = json::object(),
                        json progress_token = nullptr);
   /// Stops reading and waits for the reader; the caller then closes the
@@ -84,9 +102,12 @@ class Client {
   Coro<void> close();
 
  private:
+  struct UrlElicitations;  // the ids given, those completed, who waits (client.cpp)
+
   Coro<json> elicit(const json& params, const RequestContext& ctx);
 
   Session session_;
+  std::unique_ptr<UrlElicitations> url_elicitations_;
   Session::RequestHandler elicitation_;
   bool sampling_ = false, url_elicitation_ = false;
   std::optional<json> roots_;

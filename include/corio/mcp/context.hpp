@@ -27,6 +27,7 @@
 #include <corio/coro.hpp>
 #include <corio/mcp/jsonrpc.hpp>
 #include <corio/mcp/session.hpp>
+#include <corio/mcp/url_elicitation.hpp>
 
 namespace corio::mcp {
 
@@ -95,9 +96,12 @@ struct Root {
 class Context {
  public:
   /// min_level: what the client set with logging/setLevel; client: what it
-  /// declared (nullptr: nothing, so it can be asked nothing).
-  Context(const RequestContext& request, LogLevel min_level, const ClientInfo* client = nullptr)
-      : request_(request), min_level_(min_level), client_(client) {}
+  /// declared (nullptr: nothing, so it can be asked nothing); url_sent:
+  /// where elicit_url() notes the ids it sends to this client, which
+  /// Server::complete_elicitation() finds the client by (nullptr: nowhere).
+  Context(const RequestContext& request, LogLevel min_level, const ClientInfo* client = nullptr,
+          ElicitationIds* url_sent = nullptr)
+      : request_(request), min_level_(min_level), client_(client), url_sent_(url_sent) {}
   /// The id of the tools/call request being served.
   const json& request_id() const noexcept { return request_.id; }
   /// What the client declared in initialize (nothing, if unknown).
@@ -129,7 +133,9 @@ class Context {
   /// (schema.hpp): content that does not match throws RpcError(-32602).
   Coro<ElicitResult> elicit(std::string message, json requested_schema);
   /// URL mode (capability elicitation.url): the user goes to url; the
-  /// answer says whether they agreed to, not what they did there.
+  /// answer says whether they agreed to, not what they did there. When the
+  /// interaction there is over, Server::complete_elicitation(elicitation_id)
+  /// tells the client (notifications/elicitation/complete).
   Coro<ElicitResult> elicit_url(std::string message, std::string url, std::string elicitation_id);
   /// roots/list (capability roots).
   Coro<std::vector<Root>> list_roots();
@@ -148,6 +154,7 @@ class Context {
   const RequestContext& request_;
   LogLevel min_level_;
   const ClientInfo* client_;
+  ElicitationIds* url_sent_;
 };
 
 }  // namespace corio::mcp

@@ -42,9 +42,16 @@
 /// add_method() serves any other request, add_notification() any other
 /// notification, with the same lifecycle rules (after initialize).
 ///
+/// URL-mode elicitation: a tool sends the user somewhere (Context::elicit_url)
+/// or answers its call with UrlElicitationRequiredError (-32042, the sites
+/// the user must visit first); complete_elicitation(id) then tells the
+/// client the elicitation by that id went to (and only it) that the
+/// interaction is over, with notifications/elicitation/complete.
+///
 /// Notifications the server sends on its own (list changes, resource
-/// updates) belong to no request: over Streamable HTTP they go to the
-/// client's GET stream, and are dropped for a client without one.
+/// updates, completed elicitations) belong to no request: over Streamable
+/// HTTP they go to the client's GET stream, and are dropped for a client
+/// without one.
 #pragma once
 
 #include <functional>
@@ -212,6 +219,10 @@ class Server {
   bool remove_prompt(std::string_view name);
   /// notifications/resources/updated to the clients subscribed to uri.
   void notify_resource_updated(std::string_view uri);
+  /// notifications/elicitation/complete to the client a URL elicitation by
+  /// this id went to (elicit_url(), or a UrlElicitationRequiredError a
+  /// call answered with). False if none did (or it was completed already).
+  bool complete_elicitation(std::string_view elicitation_id);
   /// Answers completion/complete with handler (and declares completions).
   void on_completion(CompletionHandler handler);
   /// Called when a client says its roots changed (then ask with list_roots).
@@ -246,6 +257,7 @@ class Server {
     LogLevel min_log_level = LogLevel::info;
     bool initialized = false;  // an initialize was accepted (its answer may still be going out)
     std::set<std::string, std::less<>> subscriptions;  // resource uris
+    ElicitationIds url_elicitations;                    // sent to it, not yet completed
     std::vector<json> outbox;  // notifications of the server's own, to send
     Event pending;             // set while outbox holds some
   };
@@ -273,7 +285,7 @@ class Server {
   // -32602 for params that are no object or an initialize without its fields.
   static void admit(const Message& m, Peer& peer);
   json initialize(const json& params, Session& session, Peer& peer);
-  Coro<json> call_tool(const json& params, const RequestContext& rc, const Peer& peer);
+  Coro<json> call_tool(const json& params, const RequestContext& rc, Peer& peer);
   Coro<json> read_resource(const json& params);
   Coro<json> get_prompt(const json& params);
   Coro<json> complete(const json& params);

@@ -167,7 +167,7 @@ class Session {
     std::string method;
     CallbackId forget;  // its done-callback, which takes it out of running_
   };
-  std::map<std::string, Running, std::less<>> running_;  // by id.dump()
+  std::map<std::string, Running, std::less<>> running_;  // by the id (src/mcp/request_key.hpp)
   std::map<std::int64_t, Future<json>> awaiting_;           // our requests, by id
   std::int64_t next_id_ = 1;
   Event idle_;       // set whenever running_ is empty

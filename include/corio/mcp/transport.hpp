@@ -48,6 +48,11 @@ class Transport {
   /// through send()) or cancelled (no answer, as MCP asks). A stream kept
   /// for it can end.
   virtual void request_done(const json& /*id*/) noexcept {}
+  /// The answer to the peer's request with this id just went through
+  /// send(): nothing more will be sent for it (request_done() follows, a
+  /// turn of the loop later). Streamable HTTP answers a request whose only
+  /// message is its answer with a JSON body.
+  virtual void request_answered(const json& /*id*/) noexcept {}
   /// Ends the stream that carries the peer's request with this id now, the
   /// request running on (Streamable HTTP: the client resumes the stream
   /// later); nothing where there is one channel (stdio).
