@@ -229,8 +229,9 @@ class [[nodiscard]] Coro {
       if (detail::InlineScope scope; scope.entered()) {
         p.set_continuation(awaiting, true, coro_parent);
         h_.resume();
+        if (h_.done()) return false;  // the common case: no store back into a dead frame
         p.clear_inline();
-        return !h_.done();
+        return true;
       }
       p.set_continuation(awaiting, false, coro_parent);
       detail::transfer_to(h_);

@@ -328,10 +328,13 @@ class EventLoop : private detail::LoopCore {
   void queue_expired_timers();
   void destroy_pending_tasks() noexcept;
   // Deadlock detection (deadlock.cpp), only when the loop would block with no
-  // timer: whether anything but a task could still wake a task, and the check.
+  // timer and tasks are pending: whether anything but a task could still wake
+  // a task, and the check, which returns the poll timeout after it.
   bool can_wake() const noexcept;
-  void check_deadlock() noexcept;
-  void release_threadsafe_hold() noexcept;
+  std::size_t io_watchers() const noexcept;  // fds, socket waits, signal handlers
+  double check_deadlock();
+  void report_deadlock() noexcept;
+  void note_foreign_post() noexcept;
   // run_forever() on behalf of run_until_complete(main): raise mode fails main.
   void run_forever_for(detail::FutureStateBase* main);
   void rethrow_deadlock(detail::FutureStateBase* main);

@@ -20,10 +20,11 @@ namespace corio {
 class [[nodiscard]] SleepAwaiter : private detail::AwaitPoint, private detail::TimerNode {
  public:
   /// A sleep of `seconds` (0 or less: one pass of the loop).
-  explicit SleepAwaiter(double seconds) noexcept : delay_(seconds) {}
+  /// (Its ops are set once, here: no null first and a second store when it suspends.)
+  explicit SleepAwaiter(double seconds) noexcept : AwaitPoint{&kOps}, delay_(seconds) {}
   /// Movable until awaited (it holds only the delay then), so that
   /// `wait_for(sleep(10s), 20ms)` can carry it into the combinator's frame.
-  SleepAwaiter(SleepAwaiter&& o) noexcept : delay_(o.delay_) {}
+  SleepAwaiter(SleepAwaiter&& o) noexcept : AwaitPoint{&kOps}, delay_(o.delay_) {}
   SleepAwaiter& operator=(const SleepAwaiter&) = delete;
   ~SleepAwaiter() {
     if (in_heap()) detail::LoopAccess::remove_timer(*loop_, this);
@@ -34,7 +35,6 @@ class [[nodiscard]] SleepAwaiter : private detail::AwaitPoint, private detail::T
   /// Sets the timer (or queues the task for the next iteration).
   void await_suspend(std::coroutine_handle<> h) {
     task_ = &detail::current_task_for("sleep()");
-    ops = &kOps;
     if (delay_ > 0) {
       loop_ = &task_->loop()->loop();
       expire = &on_expire;

@@ -19,8 +19,8 @@ namespace corio {
 namespace {
 
 using detail::CoroPromiseBase;
-using detail::task_label;
 using detail::FutureStateBase;
+using detail::task_label;
 using detail::TaskBase;
 
 // A chain deeper than this is cut: a report must stay readable and bounded

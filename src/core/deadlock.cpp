@@ -17,7 +17,13 @@
 // a Queue get with no producer left): a lost wake-up. Each stuck task's call
 // graph follows. A task suspended at an awaitable foreign to corio is not
 // judged (its awaitable may have a way of its own to be woken): no report.
+// Nor is a lost wake-up while a thread that is not corio's lives: it may call
+// call_soon_threadsafe without a ThreadsafeHold (a cycle is reported still:
+// no post can make its tasks stop awaiting each other).
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -25,7 +31,26 @@
 #include <corio/call_graph.hpp>
 #include <corio/event_loop.hpp>
 
+#include "runtime_threads.hpp"
+
 namespace corio {
+
+// num_threads is /proc/self/stat's 20th field, the 18th after the ')' that
+// ends the command name (which may hold spaces and parentheses).
+bool detail::foreign_threads_exist() noexcept {
+  char buf[1024];
+  std::FILE* f = std::fopen("/proc/self/stat", "re");
+  if (!f) return true;
+  const std::size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+  std::fclose(f);
+  buf[n] = '\0';
+  const char* p = std::strrchr(buf, ')');
+  for (int field = 2; p && field < 20; ++field) p = std::strchr(p + 1, ' ');
+  if (!p) return true;
+  const long threads = std::strtol(p + 1, nullptr, 10);
+  return threads > 1 + static_cast<long>(g_runtime_threads.load(std::memory_order_relaxed));
+}
+
 namespace {
 
 // Bounds on the report: it must stay readable with 100,000 stuck tasks.
@@ -79,7 +104,8 @@ std::vector<Cycle> find_cycles(const std::vector<std::vector<std::size_t>>& edge
         color[to] = grey;
         stack.emplace_back(to, 0);
       } else if (color[to] == grey && cycles.size() < kMaxCycles) {
-        auto from = std::find_if(stack.begin(), stack.end(), [to](auto& e) { return e.first == to; });
+        auto from =
+            std::find_if(stack.begin(), stack.end(), [to](auto& e) { return e.first == to; });
         Cycle c;
         for (; from != stack.end(); ++from) c.push_back(from->first);
         std::rotate(c.begin(), std::min_element(c.begin(), c.end()), c.end());
@@ -110,24 +136,61 @@ std::optional<Finding> find_deadlock(detail::LoopCore& loop) {
                        graphs.size(), graphs.size() == 1 ? "" : "s");
   for (const Cycle& c : cycles) f.text += format_cycle(graphs, c);
   if (cycles.empty()) {
+    if (detail::foreign_threads_exist()) return std::nullopt;
     f.text += "no cycle: each waits for something no task is left to do (a lost wake-up)\n";
   } else {
     f.culprit = graphs[cycles.front().front()].task;
   }
   for (std::size_t i = 0; i < graphs.size() && i < kMaxGraphs; ++i)
     f.text += format_call_graph(graphs[i]);
-  if (graphs.size() > kMaxGraphs) f.text += fmt::format("... and {} more\n", graphs.size() - kMaxGraphs);
+  if (graphs.size() > kMaxGraphs)
+    f.text += fmt::format("... and {} more\n", graphs.size() - kMaxGraphs);
   f.text.pop_back();
   return f;
 }
 
 }  // namespace
 
+ThreadsafeHold EventLoop::hold_threadsafe() {
+  check_open();
+  threadsafe_holds.fetch_add(1, std::memory_order_relaxed);
+  return ThreadsafeHold(this);
+}
+
+// A post of nothing: under the loop's mutex, with a wake-up, since the loop
+// may be blocked because of this hold and must check again without it.
+void ThreadsafeHold::reset() noexcept {
+  if (EventLoop* loop = std::exchange(loop_, nullptr)) (void)loop->post_threadsafe(nullptr, true);
+}
+
+Handle ThreadsafeHold::post_and_release(std::function<void()> fn) {
+  EventLoop* loop = std::exchange(loop_, nullptr);
+  if (!loop) throw RuntimeError("post_and_release() on an empty ThreadsafeHold");
+  return loop->post_callback(std::move(fn), true);
+}
+
+void EventLoop::note_foreign_post() noexcept {
+  const std::thread::id owner = owner_thread_.load(std::memory_order_relaxed);
+  if (owner != std::thread::id{} && owner != std::this_thread::get_id())
+    foreign_poster.store(true, std::memory_order_relaxed);
+}
+
+bool EventLoop::can_wake() const noexcept {
+  const std::size_t sources =
+      io_watchers() + executor_calls + threadsafe_holds.load(std::memory_order_acquire);
+  return sources > internal_watchers || foreign_poster.load(std::memory_order_relaxed);
+}
+
+double EventLoop::check_deadlock() {
+  if (on_deadlock != OnDeadlock::ignore && !can_wake()) report_deadlock();
+  return poll_timeout();  // what the report's handler (or raise mode) woke runs now
+}
+
 // Raise mode fails the future run_until_complete runs: a task is cancelled,
 // so that its frames unwind (their destructors release what they hold), and
 // run_until_complete turns the CancelledError into the DeadlockError, as
 // timeout() turns its cancellation into TimeoutError.
-void EventLoop::check_deadlock() noexcept {
+void EventLoop::report_deadlock() noexcept {
   try {
     std::optional<Finding> found = find_deadlock(*this);
     if (!found || found->ids == deadlock_reported_) return;
@@ -144,7 +207,8 @@ void EventLoop::check_deadlock() noexcept {
     }
     call_exception_handler({found->text, nullptr, found->culprit});
   } catch (...) {  // out of memory for the report: the loop waits as it would have
-    report_to_stderr({"deadlock detected; its report failed", std::current_exception(), std::nullopt});
+    report_to_stderr(
+        {"deadlock detected; its report failed", std::current_exception(), std::nullopt});
   }
 }
 

@@ -100,10 +100,6 @@ struct EventLoop::Impl {
   detail::ReadyQueue ts_queue;        // each node owns itself or a reference
   std::atomic<bool> ts_pending{false};
   bool ts_closed = false;
-  std::atomic<std::size_t> ts_holds{0};  // live ThreadsafeHolds
-  // A thread other than the loop's posted without a hold: it may post again,
-  // so the deadlock check no longer judges (false reports are worse).
-  std::atomic<bool> foreign_poster{false};
 
   detail::ReadyNode* take_posted() {
     std::lock_guard lock(ts_mutex);
@@ -233,11 +229,8 @@ int EventLoop::wait_for_io(double timeout) {
 
 void EventLoop::poll_io(double timeout) {
   Impl& im = *impl_;
-  if (timeout < 0 && !tasks.empty() && on_deadlock != OnDeadlock::ignore && !can_wake())
-      [[unlikely]] {
-    check_deadlock();
-    timeout = poll_timeout();  // what the report's handler (or raise mode) woke runs now
-  }
+  if (timeout < 0 && !tasks.empty()) [[unlikely]]
+    timeout = check_deadlock();
   const bool busy = timeout == 0;
   const bool io_wanted = im.watched_fds > 0 || im.parked_io > 0;
   if (!busy || (io_wanted && ++busy_iterations_ >= kIoPollInterval)) {
@@ -351,9 +344,7 @@ Handle EventLoop::call_soon_threadsafe(std::function<void()> fn) {
 }
 
 Handle EventLoop::post_callback(std::function<void()> fn, bool release_hold) {
-  const std::thread::id owner = owner_thread_.load(std::memory_order_relaxed);
-  if (!release_hold && owner != std::thread::id{} && owner != std::this_thread::get_id())
-    impl_->foreign_poster.store(true, std::memory_order_relaxed);
+  if (!release_hold) note_foreign_post();
   auto* h = new detail::CallbackHandle(this, std::move(fn));
   h->ReadyNode::fn = &run_handle;
   h->queued = true;
@@ -370,13 +361,17 @@ Handle EventLoop::post_callback(std::function<void()> fn, bool release_hold) {
 // touches the loop again, so close() (which takes the mutex) cannot free the
 // loop under a poster's feet. Only the first post of a batch wakes anyone;
 // later ones find the loop already woken for the batch. A ThreadsafeHold
-// ends under the same lock as its last post: the loop may be destroyed as
-// soon as that post has run.
+// ends under the same lock as its last post (the loop may be destroyed as
+// soon as that post has run), or with no node, with a wake-up only.
 bool EventLoop::post_threadsafe(detail::ReadyNode* node, bool release_hold) {
   Impl& im = *impl_;
   std::lock_guard lock(im.ts_mutex);
-  if (release_hold) im.ts_holds.fetch_sub(1, std::memory_order_release);
+  if (release_hold) threadsafe_holds.fetch_sub(1, std::memory_order_release);
   if (im.ts_closed) return false;
+  if (!node) {
+    im.poller->wakeup();
+    return true;
+  }
   const bool first = im.ts_queue.empty();
   im.ts_queue.push(node);
   if (first) {
@@ -387,37 +382,8 @@ bool EventLoop::post_threadsafe(detail::ReadyNode* node, bool release_hold) {
   return true;
 }
 
-ThreadsafeHold EventLoop::hold_threadsafe() {
-  check_open();
-  impl_->ts_holds.fetch_add(1, std::memory_order_relaxed);
-  return ThreadsafeHold(this);
-}
-
-// As a post, under the mutex and with a wake-up: the loop may be blocked
-// because of this hold, and must check again without it.
-void EventLoop::release_threadsafe_hold() noexcept {
-  Impl& im = *impl_;
-  std::lock_guard lock(im.ts_mutex);
-  im.ts_holds.fetch_sub(1, std::memory_order_release);
-  if (!im.ts_closed) im.poller->wakeup();
-}
-
-void ThreadsafeHold::reset() noexcept {
-  if (EventLoop* loop = std::exchange(loop_, nullptr)) loop->release_threadsafe_hold();
-}
-
-Handle ThreadsafeHold::post_and_release(std::function<void()> fn) {
-  EventLoop* loop = std::exchange(loop_, nullptr);
-  if (!loop) throw RuntimeError("post_and_release() on an empty ThreadsafeHold");
-  return loop->post_callback(std::move(fn), true);
-}
-
-bool EventLoop::can_wake() const noexcept {
-  const Impl& im = *impl_;
-  const std::size_t sources = im.watched_fds + im.parked_io + executor_calls +
-                              (signals_ ? signals_->handler_count() : 0) +
-                              im.ts_holds.load(std::memory_order_acquire);
-  return sources > internal_watchers || im.foreign_poster.load(std::memory_order_relaxed);
+std::size_t EventLoop::io_watchers() const noexcept {
+  return impl_->watched_fds + impl_->parked_io + (signals_ ? signals_->handler_count() : 0);
 }
 
 void EventLoop::add_timer(detail::TimerNode* node, double when) { impl_->timers.push(node, when); }

@@ -8,8 +8,10 @@
 //  - at the next step with the flag set, the await point the task stopped
 //    at is marked interrupted and its await_resume throws CancelledError; a
 //    task that has not started yet finishes cancelled without running.
+#include <typeinfo>
 #include <vector>
 
+#include <cxxabi.h>
 #include <fmt/format.h>
 
 #include <corio/call_graph.hpp>
@@ -37,7 +39,13 @@ struct TaskExtra {
   std::vector<AwaitSite> unwind;
 };
 
+// A CancelledError is how most tasks that end early end, and its trace is
+// never shown (a cancelled task is no "never retrieved" report): it costs no
+// TaskExtra and no vector. Its type is read off the exception in flight,
+// without rethrowing it. (An exception derived from CancelledError is traced.)
 void CoroPromiseBase::note_unwind(const AwaitSite& site) noexcept {
+  const std::type_info* type = abi::__cxa_current_exception_type();
+  if (type && *type == typeid(CancelledError)) return;
   if (TaskBase* t = tls_current_task) t->note_unwind(site);
 }
 
@@ -172,9 +180,9 @@ int TaskBase::uncancel() noexcept {
 }
 
 bool TaskBase::step() noexcept {
-  task_flags_ &= ~kQueued;
-  if (done()) return false;
-  if (task_flags_ & kMustCancel) {
+  if (done() || (task_flags_ & kMustCancel)) [[unlikely]] {
+    task_flags_ &= ~kQueued;
+    if (done()) return false;
     if (!(task_flags_ & kStarted)) {
       destroy_root();
       finish_from_root(std::make_exception_ptr(CancelledError(cancel_message())));
@@ -186,7 +194,7 @@ bool TaskBase::step() noexcept {
     if (waiting_on_) task_flags_ = (task_flags_ & ~kMustCancel) | kInterrupt;
   }
   waiting_on_ = nullptr;
-  task_flags_ |= kStarted;
+  task_flags_ = (task_flags_ & ~kQueued) | kStarted;  // one store on the common path
   if (loop_->timing_steps) [[unlikely]] {  // the loop times the step, then releases this
     add_ref(this);
     loop_->stepped_task = this;

@@ -7,6 +7,8 @@
 #include <corio/errors.hpp>
 #include <corio/executor.hpp>
 
+#include "runtime_threads.hpp"
+
 namespace corio {
 
 namespace {
@@ -75,6 +77,7 @@ void ThreadPoolExecutor::submit(std::unique_ptr<ExecutorJob> job) {
 }
 
 void ThreadPoolExecutor::worker() noexcept {
+  const detail::RuntimeThread counted;
   std::unique_lock lock(mutex_);
   for (;;) {
     ++idle_;

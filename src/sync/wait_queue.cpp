@@ -35,8 +35,7 @@ bool WaitQueue::Waiter::on_cancel(AwaitPoint* p, const std::string&) noexcept {
   return true;
 }
 
-void WaitQueue::Waiter::await_resume() {
-  if (!task_) return;  // never suspended: the primitive was free
+void WaitQueue::Waiter::resume_after_wait() {
   if (task_->interrupt_pending() && grant_) {
     if (abandon_) abandon_(primitive_, std::exchange(grant_, 0));
   }

@@ -245,6 +245,41 @@ TEST_F(Allocations, CreateTaskReusesPooledFramesInSteadyState) {
   }
 }
 
+Coro<void> parked_deep() { co_await corio::sleep(1h); }
+Coro<void> parked_chain() { co_await parked_deep(); }
+
+// Each round starts a task that parks two Coros deep, cancels it and awaits
+// it; returns how many of them did not end in CancelledError.
+Coro<int> cancel_parked_tasks(int rounds, Window* w) {
+  int not_cancelled = 0;
+  for (int i = 0; i <= rounds; ++i) {
+    w->at_round(i);
+    if (i == rounds) break;
+    auto t = corio::create_task(parked_chain());
+    co_await corio::sleep(0s);  // t runs and parks in its sleep
+    t.cancel();
+    try {
+      co_await t;
+      ++not_cancelled;
+    } catch (const corio::CancelledError&) {
+    }
+  }
+  co_return not_cancelled;
+}
+
+// The CancelledError unwinding through a task's Coros records no traceback
+// (nothing reports it), so it allocates nothing past the task itself.
+TEST_F(Allocations, CancellingAParkedChainRecordsNoTraceback) {
+  EventLoop loop(virtual_time());
+  Window w;
+  EXPECT_EQ(loop.run_until_complete(cancel_parked_tasks(kWarmup + kRounds, &w)), 0);
+  if (kFramePool) {
+    EXPECT_EQ(w.allocs, 0u);
+  } else {
+    EXPECT_LE(w.allocs, 3u * kRounds);  // task state and two frames, nothing else
+  }
+}
+
 struct CallSoonState {
   EventLoop* loop;
   Window* w;

@@ -4,12 +4,13 @@
 // lets the loop block on that one thing alone (ActOnIdle runs the peer after
 // the check looked) and asserts that no report came.
 #include <pthread.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <csignal>
 #include <future>
 #include <thread>
+
+#include <sys/socket.h>
 
 #include "sync/idle_action.hpp"
 #include "sync/sync_support.hpp"
@@ -135,7 +136,8 @@ TEST(DeadlockQuiet, ADroppedThreadsafeHoldLeavesTheDeadlockReported) {
   loop.run_until_complete(wait_for_thread(&ev, &poster, false, clock));
   poster.join();
   ASSERT_EQ(messages.size(), 1u);
-  EXPECT_TRUE(corio_testing::starts_with(messages[0], "deadlock: every task is suspended")) << messages[0];
+  EXPECT_TRUE(corio_testing::starts_with(messages[0], "deadlock: every task is suspended"))
+      << messages[0];
   EXPECT_NE(messages[0].find("awaiting event"), std::string::npos) << messages[0];
 }
 

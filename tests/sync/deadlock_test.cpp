@@ -43,9 +43,7 @@ bool contains(const std::string& s, const std::string& part) {
   return s.find(part) != std::string::npos;
 }
 
-std::string at_line(unsigned line) {
-  return fmt::format("deadlock_test.cpp', line {}, in ", line);
-}
+std::string at_line(unsigned line) { return fmt::format("deadlock_test.cpp', line {}, in ", line); }
 
 unsigned g_first_line = 0, g_second_line = 0;
 
@@ -79,8 +77,9 @@ TEST(Deadlock, LockCycleIsReportedOnceWithBothTasksLocksAndLines) {
   ASSERT_EQ(reports.texts.size(), 1u);
   const std::string& text = reports.texts[0];
   EXPECT_TRUE(contains(text, "(3 tasks)")) << text;
-  EXPECT_TRUE(contains(text, "cycle: Task(name='left', id=2) -> Task(name='right', id=3) -> "
-                             "Task(name='left', id=2)\n"))
+  EXPECT_TRUE(contains(text,
+                       "cycle: Task(name='left', id=2) -> Task(name='right', id=3) -> "
+                       "Task(name='left', id=2)\n"))
       << text;
   EXPECT_TRUE(contains(text, fmt::format("* Task(name='left', id=2) awaiting lock {} (1 waiting) "
                                          "held by Task(name='right', id=3)",
@@ -110,9 +109,7 @@ Coro<void> task_cycle_main(DeadlockReports* reports) {
   Task<void> slots[2];
   slots[0] = corio::create_task(await_slot(&slots[1], &g_first_line), "alpha");
   slots[1] = corio::create_task(await_slot(&slots[0], &g_second_line), "beta");
-  reports->resolve = [alpha = slots[0]](const corio::ExceptionContext&) mutable {
-    alpha.cancel();
-  };
+  reports->resolve = [alpha = slots[0]](const corio::ExceptionContext&) mutable { alpha.cancel(); };
   co_await ignore_cancel(slots[0]);
   co_await ignore_cancel(slots[1]);
 }
@@ -122,8 +119,9 @@ TEST(Deadlock, TasksAwaitingEachOtherAreACycle) {
   corio::run(task_cycle_main(&reports), virtual_time());
   ASSERT_EQ(reports.texts.size(), 1u);
   const std::string& text = reports.texts[0];
-  EXPECT_TRUE(contains(text, "cycle: Task(name='alpha', id=2) -> Task(name='beta', id=3) -> "
-                             "Task(name='alpha', id=2)\n"))
+  EXPECT_TRUE(contains(text,
+                       "cycle: Task(name='alpha', id=2) -> Task(name='beta', id=3) -> "
+                       "Task(name='alpha', id=2)\n"))
       << text;
   EXPECT_TRUE(contains(text, "awaiting task on Task(name='beta', id=3)")) << text;
   EXPECT_TRUE(contains(text, "awaiting task on Task(name='alpha', id=2)")) << text;
@@ -156,8 +154,9 @@ TEST(Deadlock, LostWakeUpsNameWhatEachTaskWaitsOn) {
   ASSERT_EQ(reports.texts.size(), 1u);
   const std::string& text = reports.texts[0];
   EXPECT_TRUE(contains(text, "no cycle: each waits for something no task is left to do"));
-  EXPECT_TRUE(contains(text, fmt::format("* Task(name='waiter', id=2) awaiting event {} (1 waiting)",
-                                         static_cast<const void*>(&ev))))
+  EXPECT_TRUE(
+      contains(text, fmt::format("* Task(name='waiter', id=2) awaiting event {} (1 waiting)",
+                                 static_cast<const void*>(&ev))))
       << text;
   EXPECT_TRUE(contains(text, "* Task(name='getter', id=3) awaiting queue get 0x")) << text;
   EXPECT_TRUE(contains(text, "sync_support.hpp', line ")) << text;
@@ -187,8 +186,9 @@ TEST(Deadlock, RaiseModeFailsMainWithDeadlockError) {
     what = e.what();
   }
   EXPECT_TRUE(corio_testing::starts_with(what, kHeadline)) << what;
-  EXPECT_TRUE(contains(what, "cycle: Task(name='Task-1', id=1) -> Task(name='other', id=2) -> "
-                             "Task(name='Task-1', id=1)"))
+  EXPECT_TRUE(contains(what,
+                       "cycle: Task(name='Task-1', id=1) -> Task(name='other', id=2) -> "
+                       "Task(name='Task-1', id=1)"))
       << what;
   EXPECT_EQ(reports.size(), 0u) << reports.joined();
   EXPECT_FALSE(a.locked());

@@ -53,6 +53,11 @@ struct LoopCore {
   // Watched fds and signal handlers of the runtime's own, which cannot wake a
   // task (LoopAccess::add_internal_watcher).
   std::size_t internal_watchers = 0;
+  // Live ThreadsafeHolds, and whether a thread other than the loop's posted
+  // without one (it may post again: the deadlock check stops judging, since a
+  // false report is worse than none). Written by other threads.
+  std::atomic<std::size_t> threadsafe_holds{0};
+  std::atomic<bool> foreign_poster{false};
   // Debug mode, latched for a whole ready batch: while on, each task step
   // leaves a reference to its task in stepped_task for the loop to time and
   // name the step.

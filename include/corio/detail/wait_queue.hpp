@@ -69,7 +69,11 @@ class WaitQueue::Waiter : private ListHook, private AwaitPoint {
     queue_.waiters_.push_back(this);
     task_->suspend_at(h, this);
   }
-  void await_resume();
+  // Inline for the fast path: a waiter that never suspended (the primitive
+  // was free) has nothing to check, and the call folds away.
+  void await_resume() {
+    if (task_) resume_after_wait();
+  }
   // After await_resume: what the waiter was woken with (0 if it never waited).
   Grant grant() const noexcept { return grant_; }
 
@@ -79,6 +83,7 @@ class WaitQueue::Waiter : private ListHook, private AwaitPoint {
 
  private:
   friend class WaitQueue;
+  void resume_after_wait();
   WaitQueue& queue_;
   void* primitive_;
   AbandonFn abandon_;
