@@ -29,6 +29,8 @@
 
 #include <corio/stall_detector.hpp>
 
+#include "runtime_threads.hpp"
+
 namespace corio::detail {
 
 class TaskBase;
@@ -111,6 +113,9 @@ class StallDetector {
   SteadyClock::time_point last_report_{};
   std::uint64_t unreported_ = 0;
 
+  // The watchdog is corio's, not a thread that could post to the loop: the
+  // deadlock check discounts it from before it starts until it is joined.
+  RuntimeThread counted_;
   std::thread watchdog_;
 };
 

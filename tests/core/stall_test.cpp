@@ -125,6 +125,24 @@ TEST(StallDetector, TheWatchdogReportsAStepThatDoesNotEnd) {
   EXPECT_EQ(reports_naming(reports, "stuck"), 0u) << "reported twice: " << reports.joined();
 }
 
+Coro<void> await_forever(corio::Future<void> never) { co_await never; }
+
+// The watchdog is corio's own thread, not one that could post to the loop:
+// a lost wake-up is still reported while the detector is on.
+TEST(StallDetector, TheWatchdogDoesNotHideALostWakeUp) {
+  EventLoop loop(stall_options(100ms));
+  corio::Future<void> never = loop.create_future();
+  std::vector<std::string> messages;
+  loop.set_exception_handler([&](EventLoop&, const corio::ExceptionContext& c) {
+    messages.push_back(c.message);
+    if (!never.done()) never.set_result();
+  });
+  loop.run_until_complete(await_forever(never));
+  ASSERT_EQ(messages.size(), 1u);
+  EXPECT_TRUE(corio_testing::starts_with(messages[0], "deadlock: every task is suspended"))
+      << messages[0];
+}
+
 TEST(StallDetector, CorioStallMsTurnsItOnAndOff) {
   ASSERT_EQ(::setenv("CORIO_STALL_MS", "40", 1), 0);
   {
