@@ -31,6 +31,7 @@
 #include <corio/loop_stats.hpp>
 #include <corio/socket.hpp>
 #include <corio/source_location.hpp>
+#include <corio/stall_detector.hpp>
 #include <corio/task.hpp>
 
 namespace corio {
@@ -39,6 +40,7 @@ namespace detail {
 class SignalHandlers;
 class InspectServer;
 class LoopAccess;
+class StallDetector;
 }
 
 /// The loop's poller. Today every choice runs on epoll (io_uring falls back to it until its backend
@@ -66,6 +68,8 @@ struct RunOptions {
   /// environment has CORIO_INSPECT=1.
   bool inspect = false;
   OnDeadlock on_deadlock = OnDeadlock::report;  ///< see OnDeadlock
+  /// The stall detector (stall_detector.hpp): off unless enabled here or by CORIO_STALL_MS.
+  StallOptions stall{};  // an initializer, or g++ warns of designated inits that leave it out
 };
 
 /// A promise that some other thread will call call_soon_threadsafe() on a
@@ -261,6 +265,12 @@ class EventLoop : private detail::LoopCore {
   double slow_callback_duration = 0.1;  ///< seconds; reported in debug mode
   OnDeadlock on_deadlock = OnDeadlock::report;  ///< from RunOptions; see OnDeadlock
 
+  /// Starts, restarts or (opts.enabled false) stops the stall detector
+  /// (stall_detector.hpp), whatever CORIO_STALL_MS says.
+  void set_stall_detector(StallOptions opts);
+  /// The stall detector's options now (enabled false when it is off).
+  StallOptions stall_detector() const;
+
   /// Replaces the handler of reported problems (an empty one: the default again).
   void set_exception_handler(ExceptionHandler handler);
   /// Reports context through the handler (the default one if none is set).
@@ -306,12 +316,15 @@ class EventLoop : private detail::LoopCore {
   static void expire_handle(detail::TimerNode* n) noexcept;
   void run_ready_batch() noexcept;
   void run_ready_batch_debug() noexcept;
+  void run_ready_batch_watched() noexcept;
   void report_slow(detail::TaskBase* task, double seconds) noexcept;
+  void report_stall(detail::TaskBase* task) noexcept;
   void check_thread() const;
   void wait_executor_calls() noexcept;
   double poll_timeout() const;
   void poll_io(double timeout);
   int wait_for_io(double timeout);
+  int wait_for_io_watched(double timeout);
   void queue_expired_timers();
   void destroy_pending_tasks() noexcept;
   // Deadlock detection (deadlock.cpp), only when the loop would block with no
@@ -332,6 +345,7 @@ class EventLoop : private detail::LoopCore {
   std::unique_ptr<Executor> default_executor_;
   std::unique_ptr<detail::SignalHandlers> signals_;
   std::unique_ptr<detail::InspectServer> inspect_;
+  std::unique_ptr<detail::StallDetector> stall_;  // none while off
   // The thread running the loop (none when stopped), for debug mode's check.
   std::atomic<std::thread::id> owner_thread_{};
   unsigned busy_iterations_ = 0;

@@ -46,7 +46,7 @@ struct LoopStats {
   /// (the only mode that times every step).
   std::uint64_t slow_steps = 0;
   /// Steps the stall detector caught running past its threshold, reported or
-  /// suppressed by its rate limit (stall_detector.hpp).
+  /// suppressed by its rate limit, since it was last turned on (stall_detector.hpp).
   std::uint64_t stalls = 0;
 };
 

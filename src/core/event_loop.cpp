@@ -30,6 +30,7 @@
 #include "inspect_server.hpp"
 #include "lag_window.hpp"
 #include "signals.hpp"
+#include "stall_detector.hpp"
 #include "timer_heap.hpp"
 #include <corio/call_graph.hpp>
 #include <corio/event_loop.hpp>
@@ -127,6 +128,7 @@ EventLoop::EventLoop(RunOptions opts)
   impl_->poller = detail::make_epoll_poller();
   detail::ignore_sigpipe_once();
   inspect_ = detail::start_inspect_server(*this, opts.inspect);
+  stall_ = detail::StallDetector::create(opts.stall, running_task, true);
 }
 
 EventLoop::~EventLoop() {
@@ -147,6 +149,7 @@ LoopStats EventLoop::stats() const {
   s.tasks_created = next_task_id - 1;
   s.lag = impl_->lag.percentiles();
   s.slow_steps = slow_steps_;
+  s.stalls = stall_ ? stall_->stalls() : 0;
   return s;
 }
 
@@ -167,9 +170,11 @@ void EventLoop::enter_run() {
   running_ = true;
   detail::tls_running_loop = this;
   owner_thread_.store(std::this_thread::get_id(), std::memory_order_relaxed);
+  if (stall_) stall_->running(true);
 }
 
 void EventLoop::leave_run() noexcept {
+  if (stall_) stall_->running(false);
   stopping_ = false;
   running_ = false;
   detail::tls_running_loop = nullptr;
@@ -230,7 +235,7 @@ void EventLoop::poll_io(double timeout) {
   const bool io_wanted = im.watched_fds > 0 || im.parked_io > 0;
   if (!busy || (io_wanted && ++busy_iterations_ >= kIoPollInterval)) {
     busy_iterations_ = 0;
-    const int n = wait_for_io(timeout);
+    const int n = stall_ && !busy ? wait_for_io_watched(timeout) : wait_for_io(timeout);
     for (int i = 0; i < n; ++i) {
       const detail::IoEvent& ev = im.events[i];
       if (static_cast<std::size_t>(ev.fd) >= im.watches.size()) continue;
@@ -270,9 +275,9 @@ void EventLoop::queue_expired_timers() {
 }
 
 void EventLoop::run_ready_batch() noexcept {
-  timing_steps = debug_;
-  if (debug_) [[unlikely]]
-    return run_ready_batch_debug();
+  timing_steps = debug_ || stall_;
+  if (timing_steps) [[unlikely]]
+    return debug_ ? run_ready_batch_debug() : run_ready_batch_watched();
   std::uint64_t steps = 0;  // counted in a register, stored once per batch
   for (detail::ReadyNode* n = ready.take_all(); n; ++steps) {
     detail::ReadyNode* next = n->next;  // n may be queued again while it runs
@@ -588,6 +593,7 @@ void EventLoop::close() {
     if (n->expire == &expire_handle) n->expire(n);
   }
   signals_.reset();
+  stall_.reset();
   drop_all(ready.take_all());
   impl_->watches.clear();
   while (!failed_tasks.empty()) failed_tasks.back()->detach_from_loop();

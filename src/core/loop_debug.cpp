@@ -1,28 +1,37 @@
 // Debug mode (asyncio's PYTHONASYNCIODEBUG): the slow-callback report and the
-// thread check. Kept out of event_loop.cpp so that the plain run phase stays
-// a loop of a few lines.
+// thread check, and the run phase that times steps. Kept out of event_loop.cpp so that the plain run phase stays a
+// loop of a few lines.
 #include <fmt/format.h>
+
+#include "stall_detector.hpp"
 
 #include <corio/call_graph.hpp>
 #include <corio/event_loop.hpp>
 
 namespace corio {
 
-// The run phase with a stopwatch around each node. A task step leaves its
-// task (with a reference) in stepped_task, so a slow step is reported by
-// name even when the step was the task's last.
+// The run phase of debug mode: a stopwatch around each node, and the stall
+// detector's step counter when it is on too. A task step leaves its task (with a
+// reference) in stepped_task, so a slow step is reported by name even when
+// the step was the task's last. stall_ is read again after each step: the
+// step may have turned the detector off.
 void EventLoop::run_ready_batch_debug() noexcept {
   detail::ReadyNode* n = ready.take_all();
   while (n) {
     detail::ReadyNode* next = n->next;
-    const double start = time();
+    const double start = debug_ ? time() : 0;
+    if (stall_) stall_->step_begins();
     n->fn(n, detail::ReadyOp::run);
-    const double took = time() - start;
-    detail::TaskBase* task = std::exchange(stepped_task, nullptr);
     ++steps_;
-    if (took >= slow_callback_duration) {
-      ++slow_steps_;
-      report_slow(task, took);
+    detail::TaskBase* task = std::exchange(stepped_task, nullptr);
+    if (stall_ && stall_->caught()) [[unlikely]]
+      report_stall(task);
+    if (debug_) {
+      const double took = time() - start;
+      if (took >= slow_callback_duration) {
+        ++slow_steps_;
+        report_slow(task, took);
+      }
     }
     if (task) release(task);
     n = next;

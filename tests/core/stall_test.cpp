@@ -1,0 +1,165 @@
+// The stall detector, on real time of necessity (a watchdog thread and a
+// signal): each stall is at least 5x its threshold, each quiet stretch at
+// least 5x the threshold it must stay quiet under, and the assertions count
+// only the reports that name the tasks the test stalls on purpose.
+#include <cstdlib>
+
+#include <gtest/gtest.h>
+
+#include "test_support.hpp"
+
+// Not static and not inlined: the native stack names it (the test binary
+// exports its symbols; tests/CMakeLists.txt).
+[[gnu::noinline]] void corio_stall_test_busy_wait(std::chrono::milliseconds how_long) {
+  const auto until = std::chrono::steady_clock::now() + how_long;
+  while (std::chrono::steady_clock::now() < until) {
+  }
+}
+
+namespace {
+
+using corio::Coro;
+using corio::EventLoop;
+using namespace std::chrono_literals;
+
+corio::RunOptions stall_options(std::chrono::milliseconds threshold,
+                                std::chrono::milliseconds interval = 1000ms) {
+  corio::RunOptions opts;
+  opts.stall.enabled = true;
+  opts.stall.threshold = threshold;
+  opts.stall.report_interval = interval;
+  return opts;
+}
+
+Coro<void> hog(std::chrono::milliseconds how_long) {
+  co_await corio::sleep(0s);
+  corio_stall_test_busy_wait(how_long);
+  co_await corio::sleep(0s);
+}
+
+Coro<void> hogs(EventLoop* loop, int count, std::chrono::milliseconds how_long) {
+  for (int i = 0; i < count; ++i)
+    co_await loop->create_task(hog(how_long), "hog-" + std::to_string(i));
+}
+
+std::size_t reports_naming(const corio_testing::Reports& r, const std::string& part) {
+  std::size_t n = 0;
+  for (const std::string& m : r.messages) n += m.find(part) != std::string::npos;
+  return n;
+}
+
+TEST(StallDetector, IsOffByDefault) {
+  EventLoop loop;
+  EXPECT_FALSE(loop.stall_detector().enabled);
+  EXPECT_EQ(loop.stats().stalls, 0u);
+}
+
+TEST(StallDetector, ReportsABusyStepWithItsTaskAndNativeStack) {
+  EventLoop loop(stall_options(50ms));
+  corio_testing::Reports reports;
+  reports.install(loop);
+  loop.run_until_complete(hogs(&loop, 1, 300ms));
+  ASSERT_EQ(reports_naming(reports, "hog-0"), 1u) << reports.joined();
+  std::string report;
+  for (const std::string& m : reports.messages)
+    if (m.find("hog-0") != std::string::npos) report = m;
+  EXPECT_TRUE(corio_testing::starts_with(report, "Stall: executing <Task name='hog-0'>")) << report;
+  EXPECT_NE(report.find("threshold 0.050"), std::string::npos) << report;
+  EXPECT_NE(report.find("Native stack of the loop thread"), std::string::npos) << report;
+  EXPECT_NE(report.find("corio_stall_test_busy_wait"), std::string::npos) << report;
+  // Where the step ended: hog's second co_await.
+  EXPECT_NE(report.find("stall_test.cpp"), std::string::npos) << report;
+  EXPECT_GE(loop.stats().stalls, 1u);
+}
+
+Coro<void> sleep_for(std::chrono::milliseconds d) { co_await corio::sleep(d); }
+
+TEST(StallDetector, AnIdleLoopIsNotStalled) {
+  EventLoop loop(stall_options(100ms));
+  corio_testing::Reports reports;
+  reports.install(loop);
+  loop.run_until_complete(sleep_for(500ms));
+  EXPECT_EQ(reports.size(), 0u) << reports.joined();
+  EXPECT_EQ(loop.stats().stalls, 0u);
+}
+
+TEST(StallDetector, ALoopThatIsNotRunningIsNotStalled) {
+  EventLoop loop(stall_options(20ms));
+  corio_testing::Reports reports;
+  reports.install(loop);
+  loop.run_until_complete(sleep_for(1ms));
+  corio_stall_test_busy_wait(150ms);  // the thread is busy, the loop is not running
+  loop.run_until_complete(sleep_for(1ms));
+  EXPECT_EQ(loop.stats().stalls, 0u) << reports.joined();
+}
+
+// Three stalls within one report interval: one report; the next report,
+// past the interval, says how many were left out.
+TEST(StallDetector, RateLimitCountsSuppressedStalls) {
+  EventLoop loop(stall_options(20ms, 2000ms));
+  corio_testing::Reports reports;
+  reports.install(loop);
+  loop.run_until_complete(hogs(&loop, 3, 100ms));
+  EXPECT_EQ(reports_naming(reports, "Stall:"), 1u) << reports.joined();
+  EXPECT_GE(loop.stats().stalls, 3u);
+  loop.run_until_complete(sleep_for(2100ms));
+  loop.run_until_complete(loop.create_task(hog(100ms), "late"));
+  ASSERT_EQ(reports_naming(reports, "late"), 1u) << reports.joined();
+  EXPECT_NE(reports.messages.back().find("2 more stalls not reported"), std::string::npos)
+      << reports.joined();
+}
+
+// A step that goes on long past its stall is reported by the watchdog (the
+// loop thread cannot), to stderr, by task id, with the native stack.
+TEST(StallDetector, TheWatchdogReportsAStepThatDoesNotEnd) {
+  EventLoop loop(stall_options(10ms));  // reported by the watchdog after 200 ms
+  corio_testing::Reports reports;
+  reports.install(loop);
+  corio::Task<void> stuck = loop.create_task(hog(1000ms), "stuck");
+  testing::internal::CaptureStderr();
+  loop.run_until_complete(stuck);
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("has not ended"), std::string::npos) << err;
+  EXPECT_NE(err.find("Task id="), std::string::npos) << err;
+  EXPECT_NE(err.find("corio_stall_test_busy_wait"), std::string::npos) << err;
+  EXPECT_EQ(reports_naming(reports, "stuck"), 0u) << "reported twice: " << reports.joined();
+}
+
+Coro<void> await_forever(corio::Future<void> never) { co_await never; }
+
+// The watchdog is corio's own thread, not one that could post to the loop:
+// a lost wake-up is still reported while the detector is on.
+TEST(StallDetector, TheWatchdogDoesNotHideALostWakeUp) {
+  EventLoop loop(stall_options(100ms));
+  corio::Future<void> never = loop.create_future();
+  std::vector<std::string> messages;
+  loop.set_exception_handler([&](EventLoop&, const corio::ExceptionContext& c) {
+    messages.push_back(c.message);
+    if (!never.done()) never.set_result();
+  });
+  loop.run_until_complete(await_forever(never));
+  ASSERT_EQ(messages.size(), 1u);
+  EXPECT_TRUE(corio_testing::starts_with(messages[0], "deadlock: every task is suspended"))
+      << messages[0];
+}
+
+TEST(StallDetector, CorioStallMsTurnsItOnAndOff) {
+  ASSERT_EQ(::setenv("CORIO_STALL_MS", "40", 1), 0);
+  {
+    EventLoop loop;
+    EXPECT_TRUE(loop.stall_detector().enabled);
+    EXPECT_EQ(loop.stall_detector().threshold, 40ms);
+  }
+  ASSERT_EQ(::setenv("CORIO_STALL_MS", "0", 1), 0);
+  {
+    EventLoop loop(stall_options(50ms));
+    EXPECT_FALSE(loop.stall_detector().enabled);
+    loop.set_stall_detector(stall_options(70ms).stall);  // an explicit call wins
+    EXPECT_EQ(loop.stall_detector().threshold, 70ms);
+    loop.set_stall_detector({});
+    EXPECT_FALSE(loop.stall_detector().enabled);
+  }
+  ::unsetenv("CORIO_STALL_MS");
+}
+
+}  // namespace
