@@ -80,7 +80,9 @@ struct RunOptions {
 class ThreadsafeHold {
  public:
   ThreadsafeHold() noexcept = default;
+  /// Takes o's hold (o holds nothing after).
   ThreadsafeHold(ThreadsafeHold&& o) noexcept : loop_(std::exchange(o.loop_, nullptr)) {}
+  /// Lets go of this hold (as reset()) and takes o's.
   ThreadsafeHold& operator=(ThreadsafeHold&& o) noexcept {
     if (this != &o) {
       reset();

@@ -64,7 +64,9 @@ Coro<AsyncFile> open_file(std::string path, std::string mode = "r");
 /// An open file whose operations run off the loop (see the top of file.hpp).
 class AsyncFile {
  public:
+  /// Moves the open file (the moved-from one is closed).
   AsyncFile(AsyncFile&&) noexcept = default;
+  /// Moves the open file (the moved-from one is closed).
   AsyncFile& operator=(AsyncFile&&) noexcept = default;
   ~AsyncFile() = default;
 

@@ -33,7 +33,7 @@
 namespace corio {
 
 /// Where this user's inspection sockets are: $XDG_RUNTIME_DIR/corio when
-/// XDG_RUNTIME_DIR is set, else corio-<uid> in the temporary directory
+/// XDG_RUNTIME_DIR is set, else corio-UID in the temporary directory
 /// ($TMPDIR, else /tmp).
 std::string inspect_directory();
 

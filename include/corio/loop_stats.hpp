@@ -22,10 +22,10 @@ namespace corio {
 /// Percentiles of the loop lag over the recent window, in seconds.
 struct LagPercentiles {
   std::size_t samples = 0;  ///< how many lag samples the window holds now
-  double p50 = 0;
-  double p90 = 0;
-  double p99 = 0;
-  double max = 0;
+  double p50 = 0;  ///< median lag
+  double p90 = 0;  ///< 90th percentile
+  double p99 = 0;  ///< 99th percentile
+  double max = 0;  ///< the largest lag in the window
 };
 
 /// What loop.stats() returns.
