@@ -321,6 +321,7 @@ class EventLoop : private detail::LoopCore {
   void run_ready_batch_watched() noexcept;
   void report_slow(detail::TaskBase* task, double seconds) noexcept;
   void report_stall(detail::TaskBase* task) noexcept;
+  detail::TaskBase* pending_task(const detail::TaskBase* t, std::uint32_t id) const noexcept;
   void check_thread() const;
   void wait_executor_calls() noexcept;
   double poll_timeout() const;

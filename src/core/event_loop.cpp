@@ -275,8 +275,8 @@ void EventLoop::queue_expired_timers() {
 }
 
 void EventLoop::run_ready_batch() noexcept {
-  timing_steps = debug_ || stall_;
-  if (timing_steps) [[unlikely]]
+  timing_steps = debug_;
+  if (debug_ || stall_) [[unlikely]]
     return debug_ ? run_ready_batch_debug() : run_ready_batch_watched();
   std::uint64_t steps = 0;  // counted in a register, stored once per batch
   for (detail::ReadyNode* n = ready.take_all(); n; ++steps) {

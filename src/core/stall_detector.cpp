@@ -139,7 +139,8 @@ std::optional<StallDetector::Caught> StallDetector::finish_caught_step() noexcep
     try {
       out.emplace(Caught{seconds(SteadyClock::now() - since_), suppressed_,
                          p == kCaptured ? native_stack()
-                                        : "\n+ Native stack: not caught (the step ended first)"});
+                                        : "\n+ Native stack: not caught (the step ended first)",
+                         p == kCaptured ? task_ : nullptr, p == kCaptured ? task_id_ : 0});
     } catch (...) {  // out of memory: this report is lost, the detector goes on
     }
   } else {
@@ -173,6 +174,7 @@ void StallDetector::capture() noexcept {
   const int saved_errno = errno;
   depth_ = backtrace(frames_, kMaxFrames);
   TaskBase* t = running_task_.load(std::memory_order_relaxed);
+  task_ = t;
   task_id_ = t ? t->id() : 0;
   int expected = kRequested;
   phase_.compare_exchange_strong(expected, kCaptured, std::memory_order_acq_rel);

@@ -66,6 +66,10 @@ class StallDetector {
     double seconds;               // how long the step ran, at least
     std::uint64_t suppressed;     // stalls not reported since the last report
     std::string native_stack;     // "\n+ Native stack ...", one frame a line
+    // The task whose step the handler caught (null: a callback, or the step
+    // ended before the signal came). Maybe gone by now: only compared.
+    const TaskBase* task = nullptr;
+    std::uint32_t task_id = 0;
   };
   // After a step for which caught(): what to report, or nullopt if the
   // watchdog has reported it already. Ready for the next stall afterwards.
@@ -107,7 +111,8 @@ class StallDetector {
   std::uint64_t suppressed_ = 0;     // stalls not reported since the last report
   void* frames_[kMaxFrames] = {};
   int depth_ = 0;
-  std::uint32_t task_id_ = 0;  // 0: a callback, not a task step
+  const TaskBase* task_ = nullptr;  // null: a callback, not a task step
+  std::uint32_t task_id_ = 0;
 
   // The watchdog's own.
   SteadyClock::time_point last_report_{};

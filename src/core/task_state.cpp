@@ -8,6 +8,7 @@
 //  - at the next step with the flag set, the await point the task stopped
 //    at is marked interrupted and its await_resume throws CancelledError; a
 //    task that has not started yet finishes cancelled without running.
+#include <algorithm>
 #include <typeinfo>
 #include <vector>
 
@@ -84,6 +85,11 @@ void TaskRegistry::insert(TaskBase* t) {
   tasks_.push_back(t);
   t->registry_index_ = static_cast<std::uint32_t>(tasks_.size() - 1);
   t->task_flags_ |= TaskBase::kRegistered;
+}
+
+TaskBase* TaskRegistry::find(const TaskBase* t) const noexcept {
+  auto it = std::find(tasks_.begin(), tasks_.end(), t);
+  return it == tasks_.end() ? nullptr : *it;
 }
 
 void TaskRegistry::erase(TaskBase* t) noexcept {

@@ -72,6 +72,30 @@ TEST(StallDetector, ReportsABusyStepWithItsTaskAndNativeStack) {
   EXPECT_GE(loop.stats().stalls, 1u);
 }
 
+// The stalled step is the task's last: it is gone by the time the step is
+// over, so the report names it by the id the signal handler noted.
+Coro<void> last_step_hog(std::chrono::milliseconds how_long) {
+  co_await corio::sleep(0s);
+  corio_stall_test_busy_wait(how_long);
+}
+
+Coro<void> awaits_last_step_hog(EventLoop* loop, std::uint64_t* id) {
+  corio::Task<void> t = loop->create_task(last_step_hog(300ms), "gone");
+  *id = corio::TaskRef(t).id();
+  co_await t;
+}
+
+TEST(StallDetector, ATaskDoneInItsStalledStepIsNamedByItsId) {
+  EventLoop loop(stall_options(50ms));
+  corio_testing::Reports reports;
+  reports.install(loop);
+  std::uint64_t id = 0;
+  loop.run_until_complete(awaits_last_step_hog(&loop, &id));
+  const std::string expected = "Stall: executing Task id=" + std::to_string(id) + " (done by the end of the step)";
+  ASSERT_EQ(reports_naming(reports, expected), 1u) << reports.joined();
+  EXPECT_EQ(reports_naming(reports, "corio_stall_test_busy_wait"), 1u) << reports.joined();
+}
+
 Coro<void> sleep_for(std::chrono::milliseconds d) { co_await corio::sleep(d); }
 
 TEST(StallDetector, AnIdleLoopIsNotStalled) {

@@ -30,6 +30,8 @@ class TaskRegistry {
   TaskBase* back() const noexcept { return tasks_.back(); }
   // A copy: callers run code that may change the registry.
   std::vector<TaskBase*> snapshot() const { return tasks_; }
+  // The task at t's address if it is here (t is only compared, never read).
+  TaskBase* find(const TaskBase* t) const noexcept;
 
  private:
   std::vector<TaskBase*> tasks_;
