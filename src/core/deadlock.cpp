@@ -35,6 +35,19 @@
 
 namespace corio {
 
+// ThreadSanitizer runs a background thread of its own in every process.
+#if defined(__SANITIZE_THREAD__)
+constexpr long kSanitizerThreads = 1;
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+constexpr long kSanitizerThreads = 1;
+#else
+constexpr long kSanitizerThreads = 0;
+#endif
+#else
+constexpr long kSanitizerThreads = 0;
+#endif
+
 // num_threads is /proc/self/stat's 20th field, the 18th after the ')' that
 // ends the command name (which may hold spaces and parentheses).
 bool detail::foreign_threads_exist() noexcept {
@@ -48,7 +61,7 @@ bool detail::foreign_threads_exist() noexcept {
   for (int field = 2; p && field < 20; ++field) p = std::strchr(p + 1, ' ');
   if (!p) return true;
   const long threads = std::strtol(p + 1, nullptr, 10);
-  return threads > 1 + static_cast<long>(g_runtime_threads.load(std::memory_order_relaxed));
+  return threads > 1 + kSanitizerThreads + static_cast<long>(g_runtime_threads.load(std::memory_order_relaxed));
 }
 
 namespace {
