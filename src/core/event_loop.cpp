@@ -484,41 +484,6 @@ void EventLoop::unpark_io(detail::IoWait* w) noexcept {
   }
 }
 
-// ---- errors ----------------------------------------------------------------
-
-void EventLoop::set_exception_handler(ExceptionHandler handler) {
-  exception_handler_ = std::move(handler);
-}
-
-void EventLoop::call_exception_handler(const ExceptionContext& context) noexcept {
-  if (!exception_handler_) {
-    default_exception_handler(context);
-    return;
-  }
-  try {
-    exception_handler_(*this, context);
-  } catch (...) {
-    report_to_stderr(
-        {"Unhandled error in exception handler", std::current_exception(), std::nullopt});
-    report_to_stderr(context);
-  }
-}
-
-void EventLoop::default_exception_handler(const ExceptionContext& context) noexcept {
-  report_to_stderr(context);
-}
-
-void EventLoop::report_to_stderr(const ExceptionContext& context) noexcept {
-  try {
-    std::string text = "corio: " + context.message + "\n";
-    if (context.task) text += "  task: " + context.task->get_name() + "\n";
-    if (context.exception) text += "  exception: " + describe(context.exception) + "\n";
-    std::fputs(text.c_str(), stderr);
-  } catch (...) {
-    std::fputs("corio: (failed to format an error report)\n", stderr);
-  }
-}
-
 // ---- executors ---------------------------------------------------------------
 
 Executor& EventLoop::default_executor() {
