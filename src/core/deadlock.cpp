@@ -29,6 +29,7 @@
 #include <fmt/format.h>
 
 #include <corio/call_graph.hpp>
+#include <corio/detail/sanitizers.hpp>
 #include <corio/event_loop.hpp>
 
 #include "runtime_threads.hpp"
@@ -36,14 +37,8 @@
 namespace corio {
 
 // ThreadSanitizer runs a background thread of its own in every process.
-#if defined(__SANITIZE_THREAD__)
+#if defined(CORIO_TSAN)
 constexpr long kSanitizerThreads = 1;
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-constexpr long kSanitizerThreads = 1;
-#else
-constexpr long kSanitizerThreads = 0;
-#endif
 #else
 constexpr long kSanitizerThreads = 0;
 #endif

@@ -12,6 +12,8 @@
 
 #include <gtest/gtest.h>
 
+#include <corio/detail/sanitizers.hpp>
+
 #include "core/test_support.hpp"
 
 // The replacements below pair operator new with malloc and operator delete
@@ -22,12 +24,8 @@
 
 // TSan's runtime defines operator new/delete in the same static archive as
 // its interceptors: a replacement does not link there. The tests skip.
-#if defined(__SANITIZE_THREAD__)
+#if defined(CORIO_TSAN) || defined(CORIO_MSAN)
 #define CORIO_TEST_NO_NEW_REPLACEMENT 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
-#define CORIO_TEST_NO_NEW_REPLACEMENT 1
-#endif
 #endif
 
 namespace {

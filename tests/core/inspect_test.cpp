@@ -19,6 +19,7 @@
 #include <gtest/gtest.h>
 
 #include <corio/corio.hpp>
+#include <corio/detail/sanitizers.hpp>
 
 #include "common/temp_dir.hpp"
 
@@ -222,6 +223,11 @@ corio::Coro<> nap_for(std::chrono::milliseconds d) { co_await corio::sleep(d); }
 // Out of fds, a connection waiting in the backlog keeps the listener
 // readable: the loop must not spin on it, and must serve it once fds are back.
 TEST_F(InspectTest, OutOfFdsTheLoopPausesAcceptingAndServesLater) {
+#if defined(CORIO_ASAN)
+  // UBSan's vptr check opens a pipe to probe memory it has not seen; with no
+  // fd left it takes every object for a bad one and reports a false error.
+  GTEST_SKIP() << "the sanitizer runtime needs file descriptors of its own";
+#endif
   corio::EventLoop loop(inspecting());
   const int client = connect_to(path());
   ASSERT_GE(client, 0);

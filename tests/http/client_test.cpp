@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <corio/detail/sanitizers.hpp>
+
 #include "http/client_support.hpp"
 
 namespace corio_http_test {
@@ -174,17 +176,7 @@ TEST(Client, GzipAndDeflateBodiesAreDecoded) {
 // Sanitizers keep freed memory aside (ASan's quarantine) or shadow it
 // (TSan), so RSS says nothing about what the client holds there: the chunk
 // size bound is checked everywhere, RSS only in plain builds.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kRssMeansMemoryHeld = false;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-constexpr bool kRssMeansMemoryHeld = false;
-#else
-constexpr bool kRssMeansMemoryHeld = true;
-#endif
-#else
-constexpr bool kRssMeansMemoryHeld = true;
-#endif
+constexpr bool kRssMeansMemoryHeld = !corio::detail::kSanitized;
 
 long rss_kib() {
   std::ifstream f("/proc/self/statm");

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <string>
 
+#include <corio/detail/sanitizers.hpp>
 #include <corio/gather.hpp>
 #include <corio/sleep.hpp>
 #include <corio/task.hpp>
@@ -24,17 +25,7 @@ Coro<int> one_value(Connection* conn, std::string sql) {
 }
 
 // Sanitizers keep freed memory quarantined: resident size says nothing there.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
+using corio::detail::kSanitized;
 
 long resident_kib() {
   std::ifstream status("/proc/self/status");

@@ -13,12 +13,10 @@
 #include <cstddef>
 #include <new>
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#include "corio/detail/sanitizers.hpp"
+
+#if defined(CORIO_ASAN) || defined(CORIO_TSAN)
 #define CORIO_NO_FRAME_POOL 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define CORIO_NO_FRAME_POOL 1
-#endif
 #endif
 
 namespace corio::detail {
