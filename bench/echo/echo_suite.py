@@ -7,12 +7,16 @@ from benchlib import (HERE, PYTHON, capacity, corio_subcommand_help, cpu_cells, 
 # (message size, connections); implementations in table order.
 # 1,000 connections with 1 KiB only: at 64 KiB that is 64 MB in flight per turn.
 COMBOS = [(1024, 10), (1024, 100), (1024, 1000), (65536, 10), (65536, 100)]
-IMPLS = ["corio", "epoll", "uring", "asio", "libuv", "asyncio", "uvloop"]
+# corio-uring is the same corio server on its io_uring backend (CORIO_BACKEND=io_uring).
+IMPLS = ["corio", "corio-uring", "epoll", "uring", "asio", "libuv", "asyncio", "uvloop"]
 TARGETS = {"epoll": "epoll_echo", "uring": "uring_echo", "asio": "asio_echo", "libuv": "uv_echo",
-           "corio": "corio_cli"}
-NAMES = {"corio": "corio", "epoll": "epoll (C)", "uring": "io_uring (C)", "asio": "Asio",
-         "libuv": "libuv", "asyncio": "asyncio", "uvloop": "uvloop"}
-RATIOS = ["epoll", "uring", "asio", "uvloop"]
+           "corio": "corio_cli", "corio-uring": "corio_cli"}
+NAMES = {"corio": "corio", "corio-uring": "corio (io_uring)", "epoll": "epoll (C)",
+         "uring": "io_uring (C)", "asio": "Asio", "libuv": "libuv", "asyncio": "asyncio",
+         "uvloop": "uvloop"}
+# (ours, peer) ratio columns: each backend against its own limit, and against each other.
+RATIOS = [("corio", "epoll"), ("corio-uring", "uring"), ("corio-uring", "corio"),
+          ("corio", "asio"), ("corio", "uvloop")]
 
 
 def targets(impls):
@@ -33,10 +37,11 @@ def server_cmd(impl, bdir, built):
     if target not in built:
         return None, f"{target} not built"
     path = target_path(bdir, target)
-    if impl == "corio":
+    if impl.startswith("corio"):
         if corio_subcommand_help(path, "echo-server") is None:
             return None, f"{path} has no echo-server subcommand yet"
-        return [str(path), "echo-server"], ""
+        backend = ["env", "CORIO_BACKEND=io_uring"] if impl == "corio-uring" else []
+        return backend + [str(path), "echo-server"], ""
     return [str(path)], ""
 
 
@@ -53,18 +58,18 @@ def label(size, conns):
 def table(results):
     val = {(r["impl"], r["metric"]): r["value"] for r in results}
     impls = [i for i in IMPLS if any(r["impl"] == i for r in results)]
-    peers = [o for o in RATIOS if "corio" in impls and o in impls]
+    pairs = [(a, b) for a, b in RATIOS if a in impls and b in impls]
     hdr = ["echo"] + [NAMES[i] for i in impls]
-    ratio_hdr = hdr + [f"corio/{NAMES[o]}" for o in peers]
+    ratio_hdr = hdr + [f"{NAMES[a]}/{NAMES[b]}" for a, b in pairs]
 
     def get(impl, size, conns, what):
         return val.get((impl, f"echo_{size}x{conns}_{what}"))
 
     def with_ratios(size, conns, value):
-        """A row of value(impl, size, conns) per implementation, then corio/peer ratios."""
+        """A row of value(impl, size, conns) per implementation, then the ratio columns."""
         cells = {i: value(i, size, conns) for i in impls}
         return [label(size, conns)] + [num(cells[i]) for i in impls] + \
-            [ratio(cells.get("corio"), cells[o]) for o in peers]
+            [ratio(cells[a], cells[b]) for a, b in pairs]
 
     def metric(what):
         return lambda i, s, c: get(i, s, c, what)

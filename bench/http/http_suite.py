@@ -16,11 +16,12 @@ from benchlib import (CPU_UNITS, HERE, PYTHON, ROOT, capacity, corio_subcommand_
                       show, start_server, stop_server, target_path)
 
 # Server participants in table order, and their table names. corio-base is corio's
-# server and client from another build (bench/run --base-build-dir: an older commit's).
-SERVERS = ["corio", "corio-base", "nginx", "beast", "aiohttp", "aiohttp-uvloop"]
+# server and client from another build (bench/run --base-build-dir: an older commit's);
+# corio-uring is corio's server on its io_uring backend (CORIO_BACKEND=io_uring).
+SERVERS = ["corio", "corio-uring", "corio-base", "nginx", "beast", "aiohttp", "aiohttp-uvloop"]
 # Client participants (10,000 GETs against nginx), in table order.
 CLIENTS = ["corio", "corio-base", "curl", "aiohttp", "aiohttp-uvloop"]
-NAMES = {"corio": "corio", "corio-base": "corio (base build)", "nginx": "nginx", "beast": "Beast",
+NAMES = {"corio": "corio", "corio-uring": "corio (io_uring)", "corio-base": "corio (base build)", "nginx": "nginx", "beast": "Beast",
          "aiohttp": "aiohttp", "aiohttp-uvloop": "aiohttp+uvloop", "curl": "libcurl multi"}
 # The issue's goals for the server: (peer, bound on the ratio corio/peer, strictly above
 # it or not, wording). aiohttp's goal is on asyncio's own loop, as Debian ships it.
@@ -122,6 +123,9 @@ def build_of(impl, bdir, built, args):
 
 def server_cmd(impl, port, bdir, built, tmp):
     """impl's hello server listening on 127.0.0.1:port, or (None, why not)."""
+    if impl == "corio-uring":
+        cmd, why = server_cmd("corio", port, bdir, built, tmp)
+        return (None, why) if cmd is None else (["env", "CORIO_BACKEND=io_uring"] + cmd, "")
     if impl == "nginx":
         if not os.access(NGINX, os.X_OK):
             return None, f"{NGINX} not installed"
