@@ -38,11 +38,11 @@ int EventLoop::wait_for_io_watched(double timeout) {
 // watchdog tells the steps of a batch apart by running_task, which each task
 // step stores anyway, so a task step that runs too long is caught as before;
 // callbacks run with no task, so a run of them between two task steps counts
-// as one step. Measured on bench/core_bench in alternated rounds, detector on
-// against off in the same binary: a mark per step (the store, re-reading
-// stall_ around each step, a look at caught() after each) cost spawn+await
-// 1.09x and a task switch 1.07x; per batch 1.056x and 1.034x (the batch as a
-// call of its own, not inlined like the plain one, is most of what is left).
+// as one step. Instructions (callgrind) per task switch and per spawn+await
+// against the detector off: with a mark per step (the store, stall_ read
+// again around each step, caught() after each) +19 of 183 and +54 of 904;
+// now +10 and +40, most of it this batch being a call of its own where the
+// plain one is inlined into run_once (docs/observability.md has the times).
 // The handler notes the running task; report_stall() names it if it is
 // still pending. stall_ is read again after the batch: a step may have
 // turned the detector off.
