@@ -9,7 +9,8 @@
 ///    its function and the file:line of the co_await it is suspended at;
 ///  - awaiting: what the innermost one waits on (a sleep with the time left, a
 ///    Future, a Task, a Lock/Semaphore/Event/Condition/Queue with its address
-///    and waiter count, a socket read or write with its fd);
+///    and waiter count, a socket read or write with its fd and its peer's
+///    address, or its own when it has no peer: a listening socket);
 ///  - awaited_by: the tasks awaiting this one (directly, or through gather or
 ///    wait), each with its own graph, outwards.
 /// Capturing reads the loop's state: call it on the loop's thread, from a task
@@ -44,6 +45,14 @@ struct AwaitedObject {
   std::optional<std::size_t> waiters;  ///< tasks queued on the primitive, this one included
   int fd = -1;                         ///< a socket operation's descriptor
   bool write = false;                  ///< a socket operation waits to write (else to read)
+  /// The socket's peer, read from the fd when the graph was captured:
+  /// "127.0.0.1:5000", "[::1]:443", "unix:/run/app.sock", "unix:@abstract",
+  /// "unix:(unnamed)" (a socketpair's end, an accepted Unix client); empty
+  /// when it has none (listening, unconnected) or fd is no socket.
+  std::string peer;
+  std::string local;                   ///< the socket's own address, in the same form
+  bool listening = false;              ///< the socket listens (its read awaits a connection)
+  std::optional<int> peer_pid;         ///< a Unix socket peer's process (SO_PEERCRED)
   std::vector<TaskRef> tasks;          ///< tasks awaited (a Task, gather's or wait's children)
   std::size_t futures = 0;             ///< plain futures awaited
   std::optional<TaskRef> held_by;      ///< the pending task holding the awaited Lock

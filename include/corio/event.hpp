@@ -28,12 +28,13 @@ class Event {
   class [[nodiscard]] WaitAwaiter {
    public:
     /// A wait on ev.
-    explicit WaitAwaiter(Event& ev) noexcept
-        : ev_(ev), waiter_(ev.waiters_, &ev, nullptr, &kWaitOps) {}
+    explicit WaitAwaiter(Event& ev) noexcept : ev_(ev) {}
     /// Ready at once when the event is set.
     bool await_ready() const noexcept { return ev_.set_; }
     /// Queues the task until set().
-    void await_suspend(std::coroutine_handle<> h) { waiter_.await_suspend(h); }
+    void await_suspend(std::coroutine_handle<> h) {
+      waiter_.await_suspend(h, {ev_.waiters_, &ev_, nullptr, &kWaitOps});
+    }
     /// Returns, or throws CancelledError if the task was cancelled meanwhile.
     void await_resume() { waiter_.await_resume(); }
 

@@ -121,11 +121,12 @@ class BasicQueue : public QueueBase {
  public:
   class [[nodiscard]] GetAwaiter {
    public:
-    explicit GetAwaiter(BasicQueue& q) noexcept
-        : q_(q), waiter_(q.getters_, static_cast<QueueBase*>(&q), &abandon_get, &kGetOps) {}
+    explicit GetAwaiter(BasicQueue& q) noexcept : q_(q) {}
     // After shutdown, await_resume raises (or drains) without waiting.
     bool await_ready() const noexcept { return q_.can_get() || q_.is_shutdown(); }
-    void await_suspend(std::coroutine_handle<> h) { waiter_.await_suspend(h); }
+    void await_suspend(std::coroutine_handle<> h) {
+      waiter_.await_suspend(h, {q_.getters_, static_cast<QueueBase*>(&q_), &abandon_get, &kGetOps});
+    }
     T await_resume() {
       waiter_.await_resume();  // CancelledError, the reservation passed on
       switch (waiter_.grant()) {
@@ -148,12 +149,12 @@ class BasicQueue : public QueueBase {
   class [[nodiscard]] PutAwaiter {
    public:
     PutAwaiter(BasicQueue& q, T item)
-        : q_(q),
-          item_(std::move(item)),
-          waiter_(q.putters_, static_cast<QueueBase*>(&q), &abandon_put, &kPutOps) {}
+        : q_(q), item_(std::move(item)) {}
     // After shutdown, await_resume raises without waiting.
     bool await_ready() const noexcept { return q_.can_put() || q_.is_shutdown(); }
-    void await_suspend(std::coroutine_handle<> h) { waiter_.await_suspend(h); }
+    void await_suspend(std::coroutine_handle<> h) {
+      waiter_.await_suspend(h, {q_.putters_, static_cast<QueueBase*>(&q_), &abandon_put, &kPutOps});
+    }
     void await_resume() {
       waiter_.await_resume();  // CancelledError, the slot passed on
       switch (waiter_.grant()) {

@@ -15,6 +15,8 @@
 #include <corio/call_graph.hpp>
 #include <corio/event_loop.hpp>
 
+#include "socket_endpoints.hpp"
+
 namespace corio {
 namespace {
 
@@ -111,6 +113,7 @@ AwaitedObject awaited_object(const TaskBase& t, const LiveSet& live) {
     a.time_left = std::max(0.0, info.deadline - t.loop()->loop().time());
   a.fd = info.fd;
   a.write = info.write;
+  if (a.fd >= 0) detail::describe_socket_endpoints(a.fd, a);
   if (info.holder && live.count(info.holder))
     a.held_by.emplace(const_cast<TaskBase*>(info.holder));
   for (FutureStateBase* s : info.awaited) {
@@ -231,6 +234,12 @@ std::string task_label(const TaskRef& t) {
 std::string describe_awaiting(const AwaitedObject& a) {
   std::string s = a.kind;
   if (a.fd >= 0) s += fmt::format(" fd {} ({})", a.fd, a.write ? "write" : "read");
+  if (!a.peer.empty()) {
+    s += " peer " + a.peer;
+    if (a.peer_pid) s += fmt::format(" (pid {})", *a.peer_pid);
+  } else if (!a.local.empty()) {
+    s += (a.listening ? " listening on " : " on ") + a.local;
+  }
   if (a.address && a.tasks.empty()) s += fmt::format(" {}", a.address);
   if (a.waiters) s += fmt::format(" ({} waiting)", *a.waiters);
   if (a.time_left) s += fmt::format(" ({:.3f} s left)", *a.time_left);

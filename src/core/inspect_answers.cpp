@@ -30,6 +30,16 @@ void append_json_string(std::string& out, std::string_view s) {
   out += '"';
 }
 
+// A socket wait's fields, so a tool need not parse them out of "awaiting".
+void append_socket_json(std::string& out, const AwaitedObject& a) {
+  out += fmt::format(",\"fd\":{},\"write\":{},\"peer\":", a.fd, a.write);
+  append_json_string(out, a.peer);
+  out += ",\"local\":";
+  append_json_string(out, a.local);
+  out += fmt::format(",\"listening\":{}", a.listening);
+  if (a.peer_pid) out += fmt::format(",\"peer_pid\":{}", *a.peer_pid);
+}
+
 // One task's record: the table's columns, the whole chain, and the ids of
 // its awaiters (enough to build the tree).
 void append_task_json(std::string& out, const FutureCallGraph& g) {
@@ -42,6 +52,7 @@ void append_task_json(std::string& out, const FutureCallGraph& g) {
   append_json_string(out, suspended ? describe_awaiting(g.awaiting) : "");
   out += ",\"awaiting_kind\":";
   append_json_string(out, suspended ? g.awaiting.kind : "");
+  if (suspended && g.awaiting.fd >= 0) append_socket_json(out, g.awaiting);
   out += ",\"stack\":[";
   for (std::size_t i = 0; i < g.call_stack.size(); ++i) {
     const FrameCallGraphEntry& f = g.call_stack[i];

@@ -20,7 +20,7 @@ void EventLoop::run_ready_batch_debug() noexcept {
   while (n) {
     detail::ReadyNode* next = n->next;
     const double start = debug_ ? time() : 0;
-    if (stall_) stall_->step_begins();
+    if (stall_) stall_->mark_progress();
     n->fn(n, detail::ReadyOp::run);
     ++steps_;
     detail::TaskBase* task = std::exchange(stepped_task, nullptr);

@@ -124,7 +124,7 @@ void StallDetector::idle(bool on) noexcept {
     state_.store(kIdle, std::memory_order_release);
     return;
   }
-  step_begins();  // back from the poller is progress, whatever runs next
+  mark_progress();  // back from the poller is progress, whatever runs next
   if (state_.exchange(kBusy, std::memory_order_acq_rel) == kParked) {
     std::lock_guard lock(mutex_);  // the watchdog is in wait() or about to be
     wakeup_.notify_one();
@@ -137,7 +137,9 @@ std::optional<StallDetector::Caught> StallDetector::finish_caught_step() noexcep
   if ((p == kCaptured || p == kRequested) &&
       phase_.compare_exchange_strong(p, kReporting, std::memory_order_acq_rel)) {
     try {
-      out.emplace(Caught{seconds(SteadyClock::now() - since_), suppressed_,
+      const SteadyClock::time_point until{
+          SteadyClock::duration(still_running_at_.load(std::memory_order_relaxed))};
+      out.emplace(Caught{seconds(until - since_), suppressed_,
                          p == kCaptured ? native_stack()
                                         : "\n+ Native stack: not caught (the step ended first)",
                          p == kCaptured ? task_ : nullptr, p == kCaptured ? task_id_ : 0});
@@ -183,34 +185,41 @@ void StallDetector::capture() noexcept {
 
 // ---- the watchdog thread ----------------------------------------------------
 
+// Progress is a new batch (or wake-up) or another running task: a task
+// runs at most once per batch, so the same task at two looks in one batch
+// is one step running all along. No task at two looks is one callback, or
+// callbacks in a row (with maybe a short task step between): those are
+// judged together.
 void StallDetector::watch() {
   const auto period = std::max<SteadyClock::duration>(opts_.threshold / 4, 1ms);
   const auto unfinished_after = opts_.threshold * 20;
   std::unique_lock lock(mutex_);
-  std::uint64_t seen = seq_.load(std::memory_order_relaxed);
+  Progress seen = progress();
   SteadyClock::time_point since = SteadyClock::now();
-  bool caught = false;
+  bool caught = false;     // this stretch without progress is a stall
+  bool reporting = false;  // and the one whose report is under way (not suppressed)
   while (!stop_) {
     if (state_.load(std::memory_order_acquire) != kBusy) {
       park(lock);
-      seen = seq_.load(std::memory_order_relaxed);
+      seen = progress();
       since = SteadyClock::now();
-      caught = false;
+      caught = reporting = false;
       continue;
     }
     wakeup_.wait_for(lock, period);
     if (stop_ || state_.load(std::memory_order_acquire) != kBusy) continue;
     const SteadyClock::time_point now = SteadyClock::now();
-    const std::uint64_t s = seq_.load(std::memory_order_relaxed);
-    if (s != seen) {  // a new step (or a wake-up) since the last look
-      seen = s;
+    const Progress p = progress();
+    if (p != seen) {
+      seen = p;
       since = now;
-      caught = false;
+      caught = reporting = false;
     } else if (!caught && now - since >= opts_.threshold) {
       caught = true;
-      catch_stall(since, now);
-    } else if (caught && now - since >= unfinished_after) {
-      report_unfinished_step();
+      reporting = catch_stall(since, now);
+    } else if (reporting) {
+      still_running_at_.store(now.time_since_epoch().count(), std::memory_order_relaxed);
+      if (now - since >= unfinished_after) report_unfinished_step();
     }
   }
 }
@@ -223,7 +232,7 @@ void StallDetector::park(std::unique_lock<std::mutex>& lock) {
   wakeup_.wait(lock, [this] { return stop_ || state_.load(std::memory_order_acquire) != kParked; });
 }
 
-void StallDetector::catch_stall(SteadyClock::time_point since, SteadyClock::time_point now) {
+bool StallDetector::catch_stall(SteadyClock::time_point since, SteadyClock::time_point now) {
   stalls_.fetch_add(1, std::memory_order_relaxed);
   const bool reported_lately =
       last_report_ != SteadyClock::time_point{} && now - last_report_ < opts_.report_interval;
@@ -231,15 +240,17 @@ void StallDetector::catch_stall(SteadyClock::time_point since, SteadyClock::time
   // in use); count this one as suppressed too.
   if (reported_lately || phase_.load(std::memory_order_acquire) != kNone) {
     ++unreported_;
-    return;
+    return false;
   }
   last_report_ = now;
   since_ = since;
+  still_running_at_.store(now.time_since_epoch().count(), std::memory_order_relaxed);
   suppressed_ = std::exchange(unreported_, 0);
   phase_.store(kRequested, std::memory_order_release);
   sigval value{};
   value.sival_ptr = this;
   pthread_sigqueue(loop_thread_.load(std::memory_order_relaxed), kSignal, value);
+  return true;
 }
 
 // The step has not ended long after it was caught: the loop will not report

@@ -7,10 +7,10 @@
 // of the loop, the handler and the watchdog acts on it:
 //   none -> requested (watchdog, then it signals)
 //        -> captured  (handler: native stack and task id in the buffer)
-//        -> reporting (loop at the end of the step, or watchdog past the
+//        -> reporting (loop at the end of the batch, or watchdog past the
 //                      step's deadline; `requested` may go there too when the
 //                      step ended before the signal came: no native stack)
-//        -> none      (the loop, once the step is over and nobody reads the
+//        -> none      (the loop, once the batch is over and nobody reads the
 //                      buffer any more)
 #pragma once
 
@@ -51,11 +51,13 @@ class StallDetector {
   std::uint64_t stalls() const noexcept { return stalls_.load(std::memory_order_relaxed); }
 
   // ---- the loop thread ----
-  // Before each step: the only cost per step besides caught(). A batch keeps
-  // the count in a register: steps() once, then step_begins(++count).
-  std::uint64_t steps() const noexcept { return seq_.load(std::memory_order_relaxed); }
-  void step_begins(std::uint64_t count) noexcept { seq_.store(count, std::memory_order_relaxed); }
-  void step_begins() noexcept { step_begins(steps() + 1); }
+  // Progress for the watchdog: before each ready batch (the watched run
+  // phase), before each step (debug mode's), and back from the poller. Within
+  // a batch the watchdog sees progress in running_task, which each task step
+  // sets anyway (watch()).
+  void mark_progress() noexcept {
+    seq_.store(seq_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
   bool caught() const noexcept { return phase_.load(std::memory_order_relaxed) != kNone; }
   // The loop starts or stops running on this thread (enter_run, leave_run).
   void running(bool on) noexcept;
@@ -63,7 +65,7 @@ class StallDetector {
   void idle(bool on) noexcept;
   // What the loop's report of a caught step says besides the task.
   struct Caught {
-    double seconds;               // how long the step ran, at least
+    double seconds;               // how long the step (or run of callbacks) ran, at least
     std::uint64_t suppressed;     // stalls not reported since the last report
     std::string native_stack;     // "\n+ Native stack ...", one frame a line
     // The task whose step the handler caught (null: a callback, or the step
@@ -71,8 +73,9 @@ class StallDetector {
     const TaskBase* task = nullptr;
     std::uint32_t task_id = 0;
   };
-  // After a step for which caught(): what to report, or nullopt if the
-  // watchdog has reported it already. Ready for the next stall afterwards.
+  // After a batch (or a debug-mode step) for which caught(): what to report,
+  // or nullopt if the watchdog has reported it already. Ready for the next
+  // stall afterwards.
   std::optional<Caught> finish_caught_step() noexcept;
 
  private:
@@ -85,9 +88,19 @@ class StallDetector {
   static void install_handler();
   [[gnu::noinline]] static void on_signal(int signo, siginfo_t* info, void* context);
   [[gnu::noinline]] void capture() noexcept;  // in the signal handler
+  // What the watchdog compares between two looks.
+  struct Progress {
+    std::uint64_t seq;
+    const TaskBase* task;
+    bool operator==(const Progress&) const = default;
+  };
+  Progress progress() const noexcept {
+    return {seq_.load(std::memory_order_relaxed), running_task_.load(std::memory_order_relaxed)};
+  }
   void watch();
   void park(std::unique_lock<std::mutex>& lock);
-  void catch_stall(SteadyClock::time_point since, SteadyClock::time_point now);
+  // Whether this stall's report is under way (false: suppressed).
+  bool catch_stall(SteadyClock::time_point since, SteadyClock::time_point now);
   void report_unfinished_step();
   std::string native_stack() const;
 
@@ -108,6 +121,10 @@ class StallDetector {
   // A caught stall, written before phase_ leaves kNone (watchdog) or
   // reaches kCaptured (handler), read by whoever moves it to kReporting.
   SteadyClock::time_point since_{};  // the step began no later than this
+  // The watchdog's last look that found the caught step still running:
+  // since_ to this is how long it ran, at least (the loop reports after the
+  // batch, which may have gone on after the step). Updated while it is read.
+  std::atomic<SteadyClock::rep> still_running_at_{0};
   std::uint64_t suppressed_ = 0;     // stalls not reported since the last report
   void* frames_[kMaxFrames] = {};
   int depth_ = 0;

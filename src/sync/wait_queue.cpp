@@ -22,7 +22,7 @@ std::size_t WaitQueue::size() const noexcept {
 void WaitQueue::Waiter::describe(const AwaitPoint* p, AwaitInfo& info) noexcept {
   auto* self = static_cast<const Waiter*>(p);
   info.object = self->primitive_;
-  info.waiters = self->queue_.size();
+  info.waiters = self->queue_->size();
   info.has_waiters = true;
 }
 

@@ -4,8 +4,10 @@
 // awaits the task, and the states of tasks with no chain to show.
 #include <string>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "core/test_support.hpp"
 #include <corio/call_graph.hpp>
@@ -162,14 +164,59 @@ Coro<void> socket_main() {
   EXPECT_EQ(g.awaiting.kind, "socket");
   EXPECT_EQ(g.awaiting.fd, fds[0]);
   EXPECT_FALSE(g.awaiting.write);
-  EXPECT_NE(
-      corio::format_call_graph(g).find("awaiting socket fd " + std::to_string(fds[0]) + " (read)"),
-      std::string::npos);
+  // A socketpair's ends have no names; the peer is told by its process.
+  EXPECT_EQ(g.awaiting.peer, "unix:(unnamed)");
+  EXPECT_EQ(g.awaiting.peer_pid, ::getpid());
+  EXPECT_FALSE(g.awaiting.listening);
+  EXPECT_NE(corio::format_call_graph(g).find(
+                fmt::format("awaiting socket fd {} (read) peer unix:(unnamed) (pid {})\n", fds[0],
+                            ::getpid())),
+            std::string::npos)
+      << corio::format_call_graph(g);
   co_await corio::get_running_loop().sock_sendall(b, "x");
   EXPECT_EQ(co_await t, "x");
 }
 
-TEST(CallGraph, SocketReadNamesItsFd) { corio_testing::run_vt(socket_main()); }
+TEST(CallGraph, SocketReadNamesItsFdAndPeer) { corio_testing::run_vt(socket_main()); }
+
+Coro<void> accept_one(corio::Socket* listener) {
+  co_await corio::get_running_loop().sock_accept(*listener);
+}
+
+// A loopback TCP connection: the reading end names the listener's port as
+// its peer; the listener, which has no peer, names its own address.
+Coro<void> tcp_socket_main() {
+  corio::EventLoop& loop = corio::get_running_loop();
+  corio::Socket listener = corio::Socket::create(AF_INET, SOCK_STREAM);
+  listener.bind(corio::SocketAddress::ip("127.0.0.1", 0));
+  listener.listen();
+  const std::string server = listener.local_address().to_string();
+  corio::Socket client = corio::Socket::create(AF_INET, SOCK_STREAM);
+  co_await loop.sock_connect(client, listener.local_address());
+  auto [conn, from] = co_await loop.sock_accept(listener);
+  Task<std::string> reader = corio::create_task(recv_some(&client), "reader");
+  Task<void> acceptor = corio::create_task(accept_one(&listener), "acceptor");
+  co_await corio::sleep(0s);
+  const FutureCallGraph r = corio::capture_call_graph(reader);
+  EXPECT_EQ(r.awaiting.peer, server);
+  EXPECT_EQ(r.awaiting.local, client.local_address().to_string());
+  EXPECT_FALSE(r.awaiting.peer_pid) << "only a Unix socket tells its peer's process";
+  EXPECT_NE(corio::format_call_graph(r).find(" (read) peer " + server + "\n"), std::string::npos)
+      << corio::format_call_graph(r);
+  const FutureCallGraph a = corio::capture_call_graph(acceptor);
+  EXPECT_TRUE(a.awaiting.listening);
+  EXPECT_EQ(a.awaiting.peer, "");
+  EXPECT_NE(corio::format_call_graph(a).find(" (read) listening on " + server + "\n"),
+            std::string::npos)
+      << corio::format_call_graph(a);
+  acceptor.cancel();
+  co_await loop.sock_sendall(conn, "y");
+  EXPECT_EQ(co_await reader, "y");
+}
+
+TEST(CallGraph, TcpSocketNamesItsPeerAndAListenerItsAddress) {
+  corio_testing::run_vt(tcp_socket_main());
+}
 
 // Two tasks awaiting each other: each is in the other's awaited_by, and the
 // cycle ends where it closes.

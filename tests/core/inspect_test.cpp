@@ -186,6 +186,46 @@ TEST_F(InspectTest, PstreeShowsWhoAwaitsWhom) {
   EXPECT_EQ(tree.find("* Task(name='waiter'"), tree.rfind("* Task(name='waiter'"));
 }
 
+corio::Coro<std::string> recv_some(corio::Socket* s) {
+  co_return co_await corio::get_running_loop().sock_recv(*s, 16);
+}
+
+// The answers to `ps` and `ps json` while task "reader" waits to read from
+// a loopback connection to *server ("127.0.0.1:port").
+corio::Coro<std::pair<std::string, std::string>> answers_with_reader(std::string* server) {
+  corio::EventLoop& loop = corio::get_running_loop();
+  corio::Socket listener = corio::Socket::create(AF_INET, SOCK_STREAM);
+  listener.bind(corio::SocketAddress::ip("127.0.0.1", 0));
+  listener.listen();
+  *server = listener.local_address().to_string();
+  corio::Socket client = corio::Socket::create(AF_INET, SOCK_STREAM);
+  co_await loop.sock_connect(client, listener.local_address());
+  auto [conn, from] = co_await loop.sock_accept(listener);
+  corio::Task<std::string> reader = corio::create_task(recv_some(&client), "reader");
+  co_await corio::sleep(0s);
+  std::string text = co_await ask_on_thread("ps\n");
+  std::string json = co_await ask_on_thread("ps json\n");
+  co_await loop.sock_sendall(conn, "z");
+  co_await reader;
+  co_return std::pair{std::move(text), std::move(json)};
+}
+
+TEST_F(InspectTest, PsNamesASocketsPeer) {
+  corio::EventLoop loop(inspecting());
+  std::string server;
+  const auto [text, json] = loop.run_until_complete(answers_with_reader(&server));
+  // Where: the innermost co_await outside corio's detail namespace (sock_recv's).
+  EXPECT_THAT(text, ::testing::ContainsRegex("reader +suspended +[a-z_]+\\.cpp:[0-9]+ +socket fd "
+                                             "[0-9]+ \\(read\\) peer 127\\.0\\.0\\.1:" +
+                                             server.substr(server.find(':') + 1) + "\n"))
+      << text;
+  EXPECT_THAT(json, HasSubstr(",\"write\":false,\"peer\":\"" + server + "\",\"local\":\"127.0.0.1:"))
+      << json;
+  EXPECT_THAT(json, ::testing::ContainsRegex("\"awaiting_kind\":\"socket\",\"fd\":[0-9]+,"))
+      << json;
+  EXPECT_THAT(json, HasSubstr(",\"listening\":false,\"stack\":[")) << json;
+}
+
 TEST_F(InspectTest, StatsAreTheLoopCounters) {
   corio::EventLoop loop(inspecting());
   const std::string stats = loop.run_until_complete(answer_with_waiter("stats\n"));

@@ -3,6 +3,8 @@
 // least 5x the threshold it must stay quiet under, and the assertions count
 // only the reports that name the tasks the test stalls on purpose.
 #include <cstdlib>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -147,6 +149,70 @@ TEST(StallDetector, TheWatchdogReportsAStepThatDoesNotEnd) {
   EXPECT_NE(err.find("Task id="), std::string::npos) << err;
   EXPECT_NE(err.find("corio_stall_test_busy_wait"), std::string::npos) << err;
   EXPECT_EQ(reports_naming(reports, "stuck"), 0u) << "reported twice: " << reports.joined();
+}
+
+Coro<void> busy_step(std::chrono::milliseconds how_long) {
+  corio_stall_test_busy_wait(how_long);
+  co_return;
+}
+
+// 40 first steps of 5 ms in one ready batch: the batch runs 200 ms, no step
+// more than a tenth of the threshold.
+Coro<void> many_short_steps(EventLoop* loop) {
+  std::vector<corio::Task<void>> tasks;
+  for (int i = 0; i < 40; ++i)
+    tasks.push_back(loop->create_task(busy_step(5ms), "short-" + std::to_string(i)));
+  for (corio::Task<void>& t : tasks) co_await t;
+}
+
+TEST(StallDetector, ShortTaskStepsOfALongBatchAreNoStall) {
+  EventLoop loop(stall_options(50ms));
+  corio_testing::Reports reports;
+  reports.install(loop);
+  loop.run_until_complete(many_short_steps(&loop));
+  EXPECT_EQ(reports_naming(reports, "Stall:"), 0u) << reports.joined();
+  EXPECT_EQ(loop.stats().stalls, 0u);
+}
+
+// Callbacks run with no task, so the watchdog cannot tell them apart: 30 of
+// 10 ms in a row are one stall of 300 ms, and the report says so.
+TEST(StallDetector, CallbacksInARowAreJudgedTogether) {
+  EventLoop loop(stall_options(50ms));
+  corio_testing::Reports reports;
+  reports.install(loop);
+  for (int i = 0; i < 30; ++i) loop.call_soon([] { corio_stall_test_busy_wait(10ms); });
+  loop.run_until_complete(sleep_for(1ms));
+  EXPECT_EQ(reports_naming(reports, "Stall: executing <Handle> (one callback or several in a row)"),
+            1u)
+      << reports.joined();
+}
+
+double seconds_in(const std::string& report) {
+  const std::string before = "took at least ";
+  const std::size_t at = report.find(before);
+  return at == std::string::npos ? -1 : std::atof(report.c_str() + at + before.size());
+}
+
+Coro<void> two_hogs_in_one_batch(EventLoop* loop) {
+  corio::Task<void> first = loop->create_task(hog(200ms), "first");
+  corio::Task<void> second = loop->create_task(hog(300ms), "second");
+  co_await first;
+  co_await second;
+}
+
+// The report comes after the batch, 500 ms in; the time it gives is the
+// first step's, as the watchdog last saw it running.
+TEST(StallDetector, AStallIsTimedByItsStepNotByItsBatch) {
+  EventLoop loop(stall_options(50ms, 10000ms));  // the second stall is suppressed
+  corio_testing::Reports reports;
+  reports.install(loop);
+  loop.run_until_complete(two_hogs_in_one_batch(&loop));
+  ASSERT_EQ(reports_naming(reports, "<Task name='first'>"), 1u) << reports.joined();
+  for (const std::string& m : reports.messages) {
+    if (m.find("<Task name='first'>") == std::string::npos) continue;
+    EXPECT_GE(seconds_in(m), 0.05) << m;
+    EXPECT_LT(seconds_in(m), 0.3) << m;
+  }
 }
 
 Coro<void> await_forever(corio::Future<void> never) { co_await never; }

@@ -17,11 +17,12 @@ namespace corio::detail {
 template <class P>
 class [[nodiscard]] AcquireAwaiter {
  public:
-  explicit AcquireAwaiter(P& p) noexcept
-      : p_(p), waiter_(p.waiters_, &p, &P::abandon, &P::kWaitOps) {}
+  explicit AcquireAwaiter(P& p) noexcept : p_(p) {}
   // Free and nobody queued: take it without suspending (asyncio does not yield here either).
   bool await_ready() noexcept { return p_.try_acquire(); }
-  void await_suspend(std::coroutine_handle<> h) { waiter_.await_suspend(h); }
+  void await_suspend(std::coroutine_handle<> h) {
+    waiter_.await_suspend(h, {p_.waiters_, &p_, &P::abandon, &P::kWaitOps});
+  }
   void await_resume() {
     waiter_.await_resume();
     if (waiter_.grant()) p_.took_grant();
