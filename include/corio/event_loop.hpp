@@ -320,7 +320,6 @@ class EventLoop : private detail::LoopCore {
   static void expire_handle(detail::TimerNode* n) noexcept;
   void run_ready_batch() noexcept;
   void run_ready_batch_debug() noexcept;
-  void run_ready_batch_watched() noexcept;
   void report_slow(detail::TaskBase* task, double seconds) noexcept;
   void report_stall(detail::TaskBase* task) noexcept;
   detail::TaskBase* pending_task(const detail::TaskBase* t, std::uint32_t id) const noexcept;

@@ -260,10 +260,18 @@ void EventLoop::queue_expired_timers() {
   }
 }
 
+// The stall detector's part (loop_stall.cpp) is one progress mark before the
+// batch and one look at caught() after it, not per step: the watchdog tells
+// the steps of a batch apart by running_task, which each task step stores
+// anyway (callbacks run with no task, so a run of them between two task
+// steps counts as one step). Folded in here, not a batch function of its
+// own, so that the loop stays inlined into run_once either way; stall_ is
+// read again after the batch, as a step may have turned the detector off.
 void EventLoop::run_ready_batch() noexcept {
   timing_steps = debug_;
-  if (debug_ || stall_) [[unlikely]]
-    return debug_ ? run_ready_batch_debug() : run_ready_batch_watched();
+  if (debug_) [[unlikely]]
+    return run_ready_batch_debug();
+  if (stall_) stall_->mark_progress();
   std::uint64_t steps = 0;  // counted in a register, stored once per batch
   for (detail::ReadyNode* n = ready.take_all(); n; ++steps) {
     detail::ReadyNode* next = n->next;  // n may be queued again while it runs
@@ -271,6 +279,8 @@ void EventLoop::run_ready_batch() noexcept {
     n = next;
   }
   steps_ += steps;
+  if (stall_ && stall_->caught()) [[unlikely]]
+    report_stall(nullptr);
 }
 
 // ---- callbacks and timers ------------------------------------------------

@@ -33,31 +33,6 @@ int EventLoop::wait_for_io_watched(double timeout) {
   return wait_for_io(timeout);
 }
 
-// The run phase while the stall detector is on (and debug mode off): the
-// plain one plus one progress mark and one look at caught() per batch. The
-// watchdog tells the steps of a batch apart by running_task, which each task
-// step stores anyway, so a task step that runs too long is caught as before;
-// callbacks run with no task, so a run of them between two task steps counts
-// as one step. Instructions (callgrind) per task switch and per spawn+await
-// against the detector off: with a mark per step (the store, stall_ read
-// again around each step, caught() after each) +19 of 183 and +54 of 904;
-// now +10 and +40, most of it this batch being a call of its own where the
-// plain one is inlined into run_once (docs/observability.md has the times).
-// The handler notes the running task; report_stall() names it if it is
-// still pending. stall_ is read again after the batch: a step may have
-// turned the detector off.
-void EventLoop::run_ready_batch_watched() noexcept {
-  stall_->mark_progress();
-  for (detail::ReadyNode* n = ready.take_all(); n;) {
-    detail::ReadyNode* next = n->next;  // n may be queued again while it runs
-    ++steps_;  // in memory, not a register: one callee-saved register less per batch
-    n->fn(n, detail::ReadyOp::run);
-    n = next;
-  }
-  if (stall_ && stall_->caught()) [[unlikely]]
-    report_stall(nullptr);
-}
-
 // The caught task, if it is still pending: the handler's pointer is compared
 // with the registry's before anything is read through it (a task that ended
 // in the step may be freed, its address reused).
