@@ -1,44 +1,120 @@
-// The poller seam: what the loop needs from the OS, and nothing more
-// (Redis's aeApi*, libuv's uv__io_poll). One implementation per folder under
-// src/core/backend/<name>/; no #ifdef outside them.
+// The backend seam: what the loop needs from the OS, as operations (Redis's
+// aeApi*, libuv's uv__io_*). One implementation per folder under
+// src/core/backend/<name>/; no #ifdef outside them; nothing above core knows
+// which one runs.
 //
-// Readiness today (add_reader/add_writer). Socket operations (sock_recv,
-// sock_send, ...) join this interface with the networking layer, so that a
-// completion backend (io_uring) can implement each operation natively while
-// the epoll backend emulates it as readiness plus a non-blocking syscall.
+// Every socket operation is "try now, else wait". try_*() returns its result
+// (>= 0) or -errno; -EAGAIN means "not now": the caller parks an IoWait in the
+// fd's slot, calls arm(), and tries again once poll() reports the fd. What
+// "trying" costs is the backend's business. epoll makes the syscall, and skips
+// it when no edge came since the socket was seen drained. A completion backend
+// hands over bytes its receives already put in buffers of its own, and queues
+// sends for the next submit.
+//
+// Bytes move only inside the calling task's own step, never in poll(). So a
+// task cancelled while it waits loses nothing: what arrived stays for the
+// next read, which is asyncio's semantics with no window left.
 #pragma once
 
+#include <sys/socket.h>
+
+#include <cstddef>
 #include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <corio/handle.hpp>
+#include <corio/socket.hpp>
 
 namespace corio::detail {
+
+class IoWait;
+
+// The loop's half of an fd's entry: who waits on it. Each backend's entry
+// type derives from it, so that one table per loop holds both halves.
+struct FdSlot {
+  Ref<CallbackHandle> reader, writer;  // add_reader/add_writer
+  IoWait* read_wait = nullptr;         // socket operations, one per direction
+  IoWait* write_wait = nullptr;
+};
+
+// The fd-indexed table both backends keep their entries in.
+template <class Entry>
+class FdTable {
+ public:
+  Entry* find(int fd) noexcept {
+    return fd >= 0 && static_cast<std::size_t>(fd) < entries_.size()
+               ? &entries_[static_cast<std::size_t>(fd)]
+               : nullptr;
+  }
+  Entry& at(int fd) {
+    const auto index = static_cast<std::size_t>(fd);
+    if (index >= entries_.size()) entries_.resize(index + 1);
+    return entries_[index];
+  }
+
+ private:
+  std::vector<Entry> entries_;
+};
 
 struct IoEvent {
   int fd;
   bool readable;  // also set on error/hang-up, so the reader sees it
   bool writable;
-  bool closed;    // hang-up, error or the peer's FIN: later reads see EOF/error
 };
 
-class Poller {
+class Backend {
  public:
-  virtual ~Poller() = default;
+  virtual ~Backend() = default;
   virtual const char* name() const noexcept = 0;
-  // Declares the interest set for fd. Applied lazily, just before the next
-  // wait, so that several changes in one iteration cost one syscall.
+
+  // ---- the per-fd table -----------------------------------------------------
+  virtual FdSlot* find(int fd) noexcept = 0;  // null: never seen
+  virtual FdSlot& slot(int fd) = 0;
+
+  // ---- readiness, for add_reader/add_writer (level-triggered, as asyncio's
+  // selector loop) -------------------------------------------------------------
+  // Declares fd's interest set. Registration and removal act at once (a
+  // regular file fails here, as in asyncio); changes of a set may be batched
+  // until the next poll(). Not for attached fds.
   virtual void set_interest(int fd, bool read, bool write) = 0;
-  // Waits up to timeout_ms (-1: no limit) and appends ready fds to `out`.
-  // Returns the number appended.
+
+  // ---- socket operations ------------------------------------------------------
+  // Takes fd (a non-blocking socket or pipe) for the operations below.
+  virtual void attach(int fd) = 0;
+  // Before fd is closed: operations already accepted (queued sends) still
+  // happen; nothing of the fd's is touched afterwards.
+  virtual void detach(int fd) noexcept = 0;
+  // A task parked a wait on fd: poll() must report it when the direction
+  // may be ready (epoll's edges already do; a completion backend may have to
+  // ask the kernel).
+  virtual void arm(int fd, bool write) = 0;
+
+  // Bytes received; 0 at EOF. `stream`: a short read means the socket was
+  // drained (not so for datagrams, which arrive one per read).
+  virtual long try_recv(int fd, std::span<char> buf, bool stream) noexcept = 0;
+  // Bytes taken (they will go out in order, before a shutdown or detach).
+  virtual long try_send(int fd, std::string_view data) noexcept = 0;
+  // The new fd (non-blocking, close-on-exec); *peer filled.
+  virtual long try_accept(int fd, SocketAddress* peer) noexcept = 0;
+  // 0: connected; -EINPROGRESS: wait writable, then finish_connect().
+  virtual long start_connect(int fd, const SocketAddress& addr) noexcept = 0;
+  virtual long finish_connect(int fd) noexcept = 0;
+  virtual long try_recvfrom(int fd, std::span<char> buf, SocketAddress* from) noexcept = 0;
+  virtual long try_sendto(int fd, std::string_view data, const SocketAddress& to) noexcept = 0;
+  // After the sends already taken.
+  virtual long shutdown(int fd, int how) noexcept = 0;
+
+  // ---- waiting ----------------------------------------------------------------
+  // Waits up to timeout_ms (-1: no limit) and appends the fds that became
+  // ready to `out`. Returns the number appended.
   virtual int poll(int timeout_ms, IoEvent* out, int capacity) = 0;
-  // Socket operations: registers fd once for both directions, edge-triggered
-  // (an event means "became ready": the operation tries first and waits only
-  // after EAGAIN, so no edge is missed). Not for fds used with set_interest.
-  virtual void watch_edges(int fd) = 0;
-  // Ends watch_edges(fd) before the fd is closed.
-  virtual void forget(int fd) noexcept = 0;
   // Thread-safe: makes a blocked or upcoming poll() return promptly.
   virtual void wakeup() noexcept = 0;
 };
 
-std::unique_ptr<Poller> make_epoll_poller();
+std::unique_ptr<Backend> make_epoll_backend();
 
 }  // namespace corio::detail
