@@ -1,0 +1,308 @@
+// The io_uring backend's operations (design: uring_backend.cpp). They run in
+// a task's step, between two poll()s, and never enter the ring: they take
+// from the queues the completions filled, queue sends, and mark what the next
+// poll() must submit. The exceptions are detach() and add_reader/add_writer
+// removal, which cancel at once so that the caller may close the fd.
+#ifdef CORIO_HAVE_LIBURING
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <system_error>
+
+#include "core/backend/io_uring/uring_impl.hpp"
+
+namespace corio::detail::uring {
+
+namespace {
+
+[[noreturn]] void throw_err(int err, const char* what) {
+  throw std::system_error(err, std::generic_category(), what);
+}
+
+long result(long n) noexcept { return n >= 0 ? n : -errno; }
+
+// What a readiness-based fd does: the syscall itself, EINTR retried.
+template <class Call>
+long retry(Call call) noexcept {
+  long n;
+  do {
+    n = call();
+  } while (n < 0 && errno == EINTR);
+  return result(n);
+}
+
+Kind kind_of(int fd) {
+  int type = 0;
+  socklen_t len = sizeof type;
+  if (::getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0) {
+    return type == SOCK_STREAM ? Kind::stream : Kind::socket;
+  }
+  if (errno == ENOTSOCK) return Kind::pipe;
+  throw_err(errno, "socket operation");
+}
+
+}  // namespace
+
+Conn* UringBackend::conn(int fd) noexcept {
+  Entry* e = table_.find(fd);
+  return e != nullptr ? e->conn : nullptr;
+}
+
+// ---- the table --------------------------------------------------------------------
+
+void UringBackend::attach(int fd) {
+  if (fd < 0) throw_err(EBADF, "socket operation on a closed socket");
+  const Kind kind = kind_of(fd);
+  Entry& e = table_.at(fd);
+  if (e.conn != nullptr) release(e);  // that number was closed without detach(): a new fd
+  e.conn = new Conn(fd, kind);
+}
+
+void UringBackend::detach(int fd) noexcept {
+  Entry* e = table_.find(fd);
+  if (e != nullptr && e->conn != nullptr && e->conn->kind != Kind::watched) release(*e);
+}
+
+void UringBackend::set_interest(int fd, bool read, bool write) {
+  if (fd < 0) throw_err(EBADF, "add_reader/add_writer");
+  Entry& e = table_.at(fd);
+  Conn* c = e.conn;
+  if (c != nullptr && c->kind != Kind::watched) throw_err(EBUSY, "fd is in use by socket operations");
+  const unsigned mask = (read ? POLLIN : 0u) | (write ? POLLOUT : 0u);
+  if (mask == 0) {
+    if (c != nullptr) release(e);
+    return;
+  }
+  if (c == nullptr) {
+    // A poll on a regular file completes at once, forever; epoll refuses such
+    // fds, and asyncio's add_reader with it: refuse them here too, at once.
+    struct stat st{};
+    if (::fstat(fd, &st) < 0) throw_err(errno, "add_reader/add_writer");
+    if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) throw_err(EPERM, "add_reader/add_writer");
+    c = e.conn = new Conn(fd, Kind::watched);
+  }
+  c->interest = mask;
+  mark_prep(*c);
+}
+
+// Lets go of e's Conn (lifetime rule 2 in uring_backend.cpp).
+void UringBackend::release(Entry& e) noexcept {
+  Conn* c = std::exchange(e.conn, nullptr);
+  c->detached = true;
+  c->want_read = c->want_write = false;
+  drop_received(*c);
+  if (c->starved) {
+    starved_.erase(std::find(starved_.begin(), starved_.end(), c));
+    c->starved = false;
+  }
+  if (c->sends_owed()) {
+    const int dup = ::fcntl(c->fd, F_DUPFD_CLOEXEC, 0);
+    if (dup >= 0) {
+      c->fd = dup;
+      c->owns_fd = true;
+    } else {  // out of fds: only the send already in the ring still goes
+      c->pending.clear();
+      c->send_error = -errno;
+    }
+  }
+  cancel_now(*c);
+  try {
+    detached_.push_back(c);
+  } catch (...) {
+    // No memory to track it: it leaks, which is safer than freeing it with
+    // requests in the ring.
+    return;
+  }
+  maybe_free(c);
+}
+
+// One enter submits the cancels and runs the completions they cause, so
+// that the kernel's file references are gone before the caller's close():
+// a cancelled multishot recv would otherwise keep the socket open (and the
+// peer without its FIN) until the next poll().
+void UringBackend::cancel_now(Conn& c) noexcept {
+  bool any = false;
+  const auto cancel = [&](Op op) {
+    io_uring_sqe* s = io_uring_get_sqe(&ring_.r);
+    if (s == nullptr) {
+      (void)io_uring_submit(&ring_.r);
+      s = io_uring_get_sqe(&ring_.r);
+    }
+    if (s == nullptr) return;  // the kernel refuses submissions: the ring's exit cancels
+    io_uring_prep_cancel64(s, reinterpret_cast<std::uintptr_t>(&c) | op, 0);
+    io_uring_sqe_set_data64(s, kIgnore);
+    any = true;
+  };
+  if (c.recv_armed) cancel(kRecv);
+  if (c.accept_armed) cancel(kAccept);
+  if (c.poll_mask != 0) cancel(kPoll);
+  if (any) (void)io_uring_submit_and_get_events(&ring_.r);
+}
+
+void UringBackend::drop_received(Conn& c) noexcept {
+  for (const Chunk& k : c.chunks) bufs_.give_back(k.bid);
+  c.chunks.clear();
+  for (int fd : c.accepted) ::close(fd);
+  c.accepted.clear();
+}
+
+// ---- waiting ------------------------------------------------------------------------
+
+void UringBackend::arm(int fd, bool write) {
+  Conn* c = conn(fd);
+  if (c == nullptr) return;
+  if (write) {
+    c->want_write = true;
+  } else {
+    c->want_read = true;
+    c->recv_on = c->kind == Kind::stream;
+    c->accept_on = c->kind == Kind::listener;
+  }
+  mark_prep(*c);
+  notify(*c);  // what is already queued is reported by the next poll()
+}
+
+// ---- receiving ----------------------------------------------------------------------
+
+long UringBackend::try_recv(int fd, std::span<char> buf, bool) noexcept {
+  Conn* c = conn(fd);
+  if (c == nullptr || c->kind != Kind::stream) {
+    const bool pipe = c != nullptr && c->kind == Kind::pipe;
+    return retry([&] { return pipe ? ::read(fd, buf.data(), buf.size())
+                                   : ::recv(fd, buf.data(), buf.size(), 0); });
+  }
+  if (!c->chunks.empty()) return copy_out(*c, buf);
+  if (c->eof) return 0;
+  if (c->recv_error != 0) return c->recv_error;
+  if (c->send_error != 0) return c->send_error;
+  return -EAGAIN;
+}
+
+long UringBackend::copy_out(Conn& c, std::span<char> buf) noexcept {
+  std::size_t n = 0;
+  while (n < buf.size() && !c.chunks.empty()) {
+    Chunk& k = c.chunks.front();
+    const std::size_t take = std::min<std::size_t>(buf.size() - n, k.len - k.off);
+    std::memcpy(buf.data() + n, bufs_.data(k.bid) + k.off, take);
+    n += take;
+    k.off += static_cast<std::uint32_t>(take);
+    if (k.off == k.len) {
+      bufs_.give_back(k.bid);
+      c.chunks.pop_front();
+    }
+  }
+  if (c.chunks.size() <= kRecvCap / 2) {
+    c.recv_cancel = false;  // the reader caught up before the cancel went out
+    if (!c.recv_armed) mark_prep(c);
+  }
+  return static_cast<long>(n);
+}
+
+long UringBackend::try_accept(int fd, SocketAddress* peer) noexcept {
+  Conn* c = conn(fd);
+  if (c != nullptr && c->kind == Kind::stream) c->kind = Kind::listener;
+  if (c == nullptr || c->kind != Kind::listener) {
+    return retry([&] {
+      socklen_t len = SocketAddress::capacity();
+      const int n = ::accept4(fd, peer->data(), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (n >= 0) peer->resize(len);
+      return n;
+    });
+  }
+  if (c->accepted.empty()) {
+    if (c->accept_error == 0) return -EAGAIN;
+    return std::exchange(c->accept_error, 0);  // told once, as accept4 would
+  }
+  const int nfd = c->accepted.front();
+  c->accepted.pop_front();
+  // Multishot accept gives no address; a peer gone since leaves it empty.
+  socklen_t len = SocketAddress::capacity();
+  peer->resize(::getpeername(nfd, peer->data(), &len) == 0 ? len : 0);
+  if (!c->accept_armed && c->accepted.size() <= kAcceptCap / 2) mark_prep(*c);
+  return nfd;
+}
+
+long UringBackend::try_recvfrom(int fd, std::span<char> buf, SocketAddress* from) noexcept {
+  return retry([&] {
+    socklen_t len = SocketAddress::capacity();
+    const ssize_t n = ::recvfrom(fd, buf.data(), buf.size(), 0, from->data(), &len);
+    if (n >= 0) from->resize(len);
+    return n;
+  });
+}
+
+// ---- sending ------------------------------------------------------------------------
+
+long UringBackend::try_send(int fd, std::string_view data) noexcept {
+  Conn* c = conn(fd);
+  if (c == nullptr || c->kind != Kind::stream) {
+    const bool pipe = c != nullptr && c->kind == Kind::pipe;
+    return retry([&] { return pipe ? ::write(fd, data.data(), data.size())
+                                   : ::send(fd, data.data(), data.size(), MSG_NOSIGNAL); });
+  }
+  if (c->send_error != 0) return c->send_error;
+  if (c->shutdown_how == SHUT_WR || c->shutdown_how == SHUT_RDWR) return -EPIPE;
+  const std::size_t queued = c->queued_out();
+  if (queued >= kSendCap) return data.empty() ? 0 : -EAGAIN;
+  const std::size_t take = std::min(kSendCap - queued, data.size());
+  try {
+    c->pending.append(data.data(), take);
+    mark_prep(*c);
+  } catch (const std::bad_alloc&) {
+    return -ENOMEM;
+  }
+  return static_cast<long>(take);
+}
+
+long UringBackend::try_sendto(int fd, std::string_view data, const SocketAddress& to) noexcept {
+  return retry([&] {
+    return ::sendto(fd, data.data(), data.size(), MSG_NOSIGNAL, to.data(), to.size());
+  });
+}
+
+long UringBackend::shutdown(int fd, int how) noexcept {
+  Conn* c = conn(fd);
+  if (c != nullptr && c->kind == Kind::stream && how != SHUT_RD && c->sends_owed()) {
+    c->shutdown_how = how;  // flushed() does it after the last send
+    return 0;
+  }
+  return result(::shutdown(fd, how));
+}
+
+// The last owed send completed (or failed): a shutdown that waited goes now.
+void UringBackend::flushed(Conn& c) noexcept {
+  if (c.shutdown_how < 0) return;
+  if (!c.detached || c.owns_fd) (void)::shutdown(c.fd, c.shutdown_how);
+  c.shutdown_how = -1;
+}
+
+// ---- connecting ---------------------------------------------------------------------
+
+long UringBackend::start_connect(int fd, const SocketAddress& addr) noexcept {
+  if (::connect(fd, addr.data(), addr.size()) == 0) return 0;
+  // EINTR: the connection goes on in the background, as EINPROGRESS.
+  if (errno != EINPROGRESS && errno != EINTR) return -errno;
+  if (Conn* c = conn(fd)) c->connecting = true;
+  return -EINPROGRESS;
+}
+
+long UringBackend::finish_connect(int fd) noexcept {
+  if (Conn* c = conn(fd)) {
+    c->connecting = false;
+    c->revents = 0;
+  }
+  int err = 0;
+  socklen_t len = sizeof err;
+  if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0) return -errno;
+  return -err;
+}
+
+}  // namespace corio::detail::uring
+
+#endif  // CORIO_HAVE_LIBURING
