@@ -21,6 +21,7 @@
 #include <string>
 #include <system_error>
 #include <thread>
+#include <vector>
 
 #include "core/backend/io_uring/probe.hpp"
 #include "core/backend/io_uring/uring_backend.hpp"
@@ -223,39 +224,67 @@ TEST_F(UringBackend, AcceptsNonBlockingCloseOnExecWithThePeer) {
   ::close(lfd);
 }
 
-// A reader that does not read holds a bounded share of the buffer ring: a
-// flood on one connection stops being drained, another still receives, and
-// the flood's bytes all come out in order once read.
-TEST_F(UringBackend, AFloodedReaderHoldsABoundedShare) {
-  Pair flood, other;
-  b().attach(flood.a);
-  b().attach(other.a);
-  b().arm(flood.a, false);
-  b().arm(other.a, false);
-  ::fcntl(flood.b, F_SETFL, O_NONBLOCK);
+// Writes to pair.b until the backend stops draining pair.a (whose reader
+// does not read); returns the bytes written, pattern(n) in order.
+std::size_t flood(Backend& b, const Pair& pair) {
+  ::fcntl(pair.b, F_SETFL, O_NONBLOCK);
   std::size_t written = 0;
   int stalls = 0;
   for (int round = 0; round < 100000 && stalls < 50; ++round) {
     const std::string chunk = pattern(65536, written);
-    const ssize_t n = ::write(flood.b, chunk.data(), chunk.size());
+    const ssize_t n = ::write(pair.b, chunk.data(), chunk.size());
     if (n > 0) {
       written += static_cast<std::size_t>(n);
       stalls = 0;
     } else {
       ++stalls;
     }
-    pump(b(), -1, 1);
+    pump(b, -1, 1);
   }
+  return written;
+}
+
+// A reader that does not read holds a bounded share of the buffer ring: a
+// flood on one connection stops being drained, another still receives, and
+// the flood's bytes all come out in order once read.
+TEST_F(UringBackend, AFloodedReaderHoldsABoundedShare) {
+  Pair flooded, other;
+  b().attach(flooded.a);
+  b().attach(other.a);
+  b().arm(flooded.a, false);
+  b().arm(other.a, false);
+  const std::size_t written = flood(b(), flooded);
   // The ring holds 8 MiB: a flood taking it all would pass 8 MiB here.
   EXPECT_LT(written, std::size_t{4} << 20) << "the flooded reader was drained without bound";
   ASSERT_EQ(::write(other.b, "ping", 4), 4);
   EXPECT_EQ(recv_all(b(), other.a, 4), "ping");
-  ::shutdown(flood.b, SHUT_WR);
-  const std::string got = recv_all(b(), flood.a, written);
+  ::shutdown(flooded.b, SHUT_WR);
+  const std::string got = recv_all(b(), flooded.a, written);
   EXPECT_EQ(got.size(), written);
   EXPECT_TRUE(got == pattern(written)) << "bytes lost or out of order";
-  b().detach(flood.a);
+  b().detach(flooded.a);
   b().detach(other.a);
+}
+
+// Enough readers that do not read to hold every buffer of the ring still
+// cannot stall one that does: it receives into a buffer of its own.
+TEST_F(UringBackend, AReaderProgressesWhenOthersHoldEveryBuffer) {
+  std::vector<std::unique_ptr<Pair>> idle;
+  for (int i = 0; i < 48; ++i) {
+    idle.push_back(std::make_unique<Pair>());
+    b().attach(idle.back()->a);
+    b().arm(idle.back()->a, false);
+    flood(b(), *idle.back());
+  }
+  Pair active;
+  b().attach(active.a);
+  b().arm(active.a, false);
+  const std::string data = pattern(200000);
+  std::thread writer([&] { (void)::write(active.b, data.data(), data.size()); });
+  EXPECT_TRUE(recv_all(b(), active.a, data.size()) == data);
+  writer.join();
+  for (auto& p : idle) b().detach(p->a);
+  b().detach(active.a);
 }
 
 // A waiter told "readable" that goes away without reading (a cancelled

@@ -169,11 +169,15 @@ void UringBackend::prepare_recv(Conn& c) {
     io_uring_sqe_set_data64(s, kIgnore);
   }
   c.recv_cancel = false;
-  if (!c.recv_on || c.recv_armed || c.starved || c.eof || c.recv_error != 0) return;
+  // One receive in the ring at a time keeps the bytes in order.
+  if (!c.recv_on || c.recv_armed || c.own_armed || c.eof || c.recv_error != 0) return;
   if (c.chunks.size() > kRecvCap / 2) return;  // re-armed as the reader consumes
   if (bufs_.free_count() == 0) {
-    c.starved = true;
-    starved_.push_back(&c);
+    if (!c.starved) {
+      c.starved = true;
+      starved_.push_back(&c);
+    }
+    if (c.want_read && !c.own_queued) prepare_own_recv(c);
     return;
   }
   io_uring_sqe* s = sqe();
@@ -182,6 +186,14 @@ void UringBackend::prepare_recv(Conn& c) {
   s->buf_group = BufferRing::kGroup;
   io_uring_sqe_set_data64(s, tag(&c, kRecv));
   c.recv_armed = true;
+}
+
+void UringBackend::prepare_own_recv(Conn& c) {
+  if (!c.own) c.own = std::make_unique<char[]>(kOwnBufferSize);
+  io_uring_sqe* s = sqe();
+  io_uring_prep_recv(s, c.fd, c.own.get(), kOwnBufferSize, 0);
+  io_uring_sqe_set_data64(s, tag(&c, kOwnRecv));
+  c.own_armed = true;
 }
 
 void UringBackend::prepare_accept(Conn& c) {
@@ -291,6 +303,7 @@ void UringBackend::complete(const io_uring_cqe& cqe) {
     case kIgnore: return;  // cancels and poll removals
     case kWake: wake_armed_ = false; return;
     case kRecv: on_recv(*c, cqe.res, cqe.flags); break;
+    case kOwnRecv: on_own_recv(*c, cqe.res); break;
     case kAccept: on_accept(*c, cqe.res, cqe.flags); break;
     case kSend: on_send(*c, cqe.res); break;
     case kPoll: on_poll(*c, cqe.res); break;
@@ -313,6 +326,24 @@ void UringBackend::on_recv(Conn& c, int res, unsigned flags) {
       bufs_.give_back(bid);
     }
   }
+  received(c, res);
+  if (!c.detached && c.recv_armed && c.chunks.size() >= kRecvCap) {
+    c.recv_cancel = true;
+    mark_prep(c);
+  }
+}
+
+void UringBackend::on_own_recv(Conn& c, int res) {
+  c.own_armed = false;
+  if (res > 0 && !c.detached) {
+    c.chunks.push_back(Chunk{kOwnBuffer, static_cast<std::uint32_t>(res), 0});
+    c.own_queued = true;
+  }
+  received(c, res);
+}
+
+// What a receive's result means for the stream, bytes aside.
+void UringBackend::received(Conn& c, int res) {
   if (res == 0) {
     c.eof = true;
   } else if (res == -ENOBUFS) {
@@ -320,9 +351,7 @@ void UringBackend::on_recv(Conn& c, int res, unsigned flags) {
   } else if (res < 0 && res != -ECANCELED) {
     c.recv_error = res;
   }
-  if (c.detached) return;
-  if (c.recv_armed && c.chunks.size() >= kRecvCap) c.recv_cancel = true;
-  if (c.recv_cancel || !c.recv_armed) mark_prep(c);
+  if (!c.detached && !c.recv_armed) mark_prep(c);
 }
 
 void UringBackend::on_accept(Conn& c, int res, unsigned flags) {

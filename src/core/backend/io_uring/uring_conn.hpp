@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <string>
 
 #include "core/backend/backend.hpp"
@@ -27,14 +28,19 @@ enum class Kind : std::uint8_t {
 };
 
 // The operation in a user_data's low bits (a Conn is at least 8-aligned).
-enum Op : std::uintptr_t { kIgnore = 0, kRecv = 1, kAccept = 2, kSend = 3, kPoll = 4, kWake = 5 };
+enum Op : std::uintptr_t {
+  kIgnore = 0, kRecv = 1, kAccept = 2, kSend = 3, kPoll = 4, kWake = 5, kOwnRecv = 6,
+};
 constexpr std::uintptr_t kOpMask = 7;
 
-// A provided buffer the multishot recv filled, not yet read to its end.
+// A provided buffer the multishot recv filled, not yet read to its end, or
+// (bid kOwnBuffer) the Conn's own buffer a one-shot recv filled.
 struct Chunk {
   std::uint16_t bid;
   std::uint32_t len, off;
 };
+constexpr std::uint16_t kOwnBuffer = 0xffff;
+constexpr std::size_t kOwnBufferSize = 16 * 1024;
 
 struct Conn {
   Conn(int fd_, Kind kind_) : fd(fd_), kind(kind_) {}
@@ -49,7 +55,12 @@ struct Conn {
   bool recv_on = false;      // a reader armed once: keep a receive going while below the cap
   bool recv_armed = false;   // the multishot recv is in the ring
   bool recv_cancel = false;  // past the cap: cancel it at the next submit
-  bool starved = false;      // its recv ended with ENOBUFS: re-armed once buffers come back
+  bool starved = false;      // the ring ran dry: re-armed once buffers come back
+  // While starved, a parked reader still progresses: one-shot recvs into a
+  // buffer of its own, one at a time, so that readers that do not read
+  // cannot stall the ones that do by holding every buffer of the ring.
+  std::unique_ptr<char[]> own;
+  bool own_armed = false, own_queued = false;
   bool eof = false;          // sticky
   int recv_error = 0;        // sticky, -errno
 
@@ -81,7 +92,7 @@ struct Conn {
   std::size_t queued_out() const noexcept { return inflight.size() - out_off + pending.size(); }
   bool sends_owed() const noexcept { return send_inflight || queued_out() > 0; }
   bool in_ring() const noexcept {
-    return recv_armed || accept_armed || send_inflight || poll_mask != 0;
+    return recv_armed || own_armed || accept_armed || send_inflight || poll_mask != 0;
   }
 };
 

@@ -54,12 +54,15 @@ class UringBackend final : public Backend {
   void enter(int timeout_ms);
   void prepare();
   void prepare_recv(Conn& c);
+  void prepare_own_recv(Conn& c);
   void prepare_accept(Conn& c);
   void prepare_send(Conn& c);
   void prepare_poll(Conn& c);
   void reap();
   void complete(const io_uring_cqe& cqe);
   void on_recv(Conn& c, int res, unsigned flags);
+  void on_own_recv(Conn& c, int res);
+  void received(Conn& c, int res);
   void on_accept(Conn& c, int res, unsigned flags);
   void on_send(Conn& c, int res);
   void on_poll(Conn& c, int res);
@@ -72,6 +75,8 @@ class UringBackend final : public Backend {
   void release(Entry& e) noexcept;
   void cancel_now(Conn& c) noexcept;
   void drop_received(Conn& c) noexcept;
+  const char* chunk_data(const Conn& c, const Chunk& k) noexcept;
+  void consumed(Conn& c, const Chunk& k) noexcept;
   long copy_out(Conn& c, std::span<char> buf) noexcept;
   void flushed(Conn& c) noexcept;
 

@@ -140,13 +140,26 @@ void UringBackend::cancel_now(Conn& c) noexcept {
     any = true;
   };
   if (c.recv_armed) cancel(kRecv);
+  if (c.own_armed) cancel(kOwnRecv);
   if (c.accept_armed) cancel(kAccept);
   if (c.poll_mask != 0) cancel(kPoll);
   if (any) (void)io_uring_submit_and_get_events(&ring_.r);
 }
 
+const char* UringBackend::chunk_data(const Conn& c, const Chunk& k) noexcept {
+  return k.bid == kOwnBuffer ? c.own.get() : bufs_.data(k.bid);
+}
+
+void UringBackend::consumed(Conn& c, const Chunk& k) noexcept {
+  if (k.bid == kOwnBuffer) {
+    c.own_queued = false;
+  } else {
+    bufs_.give_back(k.bid);
+  }
+}
+
 void UringBackend::drop_received(Conn& c) noexcept {
-  for (const Chunk& k : c.chunks) bufs_.give_back(k.bid);
+  for (const Chunk& k : c.chunks) consumed(c, k);
   c.chunks.clear();
   for (int fd : c.accepted) ::close(fd);
   c.accepted.clear();
@@ -189,11 +202,11 @@ long UringBackend::copy_out(Conn& c, std::span<char> buf) noexcept {
   while (n < buf.size() && !c.chunks.empty()) {
     Chunk& k = c.chunks.front();
     const std::size_t take = std::min<std::size_t>(buf.size() - n, k.len - k.off);
-    std::memcpy(buf.data() + n, bufs_.data(k.bid) + k.off, take);
+    std::memcpy(buf.data() + n, chunk_data(c, k) + k.off, take);
     n += take;
     k.off += static_cast<std::uint32_t>(take);
     if (k.off == k.len) {
-      bufs_.give_back(k.bid);
+      consumed(c, k);
       c.chunks.pop_front();
     }
   }
