@@ -50,6 +50,12 @@ struct Conn {
   bool detached = false;  // the loop let go of the fd; it lives on for its requests
   bool owns_fd = false;   // fd is a dup made at detach() for the sends still owed
 
+  // Whether the stream's reads and writes go through try_recv/try_send. Code
+  // that waits for readiness and makes its own syscalls (a pipe transport
+  // handed a socket, a TLS library) gets readiness (POLL_ADD) instead, or a
+  // multishot recv would take its bytes.
+  bool recv_used = false, send_used = false;
+
   // ---- receiving (stream) ----
   std::deque<Chunk> chunks;
   bool recv_on = false;      // a reader armed once: keep a receive going while below the cap
@@ -95,6 +101,10 @@ struct Conn {
     return recv_armed || own_armed || accept_armed || send_inflight || poll_mask != 0;
   }
 };
+
+inline std::uint64_t tag(const Conn* c, Op op) noexcept {
+  return reinterpret_cast<std::uintptr_t>(c) | op;
+}
 
 // An fd's entry in the loop's table: the loop's half and ours.
 struct Entry : FdSlot {

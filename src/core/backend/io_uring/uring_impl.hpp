@@ -6,6 +6,7 @@
 
 #include <liburing.h>
 
+#include <system_error>
 #include <vector>
 
 #include "core/backend/backend.hpp"
@@ -21,6 +22,10 @@ namespace corio::detail::uring {
 constexpr std::size_t kRecvCap = 8;  // buffers: 256 KiB, a socket's receive buffer
 constexpr std::size_t kSendCap = 256 * 1024;
 constexpr std::size_t kAcceptCap = 64;
+
+[[noreturn]] inline void throw_err(int err, const char* what) {
+  throw std::system_error(err, std::generic_category(), what);
+}
 
 class UringBackend final : public Backend {
  public:

@@ -21,10 +21,6 @@ namespace corio::detail::uring {
 
 namespace {
 
-[[noreturn]] void throw_err(int err, const char* what) {
-  throw std::system_error(err, std::generic_category(), what);
-}
-
 long result(long n) noexcept { return n >= 0 ? n : -errno; }
 
 // What a readiness-based fd does: the syscall itself, EINTR retried.
@@ -135,7 +131,7 @@ void UringBackend::cancel_now(Conn& c) noexcept {
       s = io_uring_get_sqe(&ring_.r);
     }
     if (s == nullptr) return;  // the kernel refuses submissions: the ring's exit cancels
-    io_uring_prep_cancel64(s, reinterpret_cast<std::uintptr_t>(&c) | op, 0);
+    io_uring_prep_cancel64(s, tag(&c, op), 0);
     io_uring_sqe_set_data64(s, kIgnore);
     any = true;
   };
@@ -174,7 +170,7 @@ void UringBackend::arm(int fd, bool write) {
     c->want_write = true;
   } else {
     c->want_read = true;
-    c->recv_on = c->kind == Kind::stream;
+    c->recv_on = c->kind == Kind::stream && c->recv_used;
     c->accept_on = c->kind == Kind::listener;
   }
   mark_prep(*c);
@@ -190,6 +186,7 @@ long UringBackend::try_recv(int fd, std::span<char> buf, bool) noexcept {
     return retry([&] { return pipe ? ::read(fd, buf.data(), buf.size())
                                    : ::recv(fd, buf.data(), buf.size(), 0); });
   }
+  c->recv_used = true;
   if (!c->chunks.empty()) return copy_out(*c, buf);
   if (c->eof) return 0;
   if (c->recv_error != 0) return c->recv_error;
@@ -259,6 +256,7 @@ long UringBackend::try_send(int fd, std::string_view data) noexcept {
     return retry([&] { return pipe ? ::write(fd, data.data(), data.size())
                                    : ::send(fd, data.data(), data.size(), MSG_NOSIGNAL); });
   }
+  c->send_used = true;
   if (c->send_error != 0) return c->send_error;
   if (c->shutdown_how == SHUT_WR || c->shutdown_how == SHUT_RDWR) return -EPIPE;
   const std::size_t queued = c->queued_out();
