@@ -2,7 +2,7 @@
 /// corio::EventLoop: one thread, one loop (asyncio's BaseEventLoop).
 ///
 /// Three structures and one rule (DESIGN.md): a FIFO ready queue, a timer
-/// min-heap, and a poller (epoll) behind a small backend interface. Each
+/// min-heap, and a backend (epoll or io_uring) behind a seam of operations. Each
 /// iteration runs exactly the callbacks that were ready when its run phase
 /// began; work scheduled meanwhile runs in the next iteration.
 ///
@@ -37,14 +37,16 @@
 namespace corio {
 
 namespace detail {
+class Backend;
 class SignalHandlers;
 class InspectServer;
 class LoopAccess;
 class StallDetector;
 }
 
-/// The loop's poller. Today every choice runs on epoll (io_uring falls back to it until its backend
-/// lands).
+/// What the loop runs on (docs/core-design.md, "Backends"). `io_uring` falls back to epoll when the
+/// kernel, its settings or a seccomp profile refuse it (debug mode says why); `best` is epoll until
+/// the benchmarks say otherwise. The environment's CORIO_BACKEND=epoll|io_uring|best overrides it.
 enum class Backend { best, epoll, io_uring };
 
 /// What the loop does when every task is suspended and nothing can wake any of
@@ -282,7 +284,7 @@ class EventLoop : private detail::LoopCore {
   /// What the default handler prints, usable without a loop.
   static void report_to_stderr(const ExceptionContext& context) noexcept;
 
-  /// The poller in use ("epoll").
+  /// The backend in use ("epoll", "io_uring").
   const char* backend_name() const noexcept;
 
   /// A snapshot of the loop's counters and lag percentiles (loop_stats.hpp).
@@ -297,16 +299,16 @@ class EventLoop : private detail::LoopCore {
   // itself. False (node untouched) once the loop is closed.
   bool post_threadsafe(detail::ReadyNode* node, bool release_hold = false);
   Handle post_callback(std::function<void()> fn, bool release_hold);
-  // Backend hooks for IoWait and Socket.
-  void watch_fd_edges(int fd);
-  void forget_fd(int fd) noexcept;
+  bool remove_watch(int fd, bool is_reader);
+  // Backend hooks for IoWait and Socket (the operations themselves are the
+  // backend's: socket.cpp calls it directly).
+  void attach_fd(int fd);
+  void detach_fd(int fd) noexcept;
   void park_io(detail::IoWait* w);
   void unpark_io(detail::IoWait* w) noexcept;
-  // Readiness remembered per socket (Tokio's ScheduledIo): a read that found
-  // the socket empty marks it drained, and the next read waits for an edge
-  // before trying the syscall instead of paying an EAGAIN first.
-  bool maybe_readable(int fd) const noexcept;
-  void drained(int fd) noexcept;
+  // What a transport's try_write() sends without waiting: 0 when nothing could go.
+  std::size_t try_send(Socket& sock, std::string_view data);
+  void shutdown(Socket& sock, int how);
   // Timer heap access for awaiters that embed their TimerNode.
   void add_timer(detail::TimerNode* node, double when);
   void remove_timer(detail::TimerNode* node) noexcept;
@@ -344,6 +346,7 @@ class EventLoop : private detail::LoopCore {
 
   std::shared_ptr<Clock> clock_;
   std::unique_ptr<Impl> impl_;
+  detail::Backend* backend_ = nullptr;  // impl_'s, at hand for socket.cpp
   ExceptionHandler exception_handler_;
   std::unique_ptr<Executor> default_executor_;
   std::unique_ptr<detail::SignalHandlers> signals_;
@@ -382,8 +385,12 @@ class LoopAccess {
   static bool post_threadsafe(EventLoop& loop, ReadyNode* node) {
     return loop.post_threadsafe(node);
   }
-  static void watch_fd_edges(EventLoop& loop, int fd) { loop.watch_fd_edges(fd); }
-  static void forget_fd(EventLoop& loop, int fd) noexcept { loop.forget_fd(fd); }
+  static void attach_fd(EventLoop& loop, int fd) { loop.attach_fd(fd); }
+  static void detach_fd(EventLoop& loop, int fd) noexcept { loop.detach_fd(fd); }
+  static std::size_t try_send(EventLoop& loop, Socket& sock, std::string_view data) {
+    return loop.try_send(sock, data);
+  }
+  static void shutdown(EventLoop& loop, Socket& sock, int how) { loop.shutdown(sock, how); }
   static void park_io(EventLoop& loop, IoWait* w) { loop.park_io(w); }
   static void unpark_io(EventLoop& loop, IoWait* w) noexcept { loop.unpark_io(w); }
   // A watcher of the runtime's own (its signalfd, run()'s SIGINT handler, an

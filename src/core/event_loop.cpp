@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "backend/backend.hpp"
+#include "backend/choose.hpp"
 #include "inspect_server.hpp"
 #include "lag_window.hpp"
 #include "signals.hpp"
@@ -47,42 +48,25 @@ constexpr int kMaxEventsPerPoll = 256;
 }  // namespace
 
 struct EventLoop::Impl {
-  std::unique_ptr<detail::Poller> poller;
+  std::unique_ptr<detail::Backend> backend;
   detail::TimerHeap timers;
-  struct FdWatch {
-    detail::Ref<detail::CallbackHandle> reader, writer;  // add_reader/add_writer
-    detail::IoWait* read_wait = nullptr;                  // socket operations
-    detail::IoWait* write_wait = nullptr;
-    // An edge came since the socket was last seen drained: a read may find
-    // data. Remembered even with no waiter parked, or the edge would be lost.
-    bool maybe_readable = true;
-    // Sticky (Tokio's READ_CLOSED): a FIN that arrived with the last data
-    // sends no further edge, so a short read must not make us wait for one.
-    bool read_closed = false;
-  };
-  FdWatch& slot(int fd) {
-    const auto index = static_cast<std::size_t>(fd);
-    if (index >= watches.size()) watches.resize(index + 1);
-    return watches[index];
-  }
   // Waits parked in slots: a busy loop must still poll for them.
   std::size_t parked_io = 0;
   void fire(detail::IoWait*& parked, bool closed) noexcept {
     --parked_io;
     std::exchange(parked, nullptr)->fire(closed);
   }
-  std::vector<FdWatch> watches;
   std::size_t watched_fds = 0;
   detail::LagWindow lag;
 
   // Installs (h) or removes (empty h) the reader or writer callback of fd.
   void watch(int fd, bool is_reader, detail::Ref<detail::CallbackHandle> h) {
     if (fd < 0) throw ValueError("invalid file descriptor " + std::to_string(fd));
-    FdWatch& w = slot(fd);
+    detail::FdSlot& w = backend->slot(fd);
     const bool was_watched = w.reader || w.writer;
     const bool read = is_reader ? static_cast<bool>(h) : static_cast<bool>(w.reader);
     const bool write = is_reader ? static_cast<bool>(w.writer) : static_cast<bool>(h);
-    poller->set_interest(fd, read, write);
+    backend->set_interest(fd, read, write);
     auto& slot = is_reader ? w.reader : w.writer;
     if (slot) slot->cancelled = true;  // a queued run of the old callback is skipped
     slot = std::move(h);
@@ -122,10 +106,13 @@ EventLoop::EventLoop(RunOptions opts)
       impl_(std::make_unique<Impl>()),
       debug_(opts.debug || debug_from_environment()) {
   on_deadlock = opts.on_deadlock;
-  // Backend::io_uring and Backend::best fall back to epoll until the
-  // io_uring backend lands (it must probe at run time anyway: seccomp
-  // profiles often forbid io_uring).
-  impl_->poller = detail::make_epoll_poller();
+  detail::BackendChoice chosen = detail::make_backend(opts.backend);
+  if (debug_ && !chosen.fallback_reason.empty()) {
+    std::fprintf(stderr, "corio: running on %s: %s\n", chosen.backend->name(),
+                 chosen.fallback_reason.c_str());
+  }
+  impl_->backend = std::move(chosen.backend);
+  backend_ = impl_->backend.get();
   detail::ignore_sigpipe_once();
   inspect_ = detail::start_inspect_server(*this, opts.inspect);
   stall_ = detail::StallDetector::create(opts.stall, running_task, true);
@@ -135,7 +122,7 @@ EventLoop::~EventLoop() {
   if (!closed && !running_) close();
 }
 
-const char* EventLoop::backend_name() const noexcept { return impl_->poller->name(); }
+const char* EventLoop::backend_name() const noexcept { return backend_->name(); }
 
 LoopStats EventLoop::stats() const {
   LoopStats s;
@@ -217,14 +204,14 @@ int to_poll_ms(double timeout) {
 int EventLoop::wait_for_io(double timeout) {
   Impl& im = *impl_;
   if (timeout == 0 || !clock_->is_virtual()) {
-    return im.poller->poll(to_poll_ms(timeout), im.events, kMaxEventsPerPoll);
+    return im.backend->poll(to_poll_ms(timeout), im.events, kMaxEventsPerPoll);
   }
   // Virtual time jumps only when nothing at all can run: I/O that is ready
   // now is handled at the current instant, before the jump to the next timer.
-  const int n = im.poller->poll(0, im.events, kMaxEventsPerPoll);
+  const int n = im.backend->poll(0, im.events, kMaxEventsPerPoll);
   if (n > 0 || im.ts_pending.load(std::memory_order_acquire)) return n;
   timeout = clock_->on_idle(timeout);
-  return timeout == 0 ? 0 : im.poller->poll(to_poll_ms(timeout), im.events, kMaxEventsPerPoll);
+  return timeout == 0 ? 0 : im.backend->poll(to_poll_ms(timeout), im.events, kMaxEventsPerPoll);
 }
 
 void EventLoop::poll_io(double timeout) {
@@ -238,10 +225,9 @@ void EventLoop::poll_io(double timeout) {
     const int n = stall_ && !busy ? wait_for_io_watched(timeout) : wait_for_io(timeout);
     for (int i = 0; i < n; ++i) {
       const detail::IoEvent& ev = im.events[i];
-      if (static_cast<std::size_t>(ev.fd) >= im.watches.size()) continue;
-      Impl::FdWatch& w = im.watches[static_cast<std::size_t>(ev.fd)];
-      if (ev.readable) w.maybe_readable = true;
-      if (ev.closed) w.read_closed = true;
+      detail::FdSlot* slot = im.backend->find(ev.fd);
+      if (!slot) continue;
+      detail::FdSlot& w = *slot;
       if (ev.readable && w.read_wait) im.fire(w.read_wait, false);
       if (ev.writable && w.write_wait) im.fire(w.write_wait, false);
       if (ev.readable && w.reader && !w.reader->queued) {
@@ -369,7 +355,7 @@ bool EventLoop::post_threadsafe(detail::ReadyNode* node, bool release_hold) {
   if (release_hold) threadsafe_holds.fetch_sub(1, std::memory_order_release);
   if (im.ts_closed) return false;
   if (!node) {
-    im.poller->wakeup();
+    im.backend->wakeup();
     return true;
   }
   const bool first = im.ts_queue.empty();
@@ -377,7 +363,7 @@ bool EventLoop::post_threadsafe(detail::ReadyNode* node, bool release_hold) {
   if (first) {
     im.ts_pending.store(true, std::memory_order_release);
     im.ts_posted.notify_one();
-    im.poller->wakeup();
+    im.backend->wakeup();
   }
   return true;
 }
@@ -418,66 +404,49 @@ void EventLoop::add_writer(int fd, std::function<void()> fn) {
   impl_->watch(fd, false, detail::Ref<detail::CallbackHandle>(h));
 }
 
-bool EventLoop::remove_reader(int fd) {
-  if (closed || fd < 0 || static_cast<std::size_t>(fd) >= impl_->watches.size()) return false;
-  if (!impl_->watches[static_cast<std::size_t>(fd)].reader) return false;
-  impl_->watch(fd, true, {});
+bool EventLoop::remove_reader(int fd) { return remove_watch(fd, true); }
+
+bool EventLoop::remove_writer(int fd) { return remove_watch(fd, false); }
+
+bool EventLoop::remove_watch(int fd, bool is_reader) {
+  detail::FdSlot* w = closed ? nullptr : backend_->find(fd);
+  if (!w || !(is_reader ? w->reader : w->writer)) return false;
+  impl_->watch(fd, is_reader, {});
   return true;
 }
 
-bool EventLoop::remove_writer(int fd) {
-  if (closed || fd < 0 || static_cast<std::size_t>(fd) >= impl_->watches.size()) return false;
-  if (!impl_->watches[static_cast<std::size_t>(fd)].writer) return false;
-  impl_->watch(fd, false, {});
-  return true;
-}
+// ---- socket operations' waits ---------------------------------------------------
 
-// ---- socket readiness -------------------------------------------------------
-
-void EventLoop::watch_fd_edges(int fd) {
+void EventLoop::attach_fd(int fd) {
   check_open();
-  impl_->poller->watch_edges(fd);
-  Impl::FdWatch& w = impl_->slot(fd);  // a new socket: nothing known yet
-  w.maybe_readable = true;
-  w.read_closed = false;
-}
-
-bool EventLoop::maybe_readable(int fd) const noexcept {
-  return static_cast<std::size_t>(fd) >= impl_->watches.size() ||
-         impl_->watches[static_cast<std::size_t>(fd)].maybe_readable;
-}
-
-void EventLoop::drained(int fd) noexcept {
-  if (static_cast<std::size_t>(fd) < impl_->watches.size()) {
-    Impl::FdWatch& w = impl_->watches[static_cast<std::size_t>(fd)];
-    w.maybe_readable = w.read_closed;
-  }
+  backend_->attach(fd);
 }
 
 // The socket is closing: its waiters learn it (EBADF) instead of hanging.
-void EventLoop::forget_fd(int fd) noexcept {
-  if (closed || fd < 0 || static_cast<std::size_t>(fd) >= impl_->watches.size()) return;
-  impl_->poller->forget(fd);
-  Impl::FdWatch& w = impl_->watches[static_cast<std::size_t>(fd)];
-  if (w.read_wait) impl_->fire(w.read_wait, true);
-  if (w.write_wait) impl_->fire(w.write_wait, true);
+void EventLoop::detach_fd(int fd) noexcept {
+  detail::FdSlot* w = closed ? nullptr : backend_->find(fd);
+  if (!w) return;
+  backend_->detach(fd);
+  if (w->read_wait) impl_->fire(w->read_wait, true);
+  if (w->write_wait) impl_->fire(w->write_wait, true);
 }
 
 void EventLoop::park_io(detail::IoWait* w) {
-  Impl::FdWatch& slot = impl_->slot(w->fd());
+  detail::FdSlot& slot = backend_->slot(w->fd());
   detail::IoWait*& parked = w->for_write() ? slot.write_wait : slot.read_wait;
   if (parked) {
     throw RuntimeError(w->for_write() ? "another task is already waiting to write this socket"
                                       : "another task is already waiting to read this socket");
   }
+  backend_->arm(w->fd(), w->for_write());
   parked = w;
   ++impl_->parked_io;
 }
 
 void EventLoop::unpark_io(detail::IoWait* w) noexcept {
-  if (static_cast<std::size_t>(w->fd()) >= impl_->watches.size()) return;
-  Impl::FdWatch& slot = impl_->watches[static_cast<std::size_t>(w->fd())];
-  detail::IoWait*& parked = w->for_write() ? slot.write_wait : slot.read_wait;
+  detail::FdSlot* slot = backend_->find(w->fd());
+  if (!slot) return;
+  detail::IoWait*& parked = w->for_write() ? slot->write_wait : slot->read_wait;
   if (parked == w) {
     parked = nullptr;
     --impl_->parked_io;
@@ -560,7 +529,7 @@ void EventLoop::close() {
   signals_.reset();
   stall_.reset();
   drop_all(ready.take_all());
-  impl_->watches.clear();
+  backend_->drop_slots();
   while (!failed_tasks.empty()) failed_tasks.back()->detach_from_loop();
   closed = true;
 }

@@ -1,9 +1,9 @@
 // Socket, SocketAddress and the loop's sock_* operations (see socket.hpp).
 //
-// Every operation has the same shape: try the non-blocking syscall; on
-// EAGAIN wait for the socket's next readiness edge and try again. That is the
-// readiness half of DESIGN.md's "I/O shape"; a completion backend will
-// implement the same operations natively.
+// Every operation has the same shape: try it through the backend; on
+// EAGAIN wait until the backend reports the socket and try again. What a try
+// costs (a syscall on epoll, a copy out of a completion backend's buffers)
+// is the backend's business (backend/backend.hpp).
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/un.h>
@@ -16,10 +16,12 @@
 #include <corio/detail/os_error.hpp>
 #include <corio/event_loop.hpp>
 
+#include "backend/backend.hpp"
+#include "backend/syscalls.hpp"
+
 namespace corio {
 
 using detail::throw_errno;
-using detail::would_block;
 
 // ---- SocketAddress -------------------------------------------------------------
 
@@ -131,7 +133,7 @@ int Socket::release() noexcept {
   // Only the loop running now can be told; one that is gone (or another
   // built at the same address) is never dereferenced.
   if (watched_by_ && watched_by_ == detail::tls_running_loop)
-    detail::LoopAccess::forget_fd(*watched_by_, fd_);
+    detail::LoopAccess::detach_fd(*watched_by_, fd_);
   watched_by_ = nullptr;
   return std::exchange(fd_, -1);
 }
@@ -139,7 +141,7 @@ int Socket::release() noexcept {
 void Socket::watch(EventLoop& loop) {
   if (fd_ < 0) throw_errno(EBADF, "socket operation on a closed socket");
   if (watched_by_ == &loop) return;
-  detail::LoopAccess::watch_fd_edges(loop, fd_);
+  detail::LoopAccess::attach_fd(loop, fd_);
   watched_by_ = &loop;
 }
 
@@ -156,7 +158,12 @@ void Socket::set_option(int level, int name, int value) {
 }
 
 void Socket::shutdown(int how) {
-  if (::shutdown(fd_, how) < 0 && errno != ENOTCONN) throw_errno(errno, "shutdown");
+  // Through the loop, which sends what it took first, when it runs here.
+  if (watched_by_ && watched_by_ == detail::tls_running_loop) {
+    detail::LoopAccess::shutdown(*watched_by_, *this, how);
+  } else if (const long rc = detail::sys::shutdown(fd_, how); rc < 0) {
+    throw_errno(static_cast<int>(-rc), "shutdown");
+  }
 }
 
 SocketAddress Socket::local_address() const {
@@ -234,24 +241,18 @@ detail::IoWait EventLoop::wait_writable(Socket& sock) {
   return detail::IoWait(*this, sock.fd(), true);
 }
 
-// A stream socket that returns less than asked has emptied its receive
-// queue: the next read waits for an edge first. (Not at EOF, which no later
-// edge would announce; not for datagrams, which arrive one per read.)
+// Each operation: the backend's try, and on EAGAIN a wait for the socket.
+// Errors are std::system_error with the syscall's name.
+namespace {
+int failed(long rc) { return static_cast<int>(-rc); }
+}  // namespace
+
 Coro<std::size_t> EventLoop::sock_recv_into(Socket& sock, std::span<char> buf) {
   sock.watch(*this);
   for (;;) {
-    if (maybe_readable(sock.fd())) {
-      const ssize_t n = ::recv(sock.fd(), buf.data(), buf.size(), 0);
-      if (n >= 0) {
-        if (sock.is_stream() && n > 0 && static_cast<std::size_t>(n) < buf.size()) {
-          drained(sock.fd());
-        }
-        co_return static_cast<std::size_t>(n);
-      }
-      if (errno == EINTR) continue;
-      if (!would_block(errno)) throw_errno(errno, "recv");
-      drained(sock.fd());
-    }
+    const long n = backend_->try_recv(sock.fd(), buf, sock.is_stream());
+    if (n >= 0) co_return static_cast<std::size_t>(n);
+    if (n != -EAGAIN) throw_errno(failed(n), "recv");
     co_await wait_readable(sock);
   }
 }
@@ -263,34 +264,38 @@ Coro<std::string> EventLoop::sock_recv(Socket& sock, std::size_t max_bytes) {
   co_return data;
 }
 
+std::size_t EventLoop::try_send(Socket& sock, std::string_view data) {
+  sock.watch(*this);
+  const long n = backend_->try_send(sock.fd(), data);
+  if (n >= 0) return static_cast<std::size_t>(n);
+  if (n != -EAGAIN) throw_errno(failed(n), "send");
+  return 0;
+}
+
+void EventLoop::shutdown(Socket& sock, int how) {
+  if (const long rc = backend_->shutdown(sock.fd(), how); rc < 0) throw_errno(failed(rc), "shutdown");
+}
+
 Coro<void> EventLoop::sock_sendall(Socket& sock, std::string_view data) {
   while (!data.empty()) {
-    const ssize_t n = ::send(sock.fd(), data.data(), data.size(), MSG_NOSIGNAL);
-    if (n >= 0) {
-      data.remove_prefix(static_cast<std::size_t>(n));
-      continue;
-    }
-    if (errno == EINTR) continue;
-    if (!would_block(errno)) throw_errno(errno, "send");
-    co_await wait_writable(sock);
+    const std::size_t n = try_send(sock, data);
+    data.remove_prefix(n);
+    if (n == 0) co_await wait_writable(sock);
   }
 }
 
 Coro<int> EventLoop::sock_accept_or_errno(Socket& sock, std::pair<Socket, SocketAddress>* out) {
+  sock.watch(*this);
   for (;;) {
     SocketAddress peer;
-    socklen_t len = SocketAddress::capacity();
-    const int fd = ::accept4(sock.fd(), peer.data(), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    const long fd = backend_->try_accept(sock.fd(), &peer);
     if (fd >= 0) {
-      peer.resize(len);
-      Socket conn(fd);
+      Socket conn(static_cast<int>(fd));
       conn.stream_ = sock.stream_;  // accept() only exists for connection-oriented sockets
       *out = std::pair<Socket, SocketAddress>(std::move(conn), peer);
       co_return 0;
     }
-    // A connection that died in the backlog is the peer's problem, not ours.
-    if (errno == EINTR || errno == ECONNABORTED) continue;
-    if (!would_block(errno)) co_return errno;
+    if (fd != -EAGAIN) co_return failed(fd);
     co_await wait_readable(sock);
   }
 }
@@ -302,40 +307,37 @@ Coro<std::pair<Socket, SocketAddress>> EventLoop::sock_accept(Socket& sock) {
 }
 
 Coro<void> EventLoop::sock_connect(Socket& sock, SocketAddress addr) {
-  if (::connect(sock.fd(), addr.data(), addr.size()) == 0) co_return;
-  if (errno != EINPROGRESS && errno != EINTR) throw_errno(errno, "connect");
-  co_await wait_writable(sock);
-  int err = 0;
-  socklen_t len = sizeof err;
-  if (::getsockopt(sock.fd(), SOL_SOCKET, SO_ERROR, &err, &len) < 0) err = errno;
-  if (err != 0) throw_errno(err, "connect");
+  sock.watch(*this);
+  long rc = backend_->start_connect(sock.fd(), addr);
+  if (rc == -EINPROGRESS) {
+    co_await wait_writable(sock);
+    rc = backend_->finish_connect(sock.fd());
+  }
+  if (rc < 0) throw_errno(failed(rc), "connect");
 }
 
 Coro<std::pair<std::string, SocketAddress>> EventLoop::sock_recvfrom(Socket& sock,
                                                                      std::size_t max_bytes) {
+  sock.watch(*this);
   std::string data(max_bytes, '\0');
   for (;;) {
     SocketAddress from;
-    socklen_t len = SocketAddress::capacity();
-    const ssize_t n = ::recvfrom(sock.fd(), data.data(), data.size(), 0, from.data(), &len);
+    const long n = backend_->try_recvfrom(sock.fd(), std::span<char>(data), &from);
     if (n >= 0) {
       data.resize(static_cast<std::size_t>(n));
-      from.resize(len);
       co_return std::pair<std::string, SocketAddress>(std::move(data), from);
     }
-    if (errno == EINTR) continue;
-    if (!would_block(errno)) throw_errno(errno, "recvfrom");
+    if (n != -EAGAIN) throw_errno(failed(n), "recvfrom");
     co_await wait_readable(sock);
   }
 }
 
 Coro<std::size_t> EventLoop::sock_sendto(Socket& sock, std::string_view data, SocketAddress addr) {
+  sock.watch(*this);
   for (;;) {
-    const ssize_t n =
-        ::sendto(sock.fd(), data.data(), data.size(), MSG_NOSIGNAL, addr.data(), addr.size());
+    const long n = backend_->try_sendto(sock.fd(), data, addr);
     if (n >= 0) co_return static_cast<std::size_t>(n);
-    if (errno == EINTR) continue;
-    if (!would_block(errno)) throw_errno(errno, "sendto");
+    if (n != -EAGAIN) throw_errno(failed(n), "sendto");
     co_await wait_writable(sock);
   }
 }

@@ -2,7 +2,6 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 
-#include <cerrno>
 #include <system_error>
 
 #include "net/transport.hpp"
@@ -40,13 +39,7 @@ Coro<std::size_t> SocketTransport::read_some(std::span<char> buf) {
 }
 
 std::size_t SocketTransport::try_write(std::string_view data) {
-  for (;;) {
-    const ssize_t n = ::send(sock_.fd(), data.data(), data.size(), MSG_NOSIGNAL);
-    if (n >= 0) return static_cast<std::size_t>(n);
-    if (errno == EINTR) continue;
-    if (errno == EAGAIN || errno == EWOULDBLOCK) return 0;
-    throw std::system_error(errno, std::generic_category(), "send");
-  }
+  return LoopAccess::try_send(loop_, sock_, data);
 }
 
 Coro<void> SocketTransport::wait_writable() { co_await loop_.wait_writable(sock_); }

@@ -54,6 +54,7 @@ class FdTable {
     if (index >= entries_.size()) entries_.resize(index + 1);
     return entries_[index];
   }
+  void clear() noexcept { entries_.clear(); }
 
  private:
   std::vector<Entry> entries_;
@@ -73,6 +74,8 @@ class Backend {
   // ---- the per-fd table -----------------------------------------------------
   virtual FdSlot* find(int fd) noexcept = 0;  // null: never seen
   virtual FdSlot& slot(int fd) = 0;
+  // The loop is closing: every slot lets go of its callbacks and waiters.
+  virtual void drop_slots() noexcept = 0;
 
   // ---- readiness, for add_reader/add_writer (level-triggered, as asyncio's
   // selector loop) -------------------------------------------------------------

@@ -1,6 +1,8 @@
 // epoll backend: level-triggered readiness for add_reader/add_writer, as
 // asyncio's selector loop; edge-triggered for socket operations, registered
 // once per socket (Boost.Asio and Tokio do the same: no epoll_ctl per wait).
+// Each operation is its non-blocking syscall, made only when an edge may
+// have brought something since the socket was last seen drained.
 //
 // Changes of an fd's interest set (reader and writer toggling) are batched per
 // fd (libuv's watcher queue) and applied with MOD just before epoll_wait;
@@ -16,6 +18,7 @@
 #include <sys/eventfd.h>
 
 #include "../backend.hpp"
+#include "../syscalls.hpp"
 
 namespace corio::detail {
 namespace {
@@ -24,9 +27,24 @@ namespace {
   throw std::system_error(errno, std::generic_category(), what);
 }
 
-class EpollPoller final : public Poller {
+// One per fd: the loop's waiters, the registration, and the edge state.
+struct EpollFd : FdSlot {
+  unsigned wanted = 0;
+  unsigned registered = 0;
+  bool dirty = false;
+  // An edge came since the socket was last seen drained: a read may find
+  // data. Remembered even with no waiter parked, or the edge would be lost.
+  bool maybe_readable = true;
+  // Sticky (Tokio's READ_CLOSED): a FIN that arrived with the last data
+  // sends no further edge, so a short read must not make us wait for one.
+  bool read_closed = false;
+
+  void drained() noexcept { maybe_readable = read_closed; }
+};
+
+class EpollBackend final : public Backend {
  public:
-  EpollPoller() {
+  EpollBackend() {
     epfd_ = epoll_create1(EPOLL_CLOEXEC);
     if (epfd_ < 0) throw_errno("epoll_create1");
     wakefd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -39,15 +57,19 @@ class EpollPoller final : public Poller {
     ev.data.fd = wakefd_;
     if (epoll_ctl(epfd_, EPOLL_CTL_ADD, wakefd_, &ev) < 0) throw_errno("epoll_ctl(eventfd)");
   }
-  ~EpollPoller() override {
+  ~EpollBackend() override {
     close(wakefd_);
     close(epfd_);
   }
 
   const char* name() const noexcept override { return "epoll"; }
 
+  FdSlot* find(int fd) noexcept override { return fds_.find(fd); }
+  FdSlot& slot(int fd) override { return entry(fd, "socket operation"); }
+  void drop_slots() noexcept override { fds_.clear(); }
+
   void set_interest(int fd, bool read, bool write) override {
-    FdState& st = state(fd, "add_reader/add_writer");
+    EpollFd& st = entry(fd, "add_reader/add_writer");
     if (st.registered & EPOLLET) {
       throw std::system_error(EBUSY, std::generic_category(), "fd is in use by socket operations");
     }
@@ -86,13 +108,17 @@ class EpollPoller final : public Poller {
       const bool err = (e.events & (EPOLLERR | EPOLLHUP)) != 0;
       const bool rdhup = (e.events & EPOLLRDHUP) != 0;  // read() sees EOF
       const bool in = (e.events & EPOLLIN) != 0 || rdhup || err;
-      out[count++] = IoEvent{e.data.fd, in, (e.events & EPOLLOUT) != 0 || err, rdhup || err};
+      if (EpollFd* st = fds_.find(e.data.fd)) {
+        if (in) st->maybe_readable = true;
+        if (rdhup || err) st->read_closed = true;
+      }
+      out[count++] = IoEvent{e.data.fd, in, (e.events & EPOLLOUT) != 0 || err};
     }
     return count;
   }
 
-  void watch_edges(int fd) override {
-    FdState& st = state(fd, "socket operation");
+  void attach(int fd) override {
+    EpollFd& st = entry(fd, "socket operation");
     epoll_event ev{};
     ev.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
     ev.data.fd = fd;
@@ -102,37 +128,59 @@ class EpollPoller final : public Poller {
         (errno != EEXIST || epoll_ctl(epfd_, EPOLL_CTL_MOD, fd, &ev) < 0)) {
       throw_errno("epoll_ctl(socket)");
     }
-    st = FdState{};
     st.registered = st.wanted = ev.events;
+    st.dirty = false;
+    st.maybe_readable = true;  // a new socket: nothing known yet
+    st.read_closed = false;
   }
 
-  void forget(int fd) noexcept override {
-    if (fd < 0 || static_cast<std::size_t>(fd) >= fds_.size()) return;
-    FdState& st = fds_[static_cast<std::size_t>(fd)];
-    if (!(st.registered & EPOLLET)) return;
+  void detach(int fd) noexcept override {
+    EpollFd* st = fds_.find(fd);
+    if (!st || !(st->registered & EPOLLET)) return;
     epoll_event ev{};
     (void)epoll_ctl(epfd_, EPOLL_CTL_DEL, fd, &ev);
-    st = FdState{};
+    st->registered = st->wanted = 0;
   }
+
+  void arm(int, bool) override {}  // the edge-triggered registration reports both ways
+
+  // A stream socket that returns less than asked has emptied its receive
+  // queue: the next read waits for an edge first. (Not at EOF, which no later
+  // edge would announce; not for datagrams, which arrive one per read.)
+  long try_recv(int fd, std::span<char> buf, bool stream) noexcept override {
+    EpollFd* st = fds_.find(fd);
+    if (st && !st->maybe_readable) return -EAGAIN;
+    const long n = sys::recv(fd, buf);
+    if (st && (n == -EAGAIN || (stream && n > 0 && static_cast<std::size_t>(n) < buf.size()))) {
+      st->drained();
+    }
+    return n;
+  }
+  long try_send(int fd, std::string_view data) noexcept override { return sys::send(fd, data); }
+  long try_accept(int fd, SocketAddress* peer) noexcept override { return sys::accept(fd, peer); }
+  long start_connect(int fd, const SocketAddress& addr) noexcept override {
+    return sys::connect(fd, addr);
+  }
+  long finish_connect(int fd) noexcept override { return sys::connect_result(fd); }
+  long try_recvfrom(int fd, std::span<char> buf, SocketAddress* from) noexcept override {
+    return sys::recvfrom(fd, buf, from);
+  }
+  long try_sendto(int fd, std::string_view data, const SocketAddress& to) noexcept override {
+    return sys::sendto(fd, data, to);
+  }
+  long shutdown(int fd, int how) noexcept override { return sys::shutdown(fd, how); }
 
   void wakeup() noexcept override { (void)eventfd_write(wakefd_, 1); }
 
  private:
-  struct FdState {
-    unsigned wanted = 0;
-    unsigned registered = 0;
-    bool dirty = false;
-  };
-
-  FdState& state(int fd, const char* what) {
+  EpollFd& entry(int fd, const char* what) {
     if (fd < 0) throw std::system_error(EBADF, std::generic_category(), what);
-    if (static_cast<std::size_t>(fd) >= fds_.size()) fds_.resize(static_cast<std::size_t>(fd) + 1);
-    return fds_[static_cast<std::size_t>(fd)];
+    return fds_.at(fd);
   }
 
   void apply_changes() {
     for (int fd : changed_) {
-      FdState& st = fds_[static_cast<std::size_t>(fd)];
+      EpollFd& st = fds_.at(fd);
       st.dirty = false;
       if (st.wanted != st.registered) ctl(fd, st);
     }
@@ -141,7 +189,7 @@ class EpollPoller final : public Poller {
 
   // Moves the kernel's interest set for fd to st.wanted. An fd closed and
   // reused behind our back is no longer registered: fall back to ADD.
-  void ctl(int fd, FdState& st) {
+  void ctl(int fd, EpollFd& st) {
     epoll_event ev{};
     ev.events = st.wanted;
     ev.data.fd = fd;
@@ -165,13 +213,13 @@ class EpollPoller final : public Poller {
 
   int epfd_ = -1;
   int wakefd_ = -1;
-  std::vector<FdState> fds_;
+  FdTable<EpollFd> fds_;
   std::vector<int> changed_;
   std::vector<epoll_event> events_;
 };
 
 }  // namespace
 
-std::unique_ptr<Poller> make_epoll_poller() { return std::make_unique<EpollPoller>(); }
+std::unique_ptr<Backend> make_epoll_backend() { return std::make_unique<EpollBackend>(); }
 
 }  // namespace corio::detail

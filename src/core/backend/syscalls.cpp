@@ -1,0 +1,77 @@
+#include "syscalls.hpp"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+namespace corio::detail::sys {
+
+namespace {
+// Runs call until it is not interrupted; -errno on failure.
+template <class F>
+long retried(F call) noexcept {
+  for (;;) {
+    const long n = call();
+    if (n >= 0) return n;
+    if (errno != EINTR) return -errno;
+  }
+}
+}  // namespace
+
+long recv(int fd, std::span<char> buf) noexcept {
+  return retried([&] { return ::recv(fd, buf.data(), buf.size(), 0); });
+}
+
+long send(int fd, std::string_view data) noexcept {
+  return retried([&] { return ::send(fd, data.data(), data.size(), MSG_NOSIGNAL); });
+}
+
+long accept(int fd, SocketAddress* peer) noexcept {
+  for (;;) {
+    socklen_t len = SocketAddress::capacity();
+    const int n = ::accept4(fd, peer->data(), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (n >= 0) {
+      peer->resize(len);
+      return n;
+    }
+    if (errno != EINTR && errno != ECONNABORTED) return -errno;
+  }
+}
+
+long connect(int fd, const SocketAddress& addr) noexcept {
+  if (::connect(fd, addr.data(), addr.size()) == 0) return 0;
+  // Interrupted, the connection still goes on in the background (POSIX).
+  return errno == EINTR ? -EINPROGRESS : -errno;
+}
+
+long connect_result(int fd) noexcept {
+  int err = 0;
+  socklen_t len = sizeof err;
+  if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0) return -errno;
+  return -err;
+}
+
+long recvfrom(int fd, std::span<char> buf, SocketAddress* from) noexcept {
+  for (;;) {
+    socklen_t len = SocketAddress::capacity();
+    const ssize_t n = ::recvfrom(fd, buf.data(), buf.size(), 0, from->data(), &len);
+    if (n >= 0) {
+      from->resize(len);
+      return n;
+    }
+    if (errno != EINTR) return -errno;
+  }
+}
+
+long sendto(int fd, std::string_view data, const SocketAddress& to) noexcept {
+  return retried(
+      [&] { return ::sendto(fd, data.data(), data.size(), MSG_NOSIGNAL, to.data(), to.size()); });
+}
+
+long shutdown(int fd, int how) noexcept {
+  const long rc = retried([&] { return static_cast<long>(::shutdown(fd, how)); });
+  return rc == -ENOTCONN ? 0 : rc;
+}
+
+}  // namespace corio::detail::sys

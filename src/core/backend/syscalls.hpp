@@ -1,0 +1,25 @@
+// The non-blocking socket syscalls behind the backends' try_*() operations,
+// written once: epoll makes all of them after readiness, a completion
+// backend those it has no native operation for. Each retries EINTR and
+// returns its result (>= 0) or -errno, never throws.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string_view>
+
+#include <corio/socket.hpp>
+
+namespace corio::detail::sys {
+
+long recv(int fd, std::span<char> buf) noexcept;
+long send(int fd, std::string_view data) noexcept;  // MSG_NOSIGNAL: EPIPE, not SIGPIPE
+// A connection that died in the backlog is skipped: the peer's problem.
+long accept(int fd, SocketAddress* peer) noexcept;
+long connect(int fd, const SocketAddress& addr) noexcept;  // -EINPROGRESS: wait writable
+long connect_result(int fd) noexcept;                      // SO_ERROR, after writable
+long recvfrom(int fd, std::span<char> buf, SocketAddress* from) noexcept;
+long sendto(int fd, std::string_view data, const SocketAddress& to) noexcept;
+long shutdown(int fd, int how) noexcept;  // not connected (any more) is no error
+
+}  // namespace corio::detail::sys
