@@ -222,11 +222,11 @@ void UringBackend::prepare_send(Conn& c) {
 // asyncio's selector loop gives add_reader.
 void UringBackend::prepare_poll(Conn& c) {
   unsigned want = c.interest;
-  if (c.kind == Kind::socket || c.kind == Kind::pipe) {
+  if (c.kind == Kind::socket) {
     want |= (c.want_read ? POLLIN : 0u) | (c.want_write ? POLLOUT : 0u);
   } else if (c.kind == Kind::stream) {
     if (c.want_read && !c.recv_used) want |= POLLIN;
-    if (c.want_write && (c.connecting || !c.send_used)) want |= POLLOUT;
+    if (c.want_write && (c.connecting || !c.send_used || !c.sends_owed())) want |= POLLOUT;
   }
   if (c.poll_dead || want == 0) return;
   if (c.poll_mask != 0) {

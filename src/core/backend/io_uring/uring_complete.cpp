@@ -111,6 +111,7 @@ void UringBackend::on_send(Conn& c, int res) {
   if (c.queued_out() > 0) {
     mark_prep(c);
   } else {
+    c.drained = true;
     flushed(c);
   }
 }
@@ -143,11 +144,17 @@ bool UringBackend::readable(const Conn& c) const noexcept {
   return (c.revents & (POLLIN | POLLERR | POLLHUP)) != 0;
 }
 
+// A stream writing through try_send() is writable once its queue is empty:
+// all it took is in the kernel's hands, so bytes a caller then sends on the
+// fd itself (sendfile, say) come after them, as on epoll. With the queue
+// empty already, the socket's own readiness says (a poll), or a caller that
+// got EAGAIN from its own send() would spin.
 bool UringBackend::writable(const Conn& c) const noexcept {
+  const bool ready = (c.revents & (POLLOUT | POLLERR | POLLHUP)) != 0;
   if (c.kind == Kind::stream && c.send_used && !c.connecting) {
-    return c.queued_out() < kSendCap || c.send_error != 0;
+    return c.send_error != 0 || (!c.sends_owed() && (c.drained || ready));
   }
-  return (c.revents & (POLLOUT | POLLERR | POLLHUP)) != 0;
+  return ready;
 }
 
 // Queues c for the next report if its waiter can make progress.
@@ -173,7 +180,7 @@ int UringBackend::report(IoEvent* out, int capacity) {
       IoEvent ev{c->fd, (c->want_read || (c->interest & POLLIN)) && readable(*c),
                  (c->want_write || (c->interest & POLLOUT)) && writable(*c)};
       if (ev.readable) c->want_read = false;
-      if (ev.writable) c->want_write = false;
+      if (ev.writable) c->want_write = c->drained = false;
       if (c->revents != 0) {  // a poll's news is told once; prepare() polls again
         c->revents = 0;
         mark_prep(*c);

@@ -22,8 +22,7 @@ namespace corio::detail::uring {
 enum class Kind : std::uint8_t {
   stream,    // SOCK_STREAM: multishot recv, queued sends
   listener,  // a SOCK_STREAM socket try_accept() was called on: multishot accept
-  socket,    // datagram, seqpacket: syscalls + readiness
-  pipe,      // not a socket (pipes, ttys): read/write + readiness
+  socket,    // datagram, seqpacket, or a pipe: syscalls + readiness
   watched,   // add_reader/add_writer: readiness only
 };
 
@@ -81,6 +80,7 @@ struct Conn {
   std::size_t out_off = 0;
   bool send_inflight = false;
   int send_error = 0;     // sticky, -errno
+  bool drained = false;   // the queue emptied since a writer was last told
   int shutdown_how = -1;  // a shutdown() waiting for the sends before it
 
   // ---- readiness (POLL_ADD) ----

@@ -17,7 +17,8 @@ namespace corio::detail::uring {
 
 // Per-fd caps, so that a reader or writer that does not keep up holds a
 // bounded share: past kRecvCap unread buffers the multishot recv is cancelled
-// (re-armed at half), past kSendCap queued bytes try_send() takes less, past
+// (re-armed at half), past kSendCap queued bytes try_send() takes less (and
+// a writer waits until the queue is empty: see writable()), past
 // kAcceptCap unclaimed connections the multishot accept is cancelled.
 constexpr std::size_t kRecvCap = 8;  // buffers: 256 KiB, a socket's receive buffer
 constexpr std::size_t kSendCap = 256 * 1024;
@@ -35,6 +36,7 @@ class UringBackend final : public Backend {
   const char* name() const noexcept override { return "io_uring"; }
   FdSlot* find(int fd) noexcept override { return table_.find(fd); }
   FdSlot& slot(int fd) override { return table_.at(fd); }
+  void drop_slots() noexcept override;
 
   void set_interest(int fd, bool read, bool write) override;
   void attach(int fd) override;
@@ -83,6 +85,7 @@ class UringBackend final : public Backend {
   const char* chunk_data(const Conn& c, const Chunk& k) noexcept;
   void consumed(Conn& c, const Chunk& k) noexcept;
   long copy_out(Conn& c, std::span<char> buf) noexcept;
+  static int within_fd_limit(int& fd) noexcept;
   void flushed(Conn& c) noexcept;
 
   // ---- the work lists (safe points: a Conn on one is not freed) ----

@@ -7,6 +7,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,22 +17,11 @@
 #include <system_error>
 
 #include "core/backend/io_uring/uring_impl.hpp"
+#include "core/backend/syscalls.hpp"
 
 namespace corio::detail::uring {
 
 namespace {
-
-long result(long n) noexcept { return n >= 0 ? n : -errno; }
-
-// What a readiness-based fd does: the syscall itself, EINTR retried.
-template <class Call>
-long retry(Call call) noexcept {
-  long n;
-  do {
-    n = call();
-  } while (n < 0 && errno == EINTR);
-  return result(n);
-}
 
 Kind kind_of(int fd) {
   int type = 0;
@@ -39,7 +29,7 @@ Kind kind_of(int fd) {
   if (::getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0) {
     return type == SOCK_STREAM ? Kind::stream : Kind::socket;
   }
-  if (errno == ENOTSOCK) return Kind::pipe;
+  if (errno == ENOTSOCK) return Kind::socket;  // a pipe: readiness, as a datagram socket
   throw_err(errno, "socket operation");
 }
 
@@ -58,6 +48,13 @@ void UringBackend::attach(int fd) {
   Entry& e = table_.at(fd);
   if (e.conn != nullptr) release(e);  // that number was closed without detach(): a new fd
   e.conn = new Conn(fd, kind);
+}
+
+void UringBackend::drop_slots() noexcept {
+  for (int fd = 0; Entry* e = table_.find(fd); ++fd) {
+    if (e->conn != nullptr) release(*e);
+  }
+  table_.clear();
 }
 
 void UringBackend::detach(int fd) noexcept {
@@ -181,11 +178,7 @@ void UringBackend::arm(int fd, bool write) {
 
 long UringBackend::try_recv(int fd, std::span<char> buf, bool) noexcept {
   Conn* c = conn(fd);
-  if (c == nullptr || c->kind != Kind::stream) {
-    const bool pipe = c != nullptr && c->kind == Kind::pipe;
-    return retry([&] { return pipe ? ::read(fd, buf.data(), buf.size())
-                                   : ::recv(fd, buf.data(), buf.size(), 0); });
-  }
+  if (c == nullptr || c->kind != Kind::stream) return sys::recv(fd, buf);
   c->recv_used = true;
   if (!c->chunks.empty()) return copy_out(*c, buf);
   if (c->eof) return 0;
@@ -214,22 +207,29 @@ long UringBackend::copy_out(Conn& c, std::span<char> buf) noexcept {
   return static_cast<long>(n);
 }
 
+// A multishot accept reads RLIMIT_NOFILE once, when it is armed; accept4
+// reads it per call. So that a lowered limit still means EMFILE (which a
+// server pauses on, and a test of that relies on), an fd past the current
+// limit moves under it, or stays queued with -EMFILE until one is free.
+int UringBackend::within_fd_limit(int& fd) noexcept {
+  rlimit lim{};
+  if (::getrlimit(RLIMIT_NOFILE, &lim) != 0 || static_cast<rlim_t>(fd) < lim.rlim_cur) return fd;
+  const int low = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);  // the lowest free number, within the limit
+  if (low < 0) return -errno;
+  ::close(fd);
+  return fd = low;
+}
+
 long UringBackend::try_accept(int fd, SocketAddress* peer) noexcept {
   Conn* c = conn(fd);
   if (c != nullptr && c->kind == Kind::stream) c->kind = Kind::listener;
-  if (c == nullptr || c->kind != Kind::listener) {
-    return retry([&] {
-      socklen_t len = SocketAddress::capacity();
-      const int n = ::accept4(fd, peer->data(), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
-      if (n >= 0) peer->resize(len);
-      return n;
-    });
-  }
+  if (c == nullptr || c->kind != Kind::listener) return sys::accept(fd, peer);
   if (c->accepted.empty()) {
     if (c->accept_error == 0) return -EAGAIN;
     return std::exchange(c->accept_error, 0);  // told once, as accept4 would
   }
-  const int nfd = c->accepted.front();
+  const int nfd = within_fd_limit(c->accepted.front());
+  if (nfd < 0) return nfd;  // the connection stays queued, as in the backlog
   c->accepted.pop_front();
   // Multishot accept gives no address; a peer gone since leaves it empty.
   socklen_t len = SocketAddress::capacity();
@@ -239,42 +239,44 @@ long UringBackend::try_accept(int fd, SocketAddress* peer) noexcept {
 }
 
 long UringBackend::try_recvfrom(int fd, std::span<char> buf, SocketAddress* from) noexcept {
-  return retry([&] {
-    socklen_t len = SocketAddress::capacity();
-    const ssize_t n = ::recvfrom(fd, buf.data(), buf.size(), 0, from->data(), &len);
-    if (n >= 0) from->resize(len);
-    return n;
-  });
+  return sys::recvfrom(fd, buf, from);
 }
 
 // ---- sending ------------------------------------------------------------------------
 
 long UringBackend::try_send(int fd, std::string_view data) noexcept {
   Conn* c = conn(fd);
-  if (c == nullptr || c->kind != Kind::stream) {
-    const bool pipe = c != nullptr && c->kind == Kind::pipe;
-    return retry([&] { return pipe ? ::write(fd, data.data(), data.size())
-                                   : ::send(fd, data.data(), data.size(), MSG_NOSIGNAL); });
-  }
+  if (c == nullptr || c->kind != Kind::stream) return sys::send(fd, data);
   c->send_used = true;
   if (c->send_error != 0) return c->send_error;
   if (c->shutdown_how == SHUT_WR || c->shutdown_how == SHUT_RDWR) return -EPIPE;
+  std::size_t sent = 0;
+  if (!c->sends_owed() && !data.empty()) {
+    // Nothing queued: straight into the socket. A caller that then writes
+    // on the fd itself (sendfile after a response head) must find its
+    // earlier bytes there, not in our queue; only what the socket had no
+    // room for waits for the next submit (see writable()).
+    const long n = sys::send(fd, data);
+    if (n < 0 && n != -EAGAIN) return c->send_error = static_cast<int>(n);
+    sent = n > 0 ? static_cast<std::size_t>(n) : 0;
+    if (sent == data.size()) return static_cast<long>(sent);
+    data.remove_prefix(sent);
+  }
   const std::size_t queued = c->queued_out();
-  if (queued >= kSendCap) return data.empty() ? 0 : -EAGAIN;
+  if (queued >= kSendCap) return sent > 0 ? static_cast<long>(sent) : data.empty() ? 0 : -EAGAIN;
   const std::size_t take = std::min(kSendCap - queued, data.size());
   try {
     c->pending.append(data.data(), take);
+    c->drained = false;
     mark_prep(*c);
   } catch (const std::bad_alloc&) {
-    return -ENOMEM;
+    return sent > 0 ? static_cast<long>(sent) : -ENOMEM;
   }
-  return static_cast<long>(take);
+  return static_cast<long>(sent + take);
 }
 
 long UringBackend::try_sendto(int fd, std::string_view data, const SocketAddress& to) noexcept {
-  return retry([&] {
-    return ::sendto(fd, data.data(), data.size(), MSG_NOSIGNAL, to.data(), to.size());
-  });
+  return sys::sendto(fd, data, to);
 }
 
 long UringBackend::shutdown(int fd, int how) noexcept {
@@ -283,7 +285,7 @@ long UringBackend::shutdown(int fd, int how) noexcept {
     c->shutdown_how = how;  // flushed() does it after the last send
     return 0;
   }
-  return result(::shutdown(fd, how));
+  return sys::shutdown(fd, how);
 }
 
 // The last owed send completed (or failed): a shutdown that waited goes now.
@@ -296,11 +298,11 @@ void UringBackend::flushed(Conn& c) noexcept {
 // ---- connecting ---------------------------------------------------------------------
 
 long UringBackend::start_connect(int fd, const SocketAddress& addr) noexcept {
-  if (::connect(fd, addr.data(), addr.size()) == 0) return 0;
-  // EINTR: the connection goes on in the background, as EINPROGRESS.
-  if (errno != EINPROGRESS && errno != EINTR) return -errno;
-  if (Conn* c = conn(fd)) c->connecting = true;
-  return -EINPROGRESS;
+  const long rc = sys::connect(fd, addr);
+  if (rc == -EINPROGRESS) {
+    if (Conn* c = conn(fd)) c->connecting = true;
+  }
+  return rc;
 }
 
 long UringBackend::finish_connect(int fd) noexcept {
@@ -308,10 +310,7 @@ long UringBackend::finish_connect(int fd) noexcept {
     c->connecting = false;
     c->revents = 0;
   }
-  int err = 0;
-  socklen_t len = sizeof err;
-  if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0) return -errno;
-  return -err;
+  return sys::connect_result(fd);
 }
 
 }  // namespace corio::detail::uring
