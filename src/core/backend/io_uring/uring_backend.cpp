@@ -2,8 +2,8 @@
 //
 // One poll() is four phases, and only the third enters the kernel:
 //   1. prepare: SQEs for what the last steps asked for (receives to arm or
-//      cancel, sends queued by try_send, polls for readiness, the wake-up
-//      read), so that a step's work is batched as epoll batches MODs;
+//      cancel, queued sends, polls for readiness, the wake-up read), so
+//      that a step's work is batched as epoll batches MODs;
 //   2. (nothing is ready already) wait: one io_uring_submit_and_wait_timeout
 //      submits the batch and waits for the first completion;
 //   3. reap every completion: bytes land in the fd's queue of provided
@@ -11,6 +11,15 @@
 //   4. report the fds whose parked waiter can now make progress.
 // Bytes reach the user only in try_recv(), inside the task's own step (the
 // seam's rule), so a task cancelled while waiting loses nothing.
+//
+// Sends: try_send() on an idle stream (nothing queued) sends at once, and
+// queues only what the socket had no room for; the queue then goes out as
+// SEND SQEs, one in flight per fd. Queueing everything would batch more, but
+// a caller that writes on the fd itself afterwards (the HTTP server's
+// sendfile after a response head, which StreamWriter has handed over) would
+// overtake its own head. Nothing above core can see our queue, so it must be
+// empty whenever the socket has room; a writer is told "writable" only once
+// the queue is empty (writable() in uring_complete.cpp).
 //
 // Lifetime rules:
 //   1. A Conn lives from attach() (or add_reader) until it is detached AND
@@ -22,6 +31,9 @@
 //      completion closes (after a shutdown() that waited for them).
 //   3. A completion for a detached Conn gives its buffer back or closes its
 //      accepted fd, and changes nothing else.
+//
+// Requires Linux 6.0 (provided-buffer rings, multishot accept and recv);
+// the probe says when not, and the loop runs on epoll.
 //
 // Setup: SINGLE_ISSUER | DEFER_TASKRUN where the kernel has them (6.1): the
 // kernel then runs completions only when the loop waits, with no task-work
