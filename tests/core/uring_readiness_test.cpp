@@ -13,12 +13,8 @@ using namespace uring_test;
 using UringReadiness = UringFixture;
 
 TEST_F(UringReadiness, AcceptsNonBlockingCloseOnExecWithThePeer) {
-  SocketAddress addr;
-  const int lfd = tcp_listener(&addr);
-  b().attach(lfd);
-  SocketAddress peer;
-  EXPECT_EQ(b().try_accept(lfd, &peer), -EAGAIN);
-  b().arm(lfd, false);
+  SocketAddress addr, peer;
+  const int lfd = accepting_listener(b(), &addr);
   std::array<int, 3> clients{};
   for (int& c : clients) c = tcp_client(addr);
   std::array<int, 3> got{};
@@ -47,11 +43,7 @@ TEST_F(UringReadiness, AcceptsNonBlockingCloseOnExecWithThePeer) {
 // the end of the connection, not silence.
 TEST_F(UringReadiness, ConnectionsNotTakenAreClosedAtDetach) {
   SocketAddress addr;
-  const int lfd = tcp_listener(&addr);
-  b().attach(lfd);
-  SocketAddress peer;
-  EXPECT_EQ(b().try_accept(lfd, &peer), -EAGAIN);
-  b().arm(lfd, false);
+  const int lfd = accepting_listener(b(), &addr);
   const int queued = tcp_client(addr);
   ASSERT_TRUE(wait_for(b(), lfd, false));  // accepted into the listener's queue
   const int racing = tcp_client(addr);     // in the ring's hands, or still in the backlog

@@ -128,6 +128,16 @@ inline int tcp_listener(SocketAddress* addr) {
   return fd;
 }
 
+// A listener the backend accepts on, its waiter parked as the loop's would be.
+inline int accepting_listener(Backend& b, SocketAddress* addr) {
+  const int lfd = tcp_listener(addr);
+  b.attach(lfd);
+  SocketAddress peer;
+  EXPECT_EQ(b.try_accept(lfd, &peer), -EAGAIN);
+  b.arm(lfd, false);
+  return lfd;
+}
+
 inline int tcp_client(const SocketAddress& to) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (::connect(fd, to.data(), to.size()) != 0) ADD_FAILURE() << std::strerror(errno);

@@ -166,12 +166,21 @@ void UringBackend::prepare() {
   if (prep_.empty() && prep_.capacity() < work.capacity()) prep_.swap(work);  // reuse its memory
 }
 
-void UringBackend::prepare_recv(Conn& c) {
-  if (c.recv_cancel && c.recv_armed) {
-    io_uring_sqe* s = sqe();
-    io_uring_prep_cancel64(s, tag(&c, kRecv), 0);
-    io_uring_sqe_set_data64(s, kIgnore);
+// Never throws: detach() cancels too. False when the kernel takes no SQE.
+bool UringBackend::prep_cancel(Conn& c, Op op) noexcept {
+  io_uring_sqe* s = io_uring_get_sqe(&ring_.r);
+  if (s == nullptr) {
+    (void)io_uring_submit(&ring_.r);
+    s = io_uring_get_sqe(&ring_.r);
   }
+  if (s == nullptr) return false;
+  io_uring_prep_cancel64(s, tag(&c, op), 0);
+  io_uring_sqe_set_data64(s, kIgnore);
+  return true;
+}
+
+void UringBackend::prepare_recv(Conn& c) {
+  if (c.recv_cancel && c.recv_armed) (void)prep_cancel(c, kRecv);
   c.recv_cancel = false;
   // One receive in the ring at a time keeps the bytes in order.
   if (!c.recv_on || c.recv_armed || c.own_armed || c.eof || c.recv_error != 0) return;
@@ -201,11 +210,7 @@ void UringBackend::prepare_own_recv(Conn& c) {
 }
 
 void UringBackend::prepare_accept(Conn& c) {
-  if (c.accept_cancel && c.accept_armed) {
-    io_uring_sqe* s = sqe();
-    io_uring_prep_cancel64(s, tag(&c, kAccept), 0);
-    io_uring_sqe_set_data64(s, kIgnore);
-  }
+  if (c.accept_cancel && c.accept_armed) (void)prep_cancel(c, kAccept);
   c.accept_cancel = false;
   if (!c.accept_on || c.accept_armed || c.accept_error != 0) return;
   if (c.accepted.size() > kAcceptCap / 2) return;

@@ -58,6 +58,7 @@ class UringBackend final : public Backend {
  private:
   // ---- uring_backend.cpp ----
   io_uring_sqe* sqe();
+  bool prep_cancel(Conn& c, Op op) noexcept;
   void enter(int timeout_ms);
   void prepare();
   void prepare_recv(Conn& c);

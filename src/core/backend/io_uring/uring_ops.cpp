@@ -121,21 +121,10 @@ void UringBackend::release(Entry& e) noexcept {
 // peer without its FIN) until the next poll().
 void UringBackend::cancel_now(Conn& c) noexcept {
   bool any = false;
-  const auto cancel = [&](Op op) {
-    io_uring_sqe* s = io_uring_get_sqe(&ring_.r);
-    if (s == nullptr) {
-      (void)io_uring_submit(&ring_.r);
-      s = io_uring_get_sqe(&ring_.r);
-    }
-    if (s == nullptr) return;  // the kernel refuses submissions: the ring's exit cancels
-    io_uring_prep_cancel64(s, tag(&c, op), 0);
-    io_uring_sqe_set_data64(s, kIgnore);
-    any = true;
-  };
-  if (c.recv_armed) cancel(kRecv);
-  if (c.own_armed) cancel(kOwnRecv);
-  if (c.accept_armed) cancel(kAccept);
-  if (c.poll_mask != 0) cancel(kPoll);
+  if (c.recv_armed) any |= prep_cancel(c, kRecv);
+  if (c.own_armed) any |= prep_cancel(c, kOwnRecv);
+  if (c.accept_armed) any |= prep_cancel(c, kAccept);
+  if (c.poll_mask != 0) any |= prep_cancel(c, kPoll);
   if (any) (void)io_uring_submit_and_get_events(&ring_.r);
 }
 
