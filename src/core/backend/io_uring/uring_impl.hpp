@@ -20,7 +20,7 @@ namespace corio::detail::uring {
 // (re-armed at half), past kSendCap queued bytes try_send() takes less (and
 // a writer waits until the queue is empty: see writable()), past
 // kAcceptCap unclaimed connections the multishot accept is cancelled.
-constexpr std::size_t kRecvCap = 8;  // buffers: 256 KiB, a socket's receive buffer
+constexpr std::size_t kRecvCap = 8;  // buffers: up to 512 KiB, a socket receive buffer's worth
 constexpr std::size_t kSendCap = 256 * 1024;
 constexpr std::size_t kAcceptCap = 64;
 
