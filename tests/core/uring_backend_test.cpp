@@ -97,7 +97,7 @@ TEST_F(UringBackend, AFloodedReaderHoldsABoundedShare) {
   start_receiving(b(), flooded.a);
   start_receiving(b(), other.a);
   const std::size_t written = flood(b(), flooded);
-  // The ring holds 16 MiB: a flood taking it all would pass 16 MiB here.
+  // The ring holds 8 MiB: a flood taking it all would pass 8 MiB here.
   EXPECT_LT(written, std::size_t{4} << 20) << "the flooded reader was drained without bound";
   ASSERT_EQ(::write(other.b, "ping", 4), 4);
   EXPECT_EQ(recv_all(b(), other.a, 4), "ping");
