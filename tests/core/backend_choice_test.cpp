@@ -9,6 +9,11 @@
 
 #include <corio/event_loop.hpp>
 
+#include <fstream>
+
+#include "core/backend/choose.hpp"
+#include "core/backend/io_uring/probe.hpp"
+
 namespace {
 
 using ::testing::HasSubstr;
@@ -72,6 +77,34 @@ TEST(BackendChoice, WithoutDebugModeNothingIsSaid) {
   testing::internal::CaptureStderr();
   EXPECT_EQ(backend_of(corio::Backend::epoll), "epoll");
   EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+}
+
+// io_uring where the probe says it can serve; the tests below skip elsewhere.
+bool io_uring_here() { return corio::detail::probe_io_uring().usable; }
+
+TEST(BackendChoice, IoUringWhenAskedFor) {
+  ScopedBackendEnv env(nullptr);
+  if (!io_uring_here()) GTEST_SKIP() << corio::detail::probe_io_uring().reason;
+  EXPECT_EQ(backend_of(corio::Backend::io_uring), "io_uring");
+}
+
+TEST(BackendChoice, TheEnvironmentAsksForIoUring) {
+  ScopedBackendEnv env("io_uring");
+  if (!io_uring_here()) GTEST_SKIP() << corio::detail::probe_io_uring().reason;
+  EXPECT_EQ(backend_of(corio::Backend::epoll), "io_uring");
+  EXPECT_EQ(backend_of(corio::Backend::best), "io_uring");
+}
+
+// A refused io_uring (here: io_uring_disabled = 2) runs the loop on epoll
+// and keeps the probe's reason for debug mode.
+TEST(BackendChoice, ARefusedIoUringFallsBackToEpollWithTheReason) {
+  ScopedBackendEnv env(nullptr);
+  corio::detail::IoUringProbeInputs in;
+  in.disabled_path = ::testing::TempDir() + "io_uring_disabled_2";
+  std::ofstream(in.disabled_path) << "2\n";
+  const corio::detail::BackendChoice c = corio::detail::make_backend(corio::Backend::io_uring, in);
+  EXPECT_STREQ(c.backend->name(), "epoll");
+  EXPECT_THAT(c.fallback_reason, HasSubstr("io_uring unusable: io_uring is switched off"));
 }
 
 }  // namespace

@@ -2,6 +2,9 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <system_error>
+
+#include "io_uring/uring_backend.hpp"
 
 namespace corio::detail {
 
@@ -20,14 +23,25 @@ corio::Backend from_environment(corio::Backend wanted, std::string* note) {
 
 }  // namespace
 
-// `best` is epoll until the benchmarks say otherwise (issue 19).
-BackendChoice make_backend(corio::Backend wanted) {
+// `best` is epoll until the benchmarks say otherwise (issue 19). io_uring
+// is probed at run time (seccomp profiles, io_uring_disabled, old kernels):
+// when it cannot serve, the loop runs on epoll and keeps the reason.
+BackendChoice make_backend(corio::Backend wanted, const IoUringProbeInputs& probe) {
   BackendChoice choice;
   if (from_environment(wanted, &choice.fallback_reason) == corio::Backend::io_uring) {
-    choice.fallback_reason = "the io_uring backend is not built yet";
+    try {
+      choice.backend = make_io_uring_backend(probe_io_uring(probe));
+      return choice;
+    } catch (const std::system_error& e) {  // the probe's reason, or the ring setup's errno
+      choice.fallback_reason = std::string("io_uring unusable: ") + e.what();
+    }
   }
   choice.backend = make_epoll_backend();
   return choice;
+}
+
+BackendChoice make_backend(corio::Backend wanted) {
+  return make_backend(wanted, io_uring_probe_inputs());
 }
 
 }  // namespace corio::detail

@@ -9,6 +9,7 @@
 #include <corio/event_loop.hpp>
 
 #include "backend.hpp"
+#include "io_uring/probe.hpp"
 
 namespace corio::detail {
 
@@ -19,5 +20,7 @@ struct BackendChoice {
 };
 
 BackendChoice make_backend(corio::Backend wanted);
+// With the io_uring probe's inputs given (tests: a refused io_uring).
+BackendChoice make_backend(corio::Backend wanted, const IoUringProbeInputs& probe);
 
 }  // namespace corio::detail

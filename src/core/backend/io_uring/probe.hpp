@@ -6,8 +6,8 @@
 // backend choice asks this probe once per loop creation; it costs one
 // io_uring_queue_init (a few µs) and one IORING_REGISTER_PROBE.
 //
-// Not yet used by the loop: the io_uring backend will call it and, when
-// `usable` is false, run on epoll and say `reason` in debug mode.
+// The backend choice (choose.cpp) asks it whenever io_uring is wanted; when
+// io_uring cannot serve, the loop runs on epoll and says why in debug mode.
 #pragma once
 
 #include <string>

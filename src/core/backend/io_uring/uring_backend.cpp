@@ -1,0 +1,321 @@
+// The io_uring backend: the ring and poll(). Operations: uring_ops.cpp.
+//
+// One poll() is four phases, and only the third enters the kernel:
+//   1. prepare: SQEs for what the last steps asked for (receives to arm or
+//      cancel, queued sends, polls for readiness, the wake-up read), so
+//      that a step's work is batched as epoll batches MODs;
+//   2. (nothing is ready already) wait: one io_uring_submit_and_wait_timeout
+//      submits the batch and waits for the first completion;
+//   3. reap every completion: bytes land in the fd's queue of provided
+//      buffers, accepted fds in the listener's queue, sends advance;
+//   4. report the fds whose parked waiter can now make progress.
+// Bytes reach the user only in try_recv(), inside the task's own step (the
+// seam's rule), so a task cancelled while waiting loses nothing.
+//
+// Sends: try_send() on an idle stream (nothing queued) sends at once, and
+// queues only what the socket had no room for; the queue then goes out as
+// SEND SQEs, one in flight per fd. Queueing everything would batch more, but
+// a caller that writes on the fd itself afterwards (the HTTP server's
+// sendfile after a response head, which StreamWriter has handed over) would
+// overtake its own head. Nothing above core can see our queue, so it must be
+// empty whenever the socket has room; a writer is told "writable" only once
+// the queue is empty (writable() in uring_complete.cpp).
+//
+// Lifetime rules:
+//   1. A Conn lives from attach() (or add_reader) until it is detached AND
+//      no request of its is in the ring AND it is on no work list; the work
+//      lists and the end of poll() are the safe points where it is freed.
+//   2. detach() cancels its receive, accept and poll at once (one enter, so
+//      the kernel drops its file references before the caller's close());
+//      sends still owed go on from a dup of the fd, which the last send's
+//      completion closes (after a shutdown() that waited for them).
+//   3. A completion for a detached Conn gives its buffer back or closes its
+//      accepted fd, and changes nothing else.
+//
+// Requires Linux 6.0 (provided-buffer rings, multishot accept and recv);
+// the probe says when not, and the loop runs on epoll.
+//
+// Setup: SINGLE_ISSUER | DEFER_TASKRUN where the kernel has them (6.1): the
+// kernel then runs completions only when the loop waits, with no task-work
+// interrupts in between. SINGLE_ISSUER ties the ring to the thread that first
+// submits, so the ring starts disabled (R_DISABLED) and is enabled by the
+// first poll(): a loop built on one thread and run on another (odd, but
+// allowed) then works, because nothing is submitted before the loop runs
+// (every SQE is prepared in poll()). Older kernels get COOP_TASKRUN, then a
+// plain ring.
+#include "core/backend/io_uring/uring_backend.hpp"
+
+#include <cerrno>
+#include <system_error>
+
+#ifdef CORIO_HAVE_LIBURING
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "core/backend/io_uring/uring_impl.hpp"
+
+namespace corio::detail {
+namespace uring {
+
+namespace {
+
+constexpr unsigned kEntries = 256;     // SQ; a full SQ is submitted and reused
+constexpr unsigned kCqEntries = 4096;  // more completions than submissions (multishot)
+
+// liburing 2.3 declares io_uring_enable_rings but does not export it.
+int enable_rings(io_uring& ring) noexcept {
+  const long rc = ::syscall(__NR_io_uring_register, ring.ring_fd, IORING_REGISTER_ENABLE_RINGS,
+                            nullptr, 0);
+  return rc < 0 ? -errno : 0;
+}
+
+}  // namespace
+
+UringBackend::Ring::Ring() {
+  constexpr unsigned kTries[] = {
+      IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN,  // Linux 6.1
+      IORING_SETUP_COOP_TASKRUN,                                // 5.19
+      0,
+  };
+  int err = -EINVAL;
+  for (unsigned flags : kTries) {
+    io_uring_params p{};
+    p.flags = flags | IORING_SETUP_R_DISABLED | IORING_SETUP_CQSIZE;
+    p.cq_entries = kCqEntries;
+    err = io_uring_queue_init_params(kEntries, &r, &p);
+    if (err != -EINVAL) break;
+  }
+  if (err < 0) throw_err(-err, "io_uring_queue_init");
+  live = true;
+}
+
+UringBackend::UringBackend() {
+  bufs_.register_with(ring_.r);
+  wakefd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (wakefd_ < 0) throw_err(errno, "eventfd");
+}
+
+UringBackend::~UringBackend() {
+  // Exiting the ring first ends every request; then nothing refers to a Conn.
+  ring_.exit();
+  for (Conn* c : detached_) {
+    if (c->owns_fd) ::close(c->fd);
+    drop_received(*c);
+    delete c;
+  }
+  for (int fd = 0; Entry* e = table_.find(fd); ++fd) {
+    if (e->conn) drop_received(*e->conn);
+    delete e->conn;
+  }
+  ::close(wakefd_);
+}
+
+void UringBackend::wakeup() noexcept { (void)eventfd_write(wakefd_, 1); }
+
+io_uring_sqe* UringBackend::sqe() {
+  io_uring_sqe* s = io_uring_get_sqe(&ring_.r);
+  if (s == nullptr) {  // the SQ is full: hand it to the kernel and take a fresh slot
+    if (int err = io_uring_submit(&ring_.r); err < 0) throw_err(-err, "io_uring_submit");
+    s = io_uring_get_sqe(&ring_.r);
+  }
+  return s;
+}
+
+// ---- 1. prepare ------------------------------------------------------------------
+
+void UringBackend::mark_prep(Conn& c) {
+  if (c.in_prep) return;
+  c.in_prep = true;
+  prep_.push_back(&c);
+}
+
+void UringBackend::prepare() {
+  if (!wake_armed_) {
+    io_uring_sqe* s = sqe();
+    io_uring_prep_read(s, wakefd_, &wake_value_, sizeof wake_value_, 0);
+    io_uring_sqe_set_data64(s, kWake);
+    wake_armed_ = true;
+  }
+  if (!starved_.empty() && bufs_.free_count() > 0) {
+    for (Conn* c : starved_) {
+      c->starved = false;
+      mark_prep(*c);
+    }
+    starved_.clear();
+  }
+  std::vector<Conn*> work;
+  work.swap(prep_);
+  for (Conn* c : work) {
+    c->in_prep = false;
+    if (c->kind == Kind::stream) {
+      prepare_send(*c);  // first: a detached Conn still owes its sends
+      if (!c->detached) prepare_recv(*c);
+    }
+    if (!c->detached) {
+      if (c->kind == Kind::listener) prepare_accept(*c);
+      prepare_poll(*c);
+    }
+    maybe_free(c);
+  }
+  work.clear();
+  if (prep_.empty() && prep_.capacity() < work.capacity()) prep_.swap(work);  // reuse its memory
+}
+
+// Never throws: detach() cancels too. False when the kernel takes no SQE.
+bool UringBackend::prep_cancel(Conn& c, Op op) noexcept {
+  io_uring_sqe* s = io_uring_get_sqe(&ring_.r);
+  if (s == nullptr) {
+    (void)io_uring_submit(&ring_.r);
+    s = io_uring_get_sqe(&ring_.r);
+  }
+  if (s == nullptr) return false;
+  io_uring_prep_cancel64(s, tag(&c, op), 0);
+  io_uring_sqe_set_data64(s, kIgnore);
+  return true;
+}
+
+void UringBackend::prepare_recv(Conn& c) {
+  if (c.recv_cancel && c.recv_armed) (void)prep_cancel(c, kRecv);
+  c.recv_cancel = false;
+  // One receive in the ring at a time keeps the bytes in order.
+  if (!c.recv_on || c.recv_armed || c.own_armed || c.eof || c.recv_error != 0) return;
+  if (c.chunks.size() > kRecvCap / 2) return;  // re-armed as the reader consumes
+  if (bufs_.free_count() == 0) {
+    if (!c.starved) {
+      c.starved = true;
+      starved_.push_back(&c);
+    }
+    if (c.want_read && !c.own_queued) prepare_own_recv(c);
+    return;
+  }
+  io_uring_sqe* s = sqe();
+  io_uring_prep_recv_multishot(s, c.fd, nullptr, 0, 0);
+  s->flags |= IOSQE_BUFFER_SELECT;
+  s->buf_group = BufferRing::kGroup;
+  io_uring_sqe_set_data64(s, tag(&c, kRecv));
+  c.recv_armed = true;
+}
+
+void UringBackend::prepare_own_recv(Conn& c) {
+  if (!c.own) c.own = std::make_unique<char[]>(kOwnBufferSize);
+  io_uring_sqe* s = sqe();
+  io_uring_prep_recv(s, c.fd, c.own.get(), kOwnBufferSize, 0);
+  io_uring_sqe_set_data64(s, tag(&c, kOwnRecv));
+  c.own_armed = true;
+}
+
+void UringBackend::prepare_accept(Conn& c) {
+  if (c.accept_cancel && c.accept_armed) (void)prep_cancel(c, kAccept);
+  c.accept_cancel = false;
+  if (!c.accept_on || c.accept_armed || c.accept_error != 0) return;
+  if (c.accepted.size() > kAcceptCap / 2) return;
+  io_uring_sqe* s = sqe();
+  io_uring_prep_multishot_accept(s, c.fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+  io_uring_sqe_set_data64(s, tag(&c, kAccept));
+  c.accept_armed = true;
+}
+
+void UringBackend::prepare_send(Conn& c) {
+  if (c.send_inflight || c.send_error != 0) return;
+  if (c.out_off == c.inflight.size() && !c.pending.empty()) {
+    c.inflight.clear();
+    c.inflight.swap(c.pending);  // pending may grow freely while this one is in the ring
+    c.out_off = 0;
+  }
+  if (c.out_off == c.inflight.size()) return;
+  io_uring_sqe* s = sqe();
+  io_uring_prep_send(s, c.fd, c.inflight.data() + c.out_off, c.inflight.size() - c.out_off,
+                     MSG_NOSIGNAL);
+  io_uring_sqe_set_data64(s, tag(&c, kSend));
+  c.send_inflight = true;
+}
+
+// One-shot polls, re-armed here while wanted: level-triggered readiness, as
+// asyncio's selector loop gives add_reader.
+void UringBackend::prepare_poll(Conn& c) {
+  unsigned want = c.interest;
+  if (c.kind == Kind::socket) {
+    want |= (c.want_read ? POLLIN : 0u) | (c.want_write ? POLLOUT : 0u);
+  } else if (c.kind == Kind::stream) {
+    if (c.want_read && !c.recv_used) want |= POLLIN;
+    if (c.want_write && (c.connecting || !c.send_used || !c.sends_owed())) want |= POLLOUT;
+  }
+  if (c.poll_dead || want == 0) return;
+  if (c.poll_mask != 0) {
+    if ((want & ~c.poll_mask) != 0 && !c.poll_removing) {  // widen: remove, re-add on its CQE
+      io_uring_sqe* s = sqe();
+      io_uring_prep_poll_remove(s, tag(&c, kPoll));
+      io_uring_sqe_set_data64(s, kIgnore);
+      c.poll_removing = true;
+    }
+    return;
+  }
+  io_uring_sqe* s = sqe();
+  io_uring_prep_poll_add(s, c.fd, want);
+  io_uring_sqe_set_data64(s, tag(&c, kPoll));
+  c.poll_mask = want;
+}
+
+// ---- 2. wait -----------------------------------------------------------------------
+
+void UringBackend::enter(int timeout_ms) {
+  int rc;
+  if (timeout_ms == 0) {
+    // Not submit_and_wait_timeout with wait_nr 0: under DEFER_TASKRUN only an
+    // enter with GETEVENTS posts completions, and this one always asks.
+    rc = io_uring_submit_and_get_events(&ring_.r);
+  } else {
+    __kernel_timespec ts{};
+    ts.tv_sec = timeout_ms / 1000;
+    ts.tv_nsec = static_cast<long long>(timeout_ms % 1000) * 1000000;
+    io_uring_cqe* cqe = nullptr;
+    rc = io_uring_submit_and_wait_timeout(&ring_.r, &cqe, 1, timeout_ms < 0 ? nullptr : &ts,
+                                          nullptr);
+  }
+  if (rc < 0 && rc != -ETIME && rc != -EINTR && rc != -EAGAIN && rc != -EBUSY) {
+    throw_err(-rc, "io_uring_submit_and_wait_timeout");
+  }
+}
+
+int UringBackend::poll(int timeout_ms, IoEvent* out, int capacity) {
+  if (!enabled_) {
+    if (int err = enable_rings(ring_.r); err < 0) throw_err(-err, "IORING_REGISTER_ENABLE_RINGS");
+    enabled_ = true;
+  }
+  prepare();
+  enter(ready_.empty() ? timeout_ms : 0);
+  reap();
+  return report(out, capacity);
+}
+
+}  // namespace uring
+
+std::unique_ptr<Backend> make_io_uring_backend(const IoUringSupport& s) {
+  if (!s.usable || !s.provided_buffer_ring || !s.multishot_accept || !s.multishot_recv) {
+    const std::string why = !s.usable ? s.reason
+                                      : "the kernel (" + s.kernel +
+                                            ") lacks provided-buffer rings or multishot "
+                                            "accept/recv (Linux 6.0)";
+    throw std::system_error(ENOTSUP, std::generic_category(), why);
+  }
+  return std::make_unique<uring::UringBackend>();
+}
+
+}  // namespace corio::detail
+
+#else  // no liburing
+
+namespace corio::detail {
+
+std::unique_ptr<Backend> make_io_uring_backend(const IoUringSupport& s) {
+  throw std::system_error(ENOTSUP, std::generic_category(), s.reason);
+}
+
+}  // namespace corio::detail
+
+#endif

@@ -1,0 +1,119 @@
+// The io_uring backend's class, shared by its two files: uring_backend.cpp
+// (the ring, poll(): prepare, submit-and-wait, reap, report) and uring_ops.cpp
+// (the socket operations the loop calls between polls). Built only with
+// liburing; see uring_backend.cpp for the design.
+#pragma once
+
+#include <liburing.h>
+
+#include <system_error>
+#include <vector>
+
+#include "core/backend/backend.hpp"
+#include "core/backend/io_uring/buffer_ring.hpp"
+#include "core/backend/io_uring/uring_conn.hpp"
+
+namespace corio::detail::uring {
+
+// Per-fd caps, so that a reader or writer that does not keep up holds a
+// bounded share: past kRecvCap unread buffers the multishot recv is cancelled
+// (re-armed at half), past kSendCap queued bytes try_send() takes less (and
+// a writer waits until the queue is empty: see writable()), past
+// kAcceptCap unclaimed connections the multishot accept is cancelled.
+constexpr std::size_t kRecvCap = 8;  // buffers: up to 512 KiB, a socket receive buffer's worth
+constexpr std::size_t kSendCap = 256 * 1024;
+constexpr std::size_t kAcceptCap = 64;
+
+[[noreturn]] inline void throw_err(int err, const char* what) {
+  throw std::system_error(err, std::generic_category(), what);
+}
+
+class UringBackend final : public Backend {
+ public:
+  UringBackend();
+  ~UringBackend() override;
+
+  const char* name() const noexcept override { return "io_uring"; }
+  FdSlot* find(int fd) noexcept override { return table_.find(fd); }
+  FdSlot& slot(int fd) override { return table_.at(fd); }
+  void drop_slots() noexcept override;
+
+  void set_interest(int fd, bool read, bool write) override;
+  void attach(int fd) override;
+  void detach(int fd) noexcept override;
+  void arm(int fd, bool write) override;
+
+  long try_recv(int fd, std::span<char> buf, bool stream) noexcept override;
+  long try_send(int fd, std::string_view data) noexcept override;
+  long try_accept(int fd, SocketAddress* peer) noexcept override;
+  long start_connect(int fd, const SocketAddress& addr) noexcept override;
+  long finish_connect(int fd) noexcept override;
+  long try_recvfrom(int fd, std::span<char> buf, SocketAddress* from) noexcept override;
+  long try_sendto(int fd, std::string_view data, const SocketAddress& to) noexcept override;
+  long shutdown(int fd, int how) noexcept override;
+
+  int poll(int timeout_ms, IoEvent* out, int capacity) override;
+  void wakeup() noexcept override;
+
+ private:
+  // ---- uring_backend.cpp ----
+  io_uring_sqe* sqe();
+  bool prep_cancel(Conn& c, Op op) noexcept;
+  void enter(int timeout_ms);
+  void prepare();
+  void prepare_recv(Conn& c);
+  void prepare_own_recv(Conn& c);
+  void prepare_accept(Conn& c);
+  void prepare_send(Conn& c);
+  void prepare_poll(Conn& c);
+  void reap();
+  void complete(const io_uring_cqe& cqe);
+  void on_recv(Conn& c, int res, unsigned flags);
+  void on_own_recv(Conn& c, int res);
+  void received(Conn& c, int res);
+  void on_accept(Conn& c, int res, unsigned flags);
+  void on_send(Conn& c, int res);
+  void on_poll(Conn& c, int res);
+  int report(IoEvent* out, int capacity);
+  bool readable(const Conn& c) const noexcept;
+  bool writable(const Conn& c) const noexcept;
+
+  // ---- uring_ops.cpp ----
+  Conn* conn(int fd) noexcept;
+  void release(Entry& e) noexcept;
+  void cancel_now(Conn& c) noexcept;
+  void drop_received(Conn& c) noexcept;
+  const char* chunk_data(const Conn& c, const Chunk& k) noexcept;
+  void consumed(Conn& c, const Chunk& k) noexcept;
+  long copy_out(Conn& c, std::span<char> buf) noexcept;
+  static int within_fd_limit(int& fd) noexcept;
+  void flushed(Conn& c) noexcept;
+
+  // ---- the work lists (safe points: a Conn on one is not freed) ----
+  void mark_prep(Conn& c);
+  void notify(Conn& c);
+  void maybe_free(Conn* c) noexcept;
+
+  struct Ring {
+    Ring();
+    ~Ring() { exit(); }
+    void exit() noexcept {
+      if (live) io_uring_queue_exit(&r);
+      live = false;
+    }
+    io_uring r{};
+    bool live = false;
+  };
+
+  BufferRing bufs_;  // declared first: freed after the ring is gone
+  Ring ring_;
+  bool enabled_ = false;
+  int wakefd_ = -1;
+  bool wake_armed_ = false;
+  std::uint64_t wake_value_ = 0;
+  FdTable<Entry> table_;
+  std::vector<Conn*> prep_, ready_, starved_;
+  std::vector<Conn*> detached_;  // freed when their last request completes
+};
+
+}  // namespace corio::detail::uring

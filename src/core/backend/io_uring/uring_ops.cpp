@@ -1,0 +1,307 @@
+// The io_uring backend's operations (design: uring_backend.cpp). They run in
+// a task's step, between two poll()s, and never enter the ring: they take
+// from the queues the completions filled, queue sends, and mark what the next
+// poll() must submit. The exceptions are detach() and add_reader/add_writer
+// removal, which cancel at once so that the caller may close the fd.
+#ifdef CORIO_HAVE_LIBURING
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <system_error>
+
+#include "core/backend/io_uring/uring_impl.hpp"
+#include "core/backend/syscalls.hpp"
+
+namespace corio::detail::uring {
+
+namespace {
+
+Kind kind_of(int fd) {
+  int type = 0;
+  socklen_t len = sizeof type;
+  if (::getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0) {
+    return type == SOCK_STREAM ? Kind::stream : Kind::socket;
+  }
+  if (errno == ENOTSOCK) return Kind::socket;  // a pipe: readiness, as a datagram socket
+  throw_err(errno, "socket operation");
+}
+
+}  // namespace
+
+Conn* UringBackend::conn(int fd) noexcept {
+  Entry* e = table_.find(fd);
+  return e != nullptr ? e->conn : nullptr;
+}
+
+// ---- the table --------------------------------------------------------------------
+
+void UringBackend::attach(int fd) {
+  if (fd < 0) throw_err(EBADF, "socket operation on a closed socket");
+  const Kind kind = kind_of(fd);
+  Entry& e = table_.at(fd);
+  if (e.conn != nullptr) release(e);  // that number was closed without detach(): a new fd
+  e.conn = new Conn(fd, kind);
+}
+
+void UringBackend::drop_slots() noexcept {
+  for (int fd = 0; Entry* e = table_.find(fd); ++fd) {
+    if (e->conn != nullptr) release(*e);
+  }
+  table_.clear();
+}
+
+void UringBackend::detach(int fd) noexcept {
+  Entry* e = table_.find(fd);
+  if (e != nullptr && e->conn != nullptr && e->conn->kind != Kind::watched) release(*e);
+}
+
+void UringBackend::set_interest(int fd, bool read, bool write) {
+  if (fd < 0) throw_err(EBADF, "add_reader/add_writer");
+  Entry& e = table_.at(fd);
+  Conn* c = e.conn;
+  if (c != nullptr && c->kind != Kind::watched) throw_err(EBUSY, "fd is in use by socket operations");
+  const unsigned mask = (read ? POLLIN : 0u) | (write ? POLLOUT : 0u);
+  if (mask == 0) {
+    if (c != nullptr) release(e);
+    return;
+  }
+  if (c == nullptr) {
+    // A poll on a regular file completes at once, forever; epoll refuses such
+    // fds, and asyncio's add_reader with it: refuse them here too, at once.
+    struct stat st{};
+    if (::fstat(fd, &st) < 0) throw_err(errno, "add_reader/add_writer");
+    if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) throw_err(EPERM, "add_reader/add_writer");
+    c = e.conn = new Conn(fd, Kind::watched);
+  }
+  c->interest = mask;
+  mark_prep(*c);
+}
+
+// Lets go of e's Conn (lifetime rule 2 in uring_backend.cpp).
+void UringBackend::release(Entry& e) noexcept {
+  Conn* c = std::exchange(e.conn, nullptr);
+  c->detached = true;
+  c->want_read = c->want_write = false;
+  drop_received(*c);
+  if (c->starved) {
+    starved_.erase(std::find(starved_.begin(), starved_.end(), c));
+    c->starved = false;
+  }
+  if (c->sends_owed()) {
+    const int dup = ::fcntl(c->fd, F_DUPFD_CLOEXEC, 0);
+    if (dup >= 0) {
+      c->fd = dup;
+      c->owns_fd = true;
+    } else {  // out of fds: only the send already in the ring still goes
+      c->pending.clear();
+      c->send_error = -errno;
+    }
+  }
+  cancel_now(*c);
+  try {
+    detached_.push_back(c);
+  } catch (...) {
+    // No memory to track it: it leaks, which is safer than freeing it with
+    // requests in the ring.
+    return;
+  }
+  maybe_free(c);
+}
+
+// One enter submits the cancels and runs the completions they cause, so
+// that the kernel's file references are gone before the caller's close():
+// a cancelled multishot recv would otherwise keep the socket open (and the
+// peer without its FIN) until the next poll().
+void UringBackend::cancel_now(Conn& c) noexcept {
+  bool any = false;
+  if (c.recv_armed) any |= prep_cancel(c, kRecv);
+  if (c.own_armed) any |= prep_cancel(c, kOwnRecv);
+  if (c.accept_armed) any |= prep_cancel(c, kAccept);
+  if (c.poll_mask != 0) any |= prep_cancel(c, kPoll);
+  if (any) (void)io_uring_submit_and_get_events(&ring_.r);
+}
+
+const char* UringBackend::chunk_data(const Conn& c, const Chunk& k) noexcept {
+  return k.bid == kOwnBuffer ? c.own.get() : bufs_.data(k.bid);
+}
+
+void UringBackend::consumed(Conn& c, const Chunk& k) noexcept {
+  if (k.bid == kOwnBuffer) {
+    c.own_queued = false;
+  } else {
+    bufs_.give_back(k.bid);
+  }
+}
+
+void UringBackend::drop_received(Conn& c) noexcept {
+  for (const Chunk& k : c.chunks) consumed(c, k);
+  c.chunks.clear();
+  for (int fd : c.accepted) ::close(fd);
+  c.accepted.clear();
+}
+
+// ---- waiting ------------------------------------------------------------------------
+
+void UringBackend::arm(int fd, bool write) {
+  Conn* c = conn(fd);
+  if (c == nullptr) return;
+  if (write) {
+    c->want_write = true;
+  } else {
+    c->want_read = true;
+    c->recv_on = c->kind == Kind::stream && c->recv_used;
+    c->accept_on = c->kind == Kind::listener;
+  }
+  mark_prep(*c);
+  notify(*c);  // what is already queued is reported by the next poll()
+}
+
+// ---- receiving ----------------------------------------------------------------------
+
+long UringBackend::try_recv(int fd, std::span<char> buf, bool) noexcept {
+  Conn* c = conn(fd);
+  if (c == nullptr || c->kind != Kind::stream) return sys::recv(fd, buf);
+  c->recv_used = true;
+  if (!c->chunks.empty()) return copy_out(*c, buf);
+  if (c->eof) return 0;
+  if (c->recv_error != 0) return c->recv_error;
+  if (c->send_error != 0) return c->send_error;
+  return -EAGAIN;
+}
+
+long UringBackend::copy_out(Conn& c, std::span<char> buf) noexcept {
+  std::size_t n = 0;
+  while (n < buf.size() && !c.chunks.empty()) {
+    Chunk& k = c.chunks.front();
+    const std::size_t take = std::min<std::size_t>(buf.size() - n, k.len - k.off);
+    std::memcpy(buf.data() + n, chunk_data(c, k) + k.off, take);
+    n += take;
+    k.off += static_cast<std::uint32_t>(take);
+    if (k.off == k.len) {
+      consumed(c, k);
+      c.chunks.pop_front();
+    }
+  }
+  if (c.chunks.size() <= kRecvCap / 2) {
+    c.recv_cancel = false;  // the reader caught up before the cancel went out
+    if (!c.recv_armed) mark_prep(c);
+  }
+  return static_cast<long>(n);
+}
+
+// A multishot accept reads RLIMIT_NOFILE once, when it is armed; accept4
+// reads it per call. So that a lowered limit still means EMFILE (which a
+// server pauses on, and a test of that relies on), an fd past the current
+// limit moves under it, or stays queued with -EMFILE until one is free.
+int UringBackend::within_fd_limit(int& fd) noexcept {
+  rlimit lim{};
+  if (::getrlimit(RLIMIT_NOFILE, &lim) != 0 || static_cast<rlim_t>(fd) < lim.rlim_cur) return fd;
+  const int low = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);  // the lowest free number, within the limit
+  if (low < 0) return -errno;
+  ::close(fd);
+  return fd = low;
+}
+
+long UringBackend::try_accept(int fd, SocketAddress* peer) noexcept {
+  Conn* c = conn(fd);
+  if (c != nullptr && c->kind == Kind::stream) c->kind = Kind::listener;
+  if (c == nullptr || c->kind != Kind::listener) return sys::accept(fd, peer);
+  if (c->accepted.empty()) {
+    if (c->accept_error == 0) return -EAGAIN;
+    return std::exchange(c->accept_error, 0);  // told once, as accept4 would
+  }
+  const int nfd = within_fd_limit(c->accepted.front());
+  if (nfd < 0) return nfd;  // the connection stays queued, as in the backlog
+  c->accepted.pop_front();
+  // Multishot accept gives no address; a peer gone since leaves it empty.
+  socklen_t len = SocketAddress::capacity();
+  peer->resize(::getpeername(nfd, peer->data(), &len) == 0 ? len : 0);
+  if (!c->accept_armed && c->accepted.size() <= kAcceptCap / 2) mark_prep(*c);
+  return nfd;
+}
+
+long UringBackend::try_recvfrom(int fd, std::span<char> buf, SocketAddress* from) noexcept {
+  return sys::recvfrom(fd, buf, from);
+}
+
+// ---- sending ------------------------------------------------------------------------
+
+long UringBackend::try_send(int fd, std::string_view data) noexcept {
+  Conn* c = conn(fd);
+  if (c == nullptr || c->kind != Kind::stream) return sys::send(fd, data);
+  c->send_used = true;
+  if (c->send_error != 0) return c->send_error;
+  if (c->shutdown_how == SHUT_WR || c->shutdown_how == SHUT_RDWR) return -EPIPE;
+  std::size_t sent = 0;
+  if (!c->sends_owed() && !data.empty()) {
+    // Nothing queued: straight into the socket. A caller that then writes
+    // on the fd itself (sendfile after a response head) must find its
+    // earlier bytes there, not in our queue; only what the socket had no
+    // room for waits for the next submit (see writable()).
+    const long n = sys::send(fd, data);
+    if (n < 0 && n != -EAGAIN) return c->send_error = static_cast<int>(n);
+    sent = n > 0 ? static_cast<std::size_t>(n) : 0;
+    if (sent == data.size()) return static_cast<long>(sent);
+    data.remove_prefix(sent);
+  }
+  const std::size_t queued = c->queued_out();
+  if (queued >= kSendCap) return sent > 0 ? static_cast<long>(sent) : data.empty() ? 0 : -EAGAIN;
+  const std::size_t take = std::min(kSendCap - queued, data.size());
+  try {
+    c->pending.append(data.data(), take);
+    c->drained = false;
+    mark_prep(*c);
+  } catch (const std::bad_alloc&) {
+    return sent > 0 ? static_cast<long>(sent) : -ENOMEM;
+  }
+  return static_cast<long>(sent + take);
+}
+
+long UringBackend::try_sendto(int fd, std::string_view data, const SocketAddress& to) noexcept {
+  return sys::sendto(fd, data, to);
+}
+
+long UringBackend::shutdown(int fd, int how) noexcept {
+  Conn* c = conn(fd);
+  if (c != nullptr && c->kind == Kind::stream && how != SHUT_RD && c->sends_owed()) {
+    c->shutdown_how = how;  // flushed() does it after the last send
+    return 0;
+  }
+  return sys::shutdown(fd, how);
+}
+
+// The last owed send completed (or failed): a shutdown that waited goes now.
+void UringBackend::flushed(Conn& c) noexcept {
+  if (c.shutdown_how < 0) return;
+  if (!c.detached || c.owns_fd) (void)::shutdown(c.fd, c.shutdown_how);
+  c.shutdown_how = -1;
+}
+
+// ---- connecting ---------------------------------------------------------------------
+
+long UringBackend::start_connect(int fd, const SocketAddress& addr) noexcept {
+  const long rc = sys::connect(fd, addr);
+  if (rc == -EINPROGRESS) {
+    if (Conn* c = conn(fd)) c->connecting = true;
+  }
+  return rc;
+}
+
+long UringBackend::finish_connect(int fd) noexcept {
+  if (Conn* c = conn(fd)) {
+    c->connecting = false;
+    c->revents = 0;
+  }
+  return sys::connect_result(fd);
+}
+
+}  // namespace corio::detail::uring
+
+#endif  // CORIO_HAVE_LIBURING
