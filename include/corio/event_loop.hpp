@@ -308,6 +308,7 @@ class EventLoop : private detail::LoopCore {
   void unpark_io(detail::IoWait* w) noexcept;
   // What a transport's try_write() sends without waiting: 0 when nothing could go.
   std::size_t try_send(Socket& sock, std::string_view data);
+  std::size_t unsent(const Socket& sock) const noexcept;  // the backend's; see backend.hpp
   void shutdown(Socket& sock, int how);
   // Timer heap access for awaiters that embed their TimerNode.
   void add_timer(detail::TimerNode* node, double when);
@@ -390,6 +391,9 @@ class LoopAccess {
     return loop.try_send(sock, data);
   }
   static void shutdown(EventLoop& loop, Socket& sock, int how) { loop.shutdown(sock, how); }
+  static std::size_t unsent(const EventLoop& loop, const Socket& sock) noexcept {
+    return loop.unsent(sock);
+  }
   static void park_io(EventLoop& loop, IoWait* w) { loop.park_io(w); }
   static void unpark_io(EventLoop& loop, IoWait* w) noexcept { loop.unpark_io(w); }
   // A watcher of the runtime's own (its signalfd, run()'s SIGINT handler, an

@@ -53,9 +53,9 @@ class StreamWriter {
   /// began; one that was waiting when the transport closed returns.
   Coro<void> drain();
   /// For code that writes to fileno() itself (sendfile(2), splice(2)), which
-  /// must neither overtake buffered bytes nor spin on EAGAIN: with bytes
-  /// buffered, waits until they are all in the socket (then it has room:
-  /// write again); with none, waits until the socket can take more (call it
+  /// must neither overtake buffered bytes nor spin on EAGAIN: while not
+  /// is_flushed(), waits until every written byte is in the socket (then it
+  /// has room: write again); else waits until the socket can take more (call it
   /// after such a write came back short or with EAGAIN: readiness is an
   /// edge, a socket with room already would not announce it). One waiter at
   /// a time, and no write() from elsewhere meanwhile. Throws as drain().
@@ -98,6 +98,10 @@ class StreamWriter {
   std::pair<std::size_t, std::size_t> get_write_buffer_limits() const noexcept;  ///< {low, high}
   /// How many bytes wait in the buffer.
   std::size_t get_write_buffer_size() const noexcept;
+  /// Everything written is in the OS: none in the buffer, none in the loop's
+  /// send queue (the io_uring backend keeps one). Code that writes to
+  /// fileno() itself waits with wait_writable() until it is, or overtakes.
+  bool is_flushed() const noexcept;
 
  private:
   detail::Ref<detail::Connection> c_;

@@ -272,6 +272,10 @@ std::size_t EventLoop::try_send(Socket& sock, std::string_view data) {
   return 0;
 }
 
+std::size_t EventLoop::unsent(const Socket& sock) const noexcept {
+  return sock.fd() >= 0 && !closed ? backend_->unsent(sock.fd()) : 0;
+}
+
 void EventLoop::shutdown(Socket& sock, int how) {
   if (const long rc = backend_->shutdown(sock.fd(), how); rc < 0) throw_errno(failed(rc), "shutdown");
 }

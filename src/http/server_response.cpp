@@ -182,7 +182,7 @@ Coro<std::uint64_t> HttpConnection::send_file(Response& resp) {
 
 Coro<void> HttpConnection::sendfile_all(int fd, std::uint64_t size) {
   // The head first, in order: sendfile must not overtake buffered bytes.
-  if (writer_.get_write_buffer_size() > 0) co_await wait_writable();
+  if (!writer_.is_flushed()) co_await wait_writable();
   // sendfile has no MSG_NOSIGNAL: a peer gone mid-file is EPIPE only
   // because the EventLoop ignores SIGPIPE (see docs/asyncio-to-corio.md).
   off_t offset = 0;

@@ -73,11 +73,15 @@ Coro<void> drain_connection(Ref<Connection> ref) {
 // A failed or closed connection waits for nothing: drain() raises why.
 Coro<void> wait_connection_writable(Ref<Connection> ref) {
   Connection& c = *ref;
-  if (!c.closed && !c.write_error && !c.wbuf.empty()) {
+  const bool buffered = !c.closed && !c.write_error && !c.wbuf.empty();
+  if (buffered) {
     // The flusher is the one task waiting on the socket; it sets the event
     // as it ends, so we never wait on the socket beside it.
     co_await c.flushed.wait();
-  } else if (!c.closed && !c.write_error) {
+  }
+  // Flushed to the transport may still mean queued in the loop (io_uring's
+  // send queue): the caller's own writes must wait for those bytes too.
+  if (!c.closed && !c.write_error && (!buffered || c.transport->unsent() > 0)) {
     try {
       co_await c.transport->wait_writable();
     } catch (const std::system_error&) {
@@ -252,5 +256,9 @@ std::pair<std::size_t, std::size_t> StreamWriter::get_write_buffer_limits() cons
 }
 
 std::size_t StreamWriter::get_write_buffer_size() const noexcept { return c_->wbuf.size(); }
+
+bool StreamWriter::is_flushed() const noexcept {
+  return c_->wbuf.empty() && c_->transport->unsent() == 0;
+}
 
 }  // namespace corio

@@ -30,8 +30,12 @@ class Transport {
   virtual Coro<std::size_t> read_some(std::span<char> buf) = 0;
   // Sends what can go without waiting; returns how much went (0: none could).
   virtual std::size_t try_write(std::string_view data) = 0;
-  // Waits until try_write can take more. Only after it took less than asked.
+  // Waits until try_write can take more. Only after it took less than asked,
+  // or while unsent() is not 0 (wait_writable then returns once it is).
   virtual Coro<void> wait_writable() = 0;
+  // Bytes try_write took that are not in the OS yet (the io_uring backend's
+  // send queue): whoever writes to fileno() itself waits for them first.
+  virtual std::size_t unsent() const noexcept { return 0; }
   // Half-close: the peer reads EOF; reading goes on.
   virtual void shutdown_write() = 0;
   // Closes at once; a read or write waiting on the transport wakes with
@@ -62,6 +66,7 @@ class SocketTransport final : public Transport {
   Coro<std::size_t> read_some(std::span<char> buf) override;
   std::size_t try_write(std::string_view data) override;
   Coro<void> wait_writable() override;
+  std::size_t unsent() const noexcept override { return LoopAccess::unsent(loop_, sock_); }
   void shutdown_write() override { sock_.shutdown(SHUT_WR); }
   void close() noexcept override { sock_.close(); }
   const SocketAddress& peer_address() const noexcept override { return peer_; }

@@ -201,6 +201,7 @@ Coro<void> writes_past_the_buffer() {
   EXPECT_GT(p.writer.get_write_buffer_size(), 0u) << "4 MiB should not fit the socket";
   co_await p.writer.wait_writable();
   EXPECT_EQ(p.writer.get_write_buffer_size(), 0u) << "the buffered bytes go first";
+  EXPECT_TRUE(p.writer.is_flushed()) << "none left in the loop's send queue either";
   int waits = 0;
   for (std::size_t off = kBuffered; off < kTotal;) {
     const ssize_t n = ::send(p.writer.fileno(), bytes.data() + off, kTotal - off, MSG_NOSIGNAL);

@@ -109,6 +109,10 @@ class Backend {
   virtual long try_sendto(int fd, std::string_view data, const SocketAddress& to) noexcept = 0;
   // After the sends already taken.
   virtual long shutdown(int fd, int how) noexcept = 0;
+  // Bytes try_send took that are not in the socket yet (a completion
+  // backend's queue; always 0 on epoll). Code that writes to the fd itself
+  // (sendfile after a response head) waits for them first, or overtakes them.
+  virtual std::size_t unsent(int fd) noexcept = 0;
 
   // ---- waiting ----------------------------------------------------------------
   // Waits up to timeout_ms (-1: no limit) and appends the fds that became

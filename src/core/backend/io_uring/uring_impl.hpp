@@ -51,6 +51,7 @@ class UringBackend final : public Backend {
   long try_recvfrom(int fd, std::span<char> buf, SocketAddress* from) noexcept override;
   long try_sendto(int fd, std::string_view data, const SocketAddress& to) noexcept override;
   long shutdown(int fd, int how) noexcept override;
+  std::size_t unsent(int fd) noexcept override;
 
   int poll(int timeout_ms, IoEvent* out, int capacity) override;
   void wakeup() noexcept override;

@@ -277,6 +277,11 @@ long UringBackend::shutdown(int fd, int how) noexcept {
   return sys::shutdown(fd, how);
 }
 
+std::size_t UringBackend::unsent(int fd) noexcept {
+  const Conn* c = conn(fd);
+  return c != nullptr && c->kind == Kind::stream ? c->queued_out() : 0;
+}
+
 // The last owed send completed (or failed): a shutdown that waited goes now.
 void UringBackend::flushed(Conn& c) noexcept {
   if (c.shutdown_how < 0) return;
