@@ -14,12 +14,12 @@
 //
 // Sends: try_send() on an idle stream (nothing queued) sends at once, and
 // queues only what the socket had no room for; the queue then goes out as
-// SEND SQEs, one in flight per fd. Queueing everything would batch more, but
-// a caller that writes on the fd itself afterwards (the HTTP server's
-// sendfile after a response head, which StreamWriter has handed over) would
-// overtake its own head. Nothing above core can see our queue, so it must be
-// empty whenever the socket has room; a writer is told "writable" only once
-// the queue is empty (writable() in uring_complete.cpp).
+// SEND SQEs, one in flight per fd. A writer is told "writable" only once the
+// queue is empty (writable() in uring_complete.cpp), and unsent() shows the
+// queue above core, so that a caller writing on the fd itself (the HTTP
+// server's sendfile after a response head) waits for it instead of
+// overtaking. Queueing even on an idle socket would batch more syscalls into
+// one enter; it is not done yet (the echo benchmark decides).
 //
 // Lifetime rules:
 //   1. A Conn lives from attach() (or add_reader) until it is detached AND
