@@ -51,8 +51,8 @@ class StallDetector {
   std::uint64_t stalls() const noexcept { return stalls_.load(std::memory_order_relaxed); }
 
   // ---- the loop thread ----
-  // Progress for the watchdog: before each ready batch (the watched run
-  // phase), before each step (debug mode's), and back from the poller. Within
+  // Progress for the watchdog: before each ready batch, before each step in
+  // debug mode, and back from the poller. Within
   // a batch the watchdog sees progress in running_task, which each task step
   // sets anyway (watch()).
   void mark_progress() noexcept {
