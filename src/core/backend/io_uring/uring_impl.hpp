@@ -23,6 +23,9 @@ namespace corio::detail::uring {
 constexpr std::size_t kRecvCap = 8;  // buffers: up to 512 KiB, a socket receive buffer's worth
 constexpr std::size_t kSendCap = 256 * 1024;
 constexpr std::size_t kAcceptCap = 64;
+// try_send() on an idle stream sends this much or more at once (send(2));
+// less goes into the queue, for the next submit (see try_send).
+constexpr std::size_t kDirectSend = 0;
 
 [[noreturn]] inline void throw_err(int err, const char* what) {
   throw std::system_error(err, std::generic_category(), what);
@@ -44,6 +47,8 @@ class UringBackend final : public Backend {
   void arm(int fd, bool write) override;
 
   long try_recv(int fd, std::span<char> buf, bool stream) noexcept override;
+  long try_recv_lent(int fd, const char** data) noexcept override;
+  void consume_lent(int fd, std::size_t n) noexcept override;
   long try_send(int fd, std::string_view data) noexcept override;
   long try_accept(int fd, SocketAddress* peer) noexcept override;
   long start_connect(int fd, const SocketAddress& addr) noexcept override;
@@ -87,6 +92,8 @@ class UringBackend final : public Backend {
   const char* chunk_data(const Conn& c, const Chunk& k) noexcept;
   void consumed(Conn& c, const Chunk& k) noexcept;
   long copy_out(Conn& c, std::span<char> buf) noexcept;
+  void advance(Conn& c, std::size_t n) noexcept;
+  void caught_up(Conn& c) noexcept;
   static int within_fd_limit(int& fd) noexcept;
   void flushed(Conn& c) noexcept;
 
