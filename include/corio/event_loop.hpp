@@ -310,6 +310,13 @@ class EventLoop : private detail::LoopCore {
   std::size_t try_send(Socket& sock, std::string_view data);
   std::size_t unsent(const Socket& sock) const noexcept;  // the backend's; see backend.hpp
   void shutdown(Socket& sock, int how);
+  // Receives without a copy where the backend lends its buffers (io_uring;
+  // backend.hpp): lends_recv() says whether it does on sock; then
+  // sock_recv_lent() waits for bytes and returns them in place ("" at EOF),
+  // valid until consume_lent() takes some, in the same step.
+  bool lends_recv(Socket& sock);
+  Coro<std::string_view> sock_recv_lent(Socket& sock);
+  void consume_lent(Socket& sock, std::size_t n) noexcept;
   // Timer heap access for awaiters that embed their TimerNode.
   void add_timer(detail::TimerNode* node, double when);
   void remove_timer(detail::TimerNode* node) noexcept;
@@ -391,6 +398,13 @@ class LoopAccess {
     return loop.try_send(sock, data);
   }
   static void shutdown(EventLoop& loop, Socket& sock, int how) { loop.shutdown(sock, how); }
+  static bool lends_recv(EventLoop& loop, Socket& sock) { return loop.lends_recv(sock); }
+  static Coro<std::string_view> sock_recv_lent(EventLoop& loop, Socket& sock) {
+    return loop.sock_recv_lent(sock);
+  }
+  static void consume_lent(EventLoop& loop, Socket& sock, std::size_t n) noexcept {
+    loop.consume_lent(sock, n);
+  }
   static std::size_t unsent(const EventLoop& loop, const Socket& sock) noexcept {
     return loop.unsent(sock);
   }

@@ -257,6 +257,26 @@ Coro<std::size_t> EventLoop::sock_recv_into(Socket& sock, std::span<char> buf) {
   }
 }
 
+bool EventLoop::lends_recv(Socket& sock) {
+  sock.watch(*this);
+  return backend_->try_recv_lent(sock.fd(), nullptr) != -EOPNOTSUPP;
+}
+
+Coro<std::string_view> EventLoop::sock_recv_lent(Socket& sock) {
+  for (;;) {
+    const char* data = nullptr;
+    const long n = backend_->try_recv_lent(sock.fd(), &data);
+    if (n > 0) co_return std::string_view(data, static_cast<std::size_t>(n));
+    if (n == 0) co_return std::string_view();
+    if (n != -EAGAIN) throw_errno(failed(n), "recv");
+    co_await wait_readable(sock);
+  }
+}
+
+void EventLoop::consume_lent(Socket& sock, std::size_t n) noexcept {
+  backend_->consume_lent(sock.fd(), n);
+}
+
 Coro<std::string> EventLoop::sock_recv(Socket& sock, std::size_t max_bytes) {
   std::string data(max_bytes, '\0');
   const std::size_t n = co_await sock_recv_into(sock, std::span<char>(data));

@@ -21,6 +21,10 @@ SocketAddress address_or_empty(F get) noexcept {
 }
 }  // namespace
 
+Coro<std::string_view> Transport::read_lent() {
+  throw RuntimeError("read_lent() on a transport that does not lend");
+}
+
 SocketTransport::SocketTransport(EventLoop& loop, Socket sock)
     : loop_(loop), sock_(std::move(sock)) {
   peer_ = address_or_empty([this] { return sock_.peer_address(); });

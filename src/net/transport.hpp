@@ -28,6 +28,14 @@ class Transport {
   // Reads what is available into buf, waiting until something is; 0 at
   // EOF. At most one read at a time. OS errors are std::system_error.
   virtual Coro<std::size_t> read_some(std::span<char> buf) = 0;
+  // A read without a copy, where the bytes already sit in the loop's buffers
+  // (the io_uring backend's): lends() says whether this transport can;
+  // read_lent() then waits as read_some does and returns a view of the bytes
+  // ("" at EOF), valid until consume_lent() takes some of them, which the
+  // caller does in the same step. What it does not take stays for the next read.
+  virtual bool lends() { return false; }
+  virtual Coro<std::string_view> read_lent();
+  virtual void consume_lent(std::size_t /*n*/) noexcept {}
   // Sends what can go without waiting; returns how much went (0: none could).
   virtual std::size_t try_write(std::string_view data) = 0;
   // Waits until try_write can take more. Only after it took less than asked,
@@ -64,6 +72,9 @@ class SocketTransport final : public Transport {
   SocketTransport(EventLoop& loop, Socket sock);
 
   Coro<std::size_t> read_some(std::span<char> buf) override;
+  bool lends() override { return LoopAccess::lends_recv(loop_, sock_); }
+  Coro<std::string_view> read_lent() override { return LoopAccess::sock_recv_lent(loop_, sock_); }
+  void consume_lent(std::size_t n) noexcept override { LoopAccess::consume_lent(loop_, sock_, n); }
   std::size_t try_write(std::string_view data) override;
   Coro<void> wait_writable() override;
   std::size_t unsent() const noexcept override { return LoopAccess::unsent(loop_, sock_); }

@@ -18,6 +18,7 @@
 
 #include <sys/socket.h>
 
+#include <cerrno>
 #include <cstddef>
 #include <memory>
 #include <span>
@@ -98,6 +99,16 @@ class Backend {
   // Bytes received; 0 at EOF. `stream`: a short read means the socket was
   // drained (not so for datagrams, which arrive one per read).
   virtual long try_recv(int fd, std::span<char> buf, bool stream) noexcept = 0;
+  // Lending, where a backend's receives fill buffers of its own (io_uring):
+  // the bytes try_recv would copy next, in place, so that the caller copies
+  // them once, straight to where they go. Returns their count (> 0) with
+  // *data set, 0 at EOF, -errno (-EAGAIN: wait, as for try_recv), or
+  // -EOPNOTSUPP: nothing to lend on this fd (always so on epoll).
+  virtual long try_recv_lent(int /*fd*/, const char** /*data*/) noexcept { return -EOPNOTSUPP; }
+  // The caller took the first n of the bytes lent (n <= their count), in the
+  // same step as the lend: until then they stay queued, so a read that ends
+  // early (an exception, a cancel) loses none of them.
+  virtual void consume_lent(int /*fd*/, std::size_t /*n*/) noexcept {}
   // Bytes taken (they will go out in order, before a shutdown or detach).
   virtual long try_send(int fd, std::string_view data) noexcept = 0;
   // The new fd (non-blocking, close-on-exec); *peer filled.

@@ -15,16 +15,19 @@ namespace corio::detail::uring {
 
 class BufferRing {
  public:
-  // 128 buffers of 64 KiB: 8 MiB per loop, mapped lazily, but all of it
+  // 64 buffers of 64 KiB: 4 MiB per loop, mapped lazily, but all of it
   // resident once the ring has cycled (the kernel takes buffers in FIFO
-  // order): the memory bound the HTTP client's streaming test holds corio to
-  // (16 MiB of growth) leaves no room for more. 64 KiB takes a 64 KiB message
-  // in one buffer: in one echo run (64 KiB x 10 connections, server CPU per
-  // round trip) 32 KiB buffers cost 1.35x the raw io_uring C server, 64 KiB
-  // 1.06-1.15x. A reader that does not keep up is capped per fd (kRecvCap);
-  // one starved of buffers reads into its own, so 128 still serve 1,000
-  // connections.
-  static constexpr unsigned kCount = 128;  // a power of two, as the ring requires
+  // order, so every buffer passes through the cache in turn: fewer buffers,
+  // warmer ones). Server CPU per echo round trip, same runs, 64 against 128
+  // buffers: 64 KiB x 10 connections 19.5 against 20.1 us, 64 KiB x 100 19.5
+  // against 23.3, 1 KiB x 1,000 5.0 against 5.2 (32 buffers: no better at
+  // 64 KiB x 100). The HTTP client's streaming test holds corio to 16 MiB of
+  // growth, which leaves no room for many more anyway. 64 KiB takes a 64 KiB
+  // message in one buffer: in one echo run (64 KiB x 10 connections) 32 KiB
+  // buffers cost 1.35x the raw io_uring C server, 64 KiB 1.06-1.15x. A reader
+  // that does not keep up is capped per fd (kRecvCap); one starved of buffers
+  // reads into its own, so 64 still serve 1,000 connections.
+  static constexpr unsigned kCount = 64;  // a power of two, as the ring requires
   static constexpr unsigned kSize = 64 * 1024;
   static constexpr int kGroup = 0;
 

@@ -9,8 +9,18 @@
 //   3. reap every completion: bytes land in the fd's queue of provided
 //      buffers, accepted fds in the listener's queue, sends advance;
 //   4. report the fds whose parked waiter can now make progress.
-// Bytes reach the user only in try_recv(), inside the task's own step (the
-// seam's rule), so a task cancelled while waiting loses nothing.
+// Bytes reach the user only in try_recv() or try_recv_lent(), inside the
+// task's own step (the seam's rule), so a task cancelled while waiting loses
+// nothing.
+//
+// Lending: try_recv_lent() shows the front provided buffer in place and
+// consume_lent() takes bytes of it, so StreamReader::read() copies a message
+// once, into the string it returns, instead of into its buffer and out again.
+// Profiled at 64 KiB x 10 echo connections, user-space memmove went from 18%
+// of the server's samples to 8%, and its CPU per round trip, same run, from
+// 1.17x the raw io_uring C server's to 0.82x (that server sends each provided
+// buffer back as is, but its 1,024 buffers are colder). A buffer lent and not
+// taken stays queued: the lend is no transfer.
 //
 // Sends: try_send() on an idle stream (nothing queued) sends at once, and
 // queues only what the socket had no room for; the queue then goes out as
@@ -18,8 +28,11 @@
 // queue is empty (writable() in uring_complete.cpp), and unsent() shows the
 // queue above core, so that a caller writing on the fd itself (the HTTP
 // server's sendfile after a response head) waits for it instead of
-// overtaking. Queueing even on an idle socket would batch more syscalls into
-// one enter; it is not done yet (the echo benchmark decides).
+// overtaking. Queueing even on an idle socket was measured: at 1 KiB x 1,000
+// connections it saved 6% of the server's CPU (none at 10), but a send to a
+// peer that reset then fails one write later, after the reader saw the
+// reset, which the streams' error tests (TLS peer reset, a client's upload
+// to a server that closed) do not allow; so it is not done.
 //
 // Lifetime rules:
 //   1. A Conn lives from attach() (or add_reader) until it is detached AND

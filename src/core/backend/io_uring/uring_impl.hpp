@@ -44,6 +44,8 @@ class UringBackend final : public Backend {
   void arm(int fd, bool write) override;
 
   long try_recv(int fd, std::span<char> buf, bool stream) noexcept override;
+  long try_recv_lent(int fd, const char** data) noexcept override;
+  void consume_lent(int fd, std::size_t n) noexcept override;
   long try_send(int fd, std::string_view data) noexcept override;
   long try_accept(int fd, SocketAddress* peer) noexcept override;
   long start_connect(int fd, const SocketAddress& addr) noexcept override;
@@ -87,6 +89,8 @@ class UringBackend final : public Backend {
   const char* chunk_data(const Conn& c, const Chunk& k) noexcept;
   void consumed(Conn& c, const Chunk& k) noexcept;
   long copy_out(Conn& c, std::span<char> buf) noexcept;
+  void advance(Conn& c, std::size_t n) noexcept;
+  void caught_up(Conn& c) noexcept;
   static int within_fd_limit(int& fd) noexcept;
   void flushed(Conn& c) noexcept;
 

@@ -168,32 +168,63 @@ void UringBackend::arm(int fd, bool write) {
 long UringBackend::try_recv(int fd, std::span<char> buf, bool) noexcept {
   Conn* c = conn(fd);
   if (c == nullptr || c->kind != Kind::stream) return sys::recv(fd, buf);
+  if (const long n = try_recv_lent(fd, nullptr); n <= 0) return n;
+  return copy_out(*c, buf);
+}
+
+// With data null: only whether there are bytes (1), or what try_recv says instead.
+long UringBackend::try_recv_lent(int fd, const char** data) noexcept {
+  Conn* c = conn(fd);
+  if (c == nullptr || c->kind != Kind::stream) return -EOPNOTSUPP;
   c->recv_used = true;
-  if (!c->chunks.empty()) return copy_out(*c, buf);
+  if (!c->chunks.empty()) {
+    const Chunk& k = c->chunks.front();
+    if (data == nullptr) return 1;
+    *data = chunk_data(*c, k) + k.off;
+    return static_cast<long>(k.len - k.off);
+  }
   if (c->eof) return 0;
   if (c->recv_error != 0) return c->recv_error;
   if (c->send_error != 0) return c->send_error;
   return -EAGAIN;
 }
 
+void UringBackend::consume_lent(int fd, std::size_t n) noexcept {
+  Conn* c = conn(fd);
+  if (c == nullptr || c->chunks.empty()) return;
+  advance(*c, n);
+  caught_up(*c);
+}
+
 long UringBackend::copy_out(Conn& c, std::span<char> buf) noexcept {
   std::size_t n = 0;
   while (n < buf.size() && !c.chunks.empty()) {
-    Chunk& k = c.chunks.front();
+    const Chunk& k = c.chunks.front();
     const std::size_t take = std::min<std::size_t>(buf.size() - n, k.len - k.off);
     std::memcpy(buf.data() + n, chunk_data(c, k) + k.off, take);
     n += take;
-    k.off += static_cast<std::uint32_t>(take);
-    if (k.off == k.len) {
-      consumed(c, k);
-      c.chunks.pop_front();
-    }
+    advance(c, take);
   }
+  caught_up(c);
+  return static_cast<long>(n);
+}
+
+// Takes n bytes (at most what is left) of the front chunk.
+void UringBackend::advance(Conn& c, std::size_t n) noexcept {
+  Chunk& k = c.chunks.front();
+  k.off += static_cast<std::uint32_t>(std::min<std::size_t>(n, k.len - k.off));
+  if (k.off == k.len) {
+    consumed(c, k);
+    c.chunks.pop_front();
+  }
+}
+
+// A reader took bytes: below half the cap, the receive goes on.
+void UringBackend::caught_up(Conn& c) noexcept {
   if (c.chunks.size() <= kRecvCap / 2) {
     c.recv_cancel = false;  // the reader caught up before the cancel went out
     if (!c.recv_armed) mark_prep(c);
   }
-  return static_cast<long>(n);
 }
 
 // A multishot accept reads RLIMIT_NOFILE once, when it is armed; accept4
