@@ -50,13 +50,17 @@ class ReadScope {
 
 // After a read failed with `e` (being handled): true if our own close()
 // woke it, which is EOF, as asyncio's connection_lost(None); else the error
-// is kept for every later read.
+// is kept for every later read, and it fails the writing side too, as
+// asyncio's _fatal_error closes a transport whose read failed: a reset
+// stream is gone both ways, whether or not a write has met the error yet
+// (a completion backend's queued send meets it a step later).
 bool closed_under_read(Connection& c) noexcept {
   if (c.closed) {
     c.eof = true;
     return true;
   }
   c.read_error = std::current_exception();
+  if (!c.write_error) c.fail_write(c.read_error);
   return false;
 }
 

@@ -23,6 +23,9 @@ namespace corio::detail::uring {
 constexpr std::size_t kRecvCap = 8;  // buffers: up to 512 KiB, a socket receive buffer's worth
 constexpr std::size_t kSendCap = 256 * 1024;
 constexpr std::size_t kAcceptCap = 64;
+// try_send() on an idle stream sends this much or more at once (send(2));
+// less goes into the queue, for the next submit (see try_send).
+constexpr std::size_t kDirectSend = 16 * 1024;
 
 [[noreturn]] inline void throw_err(int err, const char* what) {
   throw std::system_error(err, std::generic_category(), what);

@@ -271,11 +271,12 @@ long UringBackend::try_send(int fd, std::string_view data) noexcept {
   if (c->send_error != 0) return c->send_error;
   if (c->shutdown_how == SHUT_WR || c->shutdown_how == SHUT_RDWR) return -EPIPE;
   std::size_t sent = 0;
-  if (!c->sends_owed() && !data.empty()) {
-    // Nothing queued: straight into the socket. A caller that then writes
-    // on the fd itself (sendfile after a response head) must find its
-    // earlier bytes there, not in our queue; only what the socket had no
-    // room for waits for the next submit (see writable()).
+  if (!c->sends_owed() && data.size() >= kDirectSend) {
+    // Nothing queued and much to send: straight into the socket, which
+    // copies it anyway, rather than into our queue first. Smaller sends
+    // are queued, idle socket or not, so that the next poll()'s one enter
+    // carries every fd's. A caller that writes on the fd itself (sendfile
+    // after a response head) waits for unsent() first (see writable()).
     const long n = sys::send(fd, data);
     if (n < 0 && n != -EAGAIN) return c->send_error = static_cast<int>(n);
     sent = n > 0 ? static_cast<std::size_t>(n) : 0;
