@@ -22,17 +22,16 @@
 // buffer back as is, but its 1,024 buffers are colder). A buffer lent and not
 // taken stays queued: the lend is no transfer.
 //
-// Sends: try_send() on an idle stream (nothing queued) sends at once, and
-// queues only what the socket had no room for; the queue then goes out as
-// SEND SQEs, one in flight per fd. A writer is told "writable" only once the
-// queue is empty (writable() in uring_complete.cpp), and unsent() shows the
-// queue above core, so that a caller writing on the fd itself (the HTTP
-// server's sendfile after a response head) waits for it instead of
-// overtaking. Queueing even on an idle socket was measured: at 1 KiB x 1,000
-// connections it saved 6% of the server's CPU (none at 10), but a send to a
-// peer that reset then fails one write later, after the reader saw the
-// reset, which the streams' error tests (TLS peer reset, a client's upload
-// to a server that closed) do not allow; so it is not done.
+// Sends: try_send() queues what it takes, for the next poll()'s one enter to
+// carry with every other fd's (a request's answer costs no send(2) of its
+// own); only a send of 16 KiB or more on an idle stream goes to the socket
+// at once, which copies it anyway. The queue goes out as SEND SQEs, one in
+// flight per fd. A writer is told "writable" only once the queue is empty
+// (writable() in uring_complete.cpp), and unsent() shows the queue above
+// core, so that a caller writing on the fd itself (the HTTP server's
+// sendfile after a response head) waits for it instead of overtaking. A
+// queued send to a peer that reset fails a step later than a direct one;
+// the streams cope, since a failed read fails their writing side too.
 //
 // Lifetime rules:
 //   1. A Conn lives from attach() (or add_reader) until it is detached AND
