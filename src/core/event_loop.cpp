@@ -52,6 +52,8 @@ struct EventLoop::Impl {
   detail::TimerHeap timers;
   // Waits parked in slots: a busy loop must still poll for them.
   std::size_t parked_io = 0;
+  // Native file requests in the backend (submit_file), the same for the same reasons.
+  std::size_t file_ops = 0;
   void fire(detail::IoWait*& parked, bool closed) noexcept {
     --parked_io;
     std::exchange(parked, nullptr)->fire(closed);
@@ -219,7 +221,7 @@ void EventLoop::poll_io(double timeout) {
   if (timeout < 0 && !tasks.empty()) [[unlikely]]
     timeout = check_deadlock();
   const bool busy = timeout == 0;
-  const bool io_wanted = im.watched_fds > 0 || im.parked_io > 0;
+  const bool io_wanted = im.watched_fds > 0 || im.parked_io > 0 || im.file_ops > 0;
   if (!busy || (io_wanted && ++busy_iterations_ >= kIoPollInterval)) {
     busy_iterations_ = 0;
     const int n = stall_ && !busy ? wait_for_io_watched(timeout) : wait_for_io(timeout);
@@ -379,7 +381,8 @@ bool EventLoop::post_threadsafe(detail::ReadyNode* node, bool release_hold) {
 }
 
 std::size_t EventLoop::io_watchers() const noexcept {
-  return impl_->watched_fds + impl_->parked_io + (signals_ ? signals_->handler_count() : 0);
+  return impl_->watched_fds + impl_->parked_io + impl_->file_ops +
+         (signals_ ? signals_->handler_count() : 0);
 }
 
 void EventLoop::add_timer(detail::TimerNode* node, double when) { impl_->timers.push(node, when); }
@@ -462,6 +465,15 @@ void EventLoop::unpark_io(detail::IoWait* w) noexcept {
     --impl_->parked_io;
   }
 }
+
+// A closed loop takes no request: the caller's pool path then says it is closed.
+bool EventLoop::submit_file(detail::FileOp& op) {
+  if (closed || !backend_->submit_file(op)) return false;
+  ++impl_->file_ops;
+  return true;
+}
+
+void EventLoop::file_op_done() noexcept { --impl_->file_ops; }
 
 // ---- executors ---------------------------------------------------------------
 
