@@ -20,8 +20,8 @@
 // destructor cancels what the kernel has not started, then waits for every
 // file CQE (bounded: regular-file requests always complete) and discards
 // each op instead of completing it. If waiting is refused (the loop torn
-// down on a thread other than the ring's issuer), the ops are leaked rather
-// than freed under the kernel's feet.
+// down on a thread other than the ring's issuer) or lasts past kDropWaitS,
+// the ops left are leaked rather than freed under the kernel's feet.
 #ifdef CORIO_HAVE_LIBURING
 
 #include <cerrno>
@@ -39,6 +39,11 @@ FileOp* file_of(const io_uring_cqe& cqe) noexcept {
 }  // namespace
 
 static_assert(alignof(FileOp) > kOpMask, "the tag needs a FileOp's low address bits");
+
+// How long the destructor waits for the kernel: a regular file's request ends
+// in far less, unless its storage is gone (an NFS server that went away): a
+// leak is then better than a process that never exits.
+constexpr int kDropWaitS = 10;
 
 bool UringBackend::submit_file(FileOp& op) {
   op.next = nullptr;
@@ -83,9 +88,13 @@ void UringBackend::drop_files() noexcept {
     io_uring_prep_cancel64(s, 0, IORING_ASYNC_CANCEL_ANY);
     io_uring_sqe_set_data64(s, kIgnore);
   }
+  int seconds = 0;
   while (files_in_ring_ > 0) {
-    const int rc = io_uring_submit_and_wait(&ring_.r, 1);
-    if (rc < 0 && rc != -EINTR && rc != -ETIME && rc != -EBUSY) return;  // leaked: see the top
+    __kernel_timespec second{1, 0};
+    io_uring_cqe* first = nullptr;
+    const int rc = io_uring_submit_and_wait_timeout(&ring_.r, &first, 1, &second, nullptr);
+    if (rc == -ETIME && ++seconds > kDropWaitS) return;  // leaked: see the top
+    if (rc < 0 && rc != -ETIME && rc != -EINTR && rc != -EBUSY) return;
     unsigned head, seen = 0;
     io_uring_cqe* cqe;
     io_uring_for_each_cqe(&ring_.r, head, cqe) {
