@@ -3,8 +3,6 @@
 // where its result goes. The invariants are at the top of file.cpp.
 #pragma once
 
-#include <sys/stat.h>
-#include <sys/types.h>
 #include <unistd.h>
 
 #include <cstddef>
@@ -12,6 +10,9 @@
 #include <memory>
 #include <string>
 #include <type_traits>
+
+#include <sys/stat.h>
+#include <sys/types.h>
 
 #include <corio/detail/file_op.hpp>
 #include <corio/event.hpp>
@@ -38,7 +39,7 @@ struct FileState {
 
   int fd;
   const std::string path;
-  const bool seekable;   // a regular file, not a FIFO or a tty
+  const bool seekable;  // a regular file, not a FIFO or a tty
   // Jobs go to the backend: a regular file (a FIFO's read may block for
   // ever, and a ring request with it) whose loop has not said it cannot.
   bool native;

@@ -14,10 +14,9 @@
 #include <cerrno>
 #include <exception>
 
+#include "net/file_job.hpp"
 #include <corio/event_loop.hpp>
 #include <corio/os_error.hpp>
-
-#include "net/file_job.hpp"
 
 namespace corio::detail {
 
@@ -39,8 +38,12 @@ constexpr FileOp::Kind kind_of() {
 template <class R>
 struct NativeJob final : FileOp {
   NativeJob(EventLoop& l, State st, std::shared_ptr<JobRun<R>> r, FileIo& io)
-      : loop(l), s(std::move(st)), run(std::move(r)), done(l.create_future<void>()),
-        first(io.offset), want(io.want) {
+      : loop(l),
+        s(std::move(st)),
+        run(std::move(r)),
+        done(l.create_future<void>()),
+        first(io.offset),
+        want(io.want) {
     fd = s->fd;
     kind = kind_of<R>();
     complete = &completed;

@@ -51,7 +51,8 @@ Coro<void> cancelled_in_flight(std::string p) {
     Task<std::string> reading = corio::create_task(f.read(n));
     co_await corio::create_task(cancel_after_first_step(&reading));
     EXPECT_THROW(co_await reading, corio::CancelledError);
-    co_await f.fsync();  // positional: after the cancelled read's job, which still holds the position
+    // Positional: it runs after the cancelled read's job, which holds the position until done.
+    co_await f.fsync();
   }
   // The first read's 4 bytes, then the second's 12: nothing lost, nothing reordered.
   EXPECT_EQ(co_await f.read(6), "012345");
@@ -125,7 +126,8 @@ Coro<void> jobs_in_flight(std::string p, int* fd, corio::Event* started) {
   std::vector<Task<std::string>> reads;
   std::vector<Task<std::size_t>> writes;
   for (int round = 0; round < 2; ++round) {
-    for (std::uint64_t i = 0; i < 4; ++i) reads.push_back(corio::create_task(f.pread(i << 20, 1 << 20)));
+    for (std::uint64_t i = 0; i < 4; ++i)
+      reads.push_back(corio::create_task(f.pread(i << 20, 1 << 20)));
     reads.push_back(corio::create_task(f.read()));
     writes.push_back(corio::create_task(f.pwrite(5 << 20, pattern(0, 1 << 20))));
     Task<void> syncing = corio::create_task(f.fsync());
@@ -143,14 +145,16 @@ TEST_F(FileTest, LoopClosedWithJobsInFlightLetsGoOfTheFile) {
     std::FILE* out = std::fopen(path("t").c_str(), "wb");
     ASSERT_NE(out, nullptr);
     const std::string block = pattern(0, 1 << 20);
-    for (int i = 0; i < 4; ++i) ASSERT_EQ(std::fwrite(block.data(), 1, block.size(), out), block.size());
+    for (int i = 0; i < 4; ++i)
+      ASSERT_EQ(std::fwrite(block.data(), 1, block.size(), out), block.size());
     std::fclose(out);
   }
   int fd = -1;
   int reports = 0;
   {
     corio::EventLoop loop;
-    loop.set_exception_handler([&reports](corio::EventLoop&, const corio::ExceptionContext&) { ++reports; });
+    loop.set_exception_handler(
+        [&reports](corio::EventLoop&, const corio::ExceptionContext&) { ++reports; });
     corio::Event started;
     Task<void> body = loop.create_task(jobs_in_flight(path("t"), &fd, &started));
     loop.run_until_complete(wait_on(&started));

@@ -10,9 +10,8 @@
 #include <string>
 #include <vector>
 
-#include <corio/file.hpp>
-
 #include "net/net_support.hpp"
+#include <corio/file.hpp>
 
 namespace corio_net_test {
 
@@ -21,7 +20,8 @@ class FileTest : public ::testing::Test {
  protected:
   void SetUp() override {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = std::filesystem::path(::testing::TempDir()) / (std::string("corio_file_") + info->name());
+    dir_ =
+        std::filesystem::path(::testing::TempDir()) / (std::string("corio_file_") + info->name());
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
   }

@@ -58,9 +58,15 @@ void UringBackend::prepare_files() {
     // -1 as the 64-bit offset is io_uring's "at the file position".
     const auto at = static_cast<__u64>(op->offset);
     switch (op->kind) {
-      case FileOp::Kind::read: io_uring_prep_read(s, op->fd, op->buf, op->len, at); break;
-      case FileOp::Kind::write: io_uring_prep_write(s, op->fd, op->buf, op->len, at); break;
-      case FileOp::Kind::fsync: io_uring_prep_fsync(s, op->fd, 0); break;
+      case FileOp::Kind::read:
+        io_uring_prep_read(s, op->fd, op->buf, op->len, at);
+        break;
+      case FileOp::Kind::write:
+        io_uring_prep_write(s, op->fd, op->buf, op->len, at);
+        break;
+      case FileOp::Kind::fsync:
+        io_uring_prep_fsync(s, op->fd, 0);
+        break;
     }
     io_uring_sqe_set_data64(s, reinterpret_cast<std::uintptr_t>(op) | kFile);
     files_head_ = op->next;
