@@ -209,9 +209,10 @@ int EventLoop::wait_for_io(double timeout) {
     return im.backend->poll(to_poll_ms(timeout), im.events, kMaxEventsPerPoll);
   }
   // Virtual time jumps only when nothing at all can run: I/O that is ready
-  // now is handled at the current instant, before the jump to the next timer.
+  // now is handled at the current instant, before the jump to the next timer
+  // (a file request's completion queues its callbacks inside poll()).
   const int n = im.backend->poll(0, im.events, kMaxEventsPerPoll);
-  if (n > 0 || im.ts_pending.load(std::memory_order_acquire)) return n;
+  if (n > 0 || !ready.empty() || im.ts_pending.load(std::memory_order_acquire)) return n;
   timeout = clock_->on_idle(timeout);
   return timeout == 0 ? 0 : im.backend->poll(to_poll_ms(timeout), im.events, kMaxEventsPerPoll);
 }
