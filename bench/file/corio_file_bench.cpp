@@ -3,7 +3,9 @@
 // sequential reads (read(1 MiB) to the end of the file, then again from the
 // start), on corio::AsyncFile, for a fixed time. The file is the suite's, in
 // the page cache, as fio's runs read it. Prints one JSON line per metric:
-// operations per second and the process's CPU (loop + pool threads) per op.
+// operations per second and the process's CPU (loop + pool threads) per op,
+// as "corio" on epoll (the reads on the thread pool) and "corio-uring" on
+// io_uring (the reads in the ring), whichever the loop runs on (CORIO_BACKEND).
 //
 // Usage: corio_file_bench --file PATH --pattern rand4k|seq1m [--depth N] [--seconds S]
 #include <sys/resource.h>
@@ -85,10 +87,11 @@ corio::Coro<void> bench(Options o) {
   }
   const double wall = loop.time() - t0, cpu = cpu_seconds() - cpu0;
   co_await f.close();
-  std::printf("{\"impl\": \"corio\", \"metric\": \"%s_ops\", \"value\": %.1f, \"unit\": \"op/s\"}\n",
-              metric.c_str(), double(ops) / wall);
-  std::printf("{\"impl\": \"corio\", \"metric\": \"%s_cpu_us\", \"value\": %.3f, \"unit\": \"us/op\"}\n",
-              metric.c_str(), cpu * 1e6 / double(ops));
+  const char* impl = std::strcmp(loop.backend_name(), "io_uring") == 0 ? "corio-uring" : "corio";
+  std::printf("{\"impl\": \"%s\", \"metric\": \"%s_ops\", \"value\": %.1f, \"unit\": \"op/s\"}\n",
+              impl, metric.c_str(), double(ops) / wall);
+  std::printf("{\"impl\": \"%s\", \"metric\": \"%s_cpu_us\", \"value\": %.3f, \"unit\": \"us/op\"}\n",
+              impl, metric.c_str(), cpu * 1e6 / double(ops));
 }
 
 Options parse(int argc, char** argv) {

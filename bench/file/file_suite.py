@@ -1,9 +1,11 @@
 """The file suite, used by bench/run: 4 KiB random reads at queue depth 1 and 16, and
 1 MiB sequential reads, from one 64 MiB file in the page cache, by corio::AsyncFile
-(corio_file_bench.cpp, on the loop's thread pool) and by fio's psync engine (depth D:
-D threads, as a pool would) and io_uring engine (depth D: D reads in flight on one
-thread), the limit. Each run is pinned to the same core and reads for the same time;
-reported: operations per second and the process's CPU per operation.
+(corio_file_bench.cpp) on epoll, where the reads run on the loop's thread pool
+("corio"), and on io_uring, where they go to the ring ("corio-uring"), and by fio's
+psync engine (depth D: D threads, as a pool would) and io_uring engine (depth D: D
+reads in flight on one thread), the limit. Each run is pinned to the same core and
+reads for the same time; reported: operations per second and the process's CPU per
+operation.
 """
 import json
 import resource
@@ -18,11 +20,35 @@ PATTERNS = [("file_rand4k_qd1", "randread", "4k", 1), ("file_rand4k_qd16", "rand
             ("file_seq1m", "read", "1M", 1)]
 LABELS = {"file_rand4k_qd1": "4 KiB random, depth 1", "file_rand4k_qd16": "4 KiB random, depth 16",
           "file_seq1m": "1 MiB sequential"}
-IMPLS = ["corio", "fio-psync", "fio-io_uring"]
+IMPLS = ["corio", "corio-uring", "fio-psync", "fio-io_uring"]
+# corio's two runs, one per backend (CORIO_BACKEND); the bench names itself after the
+# backend it ran on, so an io_uring refused by the kernel gives no corio-uring figures.
+CORIO_RUNS = {"corio": "epoll", "corio-uring": "io_uring"}
+# (ours, peer) ratio columns: the pool path against its limit, the ring against the pool
+# and against its limit.
+RATIOS = [("corio", "fio-psync"), ("corio-uring", "corio"), ("corio-uring", "fio-io_uring")]
 
 
 def targets(impls):
-    return ["corio_file_bench"] if "corio" in impls else []
+    return ["corio_file_bench"] if any(i in impls for i in CORIO_RUNS) else []
+
+
+def corio_runs(args, impls, bdir, path, rw, depth, seconds):
+    """corio_file_bench's results for one pattern, on each selected backend."""
+    results = []
+    for impl, backend in CORIO_RUNS.items():
+        if impl not in impls:
+            continue
+        cmd = ["env", f"CORIO_BACKEND={backend}"] + pinned(
+            [str(target_path(bdir, "corio_file_bench")), "--file", str(path), "--pattern",
+             "seq1m" if rw == "read" else "rand4k", "--depth", str(depth), "--seconds", str(seconds)],
+            args.cpu)
+        got = run_json_lines(cmd, timeout=seconds + 30)
+        if any(r["impl"] != impl for r in got):
+            log(f"file: {impl} ran on another backend (io_uring refused?): its figures are left out")
+            got = [r for r in got if r["impl"] == impl]
+        results += got
+    return results
 
 
 def make_file(bdir):
@@ -70,11 +96,8 @@ def run(args, impls, bdir, built):
             results.append({"impl": impl, "metric": f"{key}_cpu_us", "value": cpu_us, "unit": "us/op"})
 
     for key, rw, bs, depth in PATTERNS:
-        if "corio" in impls and "corio_file_bench" in built:
-            cmd = pinned([str(target_path(bdir, "corio_file_bench")), "--file", str(path), "--pattern",
-                          "seq1m" if rw == "read" else "rand4k", "--depth", str(depth),
-                          "--seconds", str(seconds)], args.cpu)
-            results += run_json_lines(cmd, timeout=seconds + 30)
+        if "corio_file_bench" in built:
+            results += corio_runs(args, impls, bdir, path, rw, depth, seconds)
         if "fio" in impls and shutil.which("fio"):
             for engine in ("psync", "io_uring"):
                 got = fio(engine, path, rw, bs, depth, seconds, args.cpu)
@@ -88,8 +111,8 @@ def run(args, impls, bdir, built):
 def table(results):
     val = {(r["impl"], r["metric"]): r["value"] for r in results}
     impls = [i for i in IMPLS if any(r["impl"] == i for r in results)]
-    peers = [p for p in impls if p != "corio" and "corio" in impls]
-    hdr = ["file reads"] + impls + [f"corio/{p}" for p in peers]
+    pairs = [(a, b) for a, b in RATIOS if a in impls and b in impls]
+    hdr = ["file reads"] + impls + [f"{a}/{b}" for a, b in pairs]
     for what, title in (("ops", "File reads per second (higher is better)"),
                         ("cpu_us", "CPU per read, µs, all threads (lower is better)")):
         rows = []
@@ -97,11 +120,12 @@ def table(results):
             cells = {i: val.get((i, f"{key}_{what}")) for i in impls}
             shown = [num(cells[i], 0 if what == "ops" else 2) for i in impls]
             # ratios so that > 1 means corio is better
-            rs = [ratio(cells["corio"], cells[p]) if what == "ops" else ratio(cells[p], cells["corio"])
-                  for p in peers]
+            rs = [ratio(cells[a], cells[b]) if what == "ops" else ratio(cells[b], cells[a])
+                  for a, b in pairs]
             rows.append([LABELS[key]] + shown + rs)
         show(title, hdr, rows)
     print()
     print("One 64 MiB file in the page cache, read for the same time by each; pinned to one core "
           "(fio psync at depth D runs D threads, as corio's pool does; fio io_uring keeps D reads in "
-          "flight on one thread). Ratios > 1 mean corio is faster / cheaper.")
+          "flight on one thread; corio-uring keeps D reads in its loop's ring). Ratios > 1 mean the "
+          "first is faster / cheaper.")

@@ -38,6 +38,7 @@ namespace corio {
 
 namespace detail {
 class Backend;
+struct FileOp;
 class SignalHandlers;
 class InspectServer;
 class LoopAccess;
@@ -306,6 +307,11 @@ class EventLoop : private detail::LoopCore {
   void detach_fd(int fd) noexcept;
   void park_io(detail::IoWait* w);
   void unpark_io(detail::IoWait* w) noexcept;
+  // A native file request (backend.hpp's submit_file), counted while in the
+  // backend: it can wake a task (the deadlock check) and a busy loop must
+  // still poll for it. file_op_done() is the caller's, from op.complete().
+  bool submit_file(detail::FileOp& op);
+  void file_op_done() noexcept;
   // What a transport's try_write() sends without waiting: 0 when nothing could go.
   std::size_t try_send(Socket& sock, std::string_view data);
   std::size_t unsent(const Socket& sock) const noexcept;  // the backend's; see backend.hpp
@@ -343,7 +349,7 @@ class EventLoop : private detail::LoopCore {
   // timer and tasks are pending: whether anything but a task could still wake
   // a task, and the check, which returns the poll timeout after it.
   bool can_wake() const noexcept;
-  std::size_t io_watchers() const noexcept;  // fds, socket waits, signal handlers
+  std::size_t io_watchers() const noexcept;  // fds, socket and file waits, signal handlers
   double check_deadlock();
   void report_deadlock() noexcept;
   void note_foreign_post() noexcept;
@@ -410,6 +416,8 @@ class LoopAccess {
   }
   static void park_io(EventLoop& loop, IoWait* w) { loop.park_io(w); }
   static void unpark_io(EventLoop& loop, IoWait* w) noexcept { loop.unpark_io(w); }
+  static bool submit_file(EventLoop& loop, FileOp& op) { return loop.submit_file(op); }
+  static void file_op_done(EventLoop& loop) noexcept { loop.file_op_done(); }
   // A watcher of the runtime's own (its signalfd, run()'s SIGINT handler, an
   // inspection socket) cannot wake a task by itself: the deadlock check
   // subtracts these from the fds and signal handlers it counts.

@@ -7,10 +7,20 @@
 ///     std::string block = co_await f.pread(1 << 20, 4096);
 ///     co_await f.close();
 ///
-/// Files have no readiness (epoll says a regular file is always ready), so each
-/// operation is a blocking syscall run on the loop's default thread pool, the
-/// one to_thread uses. Suspends: every operation but the accessors, until its
-/// syscalls are done. Resumed by: the pool's completion, through the loop.
+/// Files have no readiness (epoll says a regular file is always ready), so an
+/// operation runs where it cannot block the loop:
+/// - on io_uring (RunOptions::backend, CORIO_BACKEND=io_uring), read, read_all,
+///   write, pread, pwrite and fsync on a regular file go to the loop's ring
+///   (IORING_OP_READ, WRITE, FSYNC), with no thread involved;
+/// - on epoll, and for any other file (a FIFO or a tty, whose read may block
+///   for ever), each is blocking syscalls on the loop's default thread pool,
+///   the one to_thread uses;
+/// - open_file and close are the pool's on either backend: each happens once
+///   per file, and a path's lookup is work io_uring would hand to a thread
+///   of its own anyway.
+/// Both paths behave the same (below); only the cost differs. Suspends: every
+/// operation but the accessors, until its syscalls are done. Resumed by: the
+/// ring's completion or the pool's, through the loop.
 ///
 /// Modes, as Python's open(): exactly one of "r" (read; the file must exist),
 /// "w" (write; created or truncated), "a" (append; created), "x" (write; must
@@ -26,20 +36,21 @@
 /// file's position and run one at a time, in call order. pread and pwrite take
 /// an offset and run concurrently with each other and with those.
 ///
-/// Cancellation: a syscall on the pool cannot be stopped, so a cancelled
-/// operation's awaiter gets CancelledError at once while the syscall finishes
-/// on the pool; the file stays usable. What that syscall did is not lost: a
+/// Cancellation: a syscall on the pool (or a request in the ring) is not
+/// stopped, so a cancelled operation's awaiter gets CancelledError at once
+/// while the syscall finishes; the file stays usable. What that syscall did is not lost: a
 /// cancelled read's bytes are handed to the next read (as a cancelled socket
 /// read's are), a cancelled write is written, and the next positional
 /// operation starts after it. A cancelled pread's bytes are dropped (nothing
-/// moved). close() waits for every operation still on the pool.
+/// moved). close() waits for every operation still running.
 ///
 /// Buffers are owned by the operation: write() and pwrite() take their bytes
-/// by value and reads return a new string, so a completion backend (io_uring)
-/// can serve the same interface, the buffer alive until the kernel is done.
+/// by value and reads return a new string, so that the ring serves the same
+/// interface, the buffer alive until the kernel is done with it, even when
+/// its awaiter was cancelled or the loop closed meanwhile.
 ///
 /// An AsyncFile is move-only and loop-affine; destroying it without close()
-/// closes the descriptor once the operations still on the pool have ended.
+/// closes the descriptor once the operations still running have ended.
 #pragma once
 
 #include <cstddef>

@@ -52,6 +52,8 @@ struct EventLoop::Impl {
   detail::TimerHeap timers;
   // Waits parked in slots: a busy loop must still poll for them.
   std::size_t parked_io = 0;
+  // Native file requests in the backend (submit_file), the same for the same reasons.
+  std::size_t file_ops = 0;
   void fire(detail::IoWait*& parked, bool closed) noexcept {
     --parked_io;
     std::exchange(parked, nullptr)->fire(closed);
@@ -207,9 +209,10 @@ int EventLoop::wait_for_io(double timeout) {
     return im.backend->poll(to_poll_ms(timeout), im.events, kMaxEventsPerPoll);
   }
   // Virtual time jumps only when nothing at all can run: I/O that is ready
-  // now is handled at the current instant, before the jump to the next timer.
+  // now is handled at the current instant, before the jump to the next timer
+  // (a file request's completion queues its callbacks inside poll()).
   const int n = im.backend->poll(0, im.events, kMaxEventsPerPoll);
-  if (n > 0 || im.ts_pending.load(std::memory_order_acquire)) return n;
+  if (n > 0 || !ready.empty() || im.ts_pending.load(std::memory_order_acquire)) return n;
   timeout = clock_->on_idle(timeout);
   return timeout == 0 ? 0 : im.backend->poll(to_poll_ms(timeout), im.events, kMaxEventsPerPoll);
 }
@@ -219,7 +222,7 @@ void EventLoop::poll_io(double timeout) {
   if (timeout < 0 && !tasks.empty()) [[unlikely]]
     timeout = check_deadlock();
   const bool busy = timeout == 0;
-  const bool io_wanted = im.watched_fds > 0 || im.parked_io > 0;
+  const bool io_wanted = im.watched_fds > 0 || im.parked_io > 0 || im.file_ops > 0;
   if (!busy || (io_wanted && ++busy_iterations_ >= kIoPollInterval)) {
     busy_iterations_ = 0;
     const int n = stall_ && !busy ? wait_for_io_watched(timeout) : wait_for_io(timeout);
@@ -379,7 +382,8 @@ bool EventLoop::post_threadsafe(detail::ReadyNode* node, bool release_hold) {
 }
 
 std::size_t EventLoop::io_watchers() const noexcept {
-  return impl_->watched_fds + impl_->parked_io + (signals_ ? signals_->handler_count() : 0);
+  return impl_->watched_fds + impl_->parked_io + impl_->file_ops +
+         (signals_ ? signals_->handler_count() : 0);
 }
 
 void EventLoop::add_timer(detail::TimerNode* node, double when) { impl_->timers.push(node, when); }
@@ -462,6 +466,15 @@ void EventLoop::unpark_io(detail::IoWait* w) noexcept {
     --impl_->parked_io;
   }
 }
+
+// A closed loop takes no request: the caller's pool path then says it is closed.
+bool EventLoop::submit_file(detail::FileOp& op) {
+  if (closed || !backend_->submit_file(op)) return false;
+  ++impl_->file_ops;
+  return true;
+}
+
+void EventLoop::file_op_done() noexcept { --impl_->file_ops; }
 
 // ---- executors ---------------------------------------------------------------
 

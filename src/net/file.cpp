@@ -1,15 +1,24 @@
-// AsyncFile on the default thread pool (see file.hpp).
+// AsyncFile (see file.hpp): each job natively in the loop's backend when it
+// has file I/O (io_uring) and the file is regular, else on the default
+// thread pool.
 //
 // Invariants, all loop-side state touched on the loop thread only:
-// 1. A job on the pool holds the FileState (shared_ptr), so the descriptor it
-//    uses cannot be closed, nor its number reused, under it: close() waits for
-//    every job, and a state dropped without close() closes the descriptor when
-//    the last job lets go of it.
+// 1. A job, on the pool or in the ring, holds the FileState (shared_ptr), so
+//    the descriptor it uses cannot be closed, nor its number reused, under
+//    it: close() waits for every job, and a state dropped without close()
+//    closes the descriptor when the last job lets go of it.
 // 2. `positional` is held from the start of a positional job to its end on
 //    the loop (a done-callback releases it), not to the end of its awaiter:
 //    a cancelled read or write still occupies the position until it is done.
 // 3. `carry` holds bytes a cancelled read() read; only the holder of
 //    `positional` touches it, so the next read serves them first, in order.
+// 4. A native job owns its buffer and is owned by the backend from submit to
+//    complete or discard (backend.hpp's submit_file contract), so the kernel
+//    never writes into freed memory, whatever happened to its awaiter.
+//
+// Both paths share everything above the job (the lock, carry, the shields),
+// so cancellation means the same on each; a job is described once (FileIo) and
+// either path carries it out with the same memory rule and the same errors.
 #include <corio/file.hpp>
 
 #include <fcntl.h>
@@ -30,36 +39,53 @@
 #include <corio/shield.hpp>
 #include <corio/to_thread.hpp>
 
+#include "net/file_job.hpp"
+
 namespace corio {
 
 namespace detail {
 
-struct FileState {
-  FileState(int descriptor, std::string p) noexcept
-      : fd(descriptor), path(std::move(p)), seekable(::lseek(fd, 0, SEEK_CUR) >= 0) {}
-  FileState(const FileState&) = delete;
-  FileState& operator=(const FileState&) = delete;
-  ~FileState() {
-    if (fd >= 0) ::close(fd);
-  }
+namespace {
+constexpr std::size_t kFirstChunk = 64 * 1024;
+}  // namespace
 
-  int fd;
-  const std::string path;
-  const bool seekable;   // a regular file, not a FIFO or a tty
-  bool closing = false;  // close() began: no new operation
-  std::string carry;     // a cancelled read()'s bytes (invariant 3)
-  Lock positional;       // invariant 2
-  int offset_jobs = 0;   // pread/pwrite jobs on the pool
-  Event offset_jobs_done;
-};
+// How many bytes a read of `want` at `offset` (< 0: the position) should make
+// room for first: for a regular file what is left of it (one more, so that the
+// read seeing the end needs no second buffer); else 64 KiB. Two syscalls, so
+// only when want is beyond 64 KiB.
+std::size_t first_room(const FileState& s, std::int64_t offset, std::size_t want) {
+  if (want <= kFirstChunk) return want;
+  struct stat st {};
+  if (::fstat(s.fd, &st) != 0 || !S_ISREG(st.st_mode)) return kFirstChunk;
+  const off_t at = offset < 0 ? ::lseek(s.fd, 0, SEEK_CUR) : off_t(offset);
+  if (at < 0 || st.st_size < at) return kFirstChunk;
+  return std::min(want, std::size_t(st.st_size - at) + 1);
+}
+
+// A read's buffer once the bytes filled it: it doubles from 64 KiB, up to want.
+void grow_if_full(std::string& out, std::size_t got, std::size_t want) {
+  if (got == out.size()) out.resize(std::min(want, std::max(kFirstChunk, 2 * got)));
+}
+
+const char* file_verb(bool reading, std::int64_t offset) {
+  if (reading) return offset < 0 ? "read" : "pread";
+  return offset < 0 ? "write" : "pwrite";
+}
+
+void step_back(const FileState& s, FileIo& io) {
+  if (io.back > 0 && ::lseek(s.fd, -std::exchange(io.back, 0), SEEK_CUR) < 0) {
+    throw OSError(errno, "lseek", s.path);
+  }
+}
 
 }  // namespace detail
 
 namespace {
 
 using State = std::shared_ptr<detail::FileState>;
+using detail::FileIo;
+using detail::JobRun;
 constexpr std::size_t kUnlimited = std::numeric_limits<std::size_t>::max();
-constexpr std::size_t kFirstChunk = 64 * 1024;
 
 // A descriptor open_file's job owns until the loop takes it: a cancelled
 // open_file drops the job's result, and with it closes the file.
@@ -118,32 +144,19 @@ OwnedFd open_fd(const std::string& path, int flags) {
   return owned;
 }
 
-// How many bytes a read of `want` at `offset` (< 0: the position) should make
-// room for first: for a regular file what is left of it (one more, so that the
-// read seeing the end needs no second buffer); else 64 KiB. Two syscalls, so
-// only when want is beyond 64 KiB.
-std::size_t first_room(const detail::FileState& s, std::int64_t offset, std::size_t want) {
-  if (want <= kFirstChunk) return want;
-  struct stat st {};
-  if (::fstat(s.fd, &st) != 0 || !S_ISREG(st.st_mode)) return kFirstChunk;
-  const off_t at = offset < 0 ? ::lseek(s.fd, 0, SEEK_CUR) : off_t(offset);
-  if (at < 0 || st.st_size < at) return kFirstChunk;
-  return std::min(want, std::size_t(st.st_size - at) + 1);
-}
-
 // Up to `want` bytes at `offset` (< 0: at the position), fewer only at end of
 // file. Memory follows what the file has, not what was asked for: the buffer
 // is what is left of a regular file, else it grows by doubling from 64 KiB.
 std::string read_bytes(const detail::FileState& s, std::int64_t offset, std::size_t want) {
-  std::string out(first_room(s, offset, want), '\0');
+  std::string out(detail::first_room(s, offset, want), '\0');
   std::size_t got = 0;
   while (got < want) {
-    if (got == out.size()) out.resize(std::min(want, std::max(kFirstChunk, 2 * got)));
+    detail::grow_if_full(out, got, want);
     const std::size_t room = out.size() - got;
     const ssize_t n = offset < 0 ? ::read(s.fd, out.data() + got, room)
                                  : ::pread(s.fd, out.data() + got, room, offset + off_t(got));
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw OSError(errno, offset < 0 ? "read" : "pread", s.path);
+    if (n < 0) throw OSError(errno, detail::file_verb(true, offset), s.path);
     if (n == 0) break;
     got += std::size_t(n);
   }
@@ -158,7 +171,7 @@ std::size_t write_bytes(const detail::FileState& s, std::int64_t offset, const s
     const ssize_t n = offset < 0 ? ::write(s.fd, bytes.data() + done, left)
                                  : ::pwrite(s.fd, bytes.data() + done, left, offset + off_t(done));
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw OSError(errno, offset < 0 ? "write" : "pwrite", s.path);
+    if (n < 0) throw OSError(errno, detail::file_verb(false, offset), s.path);
     done += std::size_t(n);
   }
   return done;
@@ -185,45 +198,51 @@ Coro<void> acquire_positional(State s) {
   }
 }
 
-// One positional job, shared by its awaiter, its done-callback and the job
-// itself, which writes `result` on the pool (read on the loop only after the
-// job is back: the executor's hand-over orders the two).
+// The job as blocking syscalls, on a pool thread.
 template <class R>
-struct PositionalRun {
-  using Result = std::conditional_t<std::is_void_v<R>, char, R>;
-  Result result{};
-  bool abandoned = false;  // its awaiter was cancelled
-  bool ended = false;      // the job is back on the loop
-  std::string kept;        // read(): the bytes taken from carry before the job
-};
+R run_blocking(const detail::FileState& s, FileIo& io) {
+  if constexpr (std::is_same_v<R, std::string>) {
+    return read_bytes(s, io.offset, io.want);
+  } else if constexpr (std::is_same_v<R, std::size_t>) {
+    detail::step_back(s, io);
+    return write_bytes(s, io.offset, io.bytes);
+  } else if (::fsync(s.fd) != 0) {
+    throw OSError(errno, "fsync", s.path);
+  }
+}
+
+// Starts the job natively or on the pool (see the top); its future completes
+// on the loop when the job is over, its result then in run.
+template <class R>
+Future<void> start(const State& s, const std::shared_ptr<JobRun<R>>& run, FileIo io) {
+  EventLoop& loop = get_running_loop();
+  Future<void> fut;
+  if (s->native && detail::start_native<R>(loop, s, run, io, fut)) return fut;
+  return loop.run_in_executor(nullptr, [s, run, io = std::move(io)]() mutable {
+    if constexpr (std::is_void_v<R>) {
+      run_blocking<R>(*s, io);
+    } else {
+      run->result = run_blocking<R>(*s, io);
+    }
+  });
+}
 
 // What a cancelled positional job's result is for, once it is there; `done`
 // is the job's future (an exception if the job threw).
 template <class R>
-using Abandoned = void (*)(detail::FileState&, Future<void>& done, PositionalRun<R>&);
+using Abandoned = void (*)(detail::FileState&, Future<void>& done, JobRun<R>&);
 
-template <class R, class Job>
-auto run_job_into(std::shared_ptr<PositionalRun<R>> run, Job job) {
-  return [run = std::move(run), job = std::move(job)]() mutable {
-    if constexpr (std::is_void_v<R>) {
-      job();
-    } else {
-      run->result = job();
-    }
-  };
-}
-
-// Runs job on the pool holding s->positional until it ends (invariant 2).
-// When the awaiter is cancelled, on_abandoned gets the job's result as soon as
-// both have happened, whichever comes first. The result travels in `run`, not
-// in the future, so that it is moved, never copied (1 MiB reads).
-template <class R, class Job>
-Coro<R> run_positional(State s, Job job, Abandoned<R> on_abandoned, std::string kept = {}) {
-  auto run = std::make_shared<PositionalRun<R>>();
+// Runs the job holding s->positional until it ends (invariant 2). When the
+// awaiter is cancelled, on_abandoned gets the job's result as soon as both
+// have happened, whichever comes first. The result travels in `run`, not in
+// the future, so that it is moved, never copied (1 MiB reads).
+template <class R>
+Coro<R> run_positional(State s, FileIo io, Abandoned<R> on_abandoned, std::string kept = {}) {
+  auto run = std::make_shared<JobRun<R>>();
   run->kept = std::move(kept);
   Future<void> fut;
   try {
-    fut = get_running_loop().run_in_executor(nullptr, run_job_into<R>(run, std::move(job)));
+    fut = start<R>(s, run, std::move(io));
   } catch (...) {  // no job: nothing holds the position, and carry is as it was
     s->carry = std::move(run->kept) + s->carry;
     s->positional.release();
@@ -245,23 +264,25 @@ Coro<R> run_positional(State s, Job job, Abandoned<R> on_abandoned, std::string 
 }
 
 template <class R>
-void nothing_to_keep(detail::FileState&, Future<void>&, PositionalRun<R>&) {}
+void nothing_to_keep(detail::FileState&, Future<void>&, JobRun<R>&) {}
 
 // A cancelled read's bytes, after those it had taken from carry, are the next read's.
-void keep_read(detail::FileState& s, Future<void>& done, PositionalRun<std::string>& run) {
+void keep_read(detail::FileState& s, Future<void>& done, JobRun<std::string>& run) {
   s.carry = std::move(run.kept);
   if (!done.exception()) s.carry += run.result;
 }
 
-// Runs an offset job (pread, pwrite) on the pool, counted for close().
-template <class R, class Job>
-Coro<R> run_at_offset(State s, Job job) {
+// Runs an offset job (pread, pwrite), counted for close().
+template <class R>
+Coro<R> run_at_offset(State s, FileIo io) {
+  auto run = std::make_shared<JobRun<R>>();
+  Future<void> fut = start<R>(s, run, std::move(io));
   ++s->offset_jobs;
-  Future<R> fut = get_running_loop().run_in_executor(nullptr, std::move(job));
-  fut.add_done_callback([s](Future<R>) {
+  fut.add_done_callback([s](Future<void>) {
     if (--s->offset_jobs == 0) s->offset_jobs_done.set();
   });
-  co_return co_await shield(std::move(fut));
+  co_await shield(std::move(fut));
+  co_return std::move(run->result);
 }
 
 }  // namespace
@@ -294,8 +315,9 @@ Coro<std::string> AsyncFile::read(std::int64_t n) {
     co_return head;
   }
   const std::size_t rest = want == kUnlimited ? kUnlimited : want - head.size();
-  auto job = [s, rest] { return read_bytes(*s, -1, rest); };
-  std::string tail = co_await run_positional<std::string>(s, std::move(job), keep_read, head);
+  // Named first: a temporary holding a std::string inside a co_await trips g++ 12.
+  FileIo io{-1, rest, {}, 0};
+  std::string tail = co_await run_positional<std::string>(s, std::move(io), keep_read, head);
   if (head.empty()) co_return std::move(tail);
   head += tail;
   co_return std::move(head);
@@ -310,32 +332,27 @@ Coro<std::size_t> AsyncFile::write(std::string bytes) {
   // write goes: step back over them first (as Python's BufferedRandom does).
   // A FIFO's reads and writes are two streams: its carry stays for the next read.
   const off_t back = s->seekable ? off_t(std::exchange(s->carry, {}).size()) : 0;
-  auto job = [s, back, b = std::move(bytes)] {
-    if (back > 0 && ::lseek(s->fd, -back, SEEK_CUR) < 0) throw OSError(errno, "lseek", s->path);
-    return write_bytes(*s, -1, b);
-  };
-  co_return co_await run_positional<std::size_t>(s, std::move(job), nothing_to_keep<std::size_t>);
+  FileIo io{-1, 0, std::move(bytes), back};
+  co_return co_await run_positional<std::size_t>(s, std::move(io), nothing_to_keep<std::size_t>);
 }
 
 Coro<void> AsyncFile::fsync() {
   State s = live(s_);
   co_await acquire_positional(s);
-  auto job = [s] {
-    if (::fsync(s->fd) != 0) throw OSError(errno, "fsync", s->path);
-  };
-  co_await run_positional<void>(s, std::move(job), nothing_to_keep<void>);
+  FileIo io;
+  co_await run_positional<void>(s, std::move(io), nothing_to_keep<void>);
 }
 
 Coro<std::string> AsyncFile::pread(std::uint64_t offset, std::size_t n) {
   State s = live(s_);
-  auto job = [s, off = checked_offset(offset), n] { return read_bytes(*s, off, n); };
-  co_return co_await run_at_offset<std::string>(s, std::move(job));
+  FileIo io{checked_offset(offset), n, {}, 0};
+  co_return co_await run_at_offset<std::string>(s, std::move(io));
 }
 
 Coro<std::size_t> AsyncFile::pwrite(std::uint64_t offset, std::string bytes) {
   State s = live(s_);
-  auto job = [s, off = checked_offset(offset), b = std::move(bytes)] { return write_bytes(*s, off, b); };
-  co_return co_await run_at_offset<std::size_t>(s, std::move(job));
+  FileIo io{checked_offset(offset), 0, std::move(bytes), 0};
+  co_return co_await run_at_offset<std::size_t>(s, std::move(io));
 }
 
 Coro<void> AsyncFile::close() {

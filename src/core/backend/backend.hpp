@@ -14,6 +14,21 @@
 // Bytes move only inside the calling task's own step, never in poll(). So a
 // task cancelled while it waits loses nothing: what arrived stays for the
 // next read, which is asyncio's semantics with no window left.
+//
+// Files have no readiness, so they are one operation of their own,
+// submit_file(), with this contract:
+//   1. false: the backend has no native file I/O (epoll); the caller runs the
+//      syscall on a thread pool. The answer is the same for every call on one
+//      backend, so a caller may remember it.
+//   2. true: the backend owns the request (and, through the caller, its
+//      buffer) until it calls op.complete() exactly once, from poll() on the
+//      loop's thread and never inside submit_file(), with the result: bytes
+//      (a short count is the caller's to continue) or -errno.
+//   3. Before the first poll() the request is only queued; it goes to the
+//      kernel with the next poll()'s submit.
+//   4. A backend destroyed with requests in flight waits for the kernel to
+//      finish each (regular files always do) and then calls op.discard()
+//      instead, which must not touch the loop.
 #pragma once
 
 #include <sys/socket.h>
@@ -26,6 +41,7 @@
 #include <string_view>
 #include <vector>
 
+#include <corio/detail/file_op.hpp>
 #include <corio/handle.hpp>
 #include <corio/socket.hpp>
 
@@ -124,6 +140,13 @@ class Backend {
   // backend's queue; always 0 on epoll). Code that writes to the fd itself
   // (sendfile after a response head) waits for them first, or overtakes them.
   virtual std::size_t unsent(int fd) noexcept = 0;
+
+  // ---- files (the contract at the top) -----------------------------------------
+  // A read, write or fsync on a regular file; false: not native here.
+  virtual bool submit_file(FileOp& op) {
+    (void)op;
+    return false;
+  }
 
   // ---- waiting ----------------------------------------------------------------
   // Waits up to timeout_ms (-1: no limit) and appends the fds that became

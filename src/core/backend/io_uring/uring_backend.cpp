@@ -113,6 +113,8 @@ UringBackend::UringBackend() {
 }
 
 UringBackend::~UringBackend() {
+  // File requests first: the kernel may still write into their buffers.
+  drop_files();
   // Exiting the ring first ends every request; then nothing refers to a Conn.
   ring_.exit();
   for (Conn* c : detached_) {
@@ -153,6 +155,7 @@ void UringBackend::prepare() {
     io_uring_sqe_set_data64(s, kWake);
     wake_armed_ = true;
   }
+  prepare_files();
   if (!starved_.empty() && bufs_.free_count() > 0) {
     for (Conn* c : starved_) {
       c->starved = false;

@@ -31,6 +31,7 @@ void UringBackend::complete(const io_uring_cqe& cqe) {
   switch (op) {
     case kIgnore: return;  // cancels and poll removals
     case kWake: wake_armed_ = false; return;
+    case kFile: on_file(cqe); return;  // c is a FileOp, not a Conn
     case kRecv: on_recv(*c, cqe.res, cqe.flags); break;
     case kOwnRecv: on_own_recv(*c, cqe.res); break;
     case kAccept: on_accept(*c, cqe.res, cqe.flags); break;

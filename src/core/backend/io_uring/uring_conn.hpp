@@ -27,8 +27,10 @@ enum class Kind : std::uint8_t {
 };
 
 // The operation in a user_data's low bits (a Conn is at least 8-aligned).
+// kFile's pointer is a FileOp, not a Conn (uring_file.cpp): file requests
+// are outside the Conn lifetime rules.
 enum Op : std::uintptr_t {
-  kIgnore = 0, kRecv = 1, kAccept = 2, kSend = 3, kPoll = 4, kWake = 5, kOwnRecv = 6,
+  kIgnore = 0, kRecv = 1, kAccept = 2, kSend = 3, kPoll = 4, kWake = 5, kOwnRecv = 6, kFile = 7,
 };
 constexpr std::uintptr_t kOpMask = 7;
 

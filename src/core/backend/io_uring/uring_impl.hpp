@@ -57,6 +57,7 @@ class UringBackend final : public Backend {
   long try_sendto(int fd, std::string_view data, const SocketAddress& to) noexcept override;
   long shutdown(int fd, int how) noexcept override;
   std::size_t unsent(int fd) noexcept override;
+  bool submit_file(FileOp& op) override;
 
   int poll(int timeout_ms, IoEvent* out, int capacity) override;
   void wakeup() noexcept override;
@@ -97,6 +98,11 @@ class UringBackend final : public Backend {
   static int within_fd_limit(int& fd) noexcept;
   void flushed(Conn& c) noexcept;
 
+  // ---- uring_file.cpp ----
+  void prepare_files();
+  void on_file(const io_uring_cqe& cqe) noexcept;
+  void drop_files() noexcept;
+
   // ---- the work lists (safe points: a Conn on one is not freed) ----
   void mark_prep(Conn& c);
   void notify(Conn& c);
@@ -122,6 +128,11 @@ class UringBackend final : public Backend {
   FdTable<Entry> table_;
   std::vector<Conn*> prep_, ready_, starved_;
   std::vector<Conn*> detached_;  // freed when their last request completes
+  // File requests: submitted, not yet prepared (FIFO through FileOp::next),
+  // and in the ring (their CQE not reaped yet).
+  FileOp* files_head_ = nullptr;
+  FileOp** files_tail_ = &files_head_;
+  std::size_t files_in_ring_ = 0;
 };
 
 }  // namespace corio::detail::uring
