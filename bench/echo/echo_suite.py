@@ -7,16 +7,19 @@ from benchlib import (HERE, PYTHON, capacity, corio_subcommand_help, cpu_cells, 
 # (message size, connections); implementations in table order.
 # 1,000 connections with 1 KiB only: at 64 KiB that is 64 MB in flight per turn.
 COMBOS = [(1024, 10), (1024, 100), (1024, 1000), (65536, 10), (65536, 100)]
-# corio-uring is the same corio server on its io_uring backend (CORIO_BACKEND=io_uring).
-IMPLS = ["corio", "corio-uring", "epoll", "uring", "asio", "libuv", "asyncio", "uvloop"]
-TARGETS = {"epoll": "epoll_echo", "uring": "uring_echo", "asio": "asio_echo", "libuv": "uv_echo",
-           "corio": "corio_cli", "corio-uring": "corio_cli"}
+# corio-uring is the same corio server on its io_uring backend (CORIO_BACKEND=io_uring);
+# uring-fixed the C io_uring server with --fixed-files (issue 19; not in the default
+# --impl list: ask for it).
+IMPLS = ["corio", "corio-uring", "epoll", "uring", "uring-fixed", "asio", "libuv", "asyncio",
+         "uvloop"]
+TARGETS = {"epoll": "epoll_echo", "uring": "uring_echo", "uring-fixed": "uring_echo",
+           "asio": "asio_echo", "libuv": "uv_echo", "corio": "corio_cli", "corio-uring": "corio_cli"}
 NAMES = {"corio": "corio", "corio-uring": "corio (io_uring)", "epoll": "epoll (C)",
-         "uring": "io_uring (C)", "asio": "Asio", "libuv": "libuv", "asyncio": "asyncio",
-         "uvloop": "uvloop"}
+         "uring": "io_uring (C)", "uring-fixed": "io_uring fixed files (C)", "asio": "Asio",
+         "libuv": "libuv", "asyncio": "asyncio", "uvloop": "uvloop"}
 # (ours, peer) ratio columns: each backend against its own limit, and against each other.
 RATIOS = [("corio", "epoll"), ("corio-uring", "uring"), ("corio-uring", "corio"),
-          ("corio", "asio"), ("corio", "uvloop")]
+          ("uring-fixed", "uring"), ("corio", "asio"), ("corio", "uvloop")]
 
 
 def targets(impls):
@@ -42,7 +45,7 @@ def server_cmd(impl, bdir, built):
             return None, f"{path} has no echo-server subcommand yet"
         backend = ["env", "CORIO_BACKEND=io_uring"] if impl == "corio-uring" else []
         return backend + [str(path), "echo-server"], ""
-    return [str(path)], ""
+    return [str(path)] + (["--fixed-files"] if impl == "uring-fixed" else []), ""
 
 
 def run(args, impls, bdir, built):

@@ -14,7 +14,13 @@
  * a multishot recv ends with ENOBUFS; that connection's recv is re-armed once a
  * send has given a buffer back.
  *
- * Usage: uring_echo [--port P]   (127.0.0.1; P = 0 picks a free port)
+ * --fixed-files (issue 19): each accepted fd is also registered in a sparse table of
+ * fixed files, at slot = fd, and its recv and sends name the slot (IOSQE_FIXED_FILE),
+ * so that the kernel skips the fd-table lookup and the file reference (fget/fput) per
+ * SQE. The fd stays a real fd (setsockopt, close), as it must in corio; the table's
+ * reference keeps the socket open, so the slot is emptied before the close.
+ *
+ * Usage: uring_echo [--port P] [--fixed-files]   (127.0.0.1; P = 0 picks a free port)
  * Prints "listening on 127.0.0.1:PORT" as its first line (as `corio echo-server`
  * does), then serves until killed. Exits with a message if io_uring is unusable.
  */
@@ -42,6 +48,9 @@
  * 19-20; but 64 starve 1,000 connections (ENOBUFS re-arms: 3.8-5.1 µs against 3.6-4.3
  * at 1 KiB). A power of two, as the buffer ring requires. */
 enum { BUF_SIZE = 65536, BUF_COUNT = 1024, BGID = 1, RING_SIZE = 4096 };
+/* --fixed-files: slots 0..FIXED_SLOTS-1, enough for 1,000 connections' fds; an fd
+ * beyond them is used as a plain fd. */
+enum { FIXED_SLOTS = 4096 };
 enum op { OP_ACCEPT = 1, OP_RECV = 2, OP_SEND = 3 }; /* user_data's low 2 bits */
 
 struct chunk { /* one received buffer waiting for (the rest of) its send */
@@ -51,6 +60,8 @@ struct chunk { /* one received buffer waiting for (the rest of) its send */
 
 struct conn {
   int fd;
+  int file;                /* what the SQEs name: fd, or its fixed-file slot */
+  unsigned char sqe_flags; /* IOSQE_FIXED_FILE when file is a slot */
   int sending;   /* a send is in flight: chunks[head] */
   int receiving; /* the multishot recv is armed */
   int eof;       /* the peer is gone: free once the last send is back */
@@ -64,6 +75,7 @@ static struct io_uring ring;
 static struct io_uring_buf_ring* bufs;
 static unsigned char* buf_mem;
 static struct conn* starved; /* connections to re-arm once buffers come back */
+static int fixed_files;      /* --fixed-files */
 
 static void die(const char* what, int err) {
   fprintf(stderr, "uring_echo: %s: %s\n", what, strerror(err));
@@ -92,8 +104,8 @@ static void give_back(unsigned short bid) {
 
 static void arm_recv(struct conn* c) {
   struct io_uring_sqe* sqe = sqe_get();
-  io_uring_prep_recv_multishot(sqe, c->fd, NULL, 0, 0);
-  sqe->flags |= IOSQE_BUFFER_SELECT;
+  io_uring_prep_recv_multishot(sqe, c->file, NULL, 0, 0);
+  sqe->flags |= IOSQE_BUFFER_SELECT | c->sqe_flags;
   sqe->buf_group = BGID;
   tag(sqe, c, OP_RECV);
   c->receiving = 1;
@@ -102,8 +114,9 @@ static void arm_recv(struct conn* c) {
 static void send_head(struct conn* c) {
   struct chunk* k = &c->chunks[c->head];
   struct io_uring_sqe* sqe = sqe_get();
-  io_uring_prep_send(sqe, c->fd, buf_mem + (size_t)k->bid * BUF_SIZE + k->off, k->len - k->off,
+  io_uring_prep_send(sqe, c->file, buf_mem + (size_t)k->bid * BUF_SIZE + k->off, k->len - k->off,
                      MSG_NOSIGNAL);
+  sqe->flags |= c->sqe_flags;
   tag(sqe, c, OP_SEND);
   c->sending = 1;
 }
@@ -114,6 +127,10 @@ static void maybe_free(struct conn* c) {
     give_back(c->chunks[c->head].bid);
     c->head = (c->head + 1) % c->cap;
     --c->count;
+  }
+  if (c->sqe_flags & IOSQE_FIXED_FILE) {
+    int none = -1;
+    io_uring_register_files_update(&ring, (unsigned)c->file, &none, 1);
   }
   close(c->fd);
   free(c->chunks);
@@ -191,7 +208,10 @@ static void on_accept(int lfd, const struct io_uring_cqe* cqe) {
   setsockopt(cqe->res, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   struct conn* c = calloc(1, sizeof *c);
   if (!c) die("calloc", ENOMEM);
-  c->fd = cqe->res;
+  c->fd = c->file = cqe->res;
+  if (fixed_files && c->fd < FIXED_SLOTS &&
+      io_uring_register_files_update(&ring, (unsigned)c->fd, &c->fd, 1) == 1)
+    c->sqe_flags = IOSQE_FIXED_FILE;
   c->cap = 8;
   c->chunks = malloc(c->cap * sizeof *c->chunks);
   if (!c->chunks) die("malloc", ENOMEM);
@@ -224,6 +244,8 @@ static void setup_ring(void) {
   err = io_uring_register_buf_ring(&ring, &reg, 0);
   if (err < 0) die("io_uring_register_buf_ring (Linux >= 5.19)", -err);
   for (unsigned i = 0; i < BUF_COUNT; ++i) give_back((unsigned short)i);
+  if (fixed_files && (err = io_uring_register_files_sparse(&ring, FIXED_SLOTS)) < 0)
+    die("io_uring_register_files_sparse (Linux >= 5.19)", -err);
 }
 
 static int listen_loopback(int port) {
@@ -243,7 +265,7 @@ static int listen_loopback(int port) {
 }
 
 int main(int argc, char** argv) {
-  const int port = echo_port_arg(argc, argv, "uring_echo");
+  const int port = echo_args(argc, argv, "uring_echo", "--fixed-files", &fixed_files);
   signal(SIGPIPE, SIG_IGN);
   setup_ring(); /* before listening: an unusable io_uring fails before the readiness line */
   const int lfd = listen_loopback(port);
