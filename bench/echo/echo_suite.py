@@ -1,6 +1,8 @@
 """The echo suite, used by bench/run: one TCP echo server per implementation, driven in
 turns by echo/loadgen.cpp, and its tables. See bench/echo/README.md for the protocol.
 """
+from pathlib import Path
+
 from benchlib import (HERE, PYTHON, capacity, corio_subcommand_help, cpu_cells, load_turns, num,
                       ratio, show, show_peak_rss, target_path)
 
@@ -9,16 +11,19 @@ from benchlib import (HERE, PYTHON, capacity, corio_subcommand_help, cpu_cells, 
 COMBOS = [(1024, 10), (1024, 100), (1024, 1000), (65536, 10), (65536, 100)]
 # corio-uring is the same corio server on its io_uring backend (CORIO_BACKEND=io_uring);
 # uring-fixed the C io_uring server with --fixed-files (issue 19; not in the default
-# --impl list: ask for it).
-IMPLS = ["corio", "corio-uring", "epoll", "uring", "uring-fixed", "asio", "libuv", "asyncio",
+# --impl list: ask for it). corio-base and corio-uring-base are the same two from another
+# build (bench/run --base-build-dir: an older commit's), in turns with this one's.
+IMPLS = ["corio", "corio-uring", "corio-base", "corio-uring-base", "epoll", "uring", "uring-fixed", "asio", "libuv", "asyncio",
          "uvloop"]
 TARGETS = {"epoll": "epoll_echo", "uring": "uring_echo", "uring-fixed": "uring_echo",
            "asio": "asio_echo", "libuv": "uv_echo", "corio": "corio_cli", "corio-uring": "corio_cli"}
-NAMES = {"corio": "corio", "corio-uring": "corio (io_uring)", "epoll": "epoll (C)",
+NAMES = {"corio": "corio", "corio-uring": "corio (io_uring)", "corio-base": "corio (base build)",
+         "corio-uring-base": "corio (io_uring, base build)", "epoll": "epoll (C)",
          "uring": "io_uring (C)", "uring-fixed": "io_uring fixed files (C)", "asio": "Asio",
          "libuv": "libuv", "asyncio": "asyncio", "uvloop": "uvloop"}
 # (ours, peer) ratio columns: each backend against its own limit, and against each other.
 RATIOS = [("corio", "epoll"), ("corio-uring", "uring"), ("corio-uring", "corio"),
+          ("corio", "corio-base"), ("corio-uring", "corio-uring-base"),
           ("uring-fixed", "uring"), ("corio", "asio"), ("corio", "uvloop")]
 
 
@@ -32,8 +37,13 @@ def timing(args):
     return (1.0, 0.2, args.rounds or 1) if args.quick else (2.0, 0.3, args.rounds or 3)
 
 
-def server_cmd(impl, bdir, built):
-    """The command line of impl's echo server minus --port, or (None, why not)."""
+def server_cmd(impl, bdir, built, base=None):
+    """The command line of impl's echo server minus --port, or (None, why not). base: the
+    --base-build-dir, where the -base impls' corio comes from."""
+    if impl.endswith("-base"):
+        base = Path(base).resolve()
+        return server_cmd(impl[:-len("-base")], base, {"corio_cli"} if target_path(
+            base, "corio_cli").exists() else set())
     if impl in ("asyncio", "uvloop"):
         return [PYTHON, str(HERE / "echo" / "asyncio_echo.py")] + (["--uvloop"] if impl == "uvloop" else []), ""
     target = TARGETS[impl]
@@ -50,7 +60,12 @@ def server_cmd(impl, bdir, built):
 
 def run(args, impls, bdir, built):
     """The servers at once on core 0, echo_loadgen on core 1 visiting them in turn."""
-    return load_turns("echo", "echo_loadgen", server_cmd, [i for i in IMPLS if i in impls], COMBOS,
+    if args.base_build_dir:
+        impls = impls + [f"{i}-base" for i in ("corio", "corio-uring") if i in impls]
+
+    def cmd(impl, bdir, built):
+        return server_cmd(impl, bdir, built, args.base_build_dir)
+    return load_turns("echo", "echo_loadgen", cmd, [i for i in IMPLS if i in impls], COMBOS,
                       timing(args), args, bdir, built)
 
 
