@@ -156,17 +156,18 @@ Coro<void> busy_step(std::chrono::milliseconds how_long) {
   co_return;
 }
 
-// 40 first steps of 5 ms in one ready batch: the batch runs 200 ms, no step
-// more than a tenth of the threshold.
+// 60 first steps of 5 ms in one ready batch: the batch runs 300 ms, twice
+// the threshold, and no step comes near it (a thirtieth: a step preempted on
+// a loaded machine still passes).
 Coro<void> many_short_steps(EventLoop* loop) {
   std::vector<corio::Task<void>> tasks;
-  for (int i = 0; i < 40; ++i)
+  for (int i = 0; i < 60; ++i)
     tasks.push_back(loop->create_task(busy_step(5ms), "short-" + std::to_string(i)));
   for (corio::Task<void>& t : tasks) co_await t;
 }
 
 TEST(StallDetector, ShortTaskStepsOfALongBatchAreNoStall) {
-  EventLoop loop(stall_options(50ms));
+  EventLoop loop(stall_options(150ms));
   corio_testing::Reports reports;
   reports.install(loop);
   loop.run_until_complete(many_short_steps(&loop));
