@@ -318,10 +318,12 @@ class EventLoop : private detail::LoopCore {
   void shutdown(Socket& sock, int how);
   // Receives without a copy where the backend lends its buffers (io_uring;
   // backend.hpp): lends_recv() says whether it does on sock; then
-  // sock_recv_lent() waits for bytes and returns them in place ("" at EOF),
-  // valid until consume_lent() takes some, in the same step.
+  // try_recv_lent() returns the bytes in place ("" at EOF), valid until
+  // consume_lent() takes some, in the same step, or nullopt when none have
+  // come (wait_readable(sock), then try again). Not a coroutine: a reader
+  // that waits adds its own frame only, not one per layer.
   bool lends_recv(Socket& sock);
-  Coro<std::string_view> sock_recv_lent(Socket& sock);
+  std::optional<std::string_view> try_recv_lent(Socket& sock);
   void consume_lent(Socket& sock, std::size_t n) noexcept;
   // Timer heap access for awaiters that embed their TimerNode.
   void add_timer(detail::TimerNode* node, double when);
@@ -405,8 +407,8 @@ class LoopAccess {
   }
   static void shutdown(EventLoop& loop, Socket& sock, int how) { loop.shutdown(sock, how); }
   static bool lends_recv(EventLoop& loop, Socket& sock) { return loop.lends_recv(sock); }
-  static Coro<std::string_view> sock_recv_lent(EventLoop& loop, Socket& sock) {
-    return loop.sock_recv_lent(sock);
+  static std::optional<std::string_view> try_recv_lent(EventLoop& loop, Socket& sock) {
+    return loop.try_recv_lent(sock);
   }
   static void consume_lent(EventLoop& loop, Socket& sock, std::size_t n) noexcept {
     loop.consume_lent(sock, n);

@@ -262,15 +262,13 @@ bool EventLoop::lends_recv(Socket& sock) {
   return backend_->try_recv_lent(sock.fd(), nullptr) != -EOPNOTSUPP;
 }
 
-Coro<std::string_view> EventLoop::sock_recv_lent(Socket& sock) {
-  for (;;) {
-    const char* data = nullptr;
-    const long n = backend_->try_recv_lent(sock.fd(), &data);
-    if (n > 0) co_return std::string_view(data, static_cast<std::size_t>(n));
-    if (n == 0) co_return std::string_view();
-    if (n != -EAGAIN) throw_errno(failed(n), "recv");
-    co_await wait_readable(sock);
-  }
+std::optional<std::string_view> EventLoop::try_recv_lent(Socket& sock) {
+  const char* data = nullptr;
+  const long n = backend_->try_recv_lent(sock.fd(), &data);
+  if (n > 0) return std::string_view(data, static_cast<std::size_t>(n));
+  if (n == 0) return std::string_view();
+  if (n != -EAGAIN) throw_errno(failed(n), "recv");
+  return std::nullopt;
 }
 
 void EventLoop::consume_lent(Socket& sock, std::size_t n) noexcept {

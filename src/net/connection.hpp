@@ -50,6 +50,13 @@ class Connection {
   void finish_close() noexcept;
   void close_transport() noexcept;
 
+  // Whether the transport lends its bytes (transport.hpp), asked once: on
+  // epoll the question costs two virtual calls and a watch.
+  bool lends() {
+    if (lends_ < 0) lends_ = transport->lends() ? 1 : 0;
+    return lends_ == 1;
+  }
+
   EventLoop& loop;
   std::unique_ptr<Transport> transport;
   std::uint32_t refs = 1;
@@ -75,6 +82,9 @@ class Connection {
   Event resumed;  // set while not paused
   Event flushed;  // set while the write buffer is empty
   Event closed_event;
+
+ private:
+  signed char lends_ = -1;  // unknown yet
 };
 
 // A connection over `transport` as a reader/writer pair (a new reference each).

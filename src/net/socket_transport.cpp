@@ -21,8 +21,12 @@ SocketAddress address_or_empty(F get) noexcept {
 }
 }  // namespace
 
-Coro<std::string_view> Transport::read_lent() {
-  throw RuntimeError("read_lent() on a transport that does not lend");
+std::optional<std::string_view> Transport::try_read_lent() {
+  throw RuntimeError("try_read_lent() on a transport that does not lend");
+}
+
+IoWait Transport::readable() {
+  throw RuntimeError("readable() on a transport that does not lend");
 }
 
 SocketTransport::SocketTransport(EventLoop& loop, Socket sock)

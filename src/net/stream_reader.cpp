@@ -84,23 +84,18 @@ Coro<void> fill(Connection& c, std::size_t want = kMinReadChunk) {
   if (n == room.size() && n < kMaxReadChunk) c.rbuf.prepare(2 * n);  // grow now, read more next
 }
 
-// read(n) with nothing buffered, on a transport that lends (the io_uring
-// backend's receive buffers): up to n bytes copied once, straight from where
-// the kernel put them, rather than into the buffer and out again (a 64 KiB
-// echo spent a sixth of its server CPU in those two copies). The bytes are
-// taken only once the string holds them: if making it throws, they stay.
-Coro<std::string> read_lent(Connection& c, std::size_t n) {
-  std::string_view lent;
-  try {
-    lent = co_await c.transport->read_lent();
-  } catch (const std::system_error&) {
-    if (closed_under_read(c)) co_return std::string();
-    throw;
+// Up to n of the bytes a lending transport holds, copied out, then taken
+// from it: only once the string holds them, so that if making it throws they
+// stay. `lent` is what try_read_lent() gave ("" at EOF), nullopt if our own
+// close() woke the wait (EOF too).
+std::string take_lent(Connection& c, std::optional<std::string_view> lent, std::size_t n) {
+  if (!lent || lent->empty()) {
+    c.eof = true;
+    return std::string();
   }
-  if (lent.empty()) c.eof = true;
-  std::string out(lent.substr(0, n));
+  std::string out(lent->substr(0, n));
   c.transport->consume_lent(out.size());
-  co_return out;
+  return out;
 }
 
 // CPython's readuntil() loop: the index of sep in the buffer, reading more
@@ -136,9 +131,19 @@ Coro<std::string> read_some_or_all(Ref<Connection> ref, std::ptrdiff_t n) {
     while (!c.eof) co_await fill(c);
     co_return c.rbuf.take(c.rbuf.size());
   }
-  if (c.rbuf.empty() && !c.eof && !c.closed && c.transport->lends()) {
-    std::string lent = co_await read_lent(c, static_cast<std::size_t>(n));
-    co_return lent;
+  if (c.rbuf.empty() && !c.eof && !c.closed && c.lends()) {
+    // Nothing buffered, on a transport that lends (the io_uring backend's
+    // receive buffers): the bytes copied once, straight from where the kernel
+    // put them, rather than into the buffer and out again (a 64 KiB echo
+    // spent a sixth of its server CPU in those two copies). The wait is here,
+    // not in a coroutine of its own: this frame is the read's only one.
+    std::optional<std::string_view> lent;
+    try {
+      while (!(lent = c.transport->try_read_lent())) co_await c.transport->readable();
+    } catch (const std::system_error&) {
+      if (!closed_under_read(c)) throw;
+    }
+    co_return take_lent(c, lent, static_cast<std::size_t>(n));
   }
   if (c.rbuf.empty() && !c.eof) co_await fill(c);
   co_return c.rbuf.take(static_cast<std::size_t>(n));

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -29,12 +30,15 @@ class Transport {
   // EOF. At most one read at a time. OS errors are std::system_error.
   virtual Coro<std::size_t> read_some(std::span<char> buf) = 0;
   // A read without a copy, where the bytes already sit in the loop's buffers
-  // (the io_uring backend's): lends() says whether this transport can;
-  // read_lent() then waits as read_some does and returns a view of the bytes
+  // (the io_uring backend's): lends() says whether this transport can (the
+  // answer never changes); try_read_lent() then returns a view of the bytes
   // ("" at EOF), valid until consume_lent() takes some of them, which the
-  // caller does in the same step. What it does not take stays for the next read.
+  // caller does in the same step, or nullopt when none have come yet: await
+  // readable(), then try again. What it does not take stays for the next read.
+  // OS errors are std::system_error, from either.
   virtual bool lends() { return false; }
-  virtual Coro<std::string_view> read_lent();
+  virtual std::optional<std::string_view> try_read_lent();
+  virtual IoWait readable();
   virtual void consume_lent(std::size_t /*n*/) noexcept {}
   // Sends what can go without waiting; returns how much went (0: none could).
   virtual std::size_t try_write(std::string_view data) = 0;
@@ -73,7 +77,10 @@ class SocketTransport final : public Transport {
 
   Coro<std::size_t> read_some(std::span<char> buf) override;
   bool lends() override { return LoopAccess::lends_recv(loop_, sock_); }
-  Coro<std::string_view> read_lent() override { return LoopAccess::sock_recv_lent(loop_, sock_); }
+  std::optional<std::string_view> try_read_lent() override {
+    return LoopAccess::try_recv_lent(loop_, sock_);
+  }
+  IoWait readable() override { return loop_.wait_readable(sock_); }
   void consume_lent(std::size_t n) noexcept override { LoopAccess::consume_lent(loop_, sock_, n); }
   std::size_t try_write(std::string_view data) override;
   Coro<void> wait_writable() override;

@@ -11,11 +11,11 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <string>
 
 #include "core/backend/backend.hpp"
+#include "core/backend/io_uring/fifo.hpp"
 
 namespace corio::detail::uring {
 
@@ -58,7 +58,7 @@ struct Conn {
   bool recv_used = false, send_used = false;
 
   // ---- receiving (stream) ----
-  std::deque<Chunk> chunks;
+  Fifo<Chunk> chunks;
   bool recv_on = false;      // a reader armed once: keep a receive going while below the cap
   bool recv_armed = false;   // the multishot recv is in the ring
   bool recv_cancel = false;  // past the cap: cancel it at the next submit
@@ -72,7 +72,7 @@ struct Conn {
   int recv_error = 0;        // sticky, -errno
 
   // ---- accepting (listener) ----
-  std::deque<int> accepted;
+  Fifo<int> accepted;
   bool accept_on = false, accept_armed = false, accept_cancel = false;
   int accept_error = 0;  // -errno, handed to one try_accept
 

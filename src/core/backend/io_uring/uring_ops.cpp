@@ -141,10 +141,8 @@ void UringBackend::consumed(Conn& c, const Chunk& k) noexcept {
 }
 
 void UringBackend::drop_received(Conn& c) noexcept {
-  for (const Chunk& k : c.chunks) consumed(c, k);
-  c.chunks.clear();
-  for (int fd : c.accepted) ::close(fd);
-  c.accepted.clear();
+  for (; !c.chunks.empty(); c.chunks.pop_front()) consumed(c, c.chunks.front());
+  for (; !c.accepted.empty(); c.accepted.pop_front()) ::close(c.accepted.front());
 }
 
 // ---- waiting ------------------------------------------------------------------------
