@@ -119,6 +119,8 @@ class HttpConnection {
   Coro<void> under_send_timeout(Coro<void> wait);
   void use_absolute_form();
   Coro<std::size_t> fill(std::chrono::milliseconds timeout);
+  Coro<std::size_t> drain_and_fill(std::chrono::milliseconds timeout);
+  Coro<std::size_t> start_read(std::chrono::milliseconds timeout);
   void flush();
   void write(std::string_view bytes);  // to the writer, unless it was aborted
   void send_continue();
