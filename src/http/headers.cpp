@@ -67,7 +67,9 @@ bool Headers::has_token(std::string_view name, std::string_view token) const noe
 }
 
 void Headers::add(std::string name, std::string value) {
-  fields_.push_back({std::move(name), std::move(value)});
+  // In place: a Header built first and then moved in costs two string
+  // moves more, on every field of every message parsed.
+  fields_.emplace_back(std::move(name), std::move(value));
 }
 
 void Headers::set(std::string_view name, std::string value) {

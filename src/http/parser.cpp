@@ -71,6 +71,15 @@ RequestLine split_request_line(std::string_view line) {
   return rl;
 }
 
+// Splits a request line split_request_line() accepted: its two spaces are
+// the first two, and it ends in "HTTP/1.x".
+RequestLine split_checked_request_line(std::string_view line) noexcept {
+  const std::size_t method_end = line.find(' ');
+  const std::size_t target_end = line.find(' ', method_end + 1);
+  return {line.substr(0, method_end), line.substr(method_end + 1, target_end - method_end - 1),
+          line.back() - '0'};
+}
+
 struct StatusLine {
   int version_minor;
   int status;
@@ -185,10 +194,14 @@ std::string_view fill_fields(std::string_view head, Headers& out) {
 }
 
 void check_host(const RequestHead& head) {
-  std::size_t hosts = head.headers.count("host");
-  if (hosts > 1) throw ParseError(400, "more than one Host field");
-  if (hosts == 0 && head.version_minor >= 1) throw ParseError(400, "an HTTP/1.1 request without Host");
-  if (hosts == 1 && !target::is_valid_host(*head.headers.get("host"))) {
+  const Header* host = nullptr;
+  for (const Header& h : head.headers) {
+    if (!iequals(h.name, "host")) continue;
+    if (host != nullptr) throw ParseError(400, "more than one Host field");
+    host = &h;
+  }
+  if (host == nullptr && head.version_minor >= 1) throw ParseError(400, "an HTTP/1.1 request without Host");
+  if (host != nullptr && !target::is_valid_host(host->value)) {
     throw ParseError(400, "the Host field is not a host[:port] authority");
   }
 }
@@ -222,7 +235,7 @@ std::size_t RequestParser::parse(std::string_view buf, RequestHead& out) {
   std::size_t n = scan_head(buf, limits_, scan_, Side::request);
   if (n == 0) return 0;
   std::string_view start_line = finish_head(buf, n, scan_, out.headers);
-  RequestLine rl = split_request_line(start_line);
+  RequestLine rl = split_checked_request_line(start_line);  // scan_head checked it
   out.method.assign(rl.method);
   out.target.assign(rl.target);
   out.version_minor = rl.version_minor;

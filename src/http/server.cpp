@@ -39,7 +39,8 @@ Coro<void> serve_connection(std::weak_ptr<LoopServer> weak, StreamReader reader,
 
 }  // namespace
 
-LoopServer::LoopServer(std::shared_ptr<const ServerShared> shared) : shared_(std::move(shared)) {
+LoopServer::LoopServer(std::shared_ptr<const ServerShared> shared)
+    : shared_(std::move(shared)), date_(shared_->options.server_name) {
   drained_.set();
 }
 

@@ -112,19 +112,27 @@ class HttpConnection {
  private:
   Coro<bool> read_head();
   Coro<void> handle_request();
-  Coro<Response> dispatch(Request& req);
+  Coro<void> dispatch(Request& req, Response& resp);
   Coro<bool> discard_body(Response& answer);
   Coro<void> reject(int status, std::string_view message);
   Coro<void> linger();
   Coro<void> under_send_timeout(Coro<void> wait);
   void use_absolute_form();
   Coro<std::size_t> fill(std::chrono::milliseconds timeout);
+  Coro<std::size_t> drain_and_fill(std::chrono::milliseconds timeout);
+  Coro<std::size_t> start_read(std::chrono::milliseconds timeout);
   void flush();
   void write(std::string_view bytes);  // to the writer, unless it was aborted
   void send_continue();
   bool check_expect();
+  void start_clock();
 
-  // Response writing, in server_response.cpp.
+  // Response writing, in server_response.cpp. A body (most answers) goes
+  // out at once, without a coroutine frame: needs_wait() (which also turns
+  // an answer with a bad field into a 500) says when to await send()
+  // instead, for a file or a stream.
+  bool needs_wait(Response& resp);
+  std::uint64_t send_body(Response& resp);
   Coro<std::uint64_t> send(Response& resp);
   void write_head(const Response& resp, std::optional<std::uint64_t> content_length);
   Coro<std::uint64_t> send_file(Response& resp);

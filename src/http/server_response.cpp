@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <charconv>
 #include <system_error>
@@ -28,12 +29,6 @@ constexpr std::size_t kFilePiece = 64 * 1024;
 
 enum class Framing { length, chunked, none };
 
-void append_number(std::string& out, std::uint64_t n) {
-  char buf[24];
-  const auto r = std::to_chars(buf, buf + sizeof buf, n);
-  out.append(buf, r.ptr);
-}
-
 void append_field(std::string& out, std::string_view name, std::string_view value) {
   out += name;
   out += ": ";
@@ -41,17 +36,91 @@ void append_field(std::string& out, std::string_view name, std::string_view valu
   out += "\r\n";
 }
 
-bool is_framing_field(std::string_view name) {
-  return iequals(name, "Content-Length") || iequals(name, "Transfer-Encoding") ||
-         iequals(name, "Connection");
+// The fields of a handler's answer that the head writer acts on. Told
+// apart by length first: most names then cost no comparison at all.
+enum class Field { other, server, date, connection, content_length, transfer_encoding };
+
+Field classify(std::string_view name) noexcept {
+  switch (name.size()) {
+    case 4: return iequals(name, "Date") ? Field::date : Field::other;
+    case 6: return iequals(name, "Server") ? Field::server : Field::other;
+    case 10: return iequals(name, "Connection") ? Field::connection : Field::other;
+    case 14: return iequals(name, "Content-Length") ? Field::content_length : Field::other;
+    case 17: return iequals(name, "Transfer-Encoding") ? Field::transfer_encoding : Field::other;
+    default: return Field::other;
+  }
+}
+
+bool is_framing_field(Field f) {
+  return f == Field::content_length || f == Field::transfer_encoding || f == Field::connection;
+}
+
+// What may not be in a field name a handler set: what would end the name
+// or split the head. A table, not find_first_of, which calls memchr once
+// per character of the name.
+constexpr std::array<bool, 256> kNotInName = [] {
+  std::array<bool, 256> t{};
+  for (char c : std::string_view(":\r\n \t")) t[static_cast<unsigned char>(c)] = true;
+  return t;
+}();
+
+bool valid_name(std::string_view name) noexcept {
+  return !name.empty() && std::none_of(name.begin(), name.end(), [](char c) {
+    return kNotInName[static_cast<unsigned char>(c)];
+  });
 }
 
 // A field a handler set that would split the head (response splitting).
 bool valid_fields(const Headers& headers) {
-  return std::none_of(headers.begin(), headers.end(), [](const Header& h) {
-    return h.name.empty() || h.name.find_first_of(":\r\n \t") != std::string::npos ||
-           h.value.find_first_of("\r\n") != std::string::npos;
+  return std::all_of(headers.begin(), headers.end(), [](const Header& h) {
+    return valid_name(h.name) && h.value.find('\r') == std::string::npos &&
+           h.value.find('\n') == std::string::npos;
   });
+}
+
+// Which of those a handler's answer has, in one pass.
+struct Present {
+  bool server = false;
+  bool date = false;
+  bool close = false;  // the first Connection field says close
+};
+
+Present present_fields(const Headers& headers) {
+  Present p;
+  bool connection = false;
+  for (const Header& h : headers) {
+    const Field f = classify(h.name);
+    p.server = p.server || f == Field::server;
+    p.date = p.date || f == Field::date;
+    if (f == Field::connection && !connection) {
+      connection = true;
+      p.close = iequals(h.value, "close");
+    }
+  }
+  return p;
+}
+
+// "HTTP/1.1 200 OK\r\n", put together on the stack and appended once:
+// each append is a call and a memcpy. (The status is printed unsigned, as
+// it always was; no reason phrase is as long as 32 characters.)
+void append_status_line(std::string& out, int status) {
+  const std::string_view reason = reason_phrase(status).substr(0, 32);
+  char line[64] = "HTTP/1.1 ";
+  char* p = std::to_chars(line + 9, line + 29, static_cast<std::uint64_t>(status)).ptr;
+  *p++ = ' ';
+  p = std::copy(reason.begin(), reason.end(), p);
+  *p++ = '\r';
+  *p++ = '\n';
+  out.append(line, static_cast<std::size_t>(p - line));
+}
+
+// "Content-Length: 13\r\n", appended once (see append_status_line).
+void append_content_length(std::string& out, std::uint64_t length) {
+  char line[48] = "Content-Length: ";
+  char* p = std::to_chars(line + 16, line + sizeof line - 2, length).ptr;
+  *p++ = '\r';
+  *p++ = '\n';
+  out.append(line, static_cast<std::size_t>(p - line));
 }
 
 bool has_no_body(int status) { return status < 200 || status == 204 || status == 304; }
@@ -98,8 +167,8 @@ std::string read_piece(int fd, std::uint64_t offset, std::uint64_t left) {
 }  // namespace
 
 void HttpConnection::write_head(const Response& resp, std::optional<std::uint64_t> length) {
-  const std::optional<std::string_view> connection = resp.headers.get("Connection");
-  if ((connection && iequals(*connection, "close")) || server_.stopping()) keep_alive_ = false;
+  const Present present = present_fields(resp.headers);
+  if (present.close || server_.stopping()) keep_alive_ = false;
   sent_status_ = resp.status;
   // A head take_connection() sends: what follows is another protocol's.
   const bool switching = taken_;
@@ -109,20 +178,16 @@ void HttpConnection::write_head(const Response& resp, std::optional<std::uint64_
                                                      : Framing::none;  // 1.0: until close
   if (framing == Framing::none && !length && !has_no_body(resp.status)) keep_alive_ = false;
 
-  out_ += "HTTP/1.1 ";
-  append_number(out_, static_cast<std::uint64_t>(resp.status));
-  out_ += ' ';
-  out_ += reason_phrase(resp.status);
-  out_ += "\r\n";
+  append_status_line(out_, resp.status);
   const std::string& server_name = shared_.options.server_name;
-  if (!server_name.empty() && !resp.headers.contains("Server")) {
-    append_field(out_, "Server", server_name);
+  if (!present.server && !present.date) {
+    out_ += server_.date().fields();  // both, the usual case: one cached block
+  } else {
+    if (!server_name.empty() && !present.server) append_field(out_, "Server", server_name);
+    if (!present.date) append_field(out_, "Date", server_.date().now());
   }
-  if (!resp.headers.contains("Date")) append_field(out_, "Date", server_.date().now());
   if (framing == Framing::length) {
-    out_ += "Content-Length: ";
-    append_number(out_, *length);
-    out_ += "\r\n";
+    append_content_length(out_, *length);
   } else if (framing == Framing::chunked) {
     out_ += "Transfer-Encoding: chunked\r\n";
   }
@@ -132,31 +197,40 @@ void HttpConnection::write_head(const Response& resp, std::optional<std::uint64_
     out_ += "Connection: keep-alive\r\n";
   }
   for (const Header& h : resp.headers) {
-    if (!is_framing_field(h.name) || (switching && iequals(h.name, "Connection"))) {
+    const Field f = classify(h.name);
+    if (!is_framing_field(f) || (switching && f == Field::connection)) {
       append_field(out_, h.name, h.value);
     }
   }
   out_ += "\r\n";
 }
 
-Coro<std::uint64_t> HttpConnection::send(Response& resp) {
+bool HttpConnection::needs_wait(Response& resp) {
   if (!valid_fields(resp.headers)) {
     get_running_loop().call_exception_handler(
         {"A handler set a header field with a line break or a bad name (" + head_.target + ")",
          nullptr, task});
     resp = Response::text("Internal Server Error", 500);
   }
-  if (!resp.file_path.empty()) co_return co_await send_file(resp);
-  if (resp.producer) co_return co_await send_stream(resp);
+  return !resp.file_path.empty() || resp.producer;
+}
+
+std::uint64_t HttpConnection::send_body(Response& resp) {
   write_head(resp, resp.body.size());
-  if (head_only_ || has_no_body(resp.status)) co_return 0;
+  if (head_only_ || has_no_body(resp.status)) return 0;
   if (resp.body.size() <= kCopyIntoBatch) {
     out_ += resp.body;
   } else {
     flush();
     write(resp.body);
   }
-  co_return resp.body.size();
+  return resp.body.size();
+}
+
+Coro<std::uint64_t> HttpConnection::send(Response& resp) {
+  if (!needs_wait(resp)) co_return send_body(resp);
+  if (!resp.file_path.empty()) co_return co_await send_file(resp);
+  co_return co_await send_stream(resp);
 }
 
 Coro<std::uint64_t> HttpConnection::send_file(Response& resp) {
