@@ -315,6 +315,9 @@ class EventLoop : private detail::LoopCore {
   // What a transport's try_write() sends without waiting: 0 when nothing could go.
   std::size_t try_send(Socket& sock, std::string_view data);
   std::size_t unsent(const Socket& sock) const noexcept;  // the backend's; see backend.hpp
+  // What a transport's try_read() receives without waiting: nullopt when
+  // nothing has come (wait_readable(sock), then try again); 0 at EOF.
+  std::optional<std::size_t> try_recv_into(Socket& sock, std::span<char> buf);
   void shutdown(Socket& sock, int how);
   // Receives without a copy where the backend lends its buffers (io_uring;
   // backend.hpp): lends_recv() says whether it does on sock; then
@@ -406,6 +409,10 @@ class LoopAccess {
     return loop.try_send(sock, data);
   }
   static void shutdown(EventLoop& loop, Socket& sock, int how) { loop.shutdown(sock, how); }
+  static std::optional<std::size_t> try_recv_into(EventLoop& loop, Socket& sock,
+                                                  std::span<char> buf) {
+    return loop.try_recv_into(sock, buf);
+  }
   static bool lends_recv(EventLoop& loop, Socket& sock) { return loop.lends_recv(sock); }
   static std::optional<std::string_view> try_recv_lent(EventLoop& loop, Socket& sock) {
     return loop.try_recv_lent(sock);

@@ -247,12 +247,17 @@ namespace {
 int failed(long rc) { return static_cast<int>(-rc); }
 }  // namespace
 
-Coro<std::size_t> EventLoop::sock_recv_into(Socket& sock, std::span<char> buf) {
+std::optional<std::size_t> EventLoop::try_recv_into(Socket& sock, std::span<char> buf) {
   sock.watch(*this);
+  const long n = backend_->try_recv(sock.fd(), buf, sock.is_stream());
+  if (n >= 0) return static_cast<std::size_t>(n);
+  if (n != -EAGAIN) throw_errno(failed(n), "recv");
+  return std::nullopt;
+}
+
+Coro<std::size_t> EventLoop::sock_recv_into(Socket& sock, std::span<char> buf) {
   for (;;) {
-    const long n = backend_->try_recv(sock.fd(), buf, sock.is_stream());
-    if (n >= 0) co_return static_cast<std::size_t>(n);
-    if (n != -EAGAIN) throw_errno(failed(n), "recv");
+    if (const std::optional<std::size_t> n = try_recv_into(sock, buf)) co_return *n;
     co_await wait_readable(sock);
   }
 }

@@ -30,7 +30,10 @@ namespace corio::detail {
 class Connection {
  public:
   Connection(EventLoop& loop, std::unique_ptr<Transport> transport, std::size_t limit)
-      : loop(loop), transport(std::move(transport)), limit(limit) {
+      : tries_reads(transport->tries_reads()),
+        loop(loop),
+        transport(std::move(transport)),
+        limit(limit) {
     resumed.set();
     flushed.set();
   }
@@ -56,6 +59,8 @@ class Connection {
     if (lends_ < 0) lends_ = transport->lends() ? 1 : 0;
     return lends_ == 1;
   }
+  // Whether the transport reads in two steps (try_read, readable), asked once.
+  const bool tries_reads;
 
   EventLoop& loop;
   std::unique_ptr<Transport> transport;

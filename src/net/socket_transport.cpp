@@ -21,12 +21,16 @@ SocketAddress address_or_empty(F get) noexcept {
 }
 }  // namespace
 
-std::optional<std::string_view> Transport::try_read_lent() {
-  throw RuntimeError("try_read_lent() on a transport that does not lend");
+std::optional<std::size_t> Transport::try_read(std::span<char> /*buf*/) {
+  throw RuntimeError("try_read() on a transport that does not try reads");
 }
 
 IoWait Transport::readable() {
-  throw RuntimeError("readable() on a transport that does not lend");
+  throw RuntimeError("readable() on a transport that does not try reads");
+}
+
+std::optional<std::string_view> Transport::try_read_lent() {
+  throw RuntimeError("try_read_lent() on a transport that does not lend");
 }
 
 SocketTransport::SocketTransport(EventLoop& loop, Socket sock)

@@ -74,7 +74,14 @@ Coro<void> fill(Connection& c, std::size_t want = kMinReadChunk) {
   std::span<char> room = c.rbuf.prepare(std::max(want, kMinReadChunk));
   std::size_t n = 0;
   try {
-    n = co_await c.transport->read_some(room);
+    if (c.tries_reads) {
+      // The socket's read in this frame, not in two more below it.
+      std::optional<std::size_t> got;
+      while (!(got = c.transport->try_read(room))) co_await c.transport->readable();
+      n = *got;
+    } else {
+      n = co_await c.transport->read_some(room);
+    }
   } catch (const std::system_error&) {
     if (closed_under_read(c)) co_return;
     throw;

@@ -29,16 +29,23 @@ class Transport {
   // Reads what is available into buf, waiting until something is; 0 at
   // EOF. At most one read at a time. OS errors are std::system_error.
   virtual Coro<std::size_t> read_some(std::span<char> buf) = 0;
+  // The same read in two steps, where the transport can (tries_reads(); the
+  // answer never changes): try_read() reads what is there into buf (0 at
+  // EOF), or returns nullopt when nothing is: await readable(), then try
+  // again. A reader that waits this way adds no coroutine frame of its own
+  // per read: the streams' hot path. OS errors are std::system_error.
+  virtual bool tries_reads() const noexcept { return false; }
+  virtual std::optional<std::size_t> try_read(std::span<char> buf);
+  virtual IoWait readable();
   // A read without a copy, where the bytes already sit in the loop's buffers
   // (the io_uring backend's): lends() says whether this transport can (the
-  // answer never changes); try_read_lent() then returns a view of the bytes
-  // ("" at EOF), valid until consume_lent() takes some of them, which the
-  // caller does in the same step, or nullopt when none have come yet: await
-  // readable(), then try again. What it does not take stays for the next read.
-  // OS errors are std::system_error, from either.
+  // answer never changes; only a transport that tries_reads()); try_read_lent()
+  // then returns a view of the bytes ("" at EOF), valid until consume_lent()
+  // takes some of them, which the caller does in the same step, or nullopt
+  // when none have come yet, as try_read(). What it does not take stays for
+  // the next read.
   virtual bool lends() { return false; }
   virtual std::optional<std::string_view> try_read_lent();
-  virtual IoWait readable();
   virtual void consume_lent(std::size_t /*n*/) noexcept {}
   // Sends what can go without waiting; returns how much went (0: none could).
   virtual std::size_t try_write(std::string_view data) = 0;
@@ -76,11 +83,15 @@ class SocketTransport final : public Transport {
   SocketTransport(EventLoop& loop, Socket sock);
 
   Coro<std::size_t> read_some(std::span<char> buf) override;
+  bool tries_reads() const noexcept override { return true; }
+  std::optional<std::size_t> try_read(std::span<char> buf) override {
+    return LoopAccess::try_recv_into(loop_, sock_, buf);
+  }
+  IoWait readable() override { return loop_.wait_readable(sock_); }
   bool lends() override { return LoopAccess::lends_recv(loop_, sock_); }
   std::optional<std::string_view> try_read_lent() override {
     return LoopAccess::try_recv_lent(loop_, sock_);
   }
-  IoWait readable() override { return loop_.wait_readable(sock_); }
   void consume_lent(std::size_t n) noexcept override { LoopAccess::consume_lent(loop_, sock_, n); }
   std::size_t try_write(std::string_view data) override;
   Coro<void> wait_writable() override;
