@@ -68,8 +68,12 @@ bool Headers::has_token(std::string_view name, std::string_view token) const noe
 
 void Headers::add(std::string name, std::string value) {
   // In place: a Header built first and then moved in costs two string
-  // moves more, on every field of every message parsed.
-  fields_.emplace_back(std::move(name), std::move(value));
+  // moves more, on every field of every message parsed. (Not
+  // emplace_back(name, value): clang 14 cannot build an aggregate from
+  // parentheses.)
+  Header& field = fields_.emplace_back();
+  field.name = std::move(name);
+  field.value = std::move(value);
 }
 
 void Headers::set(std::string_view name, std::string value) {
