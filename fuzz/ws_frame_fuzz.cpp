@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "fuzz_check.hpp"
-#include "http/ws_frame.hpp"
+#include "http/ws/ws_frame.hpp"
 
 namespace {
 

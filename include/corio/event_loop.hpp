@@ -24,107 +24,35 @@
 
 #include <corio/clock.hpp>
 #include <corio/detail/io_wait.hpp>
+#include <corio/detail/executor_call.hpp>
 #include <corio/detail/loop_core.hpp>
+#include <corio/detail/loop_io.hpp>
 #include <corio/errors.hpp>
+#include <corio/exception_context.hpp>
 #include <corio/executor.hpp>
 #include <corio/handle.hpp>
 #include <corio/loop_stats.hpp>
+#include <corio/run_options.hpp>
 #include <corio/socket.hpp>
 #include <corio/source_location.hpp>
 #include <corio/stall_detector.hpp>
 #include <corio/task.hpp>
+#include <corio/threadsafe_hold.hpp>
 
 namespace corio {
 
 namespace detail {
-class Backend;
-struct FileOp;
+class IoBackend;
 class SignalHandlers;
 class InspectServer;
-class LoopAccess;
+struct LoopState;
 class StallDetector;
 }
 
-/// What the loop runs on (docs/core-design.md, "Backends"). `io_uring` falls back to epoll when the
-/// kernel, its settings or a seccomp profile refuse it (debug mode says why); `best` is epoll until
-/// the benchmarks say otherwise. The environment's CORIO_BACKEND=epoll|io_uring|best overrides it.
-enum class Backend { best, epoll, io_uring };
-
-/// What the loop does when every task is suspended and nothing can wake any of
-/// them (docs/tasks.md, "Deadlocks"): no timer, no watched fd or socket wait,
-/// no executor call, no signal handler, no ThreadsafeHold.
-enum class OnDeadlock {
-  report,  ///< the wait-for graph goes to the exception handler, once; the loop then waits on
-  /// run_until_complete() (so corio::run()) throws DeadlockError, main cancelled;
-  /// under a bare run_forever(), with no main, as report
-  raise,
-  ignore,  ///< the loop waits in silence (a program whose threads post without a hold)
-};
-
-/// How corio::run() (or an EventLoop) sets up its loop.
-struct RunOptions {
-  bool debug = false;  ///< also on when the environment has CORIO_DEBUG=1
-  /// The poller (see Backend).
-  Backend backend = Backend::best;
-  std::shared_ptr<Clock> clock;  ///< default: MonotonicClock
-  /// Serves `corio ps/pstree/stats PID` (inspect.hpp); also on when the
-  /// environment has CORIO_INSPECT=1.
-  bool inspect = false;
-  OnDeadlock on_deadlock = OnDeadlock::report;  ///< see OnDeadlock
-  /// The stall detector (stall_detector.hpp): off unless enabled here or by CORIO_STALL_MS.
-  StallOptions stall{};  // an initializer, or g++ warns of designated inits that leave it out
-};
-
-/// A promise that some other thread will call call_soon_threadsafe() on a
-/// loop later (EventLoop::hold_threadsafe): while it lives, the loop's
-/// deadlock check counts it as something that can wake a task. Usable and
-/// destroyable from any thread; letting go of it wakes the loop so that it
-/// checks again. The loop must outlive it: end it with post_and_release().
-class ThreadsafeHold {
- public:
-  ThreadsafeHold() noexcept = default;
-  /// Takes o's hold (o holds nothing after).
-  ThreadsafeHold(ThreadsafeHold&& o) noexcept : loop_(std::exchange(o.loop_, nullptr)) {}
-  /// Lets go of this hold (as reset()) and takes o's.
-  ThreadsafeHold& operator=(ThreadsafeHold&& o) noexcept {
-    if (this != &o) {
-      reset();
-      loop_ = std::exchange(o.loop_, nullptr);
-    }
-    return *this;
-  }
-  ~ThreadsafeHold() { reset(); }
-  /// Lets go of the hold now.
-  void reset() noexcept;
-  /// call_soon_threadsafe(fn) and reset() in one step, for the last post: fn
-  /// may end the loop's work, and after a separate post the loop could be
-  /// gone before reset() touched it. Throws RuntimeError if the hold is empty
-  /// or the loop closed (the hold is let go of either way).
-  Handle post_and_release(std::function<void()> fn);
-
- private:
-  friend class EventLoop;
-  explicit ThreadsafeHold(EventLoop* loop) noexcept : loop_(loop) {}
-  EventLoop* loop_ = nullptr;
-};
-
-/// What the loop's exception handler is told about a problem to report.
-struct ExceptionContext {
-  /// What happened ("Task exception was never retrieved", ...).
-  std::string message;
-  /// The exception involved, if any.
-  std::exception_ptr exception;
-  /// The task concerned, if any.
-  std::optional<TaskRef> task;
-};
-
-/// Called by the loop for each problem it reports (set_exception_handler).
-using ExceptionHandler = std::function<void(EventLoop&, const ExceptionContext&)>;
-
 /// The public members are asyncio's loop API. What corio's own awaiters,
 /// transports and tasks need besides (timers, fd parking, the cross-thread
-/// queue, the ready queue and task registry in LoopCore) is private and
-/// reached through detail::LoopAccess: libuv's uv_ / uv__ split.
+/// queue, the ready queue and task registry in LoopCore) is io(), the
+/// internal interface of detail/loop_io.hpp: libuv's uv_ / uv__ split.
 class EventLoop : private detail::LoopCore {
  public:
   /// A loop with the default options.
@@ -291,46 +219,15 @@ class EventLoop : private detail::LoopCore {
   /// A snapshot of the loop's counters and lag percentiles (loop_stats.hpp).
   LoopStats stats() const;
 
+  /// The internal interface corio's own layers use (detail/loop_io.hpp, a
+  /// numbered contract); not part of the API.
+  detail::LoopIo& io() noexcept { return io_; }
+
  private:
-  friend class detail::LoopAccess;
   friend struct detail::LoopCore;
   friend class ThreadsafeHold;
-  struct Impl;
-  // What call_soon_threadsafe queues, without allocating: a node that owns
-  // itself. False (node untouched) once the loop is closed.
-  bool post_threadsafe(detail::ReadyNode* node, bool release_hold = false);
   Handle post_callback(std::function<void()> fn, bool release_hold);
   bool remove_watch(int fd, bool is_reader);
-  // Backend hooks for IoWait and Socket (the operations themselves are the
-  // backend's: socket.cpp calls it directly).
-  void attach_fd(int fd);
-  void detach_fd(int fd) noexcept;
-  void park_io(detail::IoWait* w);
-  void unpark_io(detail::IoWait* w) noexcept;
-  // A native file request (backend.hpp's submit_file), counted while in the
-  // backend: it can wake a task (the deadlock check) and a busy loop must
-  // still poll for it. file_op_done() is the caller's, from op.complete().
-  bool submit_file(detail::FileOp& op);
-  void file_op_done() noexcept;
-  // What a transport's try_write() sends without waiting: 0 when nothing could go.
-  std::size_t try_send(Socket& sock, std::string_view data);
-  std::size_t unsent(const Socket& sock) const noexcept;  // the backend's; see backend.hpp
-  // What a transport's try_read() receives without waiting: nullopt when
-  // nothing has come (wait_readable(sock), then try again); 0 at EOF.
-  std::optional<std::size_t> try_recv_into(Socket& sock, std::span<char> buf);
-  void shutdown(Socket& sock, int how);
-  // Receives without a copy where the backend lends its buffers (io_uring;
-  // backend.hpp): lends_recv() says whether it does on sock; then
-  // try_recv_lent() returns the bytes in place ("" at EOF), valid until
-  // consume_lent() takes some, in the same step, or nullopt when none have
-  // come (wait_readable(sock), then try again). Not a coroutine: a reader
-  // that waits adds its own frame only, not one per layer.
-  bool lends_recv(Socket& sock);
-  std::optional<std::string_view> try_recv_lent(Socket& sock);
-  void consume_lent(Socket& sock, std::size_t n) noexcept;
-  // Timer heap access for awaiters that embed their TimerNode.
-  void add_timer(detail::TimerNode* node, double when);
-  void remove_timer(detail::TimerNode* node) noexcept;
   void check_open() const;
   void enter_run();
   void leave_run() noexcept;
@@ -363,8 +260,9 @@ class EventLoop : private detail::LoopCore {
   void rethrow_deadlock(detail::FutureStateBase* main);
 
   std::shared_ptr<Clock> clock_;
-  std::unique_ptr<Impl> impl_;
-  detail::Backend* backend_ = nullptr;  // impl_'s, at hand for socket.cpp
+  std::unique_ptr<detail::LoopState> state_;
+  detail::IoBackend* backend_ = nullptr;  // state_'s, at hand for socket.cpp
+  detail::LoopIo io_;
   ExceptionHandler exception_handler_;
   std::unique_ptr<Executor> default_executor_;
   std::unique_ptr<detail::SignalHandlers> signals_;
@@ -390,55 +288,7 @@ class EventLoop : private detail::LoopCore {
 inline EventLoop& detail::LoopCore::loop() noexcept { return static_cast<EventLoop&>(*this); }
 
 namespace detail {
-
-// The loop's internals, for corio's own awaiters, transports and tasks only
-// (see EventLoop). Each is the private member of the same name.
-class LoopAccess {
- public:
-  static LoopCore& core(EventLoop& loop) noexcept { return loop; }
-  static void add_timer(EventLoop& loop, TimerNode* node, double when) {
-    loop.add_timer(node, when);
-  }
-  static void remove_timer(EventLoop& loop, TimerNode* node) noexcept { loop.remove_timer(node); }
-  static bool post_threadsafe(EventLoop& loop, ReadyNode* node) {
-    return loop.post_threadsafe(node);
-  }
-  static void attach_fd(EventLoop& loop, int fd) { loop.attach_fd(fd); }
-  static void detach_fd(EventLoop& loop, int fd) noexcept { loop.detach_fd(fd); }
-  static std::size_t try_send(EventLoop& loop, Socket& sock, std::string_view data) {
-    return loop.try_send(sock, data);
-  }
-  static void shutdown(EventLoop& loop, Socket& sock, int how) { loop.shutdown(sock, how); }
-  static std::optional<std::size_t> try_recv_into(EventLoop& loop, Socket& sock,
-                                                  std::span<char> buf) {
-    return loop.try_recv_into(sock, buf);
-  }
-  static bool lends_recv(EventLoop& loop, Socket& sock) { return loop.lends_recv(sock); }
-  static std::optional<std::string_view> try_recv_lent(EventLoop& loop, Socket& sock) {
-    return loop.try_recv_lent(sock);
-  }
-  static void consume_lent(EventLoop& loop, Socket& sock, std::size_t n) noexcept {
-    loop.consume_lent(sock, n);
-  }
-  static std::size_t unsent(const EventLoop& loop, const Socket& sock) noexcept {
-    return loop.unsent(sock);
-  }
-  static void park_io(EventLoop& loop, IoWait* w) { loop.park_io(w); }
-  static void unpark_io(EventLoop& loop, IoWait* w) noexcept { loop.unpark_io(w); }
-  static bool submit_file(EventLoop& loop, FileOp& op) { return loop.submit_file(op); }
-  static void file_op_done(EventLoop& loop) noexcept { loop.file_op_done(); }
-  // A watcher of the runtime's own (its signalfd, run()'s SIGINT handler, an
-  // inspection socket) cannot wake a task by itself: the deadlock check
-  // subtracts these from the fds and signal handlers it counts.
-  static void add_internal_watcher(EventLoop& loop) noexcept { ++loop.internal_watchers; }
-  static void remove_internal_watcher(EventLoop& loop) noexcept { --loop.internal_watchers; }
-};
-
-}  // namespace detail
-
-namespace detail {
 inline constinit thread_local EventLoop* tls_running_loop = nullptr;
-
 }  // namespace detail
 
 /// The loop running in this thread; throws RuntimeError if there is none.
@@ -497,69 +347,13 @@ Task<detail::callable_result_t<F, Args...>> create_task(F&& fn, Args&&... args) 
   return get_running_loop().create_task(std::forward<F>(fn), std::forward<Args>(args)...);
 }
 
-namespace detail {
-
-// One run_in_executor call. It runs on a worker thread, then travels back to
-// its loop as a ready node (post_threadsafe: no allocation, cannot fail),
-// where it completes the Future. Future references are not atomic, so the
-// Future is only touched on the loop thread.
-template <class F, class R>
-class ExecutorCall final : public ExecutorJob, public ReadyNode {
- public:
-  ExecutorCall(EventLoop* loop, Future<R> fut, F fn)
-      : loop_(loop), fut_(std::move(fut)), fn_(std::move(fn)) {
-    ReadyNode::fn = &on_ready;
-  }
-
-  void run(std::unique_ptr<ExecutorJob> self) noexcept override {
-    try {
-      if constexpr (std::is_void_v<R>) {
-        fn_();
-      } else {
-        result_.emplace(fn_());
-      }
-    } catch (...) {
-      error_ = std::current_exception();
-    }
-    // From here the call owns itself. Posting cannot fail: close() waits for
-    // every call before it closes the queue.
-    self.release();
-    LoopAccess::post_threadsafe(*loop_, this);
-  }
-
- private:
-  // Runs on the loop thread, or is dropped by close(): either way the call
-  // ends here, and the Future keeps whatever state it has (a cancelled
-  // Future ignores the late result).
-  static void on_ready(ReadyNode* n, ReadyOp op) noexcept {
-    std::unique_ptr<ExecutorCall> self(static_cast<ExecutorCall*>(n));
-    --LoopAccess::core(*self->loop_).executor_calls;
-    if (op != ReadyOp::run || self->fut_.done()) return;
-    if (self->error_) {
-      self->fut_.set_exception(self->error_);
-    } else if constexpr (std::is_void_v<R>) {
-      self->fut_.set_result();
-    } else {
-      self->fut_.set_result(std::move(*self->result_));
-    }
-  }
-
-  EventLoop* loop_;
-  Future<R> fut_;
-  F fn_;
-  std::optional<std::conditional_t<std::is_void_v<R>, char, R>> result_;
-  std::exception_ptr error_;
-};
-
-}  // namespace detail
-
 template <class F>
 Future<std::decay_t<std::invoke_result_t<F&>>> EventLoop::run_in_executor(Executor* executor, F fn) {
   using R = std::decay_t<std::invoke_result_t<F&>>;  // a returned reference is copied out
   check_open();
   Future<R> fut = create_future<R>();
   Executor& ex = executor ? *executor : default_executor();
-  ex.submit(std::make_unique<detail::ExecutorCall<F, R>>(this, fut, std::move(fn)));
+  ex.submit(std::make_unique<detail::ExecutorCall<F, R>>(io_, fut, std::move(fn)));
   ++executor_calls;  // after submit: the call comes back on this thread, later
   return fut;
 }

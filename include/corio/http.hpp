@@ -13,7 +13,7 @@
 #include <corio/http/form_data.hpp>
 #include <corio/http/headers.hpp>
 #include <corio/http/http_exception.hpp>
-#include <corio/http/json_schema.hpp>
+#include <corio/json/schema.hpp>
 #include <corio/http/metrics.hpp>
 #include <corio/http/multipart.hpp>
 #include <corio/http/multipart_parser.hpp>

@@ -27,7 +27,7 @@ class [[nodiscard]] SleepAwaiter : private detail::AwaitPoint, private detail::T
   SleepAwaiter(SleepAwaiter&& o) noexcept : AwaitPoint{&kOps}, delay_(o.delay_) {}
   SleepAwaiter& operator=(const SleepAwaiter&) = delete;
   ~SleepAwaiter() {
-    if (in_heap()) detail::LoopAccess::remove_timer(*loop_, this);
+    if (in_heap()) loop_->io().remove_timer(this);
   }
 
   /// Never ready: even sleep(0s) yields once.
@@ -38,7 +38,7 @@ class [[nodiscard]] SleepAwaiter : private detail::AwaitPoint, private detail::T
     if (delay_ > 0) {
       loop_ = &task_->loop()->loop();
       expire = &on_expire;
-      detail::LoopAccess::add_timer(*loop_, this, loop_->time() + delay_);
+      loop_->io().add_timer(this, loop_->time() + delay_);
     } else {
       task_->wake();
     }
@@ -60,7 +60,7 @@ class [[nodiscard]] SleepAwaiter : private detail::AwaitPoint, private detail::T
   static bool on_cancel(detail::AwaitPoint* p, const std::string&) noexcept {
     auto* self = static_cast<SleepAwaiter*>(p);
     if (!self->in_heap()) return false;  // already expired: the step interrupts
-    detail::LoopAccess::remove_timer(*self->loop_, self);
+    self->loop_->io().remove_timer(self);
     self->cancelled_ = true;
     self->task_->wake();
     return true;
@@ -76,6 +76,8 @@ class [[nodiscard]] SleepAwaiter : private detail::AwaitPoint, private detail::T
   EventLoop* loop_ = nullptr;
   bool cancelled_ = false;
 };
+// A sleeping task's frame holds one (the memory budget of task_state.cpp).
+static_assert(sizeof(void*) != 8 || sizeof(SleepAwaiter) <= 72, "sleep awaiter grew");
 
 /// Suspends the task for delay (asyncio.sleep); sleep(0s) yields once.
 template <class Rep, class Period>

@@ -17,6 +17,9 @@
 namespace corio {
 
 class EventLoop;
+namespace detail {
+class LoopIo;
+}
 
 /// An IPv4, IPv6 or Unix socket address.
 class SocketAddress {
@@ -99,6 +102,7 @@ class Socket {
 
  private:
   friend class EventLoop;
+  friend class detail::LoopIo;
   // Registers the socket with loop's backend on its first wait there.
   void watch(EventLoop& loop);
   int fd_ = -1;

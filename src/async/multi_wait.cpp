@@ -15,7 +15,7 @@ MultiWait::MultiWait(std::span<FutureStateBase* const> states, MultiWaitOptions 
 }
 
 MultiWait::~MultiWait() {
-  if (loop_ && in_heap()) LoopAccess::remove_timer(*loop_, this);
+  if (loop_ && in_heap()) loop_->io().remove_timer(this);
 }
 
 bool MultiWait::failed(const FutureStateBase& s) const noexcept {
@@ -49,7 +49,7 @@ void MultiWait::await_suspend(std::coroutine_handle<> h) {
   loop_ = &task_->loop()->loop();
   if (opts_.deadline >= 0) {
     expire = &on_deadline;
-    LoopAccess::add_timer(*loop_, this, opts_.deadline);
+    loop_->io().add_timer(this, opts_.deadline);
   }
   task_->suspend_at(h, this);
   if (satisfied()) wake();  // resume_via_loop with a child done already
@@ -57,7 +57,7 @@ void MultiWait::await_suspend(std::coroutine_handle<> h) {
 
 void MultiWait::await_resume() {
   nodes_.reset();  // unlinks the nodes of children still running
-  if (loop_ && in_heap()) LoopAccess::remove_timer(*loop_, this);
+  if (loop_ && in_heap()) loop_->io().remove_timer(this);
   if (task_) task_->check_interrupt();  // first: it also clears the task's interrupt flag
   if (cancelled_) task_->throw_cancelled();
 }
@@ -76,10 +76,10 @@ void MultiWait::wake() noexcept {
   }
   if (expire == &on_settled) return;  // on its way already
   // The deadline timer is done with: the node now carries the wake-up.
-  if (in_heap()) LoopAccess::remove_timer(*loop_, this);
+  if (in_heap()) loop_->io().remove_timer(this);
   expire = &on_settled;
   try {
-    LoopAccess::add_timer(*loop_, this, loop_->time());
+    loop_->io().add_timer(this, loop_->time());
   } catch (...) {  // no room in the heap: resume in the next iteration instead
     task_->wake();
   }

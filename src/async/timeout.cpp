@@ -14,7 +14,7 @@ Timeout::Timeout(std::optional<double> when)
 }
 
 Timeout::~Timeout() {
-  detail::LoopAccess::remove_timer(loop_, this);
+  loop_.io().remove_timer(this);
   // The deadline passed but the block ended without a CancelledError (it
   // finished first, or raised something else): withdraw our cancellation
   // request so that it does not hit the task's next await.
@@ -27,9 +27,9 @@ void Timeout::reschedule(std::optional<double> when) {
                                                  : "Cannot change state of expired Timeout");
   }
   when_ = when;
-  detail::LoopAccess::remove_timer(loop_, this);
+  loop_.io().remove_timer(this);
   // A deadline already past fires on the next iteration, as asyncio's call_soon.
-  if (when) detail::LoopAccess::add_timer(loop_, this, *when);
+  if (when) loop_.io().add_timer(this, *when);
 }
 
 void Timeout::on_cancelled() {

@@ -212,7 +212,7 @@ void print_call_graph(const TaskRef& task, std::ostream& out) { out << format_ca
 void print_call_graph(const TaskRef& task) { print_call_graph(task, std::cout); }
 
 std::vector<FutureCallGraph> capture_all_call_graphs(EventLoop& loop) {
-  detail::LoopCore& core = detail::LoopAccess::core(loop);
+  detail::LoopCore& core = loop.io().core();
   std::vector<TaskBase*> tasks = core.tasks.snapshot();
   std::sort(tasks.begin(), tasks.end(),
             [](const TaskBase* a, const TaskBase* b) { return a->id() < b->id(); });

@@ -168,7 +168,7 @@ ThreadsafeHold EventLoop::hold_threadsafe() {
 // A post of nothing: under the loop's mutex, with a wake-up, since the loop
 // may be blocked because of this hold and must check again without it.
 void ThreadsafeHold::reset() noexcept {
-  if (EventLoop* loop = std::exchange(loop_, nullptr)) (void)loop->post_threadsafe(nullptr, true);
+  if (EventLoop* loop = std::exchange(loop_, nullptr)) (void)loop->io().post_threadsafe(nullptr, true);
 }
 
 Handle ThreadsafeHold::post_and_release(std::function<void()> fn) {

@@ -19,80 +19,20 @@
 //      unretrieved so that their later report goes to stderr.
 #include <climits>
 #include <cmath>
-#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 #include <vector>
 
-#include "backend/backend.hpp"
 #include "backend/choose.hpp"
 #include "inspect_server.hpp"
-#include "lag_window.hpp"
+#include "loop_state.hpp"
 #include "signals.hpp"
 #include "stall_detector.hpp"
-#include "timer_heap.hpp"
 #include <corio/call_graph.hpp>
 #include <corio/event_loop.hpp>
 
 namespace corio {
-
-namespace {
-// While callbacks keep the ready queue busy, poll for I/O only every
-// kIoPollInterval iterations: a zero-timeout epoll_wait costs a syscall
-// (~0.3 us), more than a task switch. Tokio's scheduler checks its driver
-// every 61 ticks for the same reason. Idle loops always poll.
-constexpr unsigned kIoPollInterval = 61;
-constexpr int kMaxEventsPerPoll = 256;
-}  // namespace
-
-struct EventLoop::Impl {
-  std::unique_ptr<detail::Backend> backend;
-  detail::TimerHeap timers;
-  // Waits parked in slots: a busy loop must still poll for them.
-  std::size_t parked_io = 0;
-  // Native file requests in the backend (submit_file), the same for the same reasons.
-  std::size_t file_ops = 0;
-  void fire(detail::IoWait*& parked, bool closed) noexcept {
-    --parked_io;
-    std::exchange(parked, nullptr)->fire(closed);
-  }
-  std::size_t watched_fds = 0;
-  detail::LagWindow lag;
-
-  // Installs (h) or removes (empty h) the reader or writer callback of fd.
-  void watch(int fd, bool is_reader, detail::Ref<detail::CallbackHandle> h) {
-    if (fd < 0) throw ValueError("invalid file descriptor " + std::to_string(fd));
-    detail::FdSlot& w = backend->slot(fd);
-    const bool was_watched = w.reader || w.writer;
-    const bool read = is_reader ? static_cast<bool>(h) : static_cast<bool>(w.reader);
-    const bool write = is_reader ? static_cast<bool>(w.writer) : static_cast<bool>(h);
-    backend->set_interest(fd, read, write);
-    auto& slot = is_reader ? w.reader : w.writer;
-    if (slot) slot->cancelled = true;  // a queued run of the old callback is skipped
-    slot = std::move(h);
-    if (read || write) {
-      if (!was_watched) ++watched_fds;
-    } else if (was_watched) {
-      --watched_fds;
-    }
-  }
-  detail::IoEvent events[kMaxEventsPerPoll];
-
-  // post_threadsafe: the only state shared with other threads.
-  std::mutex ts_mutex;
-  std::condition_variable ts_posted;  // close() waits on it for executor calls
-  detail::ReadyQueue ts_queue;        // each node owns itself or a reference
-  std::atomic<bool> ts_pending{false};
-  bool ts_closed = false;
-
-  detail::ReadyNode* take_posted() {
-    std::lock_guard lock(ts_mutex);
-    ts_pending.store(false, std::memory_order_relaxed);
-    return ts_queue.take_all();
-  }
-};
 
 namespace {
 bool debug_from_environment() {
@@ -105,7 +45,7 @@ EventLoop::EventLoop() : EventLoop(RunOptions{}) {}
 
 EventLoop::EventLoop(RunOptions opts)
     : clock_(opts.clock ? std::move(opts.clock) : std::make_shared<MonotonicClock>()),
-      impl_(std::make_unique<Impl>()),
+      state_(std::make_unique<detail::LoopState>()),
       debug_(opts.debug || debug_from_environment()) {
   on_deadlock = opts.on_deadlock;
   detail::BackendChoice chosen = detail::make_backend(opts.backend);
@@ -113,8 +53,9 @@ EventLoop::EventLoop(RunOptions opts)
     std::fprintf(stderr, "corio: running on %s: %s\n", chosen.backend->name(),
                  chosen.fallback_reason.c_str());
   }
-  impl_->backend = std::move(chosen.backend);
-  backend_ = impl_->backend.get();
+  state_->backend = std::move(chosen.backend);
+  backend_ = state_->backend.get();
+  io_ = detail::LoopIo(*this, *this, *state_);
   detail::ignore_sigpipe_once();
   inspect_ = detail::start_inspect_server(*this, opts.inspect);
   stall_ = detail::StallDetector::create(opts.stall, running_task, true);
@@ -124,19 +65,19 @@ EventLoop::~EventLoop() {
   if (!closed && !running_) close();
 }
 
-const char* EventLoop::backend_name() const noexcept { return backend_->name(); }
+const char* EventLoop::backend_name() const noexcept { return state_->backend->name(); }
 
 LoopStats EventLoop::stats() const {
   LoopStats s;
   s.iterations = iterations_;
   s.ready = ready.size();
   s.steps = steps_;
-  s.timers = impl_->timers.size();
-  s.watched_fds = impl_->watched_fds;
-  s.io_waits = impl_->parked_io;
+  s.timers = state_->timers.size();
+  s.watched_fds = state_->watched_fds;
+  s.io_waits = state_->parked_io;
   s.tasks_alive = tasks.size();
   s.tasks_created = next_task_id - 1;
-  s.lag = impl_->lag.percentiles();
+  s.lag = state_->lag.percentiles();
   s.slow_steps = slow_steps_;
   s.stalls = stall_ ? stall_->stalls() : 0;
   return s;
@@ -191,8 +132,8 @@ void EventLoop::run_once() {
 }
 
 double EventLoop::poll_timeout() const {
-  if (!ready.empty() || stopping_ || impl_->ts_pending.load(std::memory_order_acquire)) return 0;
-  if (!impl_->timers.empty()) return std::max(0.0, impl_->timers.top_when() - time());
+  if (!ready.empty() || stopping_ || state_->ts_pending.load(std::memory_order_acquire)) return 0;
+  if (!state_->timers.empty()) return std::max(0.0, state_->timers.top_when() - time());
   return -1;
 }
 
@@ -204,26 +145,26 @@ int to_poll_ms(double timeout) {
 }  // namespace
 
 int EventLoop::wait_for_io(double timeout) {
-  Impl& im = *impl_;
+  detail::LoopState& im = *state_;
   if (timeout == 0 || !clock_->is_virtual()) {
-    return im.backend->poll(to_poll_ms(timeout), im.events, kMaxEventsPerPoll);
+    return im.backend->poll(to_poll_ms(timeout), im.events, detail::kMaxEventsPerPoll);
   }
   // Virtual time jumps only when nothing at all can run: I/O that is ready
   // now is handled at the current instant, before the jump to the next timer
   // (a file request's completion queues its callbacks inside poll()).
-  const int n = im.backend->poll(0, im.events, kMaxEventsPerPoll);
+  const int n = im.backend->poll(0, im.events, detail::kMaxEventsPerPoll);
   if (n > 0 || !ready.empty() || im.ts_pending.load(std::memory_order_acquire)) return n;
   timeout = clock_->on_idle(timeout);
-  return timeout == 0 ? 0 : im.backend->poll(to_poll_ms(timeout), im.events, kMaxEventsPerPoll);
+  return timeout == 0 ? 0 : im.backend->poll(to_poll_ms(timeout), im.events, detail::kMaxEventsPerPoll);
 }
 
 void EventLoop::poll_io(double timeout) {
-  Impl& im = *impl_;
+  detail::LoopState& im = *state_;
   if (timeout < 0 && !tasks.empty()) [[unlikely]]
     timeout = check_deadlock();
   const bool busy = timeout == 0;
   const bool io_wanted = im.watched_fds > 0 || im.parked_io > 0 || im.file_ops > 0;
-  if (!busy || (io_wanted && ++busy_iterations_ >= kIoPollInterval)) {
+  if (!busy || (io_wanted && ++busy_iterations_ >= detail::kIoPollInterval)) {
     busy_iterations_ = 0;
     const int n = stall_ && !busy ? wait_for_io_watched(timeout) : wait_for_io(timeout);
     for (int i = 0; i < n; ++i) {
@@ -253,10 +194,10 @@ void EventLoop::poll_io(double timeout) {
 }
 
 void EventLoop::queue_expired_timers() {
-  detail::TimerHeap& timers = impl_->timers;
+  detail::TimerHeap& timers = state_->timers;
   if (timers.empty()) return;
   const double now = time();  // read once per pass
-  if (timers.top_when() <= now) impl_->lag.record(now - timers.top_when());  // the latest one
+  if (timers.top_when() <= now) state_->lag.record(now - timers.top_when());  // the latest one
   while (!timers.empty() && timers.top_when() <= now) {
     detail::TimerNode* n = timers.pop();
     n->expire(n);
@@ -334,7 +275,7 @@ TimerHandle EventLoop::call_at(double when, std::function<void()> fn) {
   h->ReadyNode::fn = &run_handle;
   h->expire = &expire_handle;
   add_ref(h);
-  impl_->timers.push(h, when);
+  state_->timers.push(h, when);
   return TimerHandle(detail::Ref<detail::CallbackHandle>(h));
 }
 
@@ -349,47 +290,16 @@ Handle EventLoop::post_callback(std::function<void()> fn, bool release_hold) {
   h->queued = true;
   Handle handle{detail::Ref<detail::CallbackHandle>(h)};
   add_ref(h);  // the queue's
-  if (!post_threadsafe(h, release_hold)) {
+  if (!io_.post_threadsafe(h, release_hold)) {
     release(h);
     throw RuntimeError("Event loop is closed");
   }
   return handle;
 }
 
-// The wake-ups happen under the mutex: once a poster lets go of it, it never
-// touches the loop again, so close() (which takes the mutex) cannot free the
-// loop under a poster's feet. Only the first post of a batch wakes anyone;
-// later ones find the loop already woken for the batch. A ThreadsafeHold
-// ends under the same lock as its last post (the loop may be destroyed as
-// soon as that post has run), or with no node, with a wake-up only.
-bool EventLoop::post_threadsafe(detail::ReadyNode* node, bool release_hold) {
-  Impl& im = *impl_;
-  std::lock_guard lock(im.ts_mutex);
-  if (release_hold) threadsafe_holds.fetch_sub(1, std::memory_order_release);
-  if (im.ts_closed) return false;
-  if (!node) {
-    im.backend->wakeup();
-    return true;
-  }
-  const bool first = im.ts_queue.empty();
-  im.ts_queue.push(node);
-  if (first) {
-    im.ts_pending.store(true, std::memory_order_release);
-    im.ts_posted.notify_one();
-    im.backend->wakeup();
-  }
-  return true;
-}
-
 std::size_t EventLoop::io_watchers() const noexcept {
-  return impl_->watched_fds + impl_->parked_io + impl_->file_ops +
+  return state_->watched_fds + state_->parked_io + state_->file_ops +
          (signals_ ? signals_->handler_count() : 0);
-}
-
-void EventLoop::add_timer(detail::TimerNode* node, double when) { impl_->timers.push(node, when); }
-
-void EventLoop::remove_timer(detail::TimerNode* node) noexcept {
-  if (node->in_heap()) impl_->timers.remove(node);
 }
 
 void Handle::cancel() {
@@ -397,7 +307,7 @@ void Handle::cancel() {
   h_->cancelled = true;
   if (!h_->running) h_->fn = nullptr;  // release captured state now, as asyncio does
   if (h_->in_heap()) {
-    detail::LoopAccess::remove_timer(*h_->loop, h_.get());
+    h_->loop->io().remove_timer(h_.get());
     release(h_.get());  // the heap's reference
   }
 }
@@ -408,14 +318,14 @@ void EventLoop::add_reader(int fd, std::function<void()> fn) {
   check_open();
   auto* h = new detail::CallbackHandle(this, std::move(fn));
   h->ReadyNode::fn = &run_handle;
-  impl_->watch(fd, true, detail::Ref<detail::CallbackHandle>(h));
+  state_->watch(fd, true, detail::Ref<detail::CallbackHandle>(h));
 }
 
 void EventLoop::add_writer(int fd, std::function<void()> fn) {
   check_open();
   auto* h = new detail::CallbackHandle(this, std::move(fn));
   h->ReadyNode::fn = &run_handle;
-  impl_->watch(fd, false, detail::Ref<detail::CallbackHandle>(h));
+  state_->watch(fd, false, detail::Ref<detail::CallbackHandle>(h));
 }
 
 bool EventLoop::remove_reader(int fd) { return remove_watch(fd, true); }
@@ -423,58 +333,11 @@ bool EventLoop::remove_reader(int fd) { return remove_watch(fd, true); }
 bool EventLoop::remove_writer(int fd) { return remove_watch(fd, false); }
 
 bool EventLoop::remove_watch(int fd, bool is_reader) {
-  detail::FdSlot* w = closed ? nullptr : backend_->find(fd);
+  detail::FdSlot* w = closed ? nullptr : state_->backend->find(fd);
   if (!w || !(is_reader ? w->reader : w->writer)) return false;
-  impl_->watch(fd, is_reader, {});
+  state_->watch(fd, is_reader, {});
   return true;
 }
-
-// ---- socket operations' waits ---------------------------------------------------
-
-void EventLoop::attach_fd(int fd) {
-  check_open();
-  backend_->attach(fd);
-}
-
-// The socket is closing: its waiters learn it (EBADF) instead of hanging.
-void EventLoop::detach_fd(int fd) noexcept {
-  detail::FdSlot* w = closed ? nullptr : backend_->find(fd);
-  if (!w) return;
-  backend_->detach(fd);
-  if (w->read_wait) impl_->fire(w->read_wait, true);
-  if (w->write_wait) impl_->fire(w->write_wait, true);
-}
-
-void EventLoop::park_io(detail::IoWait* w) {
-  detail::FdSlot& slot = backend_->slot(w->fd());
-  detail::IoWait*& parked = w->for_write() ? slot.write_wait : slot.read_wait;
-  if (parked) {
-    throw RuntimeError(w->for_write() ? "another task is already waiting to write this socket"
-                                      : "another task is already waiting to read this socket");
-  }
-  backend_->arm(w->fd(), w->for_write());
-  parked = w;
-  ++impl_->parked_io;
-}
-
-void EventLoop::unpark_io(detail::IoWait* w) noexcept {
-  detail::FdSlot* slot = backend_->find(w->fd());
-  if (!slot) return;
-  detail::IoWait*& parked = w->for_write() ? slot->write_wait : slot->read_wait;
-  if (parked == w) {
-    parked = nullptr;
-    --impl_->parked_io;
-  }
-}
-
-// A closed loop takes no request: the caller's pool path then says it is closed.
-bool EventLoop::submit_file(detail::FileOp& op) {
-  if (closed || !backend_->submit_file(op)) return false;
-  ++impl_->file_ops;
-  return true;
-}
-
-void EventLoop::file_op_done() noexcept { --impl_->file_ops; }
 
 // ---- executors ---------------------------------------------------------------
 
@@ -504,7 +367,7 @@ void drop_all(detail::ReadyNode* n) noexcept {
 // run() likewise waits in shutdown_default_executor). Arrivals are dropped;
 // their tasks are gone.
 void EventLoop::wait_executor_calls() noexcept {
-  Impl& im = *impl_;
+  detail::LoopState& im = *state_;
   while (executor_calls > 0) {
     {
       std::unique_lock lock(im.ts_mutex);
@@ -539,20 +402,20 @@ void EventLoop::close() {
   wait_executor_calls();
   default_executor_.reset();  // joins its (now idle) threads
   {
-    std::lock_guard lock(impl_->ts_mutex);
-    impl_->ts_closed = true;
+    std::lock_guard lock(state_->ts_mutex);
+    state_->ts_closed = true;
   }
-  drop_all(impl_->take_posted());
+  drop_all(state_->take_posted());
   // Pending call_later handles move to the ready queue, which drops them
   // below; any other timer belongs to a frame destroyed above.
-  while (!impl_->timers.empty()) {
-    detail::TimerNode* n = impl_->timers.pop();
+  while (!state_->timers.empty()) {
+    detail::TimerNode* n = state_->timers.pop();
     if (n->expire == &expire_handle) n->expire(n);
   }
   signals_.reset();
   stall_.reset();
   drop_all(ready.take_all());
-  backend_->drop_slots();
+  state_->backend->drop_slots();
   while (!failed_tasks.empty()) failed_tasks.back()->detach_from_loop();
   closed = true;
 }

@@ -137,12 +137,12 @@ void InspectServer::watch(int fd, bool write, std::function<void()> fn) {
   } else {
     loop_.add_reader(fd, std::move(fn));
   }
-  LoopAccess::add_internal_watcher(loop_);
+  loop_.io().add_internal_watcher();
 }
 
 void InspectServer::unwatch(int fd, bool write) {
   if (write ? loop_.remove_writer(fd) : loop_.remove_reader(fd))
-    LoopAccess::remove_internal_watcher(loop_);
+    loop_.io().remove_internal_watcher();
 }
 
 void InspectServer::on_accept() {

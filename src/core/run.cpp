@@ -27,7 +27,7 @@ namespace detail {
 namespace {
 std::vector<TaskRef> pending_tasks(EventLoop& loop) {
   std::vector<TaskRef> out;
-  for (TaskBase* t : LoopAccess::core(loop).tasks.snapshot()) out.emplace_back(t);
+  for (TaskBase* t : loop.io().core().tasks.snapshot()) out.emplace_back(t);
   return out;
 }
 }  // namespace
@@ -86,7 +86,7 @@ SigintCancelsMain::SigintCancelsMain(EventLoop& loop, TaskRef main)
     loop_.add_signal_handler(SIGINT, [this] { on_sigint(); });
     // Ctrl-C can end any program: it does not count as something that can
     // wake a task, or no program run() runs could ever be found deadlocked.
-    LoopAccess::add_internal_watcher(loop_);
+    loop_.io().add_internal_watcher();
     installed_ = true;
   } catch (const std::exception&) {
     // No signalfd (out of descriptors): Ctrl-C keeps its default action,
@@ -97,7 +97,7 @@ SigintCancelsMain::SigintCancelsMain(EventLoop& loop, TaskRef main)
 SigintCancelsMain::~SigintCancelsMain() {
   if (!installed_) return;
   loop_.remove_signal_handler(SIGINT);
-  LoopAccess::remove_internal_watcher(loop_);
+  loop_.io().remove_internal_watcher();
 }
 
 void SigintCancelsMain::on_sigint() {
@@ -152,7 +152,7 @@ void finish_run(EventLoop& loop) noexcept {
     // Cancel what main left running and let it unwind (destructors are the
     // `finally` blocks), as asyncio.run gathers the cancelled tasks before
     // closing. Unwinding may start new tasks: a few rounds.
-    for (int round = 0; round < 8 && !LoopAccess::core(loop).tasks.empty(); ++round) {
+    for (int round = 0; round < 8 && !loop.io().core().tasks.empty(); ++round) {
       std::vector<TaskRef> leftovers = pending_tasks(loop);
       for (TaskRef& t : leftovers) t.cancel();
       loop.run_until_complete(wait_done(leftovers));

@@ -67,7 +67,7 @@ struct SignalHandlers::State {
         throw;
       }
       // The handlers are what can wake a task (handler_count), not the fd.
-      LoopAccess::add_internal_watcher(loop);
+      loop.io().add_internal_watcher();
       fd = r;
     }
     handled = set;
@@ -130,7 +130,7 @@ SignalHandlers::~SignalHandlers() {
     s.loop.remove_reader(s.fd);
   } catch (...) {  // the loop is being closed: its watches go anyway
   }
-  LoopAccess::remove_internal_watcher(s.loop);
+  s.loop.io().remove_internal_watcher();
   ::close(s.fd);
 }
 

@@ -133,7 +133,7 @@ int Socket::release() noexcept {
   // Only the loop running now can be told; one that is gone (or another
   // built at the same address) is never dereferenced.
   if (watched_by_ && watched_by_ == detail::tls_running_loop)
-    detail::LoopAccess::detach_fd(*watched_by_, fd_);
+    watched_by_->io().detach_fd(fd_);
   watched_by_ = nullptr;
   return std::exchange(fd_, -1);
 }
@@ -141,7 +141,7 @@ int Socket::release() noexcept {
 void Socket::watch(EventLoop& loop) {
   if (fd_ < 0) throw_errno(EBADF, "socket operation on a closed socket");
   if (watched_by_ == &loop) return;
-  detail::LoopAccess::attach_fd(loop, fd_);
+  loop.io().attach_fd(fd_);
   watched_by_ = &loop;
 }
 
@@ -160,7 +160,7 @@ void Socket::set_option(int level, int name, int value) {
 void Socket::shutdown(int how) {
   // Through the loop, which sends what it took first, when it runs here.
   if (watched_by_ && watched_by_ == detail::tls_running_loop) {
-    detail::LoopAccess::shutdown(*watched_by_, *this, how);
+    watched_by_->io().shutdown(*this, how);
   } else if (const long rc = detail::sys::shutdown(fd_, how); rc < 0) {
     throw_errno(static_cast<int>(-rc), "shutdown");
   }
@@ -195,12 +195,12 @@ void IoWait::describe(const AwaitPoint* p, AwaitInfo& info) noexcept {
 }
 
 IoWait::~IoWait() {
-  if (parked_) LoopAccess::unpark_io(loop_, this);
+  if (parked_) loop_.io().unpark(this);
 }
 
 void IoWait::await_suspend(std::coroutine_handle<> h) {
   task_ = &current_task_for("a socket operation");
-  LoopAccess::park_io(loop_, this);
+  loop_.io().park(this);
   parked_ = true;
   task_->suspend_at(h, this);
 }
@@ -214,7 +214,7 @@ void IoWait::fire(bool closed) noexcept {
 bool IoWait::on_cancel(AwaitPoint* p, const std::string&) noexcept {
   auto* self = static_cast<IoWait*>(p);
   if (!self->parked_) return false;  // the edge came first: the step interrupts
-  LoopAccess::unpark_io(self->loop_, self);
+  self->loop_.io().unpark(self);
   self->parked_ = false;
   self->cancelled_ = true;
   self->task_->wake();
@@ -247,37 +247,11 @@ namespace {
 int failed(long rc) { return static_cast<int>(-rc); }
 }  // namespace
 
-std::optional<std::size_t> EventLoop::try_recv_into(Socket& sock, std::span<char> buf) {
-  sock.watch(*this);
-  const long n = backend_->try_recv(sock.fd(), buf, sock.is_stream());
-  if (n >= 0) return static_cast<std::size_t>(n);
-  if (n != -EAGAIN) throw_errno(failed(n), "recv");
-  return std::nullopt;
-}
-
 Coro<std::size_t> EventLoop::sock_recv_into(Socket& sock, std::span<char> buf) {
   for (;;) {
-    if (const std::optional<std::size_t> n = try_recv_into(sock, buf)) co_return *n;
+    if (const std::optional<std::size_t> n = io_.try_recv_into(sock, buf)) co_return *n;
     co_await wait_readable(sock);
   }
-}
-
-bool EventLoop::lends_recv(Socket& sock) {
-  sock.watch(*this);
-  return backend_->try_recv_lent(sock.fd(), nullptr) != -EOPNOTSUPP;
-}
-
-std::optional<std::string_view> EventLoop::try_recv_lent(Socket& sock) {
-  const char* data = nullptr;
-  const long n = backend_->try_recv_lent(sock.fd(), &data);
-  if (n > 0) return std::string_view(data, static_cast<std::size_t>(n));
-  if (n == 0) return std::string_view();
-  if (n != -EAGAIN) throw_errno(failed(n), "recv");
-  return std::nullopt;
-}
-
-void EventLoop::consume_lent(Socket& sock, std::size_t n) noexcept {
-  backend_->consume_lent(sock.fd(), n);
 }
 
 Coro<std::string> EventLoop::sock_recv(Socket& sock, std::size_t max_bytes) {
@@ -287,25 +261,9 @@ Coro<std::string> EventLoop::sock_recv(Socket& sock, std::size_t max_bytes) {
   co_return data;
 }
 
-std::size_t EventLoop::try_send(Socket& sock, std::string_view data) {
-  sock.watch(*this);
-  const long n = backend_->try_send(sock.fd(), data);
-  if (n >= 0) return static_cast<std::size_t>(n);
-  if (n != -EAGAIN) throw_errno(failed(n), "send");
-  return 0;
-}
-
-std::size_t EventLoop::unsent(const Socket& sock) const noexcept {
-  return sock.fd() >= 0 && !closed ? backend_->unsent(sock.fd()) : 0;
-}
-
-void EventLoop::shutdown(Socket& sock, int how) {
-  if (const long rc = backend_->shutdown(sock.fd(), how); rc < 0) throw_errno(failed(rc), "shutdown");
-}
-
 Coro<void> EventLoop::sock_sendall(Socket& sock, std::string_view data) {
   while (!data.empty()) {
-    const std::size_t n = try_send(sock, data);
+    const std::size_t n = io_.try_send(sock, data);
     data.remove_prefix(n);
     if (n == 0) co_await wait_writable(sock);
   }

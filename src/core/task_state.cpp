@@ -17,17 +17,15 @@
 
 #include <corio/call_graph.hpp>
 #include <corio/event_loop.hpp>
-#include <corio/sleep.hpp>
 
 namespace corio::detail {
 
 // The memory budget (DESIGN.md: 256 bytes per suspended task, frame
 // included; bench/ measures it) rests on these sizes, on LP64: a task state
 // fills one 112-byte malloc chunk, and the awaiters a task is suspended in
-// most often stay small in its frame.
+// most often stay small in its frame (sleep.hpp checks its own).
 static_assert(sizeof(void*) != 8 || sizeof(TaskState<void>) <= 104, "task state past 104 bytes");
 static_assert(sizeof(void*) != 8 || sizeof(FutureAwaiter<int>) <= 48, "future awaiter grew");
-static_assert(sizeof(void*) != 8 || sizeof(SleepAwaiter) <= 72, "sleep awaiter grew");
 static_assert(sizeof(void*) != 8 || sizeof(CallbackHandle) <= 104, "handle past its chunk");
 
 struct TaskExtra {

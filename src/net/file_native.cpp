@@ -77,12 +77,12 @@ struct NativeJob final : FileOp {
 
   static void completed(FileOp& op, int res) noexcept {
     auto* j = static_cast<NativeJob*>(&op);
-    LoopAccess::file_op_done(j->loop);
+    j->loop.io().file_op_done();
     try {
       if (j->more(res)) {
         j->aim();
         // The backend took this job's first request, so it takes this one (contract 1).
-        (void)LoopAccess::submit_file(j->loop, *j);
+        (void)j->loop.io().submit_file(*j);
         return;
       }
       if constexpr (std::is_same_v<R, std::string>) {
@@ -120,7 +120,7 @@ bool start_native(EventLoop& loop, const State& s, const std::shared_ptr<JobRun<
   if constexpr (std::is_same_v<R, std::size_t>) step_back(*s, io);
   auto job = std::make_unique<NativeJob<R>>(loop, s, run, io);
   job->aim();
-  if (!LoopAccess::submit_file(loop, *job)) {
+  if (!loop.io().submit_file(*job)) {
     s->native = false;
     if constexpr (std::is_same_v<R, std::size_t>) io.bytes = std::move(job->bytes);
     return false;

@@ -51,7 +51,7 @@ Coro<std::size_t> SocketTransport::read_some(std::span<char> buf) {
 }
 
 std::size_t SocketTransport::try_write(std::string_view data) {
-  return LoopAccess::try_send(loop_, sock_, data);
+  return loop_.io().try_send(sock_, data);
 }
 
 Coro<void> SocketTransport::wait_writable() { co_await loop_.wait_writable(sock_); }

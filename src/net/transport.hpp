@@ -85,17 +85,17 @@ class SocketTransport final : public Transport {
   Coro<std::size_t> read_some(std::span<char> buf) override;
   bool tries_reads() const noexcept override { return true; }
   std::optional<std::size_t> try_read(std::span<char> buf) override {
-    return LoopAccess::try_recv_into(loop_, sock_, buf);
+    return loop_.io().try_recv_into(sock_, buf);
   }
   IoWait readable() override { return loop_.wait_readable(sock_); }
-  bool lends() override { return LoopAccess::lends_recv(loop_, sock_); }
+  bool lends() override { return loop_.io().lends_recv(sock_); }
   std::optional<std::string_view> try_read_lent() override {
-    return LoopAccess::try_recv_lent(loop_, sock_);
+    return loop_.io().try_recv_lent(sock_);
   }
-  void consume_lent(std::size_t n) noexcept override { LoopAccess::consume_lent(loop_, sock_, n); }
+  void consume_lent(std::size_t n) noexcept override { loop_.io().consume_lent(sock_, n); }
   std::size_t try_write(std::string_view data) override;
   Coro<void> wait_writable() override;
-  std::size_t unsent() const noexcept override { return LoopAccess::unsent(loop_, sock_); }
+  std::size_t unsent() const noexcept override { return loop_.io().unsent(sock_); }
   void shutdown_write() override { sock_.shutdown(SHUT_WR); }
   void close() noexcept override { sock_.close(); }
   const SocketAddress& peer_address() const noexcept override { return peer_; }

@@ -1,5 +1,5 @@
 // The io_uring backend (src/core/backend/io_uring) driven directly through the
-// Backend seam on stream sockets: receives, sends, EOF and errors, the
+// IoBackend seam on stream sockets: receives, sends, EOF and errors, the
 // per-fd caps, bytes kept for a waiter that left, fd reuse after detach.
 // Skipped, with the probe's reason, where io_uring is unusable.
 #include <atomic>
@@ -69,7 +69,7 @@ TEST_F(UringBackend, ResetIsAStickyError) {
 
 // Writes to pair.b until the backend stops draining pair.a (whose reader
 // does not read); returns the bytes written, pattern(n) in order.
-std::size_t flood(Backend& b, const Pair& pair) {
+std::size_t flood(IoBackend& b, const Pair& pair) {
   ::fcntl(pair.b, F_SETFL, O_NONBLOCK);
   std::size_t written = 0;
   int stalls = 0;

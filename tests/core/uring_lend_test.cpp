@@ -1,5 +1,5 @@
 // The io_uring backend's lent receive buffers (try_recv_lent/consume_lent),
-// driven through the Backend seam.
+// driven through the IoBackend seam.
 // Skipped, with the probe's reason, where io_uring is unusable.
 #include <algorithm>
 #include <thread>
@@ -12,7 +12,7 @@ using namespace uring_test;
 using UringLend = UringFixture;
 
 // What a reader sees when it borrows: the bytes in place, or the error.
-std::string lend(Backend& b, int fd, long* rc) {
+std::string lend(IoBackend& b, int fd, long* rc) {
   const char* data = nullptr;
   *rc = b.try_recv_lent(fd, &data);
   return *rc > 0 ? std::string(data, static_cast<std::size_t>(*rc)) : std::string();

@@ -1,4 +1,4 @@
-// The io_uring backend's other paths, driven through the Backend seam:
+// The io_uring backend's other paths, driven through the IoBackend seam:
 // multishot accept, connect, datagrams and readiness (POLL_ADD) for
 // add_reader and for code that makes its own syscalls, wake-up from a
 // thread, a ring built on one thread and run on another.
@@ -177,7 +177,7 @@ TEST_F(UringReadiness, WakeupFromAnotherThreadEndsABlockedPoll) {
 // made it: a loop built on one thread may run on another.
 TEST(UringReadinessThreads, BuiltOnOneThreadRunOnAnother) {
   const corio::detail::IoUringSupport s = corio::detail::probe_io_uring();
-  std::unique_ptr<Backend> b;
+  std::unique_ptr<IoBackend> b;
   std::string error;
   std::thread maker([&] {
     try {

@@ -1,5 +1,5 @@
 // Helpers for the io_uring backend's tests (uring_*_test.cpp), which drive
-// the Backend seam directly on socketpairs, pipes and loopback TCP.
+// the IoBackend seam directly on socketpairs, pipes and loopback TCP.
 #pragma once
 
 #include <arpa/inet.h>
@@ -24,17 +24,17 @@
 namespace uring_test {
 
 using corio::SocketAddress;
-using corio::detail::Backend;
+using corio::detail::IoBackend;
 using corio::detail::IoEvent;
 
 
 using corio::SocketAddress;
-using corio::detail::Backend;
+using corio::detail::IoBackend;
 using corio::detail::IoEvent;
 
 // Polls until fd is reported in the wanted direction; false after `rounds`
 // polls of up to a second each (a generous bound, never a timing assertion).
-inline bool wait_for(Backend& b, int fd, bool write, int rounds = 10) {
+inline bool wait_for(IoBackend& b, int fd, bool write, int rounds = 10) {
   std::array<IoEvent, 64> ev{};
   for (int i = 0; i < rounds; ++i) {
     const int n = b.poll(1000, ev.data(), static_cast<int>(ev.size()));
@@ -46,7 +46,7 @@ inline bool wait_for(Backend& b, int fd, bool write, int rounds = 10) {
 }
 
 // Polls without waiting: submits what the last steps queued, reaps what came.
-inline int pump(Backend& b, int fd = -1, int times = 3) {
+inline int pump(IoBackend& b, int fd = -1, int times = 3) {
   std::array<IoEvent, 64> ev{};
   int hits = 0;
   for (int i = 0; i < times; ++i) {
@@ -57,12 +57,12 @@ inline int pump(Backend& b, int fd = -1, int times = 3) {
 }
 
 // As the loop does: a try_recv that finds nothing, then a wait.
-inline void start_receiving(Backend& b, int fd) {
+inline void start_receiving(IoBackend& b, int fd) {
   EXPECT_EQ(b.try_recv(fd, std::span<char>(), true), -EAGAIN);
   b.arm(fd, false);
 }
 
-inline std::string recv_all(Backend& b, int fd, std::size_t want) {
+inline std::string recv_all(IoBackend& b, int fd, std::size_t want) {
   std::string got;
   std::array<char, 65536> buf{};
   while (got.size() < want) {
@@ -129,7 +129,7 @@ inline int tcp_listener(SocketAddress* addr) {
 }
 
 // A listener the backend accepts on, its waiter parked as the loop's would be.
-inline int accepting_listener(Backend& b, SocketAddress* addr) {
+inline int accepting_listener(IoBackend& b, SocketAddress* addr) {
   const int lfd = tcp_listener(addr);
   b.attach(lfd);
   SocketAddress peer;
@@ -154,8 +154,8 @@ class UringFixture : public ::testing::Test {
       GTEST_SKIP() << "io_uring unusable here: " << e.what();
     }
   }
-  Backend& b() { return *backend_; }
-  std::unique_ptr<Backend> backend_;
+  IoBackend& b() { return *backend_; }
+  std::unique_ptr<IoBackend> backend_;
 };
 
 }  // namespace uring_test

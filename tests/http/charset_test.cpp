@@ -1,6 +1,6 @@
 // ClientResponse::text() and its charset: the Content-Type parameter's
 // parsing, the conversion to UTF-8 (iconv), and both through a real server.
-#include "http/charset.hpp"
+#include "http/wire/charset.hpp"
 
 #include <nlohmann/json.hpp>
 

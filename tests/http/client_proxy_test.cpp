@@ -7,7 +7,7 @@
 #include <corio/http/tunnel.hpp>
 
 #include "http/client_support.hpp"
-#include "http/proxy.hpp"
+#include "http/client/proxy.hpp"
 #include "http/server_support.hpp"
 
 namespace corio_http_test {

@@ -7,9 +7,9 @@
 
 #include <corio/http/websocket.hpp>
 
-#include "http/ws_deflate.hpp"
-#include "http/ws_frame.hpp"
-#include "http/ws_handshake.hpp"
+#include "http/ws/ws_deflate.hpp"
+#include "http/ws/ws_frame.hpp"
+#include "http/ws/ws_handshake.hpp"
 
 namespace {
 

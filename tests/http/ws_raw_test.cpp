@@ -6,7 +6,7 @@
 #include <corio/http/tunnel.hpp>
 #include <corio/testing/virtual_clock.hpp>
 
-#include "http/ws_handshake.hpp"
+#include "http/ws/ws_handshake.hpp"
 #include "http/ws_support.hpp"
 
 namespace corio_ws_test {

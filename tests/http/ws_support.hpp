@@ -10,7 +10,7 @@
 #include <string>
 
 #include "http/server_support.hpp"
-#include "http/ws_frame.hpp"
+#include "http/ws/ws_frame.hpp"
 #include <corio/http/client.hpp>
 #include <corio/http/websocket.hpp>
 

@@ -1,4 +1,4 @@
-// One file request handed to a completion backend (Backend::submit_file in
+// One file request handed to a completion backend (IoBackend::submit_file in
 // src/core/backend/backend.hpp; AsyncFile's native path in src/net/file.cpp).
 // Intrusive: the caller allocates it together with the buffer it describes
 // and everything its completion needs, so the backend allocates nothing; the

@@ -53,7 +53,7 @@ struct LoopCore {
   // run_in_executor calls not yet back on the loop; close() waits for them.
   std::size_t executor_calls = 0;
   // Watched fds and signal handlers of the runtime's own, which cannot wake a
-  // task (LoopAccess::add_internal_watcher).
+  // task (LoopIo::add_internal_watcher).
   std::size_t internal_watchers = 0;
   // Live ThreadsafeHolds, and whether a thread other than the loop's posted
   // without one (it may post again: the deadlock check stops judging, since a

@@ -15,7 +15,7 @@
 #pragma once
 
 #include <corio/coro.hpp>
-#include <corio/http/json_fields.hpp>
+#include <corio/json/fields.hpp>
 #include <corio/http/request.hpp>
 
 namespace corio::http {

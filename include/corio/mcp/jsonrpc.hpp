@@ -22,7 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include <corio/http/json.hpp>
+#include <corio/json/parse.hpp>
 
 namespace corio::mcp {
 

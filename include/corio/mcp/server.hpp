@@ -63,9 +63,13 @@
 #include <vector>
 
 #include <corio/coro.hpp>
+#include <corio/mcp/completion.hpp>
 #include <corio/mcp/context.hpp>
 #include <corio/mcp/jsonrpc.hpp>
+#include <corio/mcp/prompt.hpp>
+#include <corio/mcp/resource.hpp>
 #include <corio/mcp/session.hpp>
+#include <corio/mcp/tool.hpp>
 #include <corio/mcp/transport.hpp>
 
 namespace corio::mcp {
@@ -73,120 +77,6 @@ namespace corio::mcp {
 /// The newest MCP revision spoken, what initialize answers a revision it
 /// does not know with.
 inline constexpr const char* kLatestProtocolVersion = "2025-11-25";
-
-/// What a tool returns: content blocks, structuredContent, isError.
-struct ToolResult {
-  json content = json::array();  ///< content blocks: {"type": "text", "text": ...}, ...
-  json structured_content;       ///< null: none
-  bool is_error = false;  ///< isError: a tool failure the model sees
-
-  /// One text block.
-  static ToolResult text(std::string text);
-  /// A tool failure the model should see (isError), not a protocol error.
-  static ToolResult error(std::string message);
-  /// structuredContent, with its JSON text as content too (the spec's advice
-  /// for clients that only read content).
-  static ToolResult structured(json value);
-  /// The CallToolResult, as sent.
-  json to_json() const;
-};
-
-/// A tool, as tools/list shows it.
-struct Tool {
-  std::string name;  ///< unique among the server's tools
-  std::string description = {};  ///< what the model reads to choose it
-  /// The arguments' JSON Schema, checked before the handler runs.
-  json input_schema = {{"type", "object"}};
-  std::string title = {};        ///< optional, for display
-  json output_schema = nullptr;       ///< optional (null: none)
-  json annotations = nullptr;         ///< optional (null: none), e.g. {"readOnlyHint": true}
-  json icons = nullptr;               ///< optional (null: none): [{"src": url, "mimeType", "sizes"}]
-  json meta = nullptr;                ///< optional (null: none): _meta
-};
-/// Runs a tool call: its arguments (valid) and the call's Context.
-using ToolHandler = std::function<Coro<ToolResult>(const json& args, Context& ctx)>;
-
-/// A resource, as resources/list shows it.
-struct Resource {
-  std::string uri;  ///< what resources/read asks for
-  std::string name;  ///< its name
-  std::string description = {};  ///< what it holds
-  std::string mime_type = {};  ///< its MIME type, if known
-  std::string title = {};  ///< optional, for display
-  json annotations = nullptr;  ///< optional (null: none): audience, priority, lastModified
-  json icons = nullptr;        ///< optional (null: none)
-};
-/// A resource's contents, as resources/read returns them.
-struct ResourceContents {
-  std::string uri;  ///< the resource they are of
-  std::string mime_type = {};  ///< their MIME type, if known
-  std::string data = {};     ///< text, or raw bytes when binary
-  bool binary = false;  ///< sent base64-encoded as "blob"
-};
-/// Reads a resource: the contents at uri.
-using ResourceReader = std::function<Coro<std::vector<ResourceContents>>(const std::string& uri)>;
-
-/// A family of resources, "news://{date}" (RFC 6570 level 1: {name} matches
-/// one path segment's worth of characters, no "/").
-struct ResourceTemplate {
-  std::string uri_template;  ///< "news://{date}"
-  std::string name;  ///< its name
-  std::string description = {};  ///< what its resources hold
-  std::string mime_type = {};  ///< its resources' MIME type, if known
-  std::string title = {};  ///< optional, for display
-  json annotations = nullptr;  ///< optional (null: none)
-  json icons = nullptr;        ///< optional (null: none)
-};
-/// Reads a template's resource: the uri asked for, and the template's
-/// variables as they matched it.
-using TemplateReader = std::function<Coro<std::vector<ResourceContents>>(
-    const std::string& uri, const std::map<std::string, std::string>& vars)>;
-
-/// An argument a prompt takes.
-struct PromptArgument {
-  std::string name;  ///< its name
-  std::string description = {};  ///< what it is for
-  bool required = false;  ///< whether it must be given
-};
-/// A prompt, as prompts/list shows it.
-struct Prompt {
-  std::string name;  ///< unique among the server's prompts
-  std::string description = {};  ///< what it is for
-  std::vector<PromptArgument> arguments = {};  ///< what it takes
-  std::string title = {};  ///< optional, for display
-  json icons = nullptr;  ///< optional (null: none)
-};
-/// One message of a prompt: a role, and a text or any content block.
-struct PromptMessage {
-  std::string role;  ///< "user" or "assistant"
-  std::string text = {};  ///< a text message, when content is null
-  json content = nullptr;      ///< any content block (content.hpp): image, audio, resource, ...
-  /// A message of any content block (content.hpp).
-  static PromptMessage with(std::string role, json content) {
-    return {std::move(role), {}, std::move(content)};
-  }
-};
-/// Makes a prompt's messages from its arguments (prompts/get).
-using PromptHandler = std::function<Coro<std::vector<PromptMessage>>(const json& args)>;
-
-/// completion/complete: the argument being completed and what is typed so far.
-struct CompletionRequest {
-  std::string ref_type;  ///< "ref/prompt" or "ref/resource"
-  std::string ref;       ///< the prompt's name or the template's uriTemplate
-  std::string argument;  ///< the argument's (or template variable's) name
-  std::string value;     ///< its partial value
-  std::map<std::string, std::string> context;  ///< the arguments already resolved
-};
-/// completion/complete's answer: the candidate values.
-struct Completion {
-  std::vector<std::string> values;  ///< at most 100 are sent (hasMore then says so)
-  std::optional<std::size_t> total;  ///< how many there are in all, if known
-  bool has_more = false;  ///< there are more than values holds
-  /// The candidates that start with prefix, in their order.
-  static Completion matching(std::string_view prefix, const std::vector<std::string>& candidates);
-};
-/// Completes one argument (Server::on_completion()).
-using CompletionHandler = std::function<Coro<Completion>(const CompletionRequest&)>;
 
 /// An MCP server: tools, resources, prompts and the rest, served to each
 /// client over a Transport (run(), run_stdio(); Streamable HTTP:

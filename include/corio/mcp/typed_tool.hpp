@@ -3,7 +3,7 @@
 /// are a C++ struct whose fields are listed once (name, member, description);
 /// the tool's inputSchema is generated from that list and the arguments are
 /// decoded into the struct before the handler runs. The field list is the
-/// http layer's (corio/http/json_fields.hpp, which the HTTP server's
+/// json layer's (corio/json/fields.hpp, which the HTTP server's
 /// Request::json_as<T> uses too): corio::mcp::Fields<T> and
 /// corio::http::Fields<T> are two names for one list, specialize either.
 ///
@@ -32,7 +32,7 @@
 #include <utility>
 
 #include <corio/coro.hpp>
-#include <corio/http/json_fields.hpp>
+#include <corio/json/fields.hpp>
 #include <corio/mcp/server.hpp>
 
 namespace corio::mcp {

@@ -83,9 +83,9 @@ struct IoEvent {
   bool writable;
 };
 
-class Backend {
+class IoBackend {
  public:
-  virtual ~Backend() = default;
+  virtual ~IoBackend() = default;
   virtual const char* name() const noexcept = 0;
 
   // ---- the per-fd table -----------------------------------------------------
@@ -156,6 +156,6 @@ class Backend {
   virtual void wakeup() noexcept = 0;
 };
 
-std::unique_ptr<Backend> make_epoll_backend();
+std::unique_ptr<IoBackend> make_epoll_backend();
 
 }  // namespace corio::detail

@@ -14,7 +14,7 @@
 namespace corio::detail {
 
 struct BackendChoice {
-  std::unique_ptr<Backend> backend;
+  std::unique_ptr<IoBackend> backend;
   // Set when what was asked for is not what runs: one line saying why.
   std::string fallback_reason;
 };

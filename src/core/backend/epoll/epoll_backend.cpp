@@ -42,7 +42,7 @@ struct EpollFd : FdSlot {
   void drained() noexcept { maybe_readable = read_closed; }
 };
 
-class EpollBackend final : public Backend {
+class EpollBackend final : public IoBackend {
  public:
   EpollBackend() {
     epfd_ = epoll_create1(EPOLL_CLOEXEC);
@@ -221,6 +221,6 @@ class EpollBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_epoll_backend() { return std::make_unique<EpollBackend>(); }
+std::unique_ptr<IoBackend> make_epoll_backend() { return std::make_unique<EpollBackend>(); }
 
 }  // namespace corio::detail

@@ -310,7 +310,7 @@ int UringBackend::poll(int timeout_ms, IoEvent* out, int capacity) {
 
 }  // namespace uring
 
-std::unique_ptr<Backend> make_io_uring_backend(const IoUringSupport& s) {
+std::unique_ptr<IoBackend> make_io_uring_backend(const IoUringSupport& s) {
   if (!s.usable || !s.provided_buffer_ring || !s.multishot_accept || !s.multishot_recv) {
     const std::string why = !s.usable ? s.reason
                                       : "the kernel (" + s.kernel +
@@ -327,7 +327,7 @@ std::unique_ptr<Backend> make_io_uring_backend(const IoUringSupport& s) {
 
 namespace corio::detail {
 
-std::unique_ptr<Backend> make_io_uring_backend(const IoUringSupport& s) {
+std::unique_ptr<IoBackend> make_io_uring_backend(const IoUringSupport& s) {
   throw std::system_error(ENOTSUP, std::generic_category(), s.reason);
 }
 

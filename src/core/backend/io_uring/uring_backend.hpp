@@ -1,4 +1,4 @@
-// The io_uring backend (issue 19, item 2): the Backend seam of backend.hpp on
+// The io_uring backend (issue 19, item 2): the IoBackend seam of backend.hpp on
 // completions instead of readiness. Stream sockets receive through one
 // multishot recv each into a provided-buffer ring shared by the loop, send
 // from a queue the backend owns, and listeners accept through one multishot
@@ -17,6 +17,6 @@ namespace corio::detail {
 // Needs what the probe found (a usable ring, a provided-buffer ring,
 // multishot accept and recv: Linux 6.0); throws std::system_error (ENOTSUP
 // with the probe's reason, or the errno of a failed setup) otherwise.
-std::unique_ptr<Backend> make_io_uring_backend(const IoUringSupport& support);
+std::unique_ptr<IoBackend> make_io_uring_backend(const IoUringSupport& support);
 
 }  // namespace corio::detail

@@ -31,7 +31,7 @@ constexpr std::size_t kDirectSend = 16 * 1024;
   throw std::system_error(err, std::generic_category(), what);
 }
 
-class UringBackend final : public Backend {
+class UringBackend final : public IoBackend {
  public:
   UringBackend();
   ~UringBackend() override;

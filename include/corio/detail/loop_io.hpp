@@ -1,0 +1,101 @@
+// detail::LoopIo: the loop's internal interface, for corio's own layers only
+// (awaiters, transports, files, the runtime's watchers). EventLoop's public
+// members are asyncio's loop API; this is what the layers above core use
+// besides, reached as loop.io(), as libuv's uv__ functions sit beside its uv_
+// ones. It is not part of the API: users never need it and it may change.
+//
+// The contract, in the order the layers meet it:
+//   1. Timers. add_timer() puts an awaiter's embedded TimerNode in the heap
+//      (its expire() runs on the loop when `when` has passed); remove_timer()
+//      takes it out, and does nothing when it is not in.
+//   2. Sockets. attach_fd() registers an fd with the backend once (Socket::
+//      watch); detach_fd() forgets it and fails its parked waits with EBADF.
+//      try_recv_into() / try_send() make the syscall or its backend
+//      equivalent now: nullopt / 0 mean "would block", then await
+//      loop.wait_readable(sock) / wait_writable(sock) and try again.
+//      lends_recv() says whether the backend lends its filled buffers on sock
+//      (io_uring); then try_recv_lent() returns them in place, valid until
+//      consume_lent() takes some, in the same step. unsent() is what the
+//      backend accepted but has not sent yet; shutdown() sends it first.
+//   3. Waits. park() puts an IoWait in its fd's slot (one reader, one writer:
+//      a second is a RuntimeError), unpark() takes it out; the loop fires it
+//      when the edge comes.
+//   4. Files. submit_file() hands a request to a completion backend (false:
+//      the backend cannot, use the thread pool); its completion calls
+//      file_op_done() once.
+//   5. Other threads. post_threadsafe() queues a ready node from any thread,
+//      without allocating; false (node untouched) once the loop is closed.
+//   6. The runtime's own. core() is the ready queue and the task registry;
+//      add/remove_internal_watcher() mark a watcher of the runtime's own (a
+//      signalfd, an inspection socket), which the deadlock check does not
+//      count as something that can wake a task.
+//
+// Everything but post_threadsafe() is loop-affine. Methods are out of line,
+// as the private members they replace were: one call, no virtual dispatch.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <span>
+#include <string_view>
+
+namespace corio {
+class EventLoop;
+class Socket;
+}  // namespace corio
+
+namespace corio::detail {
+
+struct FileOp;
+class IoBackend;
+class IoWait;
+struct LoopCore;
+struct LoopState;
+struct ReadyNode;
+struct TimerNode;
+
+class LoopIo {
+ public:
+  // 1. Timers
+  void add_timer(TimerNode* node, double when);
+  void remove_timer(TimerNode* node) noexcept;
+
+  // 2. Sockets
+  void attach_fd(int fd);
+  void detach_fd(int fd) noexcept;
+  std::optional<std::size_t> try_recv_into(Socket& sock, std::span<char> buf);
+  bool lends_recv(Socket& sock);
+  std::optional<std::string_view> try_recv_lent(Socket& sock);
+  void consume_lent(Socket& sock, std::size_t n) noexcept;
+  std::size_t try_send(Socket& sock, std::string_view data);
+  std::size_t unsent(const Socket& sock) const noexcept;
+  void shutdown(Socket& sock, int how);
+
+  // 3. Waits
+  void park(IoWait* w);
+  void unpark(IoWait* w) noexcept;
+
+  // 4. Files
+  bool submit_file(FileOp& op);
+  void file_op_done() noexcept;
+
+  // 5. Other threads
+  bool post_threadsafe(ReadyNode* node, bool release_hold = false);
+
+  // 6. The runtime's own
+  LoopCore& core() noexcept { return *core_; }
+  void add_internal_watcher() noexcept;
+  void remove_internal_watcher() noexcept;
+
+ private:
+  friend class corio::EventLoop;
+  LoopIo() noexcept = default;
+  LoopIo(EventLoop& loop, LoopCore& core, LoopState& state) noexcept;
+
+  EventLoop* loop_ = nullptr;
+  LoopCore* core_ = nullptr;
+  LoopState* state_ = nullptr;
+  IoBackend* backend_ = nullptr;  // state_'s, one load less on the socket path
+};
+
+}  // namespace corio::detail

@@ -1,0 +1,283 @@
+// The client's connection pool (see connection_pool.hpp).
+#include "http/client/connection_pool.hpp"
+
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <system_error>
+
+#include <corio/errors.hpp>
+#include <corio/event_loop.hpp>
+#include <corio/http/client_errors.hpp>
+#include <corio/http/tunnel.hpp>
+#include <corio/streams.hpp>
+#include <corio/timeout.hpp>
+
+namespace corio::http::detail {
+
+namespace {
+
+std::unique_ptr<Semaphore> make_permits(std::size_t limit) {
+  return limit == 0 ? nullptr : std::make_unique<Semaphore>(static_cast<int>(limit));
+}
+
+// An idle connection the server may have closed meanwhile (its keep-alive
+// timeout is often shorter than ours): a non-blocking peek says so without
+// a round trip, as urllib3 does. A plain connection with bytes waiting is
+// dead too (nothing was asked); on TLS they may be a session ticket, so
+// only EOF and errors count there.
+bool looks_alive(const PoolHost::Idle& c, bool tls) noexcept {
+  if (c.writer.is_closing() || c.reader.exception() || !c.reader.buffered().empty()) return false;
+  const int fd = c.writer.fileno();
+  if (fd < 0) return false;
+  char byte;
+  const ssize_t n = ::recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  if (n == 0) return false;
+  if (n > 0) return tls;
+  return errno == EAGAIN || errno == EWOULDBLOCK;
+}
+
+// The running loop, or null when a lease is dropped outside any loop (a
+// response that outlived corio::run): its connection is then closed.
+EventLoop* running_loop() noexcept {
+  try {
+    return &get_running_loop();
+  } catch (const RuntimeError&) {
+    return nullptr;
+  }
+}
+
+}  // namespace
+
+Lease::Lease(Lease&& o) noexcept { *this = std::move(o); }
+
+Lease& Lease::operator=(Lease&& o) noexcept {
+  if (this != &o) {
+    release(false);
+    reader = std::move(o.reader);
+    writer = std::move(o.writer);
+    reused = o.reused;
+    pool_ = std::move(o.pool_);
+    host_ = std::exchange(o.host_, nullptr);
+    host_permit_ = std::move(o.host_permit_);
+    total_permit_ = std::move(o.total_permit_);
+  }
+  return *this;
+}
+
+void Lease::release(bool keep) noexcept {
+  if (!host_) return;
+  pool_->give_back(*std::exchange(host_, nullptr), std::move(reader), std::move(writer), keep);
+  reader = {};
+  writer = {};
+  // The permits go after the connection is back, so the task they wake
+  // finds it idle instead of connecting anew.
+  host_permit_.reset();
+  total_permit_.reset();
+  pool_.reset();
+}
+
+ConnectionPool::ConnectionPool(PoolOptions opts)
+    : opts_(std::move(opts)), permits_(make_permits(opts_.limit)) {}
+
+ConnectionPool::~ConnectionPool() { close(); }
+
+std::string Route::key() const { return via ? peer.origin() + " via " + via->origin() : peer.origin(); }
+
+PoolHost& ConnectionPool::host(const Route& route) {
+  auto [it, inserted] = hosts_.try_emplace(route.key());
+  if (inserted) {
+    it->second.permits = make_permits(opts_.limit_per_host);
+    it->second.tls = route.peer.is_https();
+  }
+  return it->second;
+}
+
+void ConnectionPool::give_back(PoolHost& host, StreamReader reader, StreamWriter writer,
+                               bool keep) noexcept {
+  EventLoop* loop = running_loop();
+  if (keep && loop && !closed_ && !writer.is_closing()) {
+    park(host, std::move(reader), std::move(writer), *loop);
+    return;
+  }
+  discard(host, writer);
+}
+
+// The timer's deadline and the expiry test share this one expression, so
+// a timer firing at its deadline always finds its connection expired (a
+// virtual clock does not move on by itself to break a tie).
+double ConnectionPool::expires_at(const PoolHost::Idle& c) const noexcept {
+  return c.since + std::chrono::duration<double>(opts_.keepalive_timeout).count();
+}
+
+void ConnectionPool::park(PoolHost& host, StreamReader reader, StreamWriter writer,
+                          EventLoop& loop) {
+  host.idle.push_back({std::move(reader), std::move(writer), loop.time()});
+  ++idle_;
+  // An armed timer is due no later than this newest connection's deadline.
+  if (!expiry_ || expiry_.cancelled()) arm(loop, expires_at(host.idle.back()));
+}
+
+void ConnectionPool::arm(EventLoop& loop, double when) {
+  expiry_ = loop.call_at(when, [this] { on_expiry(); });
+}
+
+// Call after taking a connection off an idle list.
+void ConnectionPool::left_idle() noexcept {
+  if (--idle_ == 0) expiry_.cancel();
+}
+
+void ConnectionPool::discard(PoolHost& host, StreamWriter& writer) noexcept {
+  writer.close();
+  --host.open;
+  --open_;
+}
+
+void ConnectionPool::prune_expired(PoolHost& host, double now) {
+  while (!host.idle.empty() && expires_at(host.idle.front()) <= now) {
+    discard(host, host.idle.front().writer);
+    host.idle.pop_front();
+    left_idle();
+  }
+}
+
+void ConnectionPool::drop_dead(PoolHost& host) {
+  for (auto it = host.idle.begin(); it != host.idle.end();) {
+    if (looks_alive(*it, host.tls)) {
+      ++it;
+      continue;
+    }
+    discard(host, it->writer);
+    it = host.idle.erase(it);
+    left_idle();
+  }
+}
+
+void ConnectionPool::on_expiry() {
+  expiry_ = {};  // fired: the loop holds the handle until this returns
+  EventLoop& loop = get_running_loop();
+  std::optional<double> next;
+  for (auto& [origin, h] : hosts_) {
+    prune_expired(h, loop.time());
+    drop_dead(h);
+    if (!h.idle.empty() && (!next || expires_at(h.idle.front()) < *next)) {
+      next = expires_at(h.idle.front());
+    }
+  }
+  if (next) arm(loop, *next);
+}
+
+void ConnectionPool::make_room() {
+  if (opts_.limit == 0 || open_ < opts_.limit) return;
+  PoolHost* oldest = nullptr;
+  for (auto& [origin, h] : hosts_) {
+    if (!h.idle.empty() && (!oldest || h.idle.front().since < oldest->idle.front().since)) oldest = &h;
+  }
+  if (!oldest) return;
+  discard(*oldest, oldest->idle.front().writer);
+  oldest->idle.pop_front();
+  left_idle();
+}
+
+const SslContext& ConnectionPool::ssl_context() {
+  if (opts_.ssl) return *opts_.ssl;
+  // Parsing the system's CA bundle takes tens of milliseconds: once per pool.
+  if (!default_ssl_) default_ssl_ = SslContext::client();
+  return *default_ssl_;
+}
+
+ConnectOptions ConnectionPool::connect_options(const Url& url) {
+  ConnectOptions copts;
+  if (url.is_https()) copts.ssl = ssl_context();
+  return copts;
+}
+
+// The session's TLS context serves both hops: an https proxy is verified
+// with the same CAs as the origin behind it. No timeout of the tunnel's
+// own: connect()'s limit covers the proxy's answer too.
+TunnelOptions ConnectionPool::tunnel_options(const Route& route) {
+  TunnelOptions topts;
+  topts.headers = route.proxy_headers;
+  if (route.peer.is_https()) topts.ssl = ssl_context();
+  if (route.via->is_https()) topts.proxy_ssl = ssl_context();
+  topts.timeout.reset();
+  return topts;
+}
+
+Coro<void> ConnectionPool::connect(const Route& route, Lease& lease,
+                                   std::optional<std::chrono::milliseconds> limit) {
+  const Url& url = route.peer;
+  try {
+    std::pair<StreamReader, StreamWriter> streams;
+    Coro<std::pair<StreamReader, StreamWriter>> opening =
+        route.via ? open_tunnel(*route.via, url.host, url.port, tunnel_options(route))
+                  : open_connection(url.host, url.port, connect_options(url));
+    if (limit) {
+      streams = co_await timeout(*limit, std::move(opening));
+    } else {
+      streams = co_await std::move(opening);
+    }
+    lease.reader = std::move(streams.first);
+    lease.writer = std::move(streams.second);
+  } catch (const SslError& e) {
+    throw ClientSSLError("cannot connect to " + url.origin() + ": " + e.what(), e.code());
+  } catch (const std::system_error& e) {
+    throw ClientConnectionError("cannot connect to " + url.origin() + ": " + e.what(), e.code());
+  }
+}
+
+Coro<Lease> ConnectionPool::acquire(Url url, bool fresh,
+                                    std::optional<std::chrono::milliseconds> sock_connect) {
+  return acquire(Route{std::move(url), std::nullopt, {}}, fresh, sock_connect);
+}
+
+Coro<Lease> ConnectionPool::acquire(Route route, bool fresh,
+                                    std::optional<std::chrono::milliseconds> sock_connect) {
+  if (closed_) throw ClientConnectionError("the session is closed");
+  PoolHost& h = host(route);
+  Lease lease;
+  if (h.permits) lease.host_permit_.emplace(co_await h.permits->scoped_acquire());
+  if (permits_) lease.total_permit_.emplace(co_await permits_->scoped_acquire());
+  if (closed_) throw ClientConnectionError("the session is closed");
+  prune_expired(h, get_running_loop().time());
+  while (!fresh && !h.idle.empty()) {
+    PoolHost::Idle c = std::move(h.idle.back());
+    h.idle.pop_back();
+    left_idle();
+    if (looks_alive(c, h.tls)) {
+      lease.reader = std::move(c.reader);
+      lease.writer = std::move(c.writer);
+      lease.reused = true;
+      break;
+    }
+    discard(h, c.writer);
+  }
+  if (!lease.reused) {
+    make_room();
+    co_await connect(route, lease, sock_connect);
+    ++h.open;
+    ++open_;
+  }
+  lease.pool_ = shared_from_this();
+  lease.host_ = &h;
+  co_return lease;
+}
+
+std::vector<StreamWriter> ConnectionPool::close() {
+  closed_ = true;
+  expiry_.cancel();
+  idle_ = 0;
+  std::vector<StreamWriter> closing;
+  for (auto& [origin, h] : hosts_) {
+    for (PoolHost::Idle& c : h.idle) {
+      c.writer.close();
+      closing.push_back(std::move(c.writer));
+    }
+    h.open -= h.idle.size();
+    open_ -= h.idle.size();
+    h.idle.clear();
+  }
+  return closing;
+}
+
+}  // namespace corio::http::detail

@@ -1,0 +1,34 @@
+// exchange_head (see head_exchange.hpp).
+#include <corio/http/client_errors.hpp>
+#include <corio/ssl.hpp>
+
+#include "http/client/head_exchange.hpp"
+
+namespace corio::http::detail {
+
+Coro<HeadExchange> exchange_head(const Url& url, ConnectOptions copts, std::string request,
+                                 Limits limits) {
+  std::pair<StreamReader, StreamWriter> streams;
+  try {
+    streams = co_await open_connection(url.host, url.port, std::move(copts));
+  } catch (const SslError& e) {
+    throw ClientSSLError("cannot connect to " + url.origin() + ": " + e.what(), e.code());
+  } catch (const std::system_error& e) {
+    throw ClientConnectionError("cannot connect to " + url.origin() + ": " + e.what(), e.code());
+  }
+  HeadExchange ex{std::move(streams.first), std::move(streams.second), {}};
+  ex.writer.write(request);
+  ResponseParser parser(limits);
+  for (;;) {
+    const std::size_t n = parser.parse(ex.reader.buffered(), ex.head);
+    if (n > 0) {
+      ex.reader.consume(n);
+      co_return ex;
+    }
+    if (co_await ex.reader.fill_buffer() == 0) {
+      throw ClientConnectionError(url.origin() + " disconnected before its answer's head");
+    }
+  }
+}
+
+}  // namespace corio::http::detail

@@ -1,0 +1,88 @@
+// Request (see request.hpp): the head's parts, computed on first use, and
+// the body, read through the connection.
+#include <nlohmann/json.hpp>
+
+#include <corio/errors.hpp>
+#include <corio/http/request.hpp>
+#include <corio/http/http_exception.hpp>
+#include <corio/json/parse.hpp>
+#include <corio/json/schema.hpp>
+#include <corio/http/response.hpp>
+
+#include "http/server/server_connection.hpp"
+
+namespace corio::http {
+
+std::string_view Request::raw_path() const noexcept {
+  const std::string_view t = head_.target;
+  return t.substr(0, t.find('?'));
+}
+
+std::string_view Request::query_string() const noexcept {
+  const std::string_view t = head_.target;
+  const std::size_t q = t.find('?');
+  return q == std::string_view::npos ? std::string_view() : t.substr(q + 1);
+}
+
+const std::string& Request::path() const {
+  if (!path_) {
+    try {
+      path_ = percent_decode(raw_path(), false);
+    } catch (const ValueError& e) {
+      throw HTTPException(400, std::string("bad path: ") + e.what());
+    }
+  }
+  return *path_;
+}
+
+const QueryParams& Request::query() const {
+  if (!query_) {
+    try {
+      query_ = parse_query(query_string());
+    } catch (const ValueError& e) {
+      throw HTTPException(400, std::string("bad query: ") + e.what());
+    }
+  }
+  return *query_;
+}
+
+std::string Request::peername() const { return conn_->peername(); }
+
+std::string_view Request::param(std::string_view name) const noexcept {
+  for (const auto& [key, value] : match_info_) {
+    if (key == name) return value;
+  }
+  return {};
+}
+
+Coro<std::string> Request::read() { return conn_->read_all(); }
+
+Coro<std::string> Request::read_chunk() { return conn_->read_chunk(); }
+
+const Headers& Request::trailers() const noexcept { return conn_->trailers(); }
+
+bool Request::is_upgrade() const noexcept { return http::is_upgrade(head_); }
+
+Coro<std::pair<StreamReader, StreamWriter>> Request::take_connection(Response answer) {
+  return conn_->take_connection(std::move(answer));
+}
+
+Coro<nlohmann::json> Request::json() {
+  const std::string body = co_await read();
+  try {
+    co_return parse_json(body);
+  } catch (const JsonError& e) {
+    throw HTTPException(400, std::string("the body is not valid JSON: ") + e.what());
+  }
+}
+
+Coro<nlohmann::json> Request::json(nlohmann::json schema) {
+  nlohmann::json body = co_await json();
+  const std::vector<SchemaError> problems = schema_errors(schema, body);
+  if (problems.empty()) co_return body;
+  nlohmann::json errors = nlohmann::json::array();
+  for (const SchemaError& p : problems) errors.push_back({{"path", p.path}, {"message", p.message}});
+  throw HTTPException::json(422, {{"detail", "the body does not match its schema"}, {"errors", std::move(errors)}});
+}
+
+}  // namespace corio::http

@@ -1,0 +1,232 @@
+// Server, LoopServer and the middleware chain (see server.hpp and
+// server_connection.hpp).
+//
+// Timeouts: rather than a timer per connection re-armed per request, one
+// sweeper per loop wakes a few times per shortest timeout and aborts the
+// connections past their deadline. A request then costs a store of a
+// double, and the sweeper's cost is proportional to the connections, a
+// few times a second.
+#include <algorithm>
+#include <csignal>
+
+#include <fmt/core.h>
+
+#include <corio/errors.hpp>
+#include <corio/event_loop.hpp>
+#include <corio/streams.hpp>
+#include <corio/timeout.hpp>
+
+#include "http/server/server_connection.hpp"
+#include "http/server/server_errors.hpp"
+#include "http/server/server_workers.hpp"
+
+namespace corio::http {
+
+namespace detail {
+
+namespace {
+
+Coro<void> serve_connection(std::weak_ptr<LoopServer> weak, StreamReader reader,
+                            StreamWriter writer) {
+  const std::shared_ptr<LoopServer> server = weak.lock();
+  if (!server || server->stopping()) {
+    writer.close();
+    co_return;
+  }
+  HttpConnection conn(*server, std::move(reader), std::move(writer));
+  co_await conn.serve();
+}
+
+}  // namespace
+
+LoopServer::LoopServer(std::shared_ptr<const ServerShared> shared)
+    : shared_(std::move(shared)), date_(shared_->options.server_name) {
+  drained_.set();
+}
+
+LoopServer::~LoopServer() {
+  if (sweeper_) sweeper_->cancel();
+}
+
+Coro<void> LoopServer::start(std::string host, std::uint16_t port, bool reuse_port) {
+  const ServerOptions& opts = shared_->options;
+  corio::ServerOptions net;
+  net.reuse_port = reuse_port;
+  net.backlog = opts.backlog;
+  net.ssl = opts.ssl;
+  net.ssl_handshake_timeout = opts.tls_handshake_timeout;
+  net.max_connections = opts.max_connections;
+  std::weak_ptr<LoopServer> weak = weak_from_this();
+  ClientConnected handler = [weak](StreamReader r, StreamWriter w) {
+    return serve_connection(weak, std::move(r), std::move(w));
+  };
+  listener_ = co_await corio::start_server(handler, std::move(host), port, std::move(net));
+  port_ = listener_.port();
+}
+
+Coro<void> LoopServer::wait_stopped() { co_await stopped_.wait(); }
+
+void LoopServer::add(HttpConnection* c) {
+  c->index = conns_.size();
+  conns_.push_back(c);
+  drained_.clear();
+  if (!sweeper_) arm_sweeper();
+}
+
+void LoopServer::remove(HttpConnection* c) noexcept {
+  HttpConnection* last = conns_.back();
+  conns_[c->index] = last;
+  last->index = c->index;
+  conns_.pop_back();
+  if (conns_.empty()) drained_.set();
+}
+
+void LoopServer::arm_sweeper() {
+  const ServerOptions& opts = shared_->options;
+  const auto shortest =
+      std::min({opts.header_timeout, opts.idle_timeout, opts.body_timeout, opts.send_timeout});
+  const auto tick = std::clamp(shortest / 4, std::chrono::milliseconds(10),
+                               std::chrono::milliseconds(1000));
+  sweeper_ = get_running_loop().call_later(tick, [this] {
+    sweeper_.reset();
+    sweep();
+  });
+}
+
+void LoopServer::sweep() {
+  const double now = get_running_loop().time();
+  // Collected first: an abort may end a connection, which edits conns_.
+  std::vector<HttpConnection*> late;
+  for (HttpConnection* c : conns_) {
+    if (c->deadline != 0 && now >= c->deadline) late.push_back(c);
+  }
+  for (HttpConnection* c : late) {
+    c->deadline = 0;
+    c->abort();
+  }
+  if (!conns_.empty()) arm_sweeper();
+}
+
+void LoopServer::close() {
+  stopping_ = true;
+  if (listener_.is_serving()) listener_.close();
+  const std::vector<HttpConnection*> all = conns_;  // an ending connection edits conns_
+  for (HttpConnection* c : all) c->abort();
+  stopped_.set();
+}
+
+Coro<void> LoopServer::shutdown(std::chrono::milliseconds deadline) {
+  stopping_ = true;
+  if (listener_.is_serving()) listener_.close();
+  const std::vector<HttpConnection*> idle_now = conns_;
+  for (HttpConnection* c : idle_now) {
+    if (c->idle) c->close();
+  }
+  try {
+    co_await corio::wait_for(drained_.wait(), deadline);
+  } catch (const TimeoutError&) {
+    // Past the deadline: what is still running is cancelled below.
+  }
+  const std::vector<HttpConnection*> left = conns_;
+  for (HttpConnection* c : left) {
+    c->abort();
+    if (c->task) c->task->cancel("server shutdown");
+  }
+  co_await drained_.wait();
+  stopped_.set();
+}
+
+}  // namespace detail
+
+Coro<Response> Next::operator()(Request& req) const {
+  const std::vector<Middleware>& chain = shared_->middleware;
+  if (index_ == chain.size()) return detail::call_handler(*shared_, *handler_, req);
+  return chain[index_](req, Next(*shared_, index_ + 1, *handler_));
+}
+
+void log_to_stderr(const AccessLogEntry& e) {
+  fmt::print(stderr, "{} \"{} {}\" {} {} {:.3f}ms\n", e.remote, e.method, e.target, e.status,
+             e.bytes, static_cast<double>(e.duration.count()) / 1000.0);
+}
+
+Server::Server(ServerOptions options) : shared_(std::make_shared<detail::ServerShared>()) {
+  if (options.workers < 1) throw ValueError("ServerOptions::workers must be at least 1");
+  shared_->options = std::move(options);
+}
+
+const ServerOptions& Server::options() const noexcept { return shared_->options; }
+
+Server::~Server() {
+  if (workers_) workers_->stop_now();
+  if (main_) main_->close();
+}
+
+void Server::route(std::string method, std::string_view pattern, Handler handler) {
+  if (main_) throw RuntimeError("add routes before Server::start()");
+  shared_->router.add(std::move(method), pattern, std::move(handler));
+}
+
+void Server::use(Middleware middleware) {
+  if (main_) throw RuntimeError("add middleware before Server::start()");
+  shared_->middleware.push_back(std::move(middleware));
+}
+
+void Server::on_error(ErrorHandler handler) {
+  if (main_) throw RuntimeError("set the error hook before Server::start()");
+  shared_->on_error = std::move(handler);
+}
+
+Coro<void> Server::start(std::string host, std::uint16_t port) {
+  if (main_) throw RuntimeError("Server::start() called twice");
+  const ServerOptions& opts = shared_->options;
+  const bool reuse_port = opts.reuse_port || opts.workers > 1;
+  std::shared_ptr<detail::LoopServer> main = std::make_shared<detail::LoopServer>(shared_);
+  co_await main->start(host, port, reuse_port);
+  main_ = main;
+  if (opts.workers > 1) {
+    workers_ = std::make_unique<detail::Workers>(shared_, host, main->port(), opts.workers - 1);
+    co_await workers_->start();
+  }
+}
+
+std::uint16_t Server::port() const noexcept { return main_ ? main_->port() : 0; }
+
+Coro<void> Server::serve_forever() {
+  if (!main_) throw RuntimeError("Server::serve_forever() before start()");
+  try {
+    co_await main_->wait_stopped();
+  } catch (const CancelledError&) {
+    close();
+    throw;
+  }
+}
+
+void Server::close() {
+  if (workers_) workers_->stop_now();
+  if (main_) main_->close();
+}
+
+Coro<void> Server::shutdown(std::chrono::milliseconds deadline) {
+  if (!main_) co_return;
+  if (workers_) workers_->begin_shutdown(deadline);
+  co_await main_->shutdown(deadline);
+  if (workers_) co_await workers_->join();
+}
+
+Coro<void> run_until_signal(Server& server, std::chrono::milliseconds deadline) {
+  EventLoop& loop = get_running_loop();
+  Event signalled;
+  loop.add_signal_handler(SIGINT, [&signalled] { signalled.set(); });
+  loop.add_signal_handler(SIGTERM, [&signalled] { signalled.set(); });
+  struct Remove {
+    EventLoop& loop;
+    ~Remove() {
+      loop.remove_signal_handler(SIGINT);
+      loop.remove_signal_handler(SIGTERM);
+    }
+  } remove{loop};
+  co_await signalled.wait();
+  co_await server.shutdown(deadline);
+}
+
+}  // namespace corio::http

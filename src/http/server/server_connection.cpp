@@ -1,0 +1,396 @@
+// HttpConnection's request loop (see server_connection.hpp): read a head in
+// place from the reader's buffer, run the handler, answer, repeat.
+//
+// Pipelining: responses go into out_ and are handed to the writer only when
+// the connection is about to wait for the peer (fill()), so requests that
+// arrived together are answered with one write, in order. Timeouts are
+// deadlines the LoopServer's sweeper checks: a head has header_timeout from
+// its first byte (from the accept for the first request), a kept-alive
+// connection idle_timeout between requests, a body body_timeout between
+// reads, and each wait for the peer to take our bytes send_timeout.
+#include <corio/errors.hpp>
+#include <corio/event_loop.hpp>
+#include <corio/http/request.hpp>
+
+#include "http/server/server_connection.hpp"
+#include "http/server/server_errors.hpp"
+#include "http/wire/target.hpp"
+
+namespace corio::http::detail {
+
+using std::chrono::milliseconds;
+
+namespace {
+
+// How long, and how much, a connection we are closing after an error may
+// keep sending (discarded), so that our answer is not lost to a reset
+// (nginx's lingering_time is 30 s; this only needs to cover a request in
+// flight).
+constexpr milliseconds kLingerTime{2'000};
+constexpr std::size_t kLingerBytes = 1024 * 1024;
+
+// Pipelined answers batched in out_ beyond this go out before the next
+// request is handled.
+constexpr std::size_t kMaxBatch = 64 * 1024;
+
+double loop_time() { return get_running_loop().time(); }
+
+double deadline_after(milliseconds timeout) {
+  return loop_time() + std::chrono::duration<double>(timeout).count();
+}
+
+}  // namespace
+
+HttpConnection::HttpConnection(LoopServer& server, StreamReader reader, StreamWriter writer)
+    : server_(server),
+      shared_(server.shared()),
+      reader_(std::move(reader)),
+      writer_(std::move(writer)),
+      parser_(server.shared().options.limits),
+      tls_(server.shared().options.ssl.has_value()) {
+  task = current_task();
+  server_.add(this);
+}
+
+HttpConnection::~HttpConnection() { server_.remove(this); }
+
+Coro<void> HttpConnection::serve() {
+  try {
+    while (co_await read_head()) {
+      co_await handle_request();
+      if (!keep_alive_) break;
+    }
+    if (linger_) {
+      co_await linger();
+    } else {
+      flush();
+    }
+  } catch (const std::system_error&) {
+    // The peer reset or went away: this connection ends, quietly.
+  }
+  if (!taken_) writer_.close();  // a taken one is closed by its new owner
+}
+
+void HttpConnection::flush() {
+  if (out_.empty()) return;
+  write(out_);
+  out_.clear();
+}
+
+void HttpConnection::write(std::string_view bytes) {
+  // Aborted under us (a timeout, a shutdown): what is left has nowhere to go.
+  if (!writer_.is_closing()) writer_.write(bytes);
+}
+
+// Not a coroutine itself: when the writer took every byte (the usual
+// case) the caller awaits the reader's read directly, one frame fewer.
+Coro<std::size_t> HttpConnection::fill(milliseconds timeout) {
+  flush();  // the peer may be waiting for these before it sends more
+  if (writer_.get_write_buffer_size() > 0) return drain_and_fill(timeout);
+  return start_read(timeout);
+}
+
+Coro<std::size_t> HttpConnection::drain_and_fill(milliseconds timeout) {
+  co_await drain();
+  co_return co_await start_read(timeout);
+}
+
+Coro<std::size_t> HttpConnection::start_read(milliseconds timeout) {
+  if (deadline == 0) deadline = deadline_after(timeout);
+  return reader_.fill_buffer();
+}
+
+// The read clock (a head's, a body's) is put back after the wait: it runs
+// on from where it was.
+Coro<void> HttpConnection::under_send_timeout(Coro<void> wait) {
+  const double read_deadline = deadline;
+  deadline = deadline_after(shared_.options.send_timeout);
+  co_await std::move(wait);
+  deadline = read_deadline;
+}
+
+Coro<void> HttpConnection::drain() {
+  if (writer_.get_write_buffer_size() == 0) co_return;
+  co_await under_send_timeout(writer_.drain());
+}
+
+Coro<void> HttpConnection::wait_writable() {
+  co_await under_send_timeout(writer_.wait_writable());
+}
+
+Coro<bool> HttpConnection::read_head() {
+  const ServerOptions& opts = shared_.options;
+  parser_.reset();
+  for (;;) {
+    std::size_t n = 0;
+    std::optional<ParseError> error;
+    try {
+      n = parser_.parse(reader_.buffered(), head_);
+    } catch (const ParseError& e) {
+      error = e;
+    }
+    if (error) {
+      head_.method.clear();  // for the access log: no request to name
+      head_.target.clear();
+      head_.headers.clear();  // half parsed: nothing in it for the error hook to trust
+      co_await reject(error->status(), error->what());
+      co_return false;
+    }
+    if (n > 0) {
+      reader_.consume(n);
+      deadline = 0;
+      idle = false;
+      if (out_.size() >= kMaxBatch) {  // a peer pipelining without reading: push back
+        flush();
+        co_await drain();
+      }
+      co_return true;
+    }
+    const bool nothing_yet = reader_.buffered().empty();
+    if (nothing_yet && server_.stopping()) co_return false;
+    if (idle && !nothing_yet) deadline = 0;  // a head began: its own, shorter clock starts
+    idle = nothing_yet;
+    // Before the first request, the header clock runs from the accept.
+    const milliseconds timeout = idle && requests_ > 0 ? opts.idle_timeout : opts.header_timeout;
+    if (co_await fill(timeout) == 0) co_return false;  // EOF, or closed by a timeout
+  }
+}
+
+// The clock is read for the access log only: a clock read per request
+// is not free.
+void HttpConnection::start_clock() {
+  if (shared_.options.access_log) started_ = std::chrono::steady_clock::now();
+}
+
+bool HttpConnection::check_expect() {
+  const std::optional<std::string_view> expect = head_.headers.get("Expect");
+  expect_continue_ = false;
+  if (!expect) return true;
+  if (!iequals(*expect, "100-continue")) return false;
+  expect_continue_ = head_.version_minor >= 1;
+  return true;
+}
+
+Coro<void> HttpConnection::handle_request() {
+  start_clock();
+  ++requests_;
+  keep_alive_ = keep_alive(head_.version_minor, head_.headers) && !server_.stopping();
+  head_only_ = head_.method == "HEAD";
+  body_failed_ = false;
+  std::optional<ParseError> error;
+  try {
+    body_.emplace(request_framing(head_), shared_.options.limits);
+  } catch (const ParseError& e) {
+    error = e;
+  }
+  if (error) {
+    body_.reset();
+    co_await reject(error->status(), error->what());
+    co_return;
+  }
+  use_absolute_form();
+  if (head_.method == "CONNECT") keep_alive_ = false;  // no tunnels: see server.hpp
+  Response resp(417);
+  Request req(head_, this);
+  if (check_expect()) {
+    co_await dispatch(req, resp);
+  } else {
+    resp = shape_error(shared_, req, HTTPException(417, "Expect supports only 100-continue"));
+    keep_alive_ = false;
+  }
+  if (taken_) {
+    log_access(0);
+    co_return;
+  }
+  // Known before the answer, so that it says "Connection: close": a broken
+  // body, one the client holds back until a 100 that will not come, or the
+  // rest of one the handler left unread that is too long (or broken) to
+  // skip.
+  if (body_failed_ || (expect_continue_ && !body_->done())) {
+    keep_alive_ = false;
+  } else if (keep_alive_ && !body_->done() && !co_await discard_body(resp)) {
+    keep_alive_ = false;
+  }
+  if (!keep_alive_ && !body_->done()) linger_ = true;
+  const std::uint64_t bytes = needs_wait(resp) ? co_await send(resp) : send_body(resp);
+  log_access(bytes);
+}
+
+// RFC 9112 section 3.2.2: an absolute-form target is routed by its path,
+// and its authority replaces the Host field (the parser let no target
+// through that is neither this nor origin-, asterisk- or authority-form).
+void HttpConnection::use_absolute_form() {
+  if (head_.target.front() == '/' || head_.target == "*" || head_.method == "CONNECT") return;
+  const std::optional<target::AbsoluteForm> form = target::split_absolute_form(head_.target);
+  if (!form) return;
+  head_.headers.set("Host", std::string(form->authority));
+  std::string origin = form->path_and_query.empty() || form->path_and_query.front() == '?'
+                           ? "/"
+                           : "";
+  origin += form->path_and_query;
+  head_.target = std::move(origin);
+}
+
+// The answer goes into resp, not out as a Coro<Response>: one move of it
+// fewer per request.
+Coro<void> HttpConnection::dispatch(Request& req, Response& resp) {
+  try {
+    const bool connect = head_.method == "CONNECT";
+    const std::string connect_path = connect ? "/" + head_.target : std::string();
+    const Router::Match match = shared_.router.resolve(
+        head_.method, connect ? std::string_view(connect_path) : req.raw_path(), req.match_info());
+    if (!match.handler) {
+      HTTPException error = connect ? HTTPException(501, "CONNECT is not supported") : unmatched(match);
+      if (shared_.middleware.empty()) {
+        resp = shape_error(shared_, req, error);
+        co_return;
+      }
+      // Middleware runs for unmatched routes too (CORS, logging): around a
+      // handler that raises the error.
+      const Handler raise = [error](Request&) { return raise_error(error); };
+      const Next chain(shared_, 0, raise);
+      resp = co_await chain(req);
+    } else if (shared_.middleware.empty()) {
+      resp = co_await (*match.handler)(req);
+    } else {
+      const Next chain(shared_, 0, *match.handler);
+      resp = co_await chain(req);
+    }
+  } catch (const HTTPException& e) {
+    resp = shape_error(shared_, req, e);
+  } catch (const ParseError& e) {
+    body_failed_ = true;  // the body cannot be skipped: answer and close
+    resp = shape_error(shared_, req, HTTPException(e.status(), e.what()));
+  } catch (const std::exception& e) {
+    // A taken-over connection whose peer went away: nobody to answer, nothing to report.
+    if (taken_ && dynamic_cast<const std::system_error*>(&e) != nullptr) {
+      resp = Response{};
+      co_return;
+    }
+    EventLoop& loop = get_running_loop();
+    loop.call_exception_handler(
+        {"Error handling request " + head_.method + " " + head_.target, std::current_exception(),
+         task});
+    resp = shape_error(shared_, req, HTTPException(500, "Internal Server Error"));
+  }
+}
+
+void HttpConnection::send_continue() {
+  if (!expect_continue_) return;
+  expect_continue_ = false;
+  out_ += "HTTP/1.1 100 Continue\r\n\r\n";
+  flush();
+}
+
+Coro<std::string> HttpConnection::read_chunk() {
+  std::string piece;
+  if (!body_ || body_->done()) co_return piece;
+  send_continue();
+  try {
+    for (;;) {
+      const std::size_t used = body_->decode(reader_.buffered(), piece);
+      reader_.consume(used);
+      if (!piece.empty() || body_->done()) break;
+      if (used > 0) continue;
+      if (co_await fill(shared_.options.body_timeout) == 0) body_->finish_at_eof();
+      deadline = 0;
+    }
+  } catch (const ParseError&) {
+    body_failed_ = true;
+    throw;
+  }
+  co_return piece;
+}
+
+Coro<std::string> HttpConnection::read_all() {
+  std::string body;
+  for (;;) {
+    std::string piece = co_await read_chunk();
+    if (piece.empty()) co_return body;
+    if (body.empty()) {
+      body = std::move(piece);
+    } else {
+      body += piece;
+    }
+  }
+}
+
+Coro<std::pair<StreamReader, StreamWriter>> HttpConnection::take_connection(Response answer) {
+  if (taken_) throw RuntimeError("the connection was already taken over");
+  co_await read_all();  // the protocol switches after the request's body, if any
+  taken_ = true;
+  keep_alive_ = false;
+  write_head(answer, std::nullopt);
+  flush();
+  deadline = 0;
+  co_await writer_.drain();
+  co_return std::pair<StreamReader, StreamWriter>(reader_, writer_);
+}
+
+const Headers& HttpConnection::trailers() const noexcept {
+  static const Headers kNone;
+  return body_ ? body_->trailers() : kNone;
+}
+
+// The rest of a body the handler left unread, read and dropped so that the
+// next request can be parsed; false when the connection should close
+// instead (too much left, a broken body, one that stopped coming). A
+// broken one also replaces the answer with the 400 it is (nginx does the
+// same when it discards a body): the request was not what it said.
+Coro<bool> HttpConnection::discard_body(Response& answer) {
+  const std::uint64_t max_drain = shared_.options.max_drain;
+  const BodyFraming framing = request_framing(head_);  // it passed once, in handle_request
+  if (framing.kind == BodyFraming::Kind::length &&
+      framing.length - body_->body_bytes() > max_drain) {
+    co_return false;  // too long to skip: not a byte of it is waited for
+  }
+  std::string scratch;
+  const std::uint64_t stop_at = body_->body_bytes() + max_drain;
+  try {
+    while (!body_->done()) {
+      scratch.clear();
+      const std::size_t used = body_->decode(reader_.buffered(), scratch);
+      reader_.consume(used);
+      if (body_->body_bytes() > stop_at) co_return false;
+      if (used > 0 || body_->done()) continue;
+      if (co_await fill(shared_.options.body_timeout) == 0) co_return false;
+      deadline = 0;
+    }
+  } catch (const ParseError& e) {
+    answer = shape_error(shared_, Request(head_, this), HTTPException(e.status(), e.what()));
+    co_return false;
+  }
+  co_return true;
+}
+
+// Answers a request we cannot read; serve() then closes in stages.
+Coro<void> HttpConnection::reject(int status, std::string_view message) {
+  keep_alive_ = false;
+  linger_ = true;
+  head_only_ = false;
+  start_clock();
+  Response resp =
+      shape_error(shared_, Request(head_, this), HTTPException(status, std::string(message)));
+  const std::uint64_t bytes = co_await send(resp);
+  log_access(bytes);
+}
+
+// A lingering close: our answer and our side's EOF first, then what the
+// peer still sends is read and dropped, for kLingerTime and kLingerBytes at
+// most, so that its unread bytes do not make the kernel reset the
+// connection before the peer read the answer.
+Coro<void> HttpConnection::linger() {
+  flush();
+  writer_.write_eof();
+  deadline = deadline_after(kLingerTime);
+  idle = true;  // nothing left to answer: a shutdown need not wait for us
+  std::size_t dropped = 0;
+  while (dropped < kLingerBytes) {
+    const std::size_t n = co_await reader_.fill_buffer();
+    if (n == 0) break;
+    dropped += reader_.buffered().size();
+    reader_.consume(reader_.buffered().size());
+  }
+}
+
+}  // namespace corio::http::detail

@@ -1,0 +1,165 @@
+// The server's private parts: what the Server shares with its loops, one
+// loop's listener and connections, and one connection's request loop.
+//
+// Lifetime rules:
+//   1. ServerShared (routes, middleware, options) is read-only once
+//      start() ran; every LoopServer holds it by shared_ptr, so workers on
+//      other threads read it without locks.
+//   2. A LoopServer lives while its Server or any of its connections does
+//      (each connection task holds a shared_ptr), so a connection unwinding
+//      after the Server is gone still finds it.
+//   3. An HttpConnection lives in its task's coroutine frame; LoopServer
+//      keeps a raw pointer to it from registration to the frame's end (the
+//      Registration member unregisters it).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <corio/event.hpp>
+#include <corio/handle.hpp>
+#include <corio/http/server.hpp>
+#include <corio/server.hpp>
+#include <corio/stream_reader.hpp>
+#include <corio/stream_writer.hpp>
+#include <corio/task.hpp>
+
+#include "http/server/date_cache.hpp"
+
+namespace corio::http::detail {
+
+struct ServerShared {
+  ServerOptions options;
+  Router router;
+  std::vector<Middleware> middleware;
+  ErrorHandler on_error;  // empty: Response::from
+};
+
+class HttpConnection;
+
+// One loop's share of a Server: its listener, its connections, the sweeper
+// that enforces their timeouts.
+class LoopServer : public std::enable_shared_from_this<LoopServer> {
+ public:
+  explicit LoopServer(std::shared_ptr<const ServerShared> shared);
+  LoopServer(const LoopServer&) = delete;
+  LoopServer& operator=(const LoopServer&) = delete;
+  ~LoopServer();
+
+  Coro<void> start(std::string host, std::uint16_t port, bool reuse_port);
+  std::uint16_t port() const noexcept { return port_; }
+  Coro<void> wait_stopped();
+  void close();  // at once: stop accepting, abort every connection
+  Coro<void> shutdown(std::chrono::milliseconds deadline);
+
+  void add(HttpConnection* c);
+  void remove(HttpConnection* c) noexcept;
+
+  const ServerShared& shared() const noexcept { return *shared_; }
+  DateCache& date() noexcept { return date_; }
+  bool stopping() const noexcept { return stopping_; }
+
+ private:
+  void arm_sweeper();
+  void sweep();  // aborts the connections past their deadline
+
+  std::shared_ptr<const ServerShared> shared_;
+  corio::Server listener_;
+  std::uint16_t port_ = 0;
+  std::vector<HttpConnection*> conns_;
+  std::optional<TimerHandle> sweeper_;
+  DateCache date_;
+  Event drained_;  // set while there is no connection
+  Event stopped_;
+  bool stopping_ = false;
+};
+
+class HttpConnection {
+ public:
+  HttpConnection(LoopServer& server, StreamReader reader, StreamWriter writer);
+  HttpConnection(const HttpConnection&) = delete;
+  HttpConnection& operator=(const HttpConnection&) = delete;
+  ~HttpConnection();
+
+  // The request loop, until the peer or the server ends the connection.
+  Coro<void> serve();
+
+  // For Request: the body, on demand.
+  Coro<std::string> read_chunk();
+  Coro<std::string> read_all();
+  const Headers& trailers() const noexcept;
+  std::string peername() const { return writer_.get_extra_info("peername"); }
+  // For Request: an Upgrade's or a CONNECT's switch (request.hpp).
+  Coro<std::pair<StreamReader, StreamWriter>> take_connection(Response answer);
+
+  // For the response writers: until the writer took our bytes, or until it
+  // can take more, each wait within send_timeout (then the sweeper aborts).
+  Coro<void> drain();
+  Coro<void> wait_writable();
+
+  // For LoopServer.
+  double deadline = 0;  // loop time past which the sweeper aborts; 0: none
+  bool idle = false;    // waiting for a request, nothing of it received
+  std::size_t index = 0;  // in LoopServer's list
+  std::optional<TaskRef> task;
+  void abort() noexcept { writer_.abort(); }
+  void close() noexcept { writer_.close(); }
+
+ private:
+  Coro<bool> read_head();
+  Coro<void> handle_request();
+  Coro<void> dispatch(Request& req, Response& resp);
+  Coro<bool> discard_body(Response& answer);
+  Coro<void> reject(int status, std::string_view message);
+  Coro<void> linger();
+  Coro<void> under_send_timeout(Coro<void> wait);
+  void use_absolute_form();
+  Coro<std::size_t> fill(std::chrono::milliseconds timeout);
+  Coro<std::size_t> drain_and_fill(std::chrono::milliseconds timeout);
+  Coro<std::size_t> start_read(std::chrono::milliseconds timeout);
+  void flush();
+  void write(std::string_view bytes);  // to the writer, unless it was aborted
+  void send_continue();
+  bool check_expect();
+  void start_clock();
+
+  // Response writing, in server_response.cpp. A body (most answers) goes
+  // out at once, without a coroutine frame: needs_wait() (which also turns
+  // an answer with a bad field into a 500) says when to await send()
+  // instead, for a file or a stream.
+  bool needs_wait(Response& resp);
+  std::uint64_t send_body(Response& resp);
+  Coro<std::uint64_t> send(Response& resp);
+  void write_head(const Response& resp, std::optional<std::uint64_t> content_length);
+  Coro<std::uint64_t> send_file(Response& resp);
+  Coro<std::uint64_t> send_stream(Response& resp);
+  Coro<void> sendfile_all(int fd, std::uint64_t size);
+  Coro<void> copy_file(int fd, std::uint64_t size);
+  void log_access(std::uint64_t bytes);
+
+  LoopServer& server_;
+  const ServerShared& shared_;
+  StreamReader reader_;
+  StreamWriter writer_;
+  RequestParser parser_;
+  RequestHead head_;
+  std::optional<BodyDecoder> body_;
+  std::string out_;  // responses not yet handed to the writer (pipelining batches them)
+  std::chrono::steady_clock::time_point started_;
+  std::uint64_t requests_ = 0;
+  std::string remote_;  // for the access log, filled on first use
+  bool keep_alive_ = true;
+  bool head_only_ = false;        // HEAD: the head alone
+  bool expect_continue_ = false;  // "100 Continue" still owed before reading the body
+  bool body_failed_ = false;      // the body broke the protocol: close after answering
+  bool linger_ = false;           // the peer may still be sending: close in stages
+  int sent_status_ = 0;           // of the last head written, for the access log
+  bool tls_ = false;
+  bool taken_ = false;  // handed over by take_connection(): no longer ours
+};
+
+}  // namespace corio::http::detail

@@ -1,0 +1,322 @@
+// HttpConnection's answers (see server_connection.hpp): the head in the
+// batch buffer out_, the body after it (or straight to the writer when it
+// is large), files with sendfile(2), streams chunked.
+#include <sys/sendfile.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <charconv>
+#include <system_error>
+
+#include <fmt/core.h>
+
+#include <corio/errors.hpp>
+#include <corio/event_loop.hpp>
+
+#include "http/server/server_connection.hpp"
+#include "http/wire/body_file.hpp"
+
+namespace corio::http::detail {
+
+namespace {
+
+// Bodies above this skip the batch buffer: one copy fewer, and a big body
+// does not sit in out_ while the socket takes it.
+constexpr std::size_t kCopyIntoBatch = 16 * 1024;
+constexpr std::size_t kFilePiece = 64 * 1024;
+
+enum class Framing { length, chunked, none };
+
+void append_field(std::string& out, std::string_view name, std::string_view value) {
+  out += name;
+  out += ": ";
+  out += value;
+  out += "\r\n";
+}
+
+// The fields of a handler's answer that the head writer acts on. Told
+// apart by length first: most names then cost no comparison at all.
+enum class Field { other, server, date, connection, content_length, transfer_encoding };
+
+Field classify(std::string_view name) noexcept {
+  switch (name.size()) {
+    case 4: return iequals(name, "Date") ? Field::date : Field::other;
+    case 6: return iequals(name, "Server") ? Field::server : Field::other;
+    case 10: return iequals(name, "Connection") ? Field::connection : Field::other;
+    case 14: return iequals(name, "Content-Length") ? Field::content_length : Field::other;
+    case 17: return iequals(name, "Transfer-Encoding") ? Field::transfer_encoding : Field::other;
+    default: return Field::other;
+  }
+}
+
+bool is_framing_field(Field f) {
+  return f == Field::content_length || f == Field::transfer_encoding || f == Field::connection;
+}
+
+// What may not be in a field name a handler set: what would end the name
+// or split the head. A table, not find_first_of, which calls memchr once
+// per character of the name.
+constexpr std::array<bool, 256> kNotInName = [] {
+  std::array<bool, 256> t{};
+  for (char c : std::string_view(":\r\n \t")) t[static_cast<unsigned char>(c)] = true;
+  return t;
+}();
+
+bool valid_name(std::string_view name) noexcept {
+  return !name.empty() && std::none_of(name.begin(), name.end(), [](char c) {
+    return kNotInName[static_cast<unsigned char>(c)];
+  });
+}
+
+// A field a handler set that would split the head (response splitting).
+bool valid_fields(const Headers& headers) {
+  return std::all_of(headers.begin(), headers.end(), [](const Header& h) {
+    return valid_name(h.name) && h.value.find('\r') == std::string::npos &&
+           h.value.find('\n') == std::string::npos;
+  });
+}
+
+// Which of those a handler's answer has, in one pass.
+struct Present {
+  bool server = false;
+  bool date = false;
+  bool close = false;  // the first Connection field says close
+};
+
+Present present_fields(const Headers& headers) {
+  Present p;
+  bool connection = false;
+  for (const Header& h : headers) {
+    const Field f = classify(h.name);
+    p.server = p.server || f == Field::server;
+    p.date = p.date || f == Field::date;
+    if (f == Field::connection && !connection) {
+      connection = true;
+      p.close = iequals(h.value, "close");
+    }
+  }
+  return p;
+}
+
+// "HTTP/1.1 200 OK\r\n", put together on the stack and appended once:
+// each append is a call and a memcpy. (The status is printed unsigned, as
+// it always was; no reason phrase is as long as 32 characters.)
+void append_status_line(std::string& out, int status) {
+  const std::string_view reason = reason_phrase(status).substr(0, 32);
+  char line[64] = "HTTP/1.1 ";
+  char* p = std::to_chars(line + 9, line + 29, static_cast<std::uint64_t>(status)).ptr;
+  *p++ = ' ';
+  p = std::copy(reason.begin(), reason.end(), p);
+  *p++ = '\r';
+  *p++ = '\n';
+  out.append(line, static_cast<std::size_t>(p - line));
+}
+
+// "Content-Length: 13\r\n", appended once (see append_status_line).
+void append_content_length(std::string& out, std::uint64_t length) {
+  char line[48] = "Content-Length: ";
+  char* p = std::to_chars(line + 16, line + sizeof line - 2, length).ptr;
+  *p++ = '\r';
+  *p++ = '\n';
+  out.append(line, static_cast<std::size_t>(p - line));
+}
+
+bool has_no_body(int status) { return status < 200 || status == 204 || status == 304; }
+
+// The StreamResponseWriter a producer writes to.
+class BodyStream final : public StreamResponseWriter {
+ public:
+  BodyStream(HttpConnection& conn, StreamWriter& writer, bool chunked)
+      : conn_(conn), writer_(writer), chunked_(chunked) {}
+  Coro<void> write(std::string_view piece) override {
+    if (piece.empty()) co_return;  // an empty chunk would end the body
+    if (writer_.is_closing()) {
+      throw std::system_error(ECONNRESET, std::generic_category(), "connection closed");
+    }
+    bytes += piece.size();
+    if (chunked_) {
+      std::string frame = fmt::format("{:x}\r\n", piece.size());
+      frame += piece;
+      frame += "\r\n";
+      writer_.write(frame);
+    } else {
+      writer_.write(piece);
+    }
+    // A failed send shows in is_closing() above, at the next piece.
+    co_await conn_.drain();
+  }
+  std::uint64_t bytes = 0;
+
+ private:
+  HttpConnection& conn_;
+  StreamWriter& writer_;
+  bool chunked_;
+};
+
+std::string read_piece(int fd, std::uint64_t offset, std::uint64_t left) {
+  std::string piece(std::min<std::uint64_t>(left, kFilePiece), '\0');
+  const ssize_t n = ::pread(fd, piece.data(), piece.size(), static_cast<off_t>(offset));
+  if (n < 0) throw std::system_error(errno, std::generic_category(), "pread");
+  if (n == 0) throw std::system_error(EIO, std::generic_category(), "file shrank while sent");
+  piece.resize(static_cast<std::size_t>(n));
+  return piece;
+}
+
+}  // namespace
+
+void HttpConnection::write_head(const Response& resp, std::optional<std::uint64_t> length) {
+  const Present present = present_fields(resp.headers);
+  if (present.close || server_.stopping()) keep_alive_ = false;
+  sent_status_ = resp.status;
+  // A head take_connection() sends: what follows is another protocol's.
+  const bool switching = taken_;
+  const Framing framing = has_no_body(resp.status) || switching ? Framing::none
+                          : length                 ? Framing::length
+                          : head_.version_minor >= 1 ? Framing::chunked
+                                                     : Framing::none;  // 1.0: until close
+  if (framing == Framing::none && !length && !has_no_body(resp.status)) keep_alive_ = false;
+
+  append_status_line(out_, resp.status);
+  const std::string& server_name = shared_.options.server_name;
+  if (!present.server && !present.date) {
+    out_ += server_.date().fields();  // both, the usual case: one cached block
+  } else {
+    if (!server_name.empty() && !present.server) append_field(out_, "Server", server_name);
+    if (!present.date) append_field(out_, "Date", server_.date().now());
+  }
+  if (framing == Framing::length) {
+    append_content_length(out_, *length);
+  } else if (framing == Framing::chunked) {
+    out_ += "Transfer-Encoding: chunked\r\n";
+  }
+  if (!keep_alive_ && !switching) {  // a switching head's Connection is the handler's
+    out_ += "Connection: close\r\n";
+  } else if (head_.version_minor == 0 && !switching) {
+    out_ += "Connection: keep-alive\r\n";
+  }
+  for (const Header& h : resp.headers) {
+    const Field f = classify(h.name);
+    if (!is_framing_field(f) || (switching && f == Field::connection)) {
+      append_field(out_, h.name, h.value);
+    }
+  }
+  out_ += "\r\n";
+}
+
+bool HttpConnection::needs_wait(Response& resp) {
+  if (!valid_fields(resp.headers)) {
+    get_running_loop().call_exception_handler(
+        {"A handler set a header field with a line break or a bad name (" + head_.target + ")",
+         nullptr, task});
+    resp = Response::text("Internal Server Error", 500);
+  }
+  return !resp.file_path.empty() || resp.producer;
+}
+
+std::uint64_t HttpConnection::send_body(Response& resp) {
+  write_head(resp, resp.body.size());
+  if (head_only_ || has_no_body(resp.status)) return 0;
+  if (resp.body.size() <= kCopyIntoBatch) {
+    out_ += resp.body;
+  } else {
+    flush();
+    write(resp.body);
+  }
+  return resp.body.size();
+}
+
+Coro<std::uint64_t> HttpConnection::send(Response& resp) {
+  if (!needs_wait(resp)) co_return send_body(resp);
+  if (!resp.file_path.empty()) co_return co_await send_file(resp);
+  co_return co_await send_stream(resp);
+}
+
+Coro<std::uint64_t> HttpConnection::send_file(Response& resp) {
+  const OpenFile file(resp.file_path);
+  if (file.status() != 200) {
+    Response error = Response::text(std::string(reason_phrase(file.status())), file.status());
+    co_return co_await send(error);
+  }
+  if (!resp.headers.contains("Content-Type")) {
+    resp.headers.set("Content-Type", std::string(content_type_for(resp.file_path)));
+  }
+  write_head(resp, file.size());
+  if (head_only_ || file.size() == 0 || has_no_body(resp.status)) co_return 0;
+  flush();
+  // TLS encrypts in user space: the file has to pass through it.
+  if (tls_) {
+    co_await copy_file(file.fd(), file.size());
+  } else {
+    co_await sendfile_all(file.fd(), file.size());
+  }
+  co_return file.size();
+}
+
+Coro<void> HttpConnection::sendfile_all(int fd, std::uint64_t size) {
+  // The head first, in order: sendfile must not overtake buffered bytes.
+  if (!writer_.is_flushed()) co_await wait_writable();
+  // sendfile has no MSG_NOSIGNAL: a peer gone mid-file is EPIPE only
+  // because the EventLoop ignores SIGPIPE (see docs/asyncio-to-corio.md).
+  off_t offset = 0;
+  while (static_cast<std::uint64_t>(offset) < size) {
+    const std::uint64_t left = size - static_cast<std::uint64_t>(offset);
+    const ssize_t n = ::sendfile(writer_.fileno(), fd, &offset, std::min<std::uint64_t>(left, 1 << 30));
+    if (n > 0) continue;
+    if (n == 0) throw std::system_error(EIO, std::generic_category(), "file shrank while sent");
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN) throw std::system_error(errno, std::generic_category(), "sendfile");
+    co_await wait_writable();
+  }
+}
+
+Coro<void> HttpConnection::copy_file(int fd, std::uint64_t size) {
+  for (std::uint64_t offset = 0; offset < size;) {
+    std::string piece = read_piece(fd, offset, size - offset);
+    offset += piece.size();
+    write(piece);
+    co_await drain();
+  }
+}
+
+Coro<std::uint64_t> HttpConnection::send_stream(Response& resp) {
+  if (!resp.headers.contains("Content-Type")) {
+    resp.headers.set("Content-Type", "application/octet-stream");
+  }
+  write_head(resp, std::nullopt);
+  if (head_only_ || has_no_body(resp.status)) co_return 0;
+  flush();
+  const bool chunked = head_.version_minor >= 1;
+  BodyStream stream(*this, writer_, chunked);
+  try {
+    co_await resp.producer(stream);
+  } catch (const std::system_error&) {
+    keep_alive_ = false;  // the peer went away mid-body: nothing to report
+    writer_.abort();
+    co_return stream.bytes;
+  } catch (const std::exception&) {
+    // The head is out: too late for a 500. Cut the connection, so the peer
+    // sees a truncated body rather than a complete-looking one.
+    get_running_loop().call_exception_handler(
+        {"Error producing the body of " + head_.target, std::current_exception(), task});
+    keep_alive_ = false;
+    writer_.abort();
+    co_return stream.bytes;
+  }
+  if (chunked) write("0\r\n\r\n");
+  co_return stream.bytes;
+}
+
+// The status of the head that went out: a handler's 200 for a file can
+// turn into the 404 or 403 that send_file() answered instead.
+void HttpConnection::log_access(std::uint64_t bytes) {
+  const AccessLog& log = shared_.options.access_log;
+  if (!log) return;
+  if (remote_.empty()) remote_ = peername();
+  const auto took = std::chrono::duration_cast<std::chrono::microseconds>(
+      std::chrono::steady_clock::now() - started_);
+  log(AccessLogEntry{remote_, head_.method, head_.target, sent_status_, bytes, took});
+}
+
+}  // namespace corio::http::detail

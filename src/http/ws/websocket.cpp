@@ -1,0 +1,322 @@
+// WebSocket (see websocket.hpp): receiving, sending, the closing handshake
+// and the heartbeat, over the streams a handshake handed over.
+#include <openssl/rand.h>
+
+#include <type_traits>
+
+#include <corio/errors.hpp>
+#include <corio/event_loop.hpp>
+#include <corio/http/websocket.hpp>
+#include <corio/sleep.hpp>
+#include <corio/timeout.hpp>
+
+#include "http/ws/ws_session.hpp"
+
+namespace corio::http {
+
+using detail::Opcode;
+using detail::WsEvent;
+using detail::WsRole;
+using detail::WsState;
+
+namespace {
+
+// Unmasked payloads above this go to the writer as they are, after their
+// header: one copy fewer. Below it the frame is built whole, for one send.
+constexpr std::size_t kWriteDirect = 16 * 1024;
+
+double now() { return get_running_loop().time(); }
+
+detail::WsReaderConfig reader_config(const detail::WsSetup& setup) {
+  detail::WsReaderConfig c;
+  c.expect_masked = setup.role == WsRole::server;
+  c.max_msg_size = setup.options.max_msg_size;
+  if (setup.deflate) {
+    const bool peer_resets = setup.role == WsRole::server ? setup.deflate->client_no_context_takeover
+                                                          : setup.deflate->server_no_context_takeover;
+    c.inflater = std::make_unique<detail::WsInflater>(peer_resets);
+  }
+  return c;
+}
+
+std::unique_ptr<detail::WsDeflater> make_deflater(const detail::WsSetup& setup) {
+  if (!setup.deflate) return nullptr;
+  const bool server = setup.role == WsRole::server;
+  const detail::DeflateAgreement& g = *setup.deflate;
+  return std::make_unique<detail::WsDeflater>(
+      server ? g.server_max_window_bits : g.client_max_window_bits,
+      server ? g.server_no_context_takeover : g.client_no_context_takeover, setup.options.deflate.level);
+}
+
+std::string close_payload(int code, std::string_view reason) {
+  std::string p;
+  p += static_cast<char>(code >> 8);
+  p += static_cast<char>(code & 0xFF);
+  p += reason;
+  return p;
+}
+
+// The heartbeat (websocket.hpp): holds the state until the connection ends
+// or it is cancelled.
+Coro<void> heartbeat_loop(std::shared_ptr<WsState> s, std::chrono::milliseconds period) {
+  const double p = std::chrono::duration<double>(period).count();
+  while (!s->done) {
+    const double quiet_until = s->last_heard + p;
+    if (now() < quiet_until) {
+      co_await sleep(std::chrono::duration<double>(quiet_until - now()));
+      continue;
+    }
+    const double sent = now();
+    if (s->close_sent) co_return;
+    s->write_frame(Opcode::ping, true, false, {});
+    co_await sleep(std::chrono::duration<double>(p / 2));
+    if (s->done) co_return;
+    if (s->last_heard < sent) {
+      s->heartbeat.reset();  // this task: nothing to cancel
+      s->end(ws_close::abnormal, "no answer to the heartbeat's ping", true);
+      co_return;
+    }
+  }
+}
+
+// drain(), false for a connection that failed.
+Coro<bool> drained(WsState& s) {
+  try {
+    co_await s.writer.drain();
+  } catch (const std::system_error&) {
+    co_return false;
+  }
+  co_return true;
+}
+
+}  // namespace
+
+namespace detail {
+
+WsState::WsState(StreamReader r, StreamWriter w, WsSetup setup)
+    : reader(std::move(r)),
+      writer(std::move(w)),
+      role(setup.role),
+      opts(setup.options),
+      protocol(setup.protocol),
+      parser(reader_config(setup)),
+      deflater(make_deflater(setup)),
+      last_heard(now()) {}
+
+std::optional<std::uint32_t> WsState::next_mask() {
+  if (role == WsRole::server) return std::nullopt;
+  // RFC 6455 section 10.3: keys the payload's author cannot predict.
+  std::uint32_t key = 0;
+  if (RAND_bytes(reinterpret_cast<unsigned char*>(&key), sizeof key) != 1) {
+    throw std::runtime_error("RAND_bytes failed");
+  }
+  return key;
+}
+
+void WsState::write_frame(Opcode op, bool fin, bool rsv1, std::string_view payload) {
+  if (writer.is_closing()) return;  // failed or aborted: drain() reports it
+  const std::optional<std::uint32_t> mask = next_mask();
+  out.clear();
+  if (!mask && payload.size() > kWriteDirect) {
+    append_frame_header(out, op, fin, rsv1, payload.size(), mask);
+    writer.write(out);
+    writer.write(payload);
+    return;
+  }
+  append_frame(out, op, fin, rsv1, payload, mask);
+  writer.write(out);
+}
+
+void WsState::end(int close_code, std::string why, bool abort_transport) {
+  if (!code) {
+    code = close_code;
+    reason = std::move(why);
+  }
+  done = true;
+  finished.set();
+  if (abort_transport) {
+    writer.abort();
+  } else {
+    writer.close();
+  }
+  if (heartbeat) {
+    heartbeat->cancel();
+    heartbeat.reset();
+  }
+}
+
+}  // namespace detail
+
+WebSocket::WebSocket(StreamReader reader, StreamWriter writer, detail::WsSetup setup)
+    : s_(std::make_shared<WsState>(std::move(reader), std::move(writer), std::move(setup))) {
+  if (s_->opts.heartbeat) {
+    s_->heartbeat.emplace(create_task(heartbeat_loop(s_, *s_->opts.heartbeat), "ws-heartbeat"));
+  }
+}
+
+static_assert(std::is_nothrow_move_constructible_v<WebSocket> && !std::is_copy_constructible_v<WebSocket>,
+              "a WebSocket is one connection: moved, never copied");
+
+WebSocket::WebSocket(WebSocket&&) noexcept = default;
+WebSocket& WebSocket::operator=(WebSocket&&) noexcept = default;
+
+WebSocket::~WebSocket() {
+  if (s_ && !s_->done) s_->end(ws_close::abnormal, "the WebSocket was destroyed", false);
+}
+
+Coro<std::optional<WsMessage>> WebSocket::receive() {
+  WsState& s = *s_;
+  if (s.done) co_return std::nullopt;
+  if (s.reading) throw RuntimeError("WebSocket::receive() is already running in another task");
+  s.reading = true;
+  struct Reading {
+    WsState& s;
+    ~Reading() { s.reading = false; }
+  } reading{s};
+  for (;;) {
+    WsEvent ev;
+    std::size_t n = 0;
+    std::optional<detail::WsProtocolError> error;
+    try {
+      n = s.parser.parse(s.reader.buffered(), ev);
+    } catch (const detail::WsProtocolError& e) {
+      error = e;
+    }
+    if (error) {
+      // Fail the connection (RFC 6455 section 7.1.7): our close, then no more.
+      if (!s.close_sent) s.write_frame(Opcode::close, true, false, close_payload(error->code(), {}));
+      s.close_sent = true;
+      s.end(error->code(), error->what(), false);
+      co_return std::nullopt;
+    }
+    if (n == 0) {
+      std::size_t got = 0;
+      try {
+        got = co_await s.reader.fill_buffer();
+      } catch (const std::system_error&) {
+        got = 0;  // reset or aborted: the same as an EOF without a close frame
+      }
+      if (got == 0) {
+        s.end(ws_close::abnormal, "the connection ended without a close frame", true);
+        co_return std::nullopt;
+      }
+      s.last_heard = now();
+      continue;
+    }
+    s.reader.consume(n);
+    switch (ev.kind) {
+      case WsEvent::Kind::none:
+      case WsEvent::Kind::pong:
+        break;
+      case WsEvent::Kind::text:
+      case WsEvent::Kind::binary:
+        if (s.close_sent) break;  // closing: what still comes is dropped
+        co_return WsMessage{ev.kind == WsEvent::Kind::text ? WsMsgType::text : WsMsgType::binary,
+                            std::move(ev.data)};
+      case WsEvent::Kind::ping:
+        if (s.close_sent) break;
+        s.write_frame(Opcode::pong, true, false, ev.data);
+        // A peer pinging without reading is pushed back; one that is gone ends here.
+        if (!co_await drained(s)) {
+          s.end(ws_close::abnormal, "the connection failed", true);
+          co_return std::nullopt;
+        }
+        break;
+      case WsEvent::Kind::close:
+        // Answered with its code (none for none), which completes the handshake.
+        if (!s.close_sent) {
+          s.write_frame(Opcode::close, true, false,
+                        ev.code == ws_close::no_status ? std::string() : close_payload(ev.code, {}));
+          s.close_sent = true;
+        }
+        s.end(ev.code, std::move(ev.data), false);
+        co_return std::nullopt;
+    }
+  }
+}
+
+Coro<void> WebSocket::send(const WsMessage& msg) {
+  WsState& s = *s_;
+  if (s.close_sent || s.done) throw RuntimeError("send on a closing WebSocket");
+  auto guard = co_await s.send_lock.scoped_lock();
+  const bool compress = s.deflater && msg.data.size() >= s.opts.deflate.min_size;
+  const std::string compressed = compress ? s.deflater->compress(msg.data) : std::string();
+  const std::string_view payload = compress ? std::string_view(compressed) : std::string_view(msg.data);
+  const Opcode op = msg.is_text() ? Opcode::text : Opcode::binary;
+  const std::size_t piece = s.opts.max_fragment > 0 ? s.opts.max_fragment : payload.size();
+  std::size_t at = 0;
+  do {
+    const std::size_t n = std::min(piece, payload.size() - at);
+    const bool fin = at + n == payload.size();
+    s.write_frame(at == 0 ? op : Opcode::continuation, fin, compress && at == 0, payload.substr(at, n));
+    at += n;
+    co_await s.writer.drain();
+  } while (at < payload.size());
+}
+
+// The message named first: g++ 12 frees a temporary inside a co_await twice.
+Coro<void> WebSocket::send_str(std::string_view text) {
+  const WsMessage msg{WsMsgType::text, std::string(text)};
+  co_await send(msg);
+}
+
+Coro<void> WebSocket::send_bytes(std::string_view data) {
+  const WsMessage msg{WsMsgType::binary, std::string(data)};
+  co_await send(msg);
+}
+
+namespace {
+
+Coro<void> send_control(WsState& s, Opcode op, std::string_view payload) {
+  if (payload.size() > detail::kMaxControlPayload) throw ValueError("a control frame's payload is at most 125 bytes");
+  if (s.close_sent || s.done) throw RuntimeError("ping or pong on a closing WebSocket");
+  s.write_frame(op, true, false, payload);
+  co_await s.writer.drain();
+}
+
+// Reads (and drops) until the peer's close frame or the end.
+Coro<void> read_to_close(WebSocket& ws) {
+  // Named, not tested inside the condition: g++ 12 miscompiles a co_await
+  // temporary there.
+  while (std::optional<WsMessage> msg = co_await ws.receive()) {
+  }
+}
+
+}  // namespace
+
+Coro<void> WebSocket::ping(std::string_view payload) { co_await send_control(*s_, Opcode::ping, payload); }
+
+Coro<void> WebSocket::pong(std::string_view payload) { co_await send_control(*s_, Opcode::pong, payload); }
+
+Coro<void> WebSocket::close(int code, std::string_view reason) {
+  if (!detail::is_valid_close_code(code)) throw ValueError("close code " + std::to_string(code) + " may not be sent");
+  if (reason.size() > detail::kMaxControlPayload - 2) throw ValueError("a close reason is at most 123 bytes");
+  const std::shared_ptr<WsState> s = s_;  // this WebSocket may be moved from meanwhile
+  if (s->done) co_return;
+  if (!s->close_sent) {
+    s->close_sent = true;
+    s->write_frame(Opcode::close, true, false, close_payload(code, reason));
+  }
+  try {
+    if (s->reading) {
+      co_await wait_for(s->finished.wait(), s->opts.close_timeout);
+    } else {
+      co_await wait_for(read_to_close(*this), s->opts.close_timeout);
+    }
+  } catch (const TimeoutError&) {
+    s->end(ws_close::abnormal, "no close frame from the peer in time", true);
+  }
+}
+
+void WebSocket::abort() noexcept {
+  if (!s_->done) s_->end(ws_close::abnormal, "aborted", true);
+}
+
+bool WebSocket::closed() const noexcept { return s_->close_sent || s_->done; }
+std::optional<int> WebSocket::close_code() const noexcept { return s_->done ? s_->code : std::nullopt; }
+const std::string& WebSocket::close_reason() const noexcept { return s_->reason; }
+const std::string& WebSocket::protocol() const noexcept { return s_->protocol; }
+bool WebSocket::compressed() const noexcept { return s_->deflater != nullptr; }
+std::string WebSocket::peername() const { return s_->writer.get_extra_info("peername"); }
+
+}  // namespace corio::http

@@ -1,0 +1,258 @@
+// permessage-deflate (see ws_deflate.hpp).
+#include <zlib.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <vector>
+
+#include <corio/http/websocket.hpp>
+
+#include "http/wire/syntax.hpp"
+#include "http/ws/ws_deflate.hpp"
+#include "http/ws/ws_frame.hpp"
+
+namespace corio::http::detail {
+
+namespace {
+
+constexpr std::string_view kName = "permessage-deflate";
+constexpr char kTail[] = {'\x00', '\x00', '\xff', '\xff'};
+constexpr std::size_t kInflateStep = 16 * 1024;
+
+struct Param {
+  std::string name;
+  std::optional<std::string> value;
+};
+
+struct Extension {
+  std::string name;
+  std::vector<Param> params;
+};
+
+std::string trim(std::string_view s) {
+  const auto b = s.find_first_not_of(" \t");
+  if (b == std::string_view::npos) return {};
+  const auto e = s.find_last_not_of(" \t");
+  std::string out(s.substr(b, e - b + 1));
+  if (out.size() >= 2 && out.front() == '"' && out.back() == '"') out = out.substr(1, out.size() - 2);
+  return out;
+}
+
+// "a; x=1; y, b" -> {a: x=1, y}, {b} (RFC 6455 section 9.1's grammar,
+// leniently: a bad element is simply one no offer matches).
+std::vector<Extension> parse_extensions(std::string_view value) {
+  std::vector<Extension> out;
+  syntax::for_each_element(value, [&](std::string_view element) {
+    Extension ext;
+    std::size_t pos = 0;
+    bool first = true;
+    while (pos <= element.size()) {
+      std::size_t semi = element.find(';', pos);
+      if (semi == std::string_view::npos) semi = element.size();
+      const std::string_view part = element.substr(pos, semi - pos);
+      if (first) {
+        ext.name = trim(part);
+        first = false;
+      } else {
+        const std::size_t eq = part.find('=');
+        Param p{trim(part.substr(0, eq)), std::nullopt};
+        if (eq != std::string_view::npos) p.value = trim(part.substr(eq + 1));
+        ext.params.push_back(std::move(p));
+      }
+      pos = semi + 1;
+    }
+    out.push_back(std::move(ext));
+  });
+  return out;
+}
+
+// 8..15 as RFC 7692 allows; 8 is refused all the same, as zlib's raw
+// deflate cannot make an 8-bit window (it silently uses 9).
+std::optional<int> window_bits(const std::optional<std::string>& v) {
+  if (!v || v->empty() || v->size() > 2) return std::nullopt;
+  int bits = 0;
+  for (char c : *v) {
+    if (c < '0' || c > '9') return std::nullopt;
+    bits = bits * 10 + (c - '0');
+  }
+  if (bits < 9 || bits > 15) return std::nullopt;
+  return bits;
+}
+
+// One offer's parameters, or nullopt for one that cannot be honoured.
+// client_max_window_bits without a value is -1: "you may limit me".
+struct Offer {
+  bool server_no_takeover = false, client_no_takeover = false;
+  std::optional<int> server_bits, client_bits;
+};
+
+std::optional<Offer> read_offer(const Extension& ext) {
+  Offer o;
+  std::vector<std::string> seen;
+  for (const Param& p : ext.params) {
+    if (std::find(seen.begin(), seen.end(), p.name) != seen.end()) return std::nullopt;
+    seen.push_back(p.name);
+    if (p.name == "server_no_context_takeover" && !p.value) {
+      o.server_no_takeover = true;
+    } else if (p.name == "client_no_context_takeover" && !p.value) {
+      o.client_no_takeover = true;
+    } else if (p.name == "server_max_window_bits") {
+      o.server_bits = window_bits(p.value);
+      if (!o.server_bits) return std::nullopt;
+    } else if (p.name == "client_max_window_bits") {
+      o.client_bits = p.value ? window_bits(p.value) : std::optional<int>(-1);
+      if (!o.client_bits) return std::nullopt;
+    } else {
+      return std::nullopt;
+    }
+  }
+  return o;
+}
+
+[[noreturn]] void corrupt() {
+  throw WsProtocolError(ws_close::invalid_data, "corrupt permessage-deflate data");
+}
+
+}  // namespace
+
+std::optional<DeflateAccept> accept_deflate(std::string_view offers, const WsDeflateOptions& opts) {
+  if (!opts.enabled) return std::nullopt;
+  for (const Extension& ext : parse_extensions(offers)) {
+    if (ext.name != kName) continue;
+    const std::optional<Offer> o = read_offer(ext);
+    if (!o) continue;
+    DeflateAccept a;
+    DeflateAgreement& g = a.agreed;
+    g.server_no_context_takeover = o->server_no_takeover || opts.server_no_context_takeover;
+    g.client_no_context_takeover = o->client_no_takeover || opts.client_no_context_takeover;
+    g.server_max_window_bits = std::min(o->server_bits.value_or(15), opts.server_max_window_bits);
+    // The client's window can be limited only if it said it can be.
+    if (o->client_bits) {
+      g.client_max_window_bits =
+          std::min(*o->client_bits < 0 ? 15 : *o->client_bits, opts.client_max_window_bits);
+    }
+    a.answer = std::string(kName);
+    if (g.server_no_context_takeover) a.answer += "; server_no_context_takeover";
+    if (g.client_no_context_takeover) a.answer += "; client_no_context_takeover";
+    if (o->server_bits || g.server_max_window_bits < 15) {
+      a.answer += "; server_max_window_bits=" + std::to_string(g.server_max_window_bits);
+    }
+    if (o->client_bits && (*o->client_bits > 0 || g.client_max_window_bits < 15)) {
+      a.answer += "; client_max_window_bits=" + std::to_string(g.client_max_window_bits);
+    }
+    return a;
+  }
+  return std::nullopt;
+}
+
+std::string offer_deflate(const WsDeflateOptions& opts) {
+  std::string offer(kName);
+  if (opts.server_no_context_takeover) offer += "; server_no_context_takeover";
+  if (opts.client_no_context_takeover) offer += "; client_no_context_takeover";
+  if (opts.server_max_window_bits < 15) {
+    offer += "; server_max_window_bits=" + std::to_string(opts.server_max_window_bits);
+  }
+  offer += "; client_max_window_bits";
+  if (opts.client_max_window_bits < 15) offer += "=" + std::to_string(opts.client_max_window_bits);
+  return offer;
+}
+
+DeflateAgreement parse_deflate_answer(std::string_view answer) {
+  const std::vector<Extension> exts = parse_extensions(answer);
+  if (exts.size() != 1 || exts[0].name != kName) {
+    throw std::invalid_argument("the server agreed to an extension not offered: " + std::string(answer));
+  }
+  const std::optional<Offer> o = read_offer(exts[0]);
+  if (!o || (o->client_bits && *o->client_bits < 0)) {
+    throw std::invalid_argument("a permessage-deflate answer with bad parameters: " + std::string(answer));
+  }
+  DeflateAgreement g;
+  g.server_no_context_takeover = o->server_no_takeover;
+  g.client_no_context_takeover = o->client_no_takeover;
+  g.server_max_window_bits = o->server_bits.value_or(15);
+  g.client_max_window_bits = o->client_bits.value_or(15);
+  return g;
+}
+
+struct WsDeflater::Stream {
+  z_stream z{};
+};
+
+WsDeflater::WsDeflater(int window_bits, bool no_context_takeover, int level)
+    : z_(std::make_unique<Stream>()), no_context_takeover_(no_context_takeover) {
+  // Negative window bits: a raw deflate stream, no zlib header.
+  if (deflateInit2(&z_->z, level, Z_DEFLATED, -window_bits, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+    throw std::bad_alloc();
+  }
+}
+
+WsDeflater::~WsDeflater() { deflateEnd(&z_->z); }
+
+std::string WsDeflater::compress(std::string_view message) {
+  std::string out(deflateBound(&z_->z, message.size()) + 16, '\0');
+  z_stream& z = z_->z;
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(message.data()));
+  z.avail_in = static_cast<uInt>(message.size());
+  std::size_t used = 0;
+  for (;;) {
+    z.next_out = reinterpret_cast<Bytef*>(out.data() + used);
+    z.avail_out = static_cast<uInt>(out.size() - used);
+    const int rc = deflate(&z, Z_SYNC_FLUSH);
+    used = out.size() - z.avail_out;
+    if (rc != Z_OK && rc != Z_BUF_ERROR) throw std::runtime_error("deflate failed");
+    if (z.avail_out > 0) break;  // all flushed
+    out.resize(out.size() * 2);
+  }
+  out.resize(used);
+  if (out.size() >= 4 && std::string_view(out).substr(out.size() - 4) == std::string_view(kTail, 4)) {
+    out.resize(out.size() - 4);
+  }
+  if (no_context_takeover_) deflateReset(&z);
+  return out;
+}
+
+struct WsInflater::Stream {
+  z_stream z{};
+};
+
+WsInflater::WsInflater(bool no_context_takeover)
+    : z_(std::make_unique<Stream>()), no_context_takeover_(no_context_takeover) {
+  if (inflateInit2(&z_->z, -15) != Z_OK) throw std::bad_alloc();
+}
+
+WsInflater::~WsInflater() { inflateEnd(&z_->z); }
+
+void WsInflater::feed(std::string_view in, std::string& out, std::size_t max_size) {
+  z_stream& z = z_->z;
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  z.avail_in = static_cast<uInt>(in.size());
+  for (;;) {
+    // Room for one byte past the limit: reaching it proves the message too big.
+    const std::size_t before = out.size();
+    const std::size_t room = std::min(kInflateStep, max_size + 1 - std::min(before, max_size + 1));
+    if (room == 0) throw WsProtocolError(ws_close::message_too_big, "an inflated message over the limit");
+    out.resize(before + room);
+    z.next_out = reinterpret_cast<Bytef*>(out.data() + before);
+    z.avail_out = static_cast<uInt>(room);
+    const int rc = inflate(&z, Z_SYNC_FLUSH);
+    out.resize(out.size() - z.avail_out);
+    if (out.size() > max_size) {
+      throw WsProtocolError(ws_close::message_too_big, "an inflated message over " + std::to_string(max_size) + " bytes");
+    }
+    if (rc == Z_STREAM_END) {
+      inflateReset(&z);  // a peer that ends each message's stream starts a new one
+      if (z.avail_in == 0) return;
+      continue;
+    }
+    if (rc == Z_BUF_ERROR) return;  // no progress possible: everything is in
+    if (rc != Z_OK) corrupt();
+    if (z.avail_in == 0 && z.avail_out > 0) return;
+  }
+}
+
+void WsInflater::finish(std::string& out, std::size_t max_size) {
+  feed(std::string_view(kTail, 4), out, max_size);
+  if (no_context_takeover_) inflateReset(&z_->z);
+}
+
+}  // namespace corio::http::detail

@@ -1,0 +1,66 @@
+// WebSocketResponse (see websocket.hpp): the server's side of the opening
+// handshake (RFC 6455 section 4.2), then the connection is the WebSocket's.
+#include <algorithm>
+
+#include <corio/http/request.hpp>
+#include <corio/http/response.hpp>
+#include <corio/http/websocket.hpp>
+
+#include "http/ws/ws_handshake.hpp"
+#include "http/ws/ws_session.hpp"
+
+namespace corio::http {
+
+namespace {
+
+void check_handshake(const Request& req) {
+  const Headers& h = req.headers();
+  if (req.method() != "GET") throw HTTPException(400, "a WebSocket handshake is a GET");
+  if (req.version_minor() < 1) throw HTTPException(400, "a WebSocket handshake needs HTTP/1.1");
+  if (!h.has_token("upgrade", "websocket")) throw HTTPException(400, "no \"Upgrade: websocket\"");
+  if (!h.has_token("connection", "upgrade")) throw HTTPException(400, "no \"Connection: Upgrade\"");
+  const std::optional<std::string_view> version = h.get("sec-websocket-version");
+  if (!version || *version != "13") throw HTTPException(426, "only WebSocket version 13 is supported");
+  if (h.count("sec-websocket-key") != 1 || !detail::is_valid_ws_key(*h.get("sec-websocket-key"))) {
+    throw HTTPException(400, "Sec-WebSocket-Key is not the base64 of 16 bytes");
+  }
+}
+
+// The server's first choice among the client's offers (websocket.hpp).
+std::string pick_protocol(const Headers& h, const std::vector<std::string>& ours) {
+  const std::vector<std::string> offered = detail::list_values(h, "sec-websocket-protocol");
+  for (const std::string& p : ours) {
+    if (std::find(offered.begin(), offered.end(), p) != offered.end()) return p;
+  }
+  return {};
+}
+
+}  // namespace
+
+bool WebSocketResponse::can_prepare(const Request& req) noexcept {
+  return req.method() == "GET" && req.headers().has_token("upgrade", "websocket");
+}
+
+Coro<WebSocket> WebSocketResponse::prepare(Request& req, WsOptions opts) {
+  check_handshake(req);
+  const Headers& h = req.headers();
+  Response answer(101);
+  answer.headers.add("Upgrade", "websocket");
+  answer.headers.add("Connection", "Upgrade");
+  answer.headers.add("Sec-WebSocket-Accept", detail::ws_accept(*h.get("sec-websocket-key")));
+  detail::WsSetup setup;
+  setup.role = detail::WsRole::server;
+  setup.protocol = pick_protocol(h, opts.protocols);
+  if (!setup.protocol.empty()) answer.headers.add("Sec-WebSocket-Protocol", setup.protocol);
+  std::optional<detail::DeflateAccept> deflate =
+      detail::accept_deflate(detail::joined(h, "sec-websocket-extensions"), opts.deflate);
+  if (deflate) {
+    answer.headers.add("Sec-WebSocket-Extensions", deflate->answer);
+    setup.deflate = deflate->agreed;
+  }
+  setup.options = std::move(opts);
+  auto [reader, writer] = co_await req.take_connection(std::move(answer));
+  co_return WebSocket(std::move(reader), std::move(writer), std::move(setup));
+}
+
+}  // namespace corio::http

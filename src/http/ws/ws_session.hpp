@@ -1,0 +1,61 @@
+// The state one WebSocket's handle shares with its heartbeat task, and what
+// the two handshakes hand it (see websocket.hpp).
+//
+// Lifetime: WebSocket holds the WsState by shared_ptr, and so does the
+// heartbeat task while it runs; ~WebSocket and the end of the connection
+// cancel the task, which breaks the cycle.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <corio/event.hpp>
+#include <corio/http/websocket.hpp>
+#include <corio/lock.hpp>
+#include <corio/task.hpp>
+
+#include "http/ws/ws_deflate.hpp"
+#include "http/ws/ws_frame.hpp"
+
+namespace corio::http::detail {
+
+struct WsSetup {
+  WsRole role = WsRole::server;
+  WsOptions options;
+  std::string protocol;
+  std::optional<DeflateAgreement> deflate;
+};
+
+struct WsState {
+  WsState(StreamReader r, StreamWriter w, WsSetup setup);
+
+  StreamReader reader;
+  StreamWriter writer;
+  WsRole role;
+  WsOptions opts;
+  std::string protocol;
+  WsReader parser;
+  std::unique_ptr<WsDeflater> deflater;  // permessage-deflate agreed
+  Lock send_lock;    // one data message's frames at a time
+  std::string out;   // a frame being built, reused
+  bool reading = false;    // a receive() is running
+  bool close_sent = false;
+  bool done = false;       // the connection ended: closed, failed or aborted
+  std::optional<int> code;
+  std::string reason;
+  Event finished;          // set with done
+  double last_heard = 0;   // loop time bytes last arrived
+  std::optional<Task<void>> heartbeat;
+
+  // A masking key per frame for a client (none for a server).
+  std::optional<std::uint32_t> next_mask();
+  // Writes one frame (no suspension: frames never interleave).
+  void write_frame(Opcode op, bool fin, bool rsv1, std::string_view payload);
+  // The connection is over: records why (unless a reason is known),
+  // closes or aborts the transport, stops the heartbeat.
+  void end(int close_code, std::string why, bool abort_transport);
+};
+
+}  // namespace corio::http::detail
