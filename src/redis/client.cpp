@@ -35,7 +35,7 @@ struct ClientState {
     if (ctx && ctx->alive()) co_return;
     // The old context's commands have failed already; it goes now.
     ctx.reset();
-    ctx = co_await bounded(Context::connect(options.host, options.port), options.connect_timeout);
+    ctx = co_await bounded(Context::connect(options), options.connect_timeout);
   }
 
   template <class T>
