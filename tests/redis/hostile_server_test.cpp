@@ -1,6 +1,7 @@
 // redis::Client against a broken or hostile server (a fake one on loopback):
 // a reply's announced size costs no memory until its bytes arrive and is
-// refused past the limits.
+// refused past the limits, and a connection whose reply stalled past the
+// command timeout is closed and replaced, never reused.
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -96,7 +97,7 @@ TEST(RedisLimits, AnArrayTakesMemoryForTheElementsReceivedNotTheCountAnnounced) 
     ClientOptions o = with_timeout(500ms);
     o.max_reply_elements = 1u << 30;
     const std::string failure = co_await failure_against("*100000000\r\n:1\r\n:2\r\n", o);
-    EXPECT_EQ(failure.rfind("TimeoutError", 0), 0u) << failure;
+    EXPECT_EQ(failure, "TimeoutError: TimeoutError");  // and closed: not "still connected"
     expect_little_growth_since(before);
   }());
 }
@@ -120,6 +121,40 @@ TEST(RedisLimits, RepliesGrowingPastMaxReplyBytesAreRefusedAsTheyArrive) {
       o.max_reply_bytes = 64 * 1024;
       expect_refused(co_await failure_against(bytes, o), "max_reply_bytes");
     }
+  }());
+}
+
+// The first connection answers its first command with half a reply and
+// stalls; every other answer is whole.
+FakeRedis::Answer stall_once_midway(int connection, int command) {
+  if (connection == 0 && command == 0) return FakeRedis::Answer{"$5\r\nhel", true};
+  return FakeRedis::Answer{"$5\r\nhello\r\n", false};
+}
+
+// redis-py drops such a connection too.
+TEST(RedisReconnect, AReplyStalledPastTheTimeoutClosesItsConnectionAndTheNextCommandReconnects) {
+  run_redis([]() -> Coro<void> {
+    FakeRedis server = co_await FakeRedis::start(stall_once_midway);
+    ClientOptions o = server.options();
+    o.command_timeout = 1s;
+    Client r = co_await Client::connect(o);
+    EXPECT_THROW(co_await r.command("GET", "k"), TimeoutError);
+    EXPECT_FALSE(r.is_connected());
+    EXPECT_EQ((co_await r.command("GET", "k")).str, "hello");
+    EXPECT_EQ((co_await r.command("GET", "k")).str, "hello");
+    EXPECT_EQ(server.connections(), 2);
+  }());
+}
+
+TEST(RedisReconnect, APoolsClientReplacesItsStalledConnection) {
+  run_redis([]() -> Coro<void> {
+    FakeRedis server = co_await FakeRedis::start(stall_once_midway);
+    ClientOptions o = server.options();
+    o.command_timeout = 1s;
+    Pool pool = co_await Pool::create(o, 1);
+    EXPECT_THROW(co_await pool.get().command("GET", "k"), TimeoutError);
+    EXPECT_EQ((co_await pool.get().command("GET", "k")).str, "hello");
+    EXPECT_EQ(server.connections(), 2);
   }());
 }
 

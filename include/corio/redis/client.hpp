@@ -11,12 +11,14 @@
 // replies come back in order.
 //
 // Suspends: connect() until the TCP handshake is done; command() until its
-// reply arrives (or command_timeout passes: TimeoutError). Cancelling the
-// awaiting task drops the reply when it comes; the connection stays usable.
-// When the connection breaks, the commands in flight fail with
-// ConnectionError (they may have run: they are not resent), and the next
-// command reconnects first (when options.reconnect). A reply over
-// max_reply_bytes or max_reply_elements breaks the connection.
+// reply arrives (or command_timeout passes: TimeoutError). A timed-out
+// reply may have stalled mid-way, so its connection is closed, never
+// reused. Cancelling the awaiting task drops the reply when it comes; the
+// connection stays usable. When the connection breaks or is closed, the
+// commands in flight fail with ConnectionError (they may have run: they are
+// not resent), and the next command reconnects first (when
+// options.reconnect). A reply over max_reply_bytes or max_reply_elements
+// breaks the connection the same way.
 //
 // Loop-affine and move-only.
 #pragma once
