@@ -2,6 +2,7 @@
 // and timeouts.
 #include <corio/redis/client.hpp>
 
+#include <cstdint>
 #include <utility>
 
 #include <corio/errors.hpp>
@@ -35,7 +36,8 @@ struct ClientState {
     if (ctx && ctx->alive()) co_return;
     // The old context's commands have failed already; it goes now.
     ctx.reset();
-    ctx = co_await bounded(Context::connect(options.host, options.port), options.connect_timeout);
+    ctx = co_await bounded(Context::connect(options), options.connect_timeout);
+    ++generation;
   }
 
   template <class T>
@@ -46,8 +48,28 @@ struct ClientState {
 
   static Coro<Reply> await_reply(Future<Reply> reply) { co_return co_await reply; }
 
+  // A reply not back within command_timeout may have stalled mid-way, and
+  // nothing after it on that connection can be trusted to come or to match
+  // its command: the connection is closed (its other commands fail with
+  // ConnectionError) and the next command connects anew, as redis-py does.
+  // A cancelled await says nothing about the connection: its reply is read
+  // and dropped when it comes (on_reply), the rest stay in step.
+  Coro<Reply> within_timeout(Future<Reply> reply) {
+    const std::uint64_t connection = generation;
+    try {
+      co_return co_await bounded(await_reply(std::move(reply)), options.command_timeout);
+    } catch (const TimeoutError&) {
+      // The connection of this command, unless replaced meanwhile.
+      if (ctx && generation == connection) {
+        ctx->close("closed: a reply did not come within command_timeout");
+      }
+      throw;
+    }
+  }
+
   ClientOptions options;
   std::unique_ptr<Context> ctx;
+  std::uint64_t generation = 0;  // connections made
   Lock connecting;
   bool closed = false;
 };
@@ -68,12 +90,10 @@ Coro<Client> Client::connect(ClientOptions options) {
 Coro<Reply> Client::command_argv(std::vector<std::string> args) {
   auto s = s_;
   co_await detail::ClientState::ensure_connected(s.get());
-  // A cancelled or timed-out await cancels this Future; the reply is then
-  // read and dropped when it comes, so the replies behind it stay in step.
   Future<Reply> reply = s->ctx->send(args);
-  // Without a limit, no wrapper: two coroutine frames less per command.
+  // Without a limit, no wrapper: three coroutine frames less per command.
   if (!s->options.command_timeout) co_return co_await reply;
-  co_return co_await wait_for(detail::ClientState::await_reply(reply), *s->options.command_timeout);
+  co_return co_await s->within_timeout(reply);
 }
 
 Coro<std::vector<Reply>> Client::pipeline(std::vector<std::vector<std::string>> commands) {
@@ -85,8 +105,7 @@ Coro<std::vector<Reply>> Client::pipeline(std::vector<std::vector<std::string>> 
   std::vector<Reply> out;
   out.reserve(replies.size());
   for (Future<Reply>& r : replies) {
-    out.push_back(co_await detail::ClientState::bounded(detail::ClientState::await_reply(r),
-                                                        s->options.command_timeout));
+    out.push_back(co_await s->within_timeout(r));
   }
   co_return out;
 }

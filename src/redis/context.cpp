@@ -11,12 +11,36 @@ namespace {
 
 Context* of(const redisAsyncContext* ac) { return static_cast<Context*>(ac->data); }
 
+std::string context_error(const redisAsyncContext* ac) {
+  return ac->errstr[0] ? ac->errstr : "connection lost";
+}
+
+// Why the commands in flight fail: a refused reply or close()'s reason
+// first, hiredis's own words otherwise.
+std::string lost_reason(const redisAsyncContext* ac) {
+  if (const Context* ctx = of(ac)) {
+    if (!ctx->budget.refused.empty()) return ctx->budget.refused;
+    if (!ctx->error.empty()) return ctx->error;
+  }
+  return context_error(ac);
+}
+
+// hiredis reads, takes every whole reply, and leaves the unfinished one
+// buffered: that one must fit the budget too, or a server sending a long
+// string slowly (or announcing one) would fill memory before it is refused.
+void on_readable(Context* ctx) {
+  if (!ctx->ac) return;
+  redisAsyncHandleRead(ctx->ac);
+  if (ctx->ac && !pending_reply_fits(ctx->ac->c.reader, &ctx->budget)) {
+    ctx->close(ctx->budget.refused);
+  }
+}
+
 // hiredis's ev hooks: privdata is the Context. They use the fd saved at
 // connect, not ac->c: hiredis calls some of them while freeing ac.
 void add_read(void* p) {
   auto* ctx = static_cast<Context*>(p);
-  redisAsyncContext* ac = ctx->ac;
-  if (ac) ctx->loop.add_reader(ctx->fd, [ac] { redisAsyncHandleRead(ac); });
+  if (ctx->ac) ctx->loop.add_reader(ctx->fd, [ctx] { on_readable(ctx); });
 }
 void del_read(void* p) {
   auto* ctx = static_cast<Context*>(p);
@@ -34,10 +58,6 @@ void del_write(void* p) {
 void cleanup(void* p) {
   del_read(p);
   del_write(p);
-}
-
-std::string context_error(const redisAsyncContext* ac) {
-  return ac->errstr[0] ? ac->errstr : "connection lost";
 }
 
 // Called once hiredis frees the context (after a disconnect or an error).
@@ -63,7 +83,7 @@ void on_connect(const redisAsyncContext* ac, int status) {
 }
 
 void on_disconnect(const redisAsyncContext* ac, int) {
-  if (Context* ctx = of(ac)) gone(ctx, context_error(ac));
+  if (Context* ctx = of(ac)) gone(ctx, lost_reason(ac));
 }
 
 Reply convert(const redisReply* r) {
@@ -108,7 +128,7 @@ void on_reply(redisAsyncContext* ac, void* r, void* privdata) {
   if (p->done.done()) return;  // its awaiter was cancelled: dropped
   auto* reply = static_cast<redisReply*>(r);
   if (!reply) {
-    p->done.set_exception(std::make_exception_ptr(ConnectionError(context_error(ac))));
+    p->done.set_exception(std::make_exception_ptr(ConnectionError(lost_reason(ac))));
   } else if (reply->type == REDIS_REPLY_ERROR && !p->errors_as_values) {
     p->done.set_exception(std::make_exception_ptr(ServerError(std::string(reply->str, reply->len))));
   } else {
@@ -167,9 +187,17 @@ Context::~Context() {
   }
 }
 
-Coro<std::unique_ptr<Context>> Context::connect(std::string host, int port) {
-  auto ctx = std::make_unique<Context>(get_running_loop());
-  redisAsyncContext* ac = redisAsyncConnect(host.c_str(), port);
+void Context::close(std::string why) {
+  if (!ac) return;
+  error = std::move(why);
+  redisAsyncFree(ac);         // on_reply for each command in flight, then on_disconnect
+  if (ac) gone(this, error);  // hiredis skips on_disconnect before the connect finished
+}
+
+Coro<std::unique_ptr<Context>> Context::connect(ClientOptions options) {
+  auto ctx = std::make_unique<Context>(
+      get_running_loop(), Budget{options.max_reply_bytes, options.max_reply_elements, 0, {}});
+  redisAsyncContext* ac = redisAsyncConnect(options.host.c_str(), options.port);
   if (!ac) throw ConnectionError("out of memory");
   if (ac->err) {
     const std::string why = context_error(ac);
@@ -178,6 +206,7 @@ Coro<std::unique_ptr<Context>> Context::connect(std::string host, int port) {
   }
   ctx->ac = ac;
   ctx->fd = ac->c.fd;
+  use_budget(ac->c.reader, &ctx->budget);
   ac->data = ctx.get();
   ac->ev.data = ctx.get();
   ac->ev.addRead = add_read;

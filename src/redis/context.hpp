@@ -11,10 +11,13 @@
 // callback, which deletes it. 2. The Context outlives its ac: its
 // destructor frees a live one (callbacks see `ctx->ac == nullptr` first).
 // 3. Pub/sub messages go to `messages`, which lives in the Context.
+// 4. close() frees the ac before the Context: its commands in flight fail
+// first, with the reason given; the Context stays, not alive, for `error`.
 #pragma once
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <hiredis/async.h>
@@ -24,15 +27,18 @@
 #include <corio/queue.hpp>
 #include <corio/redis/client.hpp>
 
+#include "redis/reader.hpp"
+
 namespace corio::redis::detail {
 
 struct Context {
-  explicit Context(EventLoop& loop) noexcept : loop(loop) {}
+  Context(EventLoop& loop, Budget budget) noexcept : loop(loop), budget(std::move(budget)) {}
   Context(const Context&) = delete;
   ~Context();
 
-  // Throws ConnectionError (refused, unresolvable).
-  static Coro<std::unique_ptr<Context>> connect(std::string host, int port);
+  // Throws ConnectionError (refused, unresolvable). Replies are read
+  // within options.max_reply_bytes and max_reply_elements (reader.hpp).
+  static Coro<std::unique_ptr<Context>> connect(ClientOptions options);
 
   bool alive() const noexcept { return ac != nullptr && connected; }
   // Sends one command; its reply completes the Future. Throws
@@ -42,6 +48,8 @@ struct Context {
   // Sends a (P)SUBSCRIBE whose messages land in `messages`.
   void subscribe(const std::vector<std::string>& args);
   std::size_t in_flight() const noexcept { return pending; }
+  // Closes the connection now; the commands in flight fail with `why`.
+  void close(std::string why);
 
   EventLoop& loop;
   redisAsyncContext* ac = nullptr;
@@ -52,6 +60,7 @@ struct Context {
   std::size_t pending = 0;
   Queue<Message> messages;
   Queue<std::string> confirmations;  // channels whose (un)subscribe was confirmed
+  Budget budget;                     // the reply reader's
 };
 
 }  // namespace corio::redis::detail

@@ -15,8 +15,7 @@ Subscriber& Subscriber::operator=(Subscriber&&) noexcept = default;
 Subscriber::~Subscriber() = default;
 
 Coro<Subscriber> Subscriber::connect(ClientOptions options) {
-  Coro<std::unique_ptr<detail::Context>> connecting =
-      detail::Context::connect(options.host, options.port);
+  Coro<std::unique_ptr<detail::Context>> connecting = detail::Context::connect(options);
   if (options.connect_timeout) {
     co_return Subscriber(co_await wait_for(std::move(connecting), *options.connect_timeout));
   }

@@ -11,11 +11,14 @@
 // replies come back in order.
 //
 // Suspends: connect() until the TCP handshake is done; command() until its
-// reply arrives (or command_timeout passes: TimeoutError). Cancelling the
-// awaiting task drops the reply when it comes; the connection stays usable.
-// When the connection breaks, the commands in flight fail with
-// ConnectionError (they may have run: they are not resent), and the next
-// command reconnects first (when options.reconnect).
+// reply arrives (or command_timeout passes: TimeoutError). A timed-out
+// reply may have stalled mid-way, so its connection is closed, never
+// reused. Cancelling the awaiting task drops the reply when it comes; the
+// connection stays usable. When the connection breaks or is closed, the
+// commands in flight fail with ConnectionError (they may have run: they are
+// not resent), and the next command reconnects first (when
+// options.reconnect). A reply over max_reply_bytes or max_reply_elements
+// breaks the connection the same way.
 //
 // Loop-affine and move-only.
 #pragma once
@@ -23,6 +26,7 @@
 #include <charconv>
 #include <chrono>
 #include <concepts>
+#include <cstddef>
 #include <memory>
 #include <optional>
 #include <string>
@@ -40,6 +44,14 @@ struct ClientOptions {
   std::optional<std::chrono::duration<double>> connect_timeout = std::chrono::seconds(10);
   std::optional<std::chrono::duration<double>> command_timeout;  // none by default
   bool reconnect = true;
+  // Bounds on one reply, against a broken or hostile server: memory follows
+  // the bytes received, never a count the server announces. A reply over
+  // either limit fails its command with ConnectionError and closes the
+  // connection. Bytes are the reply's strings plus 64 per element (what a
+  // reply node costs); the default fits Redis's largest string (512 MiB,
+  // proto-max-bulk-len) twice, and 16 Mi elements of 64 bytes each.
+  std::size_t max_reply_bytes = std::size_t{1} << 30;
+  std::size_t max_reply_elements = std::size_t{1} << 24;  // in one array
 };
 
 // A pub/sub message: `pattern` is set for PSUBSCRIBE matches.
