@@ -30,12 +30,17 @@ json progress_token_of(const json& params) {
   return meta->value("progressToken", json());
 }
 
-// An ill-formed response (a result without an id, an id of null) or
-// notification: JSON-RPC answers neither, and answering one can loop with
-// a peer that answers our error in turn (it did: 416 POSTs in 50 ms). Only
-// what carries both a method and an id asks for an answer.
+// An ill-formed response (a result without an id, an id of null): JSON-RPC
+// answers no response, and answering one can loop with a peer that answers
+// our error in turn (it did: 416 POSTs in 50 ms). Without a method, what has
+// an id, a result or an error is taken for a response. Anything else that is
+// no valid message is an invalid Request, answered -32600 (JSON-RPC 2.0
+// section 5.1, and its examples: `{"foo": "boo"}`, `{"method": 1}` without
+// an id). Our answer is itself a valid error response, which a peer never
+// answers in turn.
 bool never_answered(const json& j) {
-  return j.is_object() && (!j.contains("method") || !j.contains("id"));
+  return j.is_object() && !j.contains("method") &&
+         (j.contains("id") || j.contains("result") || j.contains("error"));
 }
 
 }  // namespace

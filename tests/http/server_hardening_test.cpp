@@ -2,6 +2,7 @@
 // request-target forms, chunk extensions, closing in stages after an error,
 // unread and broken bodies, the body, send and connection limits.
 #include "http/server_support.hpp"
+#include <corio/testing/virtual_clock.hpp>
 
 namespace corio_http_test {
 namespace {
@@ -170,6 +171,117 @@ Coro<void> lingering_body() {
 
 TEST(HttpServerHardening, ClosesInStagesSoTheClientReadsTheAnswer) {
   run_bounded(lingering_body());
+}
+
+// A head announcing a body over the server's limit (max_body 1000): 413 at
+// once, then the server lingers.
+std::string over_the_limit(std::uint64_t length) {
+  return "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(length) + "\r\n\r\n";
+}
+
+ServerOptions small_body_limit(ServerOptions opts = quiet()) {
+  opts.limits.max_body = 1000;
+  return opts;
+}
+
+// Writes `total` bytes of body as the socket takes them; false if the
+// connection failed on the way (the server reset it).
+Coro<bool> upload(StreamWriter w, std::uint64_t total) {
+  const std::string piece(256 * 1024, 'b');
+  try {
+    for (std::uint64_t sent = 0; sent < total && !w.is_closing(); sent += piece.size()) {
+      w.write(piece);
+      co_await w.drain();
+    }
+  } catch (const std::system_error&) {
+    co_return false;  // EPIPE, ECONNRESET
+  }
+  co_return !w.is_closing();
+}
+
+// A client uploading 20 MiB over the limit reads its 413 while it sends,
+// sends all of it, and then sees a clean EOF: the server read and dropped
+// the lot. (It used to stop reading after 1 MiB: the client got a reset
+// while sending, as curl's EPIPE.)
+Coro<void> big_upload_body() {
+  Server server(small_body_limit());
+  co_await start(server);
+  RawClient c = co_await connect(server.port());
+  constexpr std::uint64_t kBody = 20 * 1024 * 1024;
+  c.writer.write(over_the_limit(kBody));
+  corio::Task<bool> sending = corio::create_task(upload(c.writer, kBody));
+  const Reply r = co_await read_reply(c.reader);
+  EXPECT_EQ(r.status, 413);
+  EXPECT_TRUE(co_await sending) << "the server reset the connection while the client sent";
+  c.writer.write_eof();
+  try {
+    EXPECT_EQ(co_await corio::wait_for(c.reader.read(), 10s), "") << "then a clean EOF";
+  } catch (const std::system_error& e) {
+    ADD_FAILURE() << "after the upload: " << e.what();
+  }
+  co_await server.shutdown(1s);
+}
+
+TEST(HttpServerHardening, LingeringCloseReadsAWholeLargeUploadSoTheClientSeesThe413) {
+  run_bounded(big_upload_body(), 60s);
+}
+
+// Sends a little every `every` until stop is set or the connection fails.
+Coro<void> drip(StreamWriter w, std::chrono::milliseconds every, corio::Event* stop) {
+  for (;;) {
+    co_await corio::sleep(every);
+    if (stop->is_set() || w.is_closing()) co_return;
+    w.write(std::string(1024, 'd'));
+  }
+}
+
+// Seconds (virtual) until the server let go of a client after its 413, the
+// client sending a piece every `every` (none: it sends nothing more). The
+// client cannot see it (the server's FIN came with the 413): a second
+// connection can, which a server capped at one accepts only then.
+Coro<double> lingered_for(ServerOptions opts, std::optional<std::chrono::milliseconds> every) {
+  opts.max_connections = 1;
+  Server server(small_body_limit(std::move(opts)));
+  co_await start(server);
+  const double t0 = corio::get_running_loop().time();
+  RawClient c = co_await connect(server.port());
+  c.writer.write(over_the_limit(1'000'000'000));
+  EXPECT_EQ((co_await read_reply(c.reader)).status, 413);
+  corio::Event stop;
+  std::optional<corio::Task<void>> dripping;
+  if (every) dripping = corio::create_task(drip(c.writer, *every, &stop));
+  EXPECT_EQ((co_await exchange(server.port(), get("/hello"))).status, 200);
+  const double took = corio::get_running_loop().time() - t0;
+  stop.set();
+  if (dripping) co_await *dripping;
+  c.writer.close();
+  co_await server.shutdown(1s);
+  co_return took;
+}
+
+double run_virtual(Coro<double> body) {
+  auto clock = std::make_shared<corio::testing::VirtualClock>();
+  return corio::run(std::move(body), {.clock = clock});
+}
+
+// A client that never stops sending is cut off at lingering_time, however
+// steadily it sends (each piece well within lingering_timeout).
+TEST(HttpServerHardening, LingeringCloseEndsAtLingeringTime) {
+  ServerOptions opts = quiet();
+  opts.lingering_time = 3s;
+  opts.lingering_timeout = 1s;
+  const double took = run_virtual(lingered_for(opts, 400ms));
+  EXPECT_GE(took, 3.0);
+  EXPECT_LT(took, 3.5);
+}
+
+// One that stops sending (but does not close) is cut off at lingering_timeout.
+TEST(HttpServerHardening, LingeringCloseEndsAtLingeringTimeoutOfSilence) {
+  ServerOptions opts = quiet();
+  opts.lingering_timeout = 1s;
+  const double took = run_virtual(lingered_for(opts, std::nullopt));
+  EXPECT_GE(took, 1.0);
+  EXPECT_LT(took, 1.5) << "lingering_time is 30 s";
 }
 
 Coro<void> unread_broken_body() {

@@ -100,6 +100,66 @@ Coro<void> bad_handshake_body() {
 
 TEST(WebSocketPeer, BadHandshakesGet400Or426AndTheServerGoesOn) { run_bounded(bad_handshake_body()); }
 
+// The head of the answer to `request`, as it came on the wire.
+Coro<std::string> answer_head(std::uint16_t port, std::string request) {
+  RawClient c = co_await corio_http_test::connect(port);
+  c.writer.write(request);
+  std::string head = co_await corio::wait_for(c.reader.readuntil("\r\n\r\n"), 10s);
+  c.writer.close();
+  co_return head;
+}
+
+// The handshake with one field's line replaced (or dropped: "").
+std::string with_field(std::string_view field, std::string_view line, std::string_view extra = {}) {
+  std::string r = handshake_request("/ws", extra);
+  const std::size_t at = r.find(field);
+  r.replace(at, r.find("\r\n", at) + 2 - at, line);
+  return r;
+}
+
+// RFC 6455 section 4.4: an unsupported version (or none, or a list) gets
+// 426 naming the one we speak; 4.2.1: anything else that is no opening
+// handshake is a 400.
+Coro<void> refusals_body() {
+  WsOptions sopts;
+  EchoServer es(sopts);
+  co_await es.server.start("127.0.0.1", 0);
+  const std::uint16_t port = es.server.port();
+  const std::vector<std::string> versions = {
+      "Sec-WebSocket-Version: 8\r\n", "", "Sec-WebSocket-Version: 13, 8\r\n",
+      "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Version: 8\r\n"};
+  for (const std::string& version : versions) {
+    const std::string head =
+        co_await answer_head(port, with_field("Sec-WebSocket-Version", version));
+    EXPECT_TRUE(head.starts_with("HTTP/1.1 426 Upgrade Required\r\n")) << version << head;
+    EXPECT_NE(head.find("\r\nSec-WebSocket-Version: 13\r\n"), std::string::npos) << head;
+    // RFC 9110 sections 15.5.22 and 7.8: a 426 names the protocol to upgrade to.
+    EXPECT_NE(head.find("\r\nUpgrade: websocket\r\n"), std::string::npos) << head;
+    EXPECT_NE(head.find("\r\nConnection: Upgrade\r\n"), std::string::npos) << head;
+  }
+  std::string http10 = handshake_request();
+  http10.replace(http10.find("HTTP/1.1"), 8, "HTTP/1.0");
+  const std::vector<std::string> not_handshakes = {
+      with_field("Sec-WebSocket-Key", ""),
+      with_field("Sec-WebSocket-Key", "Sec-WebSocket-Key: c2hvcnQ=\r\n"),
+      with_field("Sec-WebSocket-Key", "",
+                 "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                 "Sec-WebSocket-Key: AAAAAAAAAAAAAAAAAAAAAA==\r\n"),
+      with_field("Upgrade:", ""),
+      with_field("Upgrade:", "Upgrade: h2c\r\n"),
+      with_field("Connection:", ""),
+      with_field("Connection:", "Connection: keep-alive\r\n"),
+      http10,
+  };
+  for (const std::string& request : not_handshakes) {
+    const std::string head = co_await answer_head(port, request);
+    EXPECT_TRUE(head.starts_with("HTTP/1.1 400 Bad Request\r\n")) << request << head;
+  }
+  es.server.close();
+}
+
+TEST(WebSocketPeer, RefusedHandshakesFollowRfc6455) { run_bounded(refusals_body()); }
+
 // A server that switches and then neither reads nor answers anything.
 Coro<void> silent_peer(corio::StreamReader reader, corio::StreamWriter writer) {
   std::string head;

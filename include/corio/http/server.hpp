@@ -84,6 +84,15 @@ struct ServerOptions {
   /// For each wait for the peer to take what we sent (nginx's send_timeout):
   /// a client that reads too slowly is closed.
   std::chrono::milliseconds send_timeout{60'000};
+  /// After an error answer that closes the connection (a 413, a 400) while
+  /// the client may still be sending, the server keeps reading and dropping
+  /// what comes, so that the kernel does not answer those bytes with a
+  /// reset that loses the answer: for lingering_time at most in all, and
+  /// lingering_timeout at most between two reads (nginx's lingering_time
+  /// and lingering_timeout, same defaults). Bounded by time, not bytes: a
+  /// client uploading 20 MiB over a fast link still reads its 413.
+  std::chrono::milliseconds lingering_time{30'000};
+  std::chrono::milliseconds lingering_timeout{5'000};  ///< see lingering_time
   /// An HTTPS connection's TLS handshake; then it is closed.
   std::chrono::milliseconds tls_handshake_timeout{60'000};
   /// Connections open at once on each loop (each worker); at the cap the

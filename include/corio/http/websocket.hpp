@@ -185,9 +185,9 @@ class WebSocketResponse {
   /// Whether req asks for a WebSocket (GET with Upgrade: websocket).
   static bool can_prepare(const Request& req) noexcept;
   /// Checks the opening handshake (HTTPException 400 when it is not one, 426
-  /// for another WebSocket version), answers 101 with the agreed
-  /// subprotocol and extensions, and takes the connection over from the
-  /// HTTP server (Request::take_connection).
+  /// with Sec-WebSocket-Version: 13 for another WebSocket version), answers
+  /// 101 with the agreed subprotocol and extensions, and takes the
+  /// connection over from the HTTP server (Request::take_connection).
   [[nodiscard]] static Coro<WebSocket> prepare(Request& req, WsOptions opts = {});
 };
 

@@ -13,23 +13,26 @@
 /// notifications/cancelled) cancels exactly that task; a cancelled request
 /// gets no answer, as MCP asks. Notifications run inline, in arrival order.
 ///
-/// Malformed input is answered (answers and notifications excepted, below)
-/// and the session goes on: not JSON
+/// Malformed input is answered as JSON-RPC 2.0 says (ill-formed answers
+/// excepted, below) and the session goes on: not JSON
 /// (trailing bytes and NULs included) or JSON nested deeper than the limit
 /// (json_limits()) is a parse error (-32700, id null); JSON that is no
-/// message, a message over the transport's size limit, or a request with
+/// message (`{}`, a notification with params 5), a message over the
+/// transport's size limit, or a request with
 /// the id of one still running, an invalid request (-32600, with the id
-/// when it could be read); an unknown method -32601; a handler's RpcError
+/// when it could be read, else null); an unknown method -32601; a handler's RpcError
 /// its own code; any other exception -32603 with its what(), except the
 /// JSON library's, which are "Internal error" (their text is about our
 /// code, not the peer's request). A notification for no
 /// known method and an answer to no request of ours are ignored, and so
-/// are ill-formed answers and notifications (a result without an id, an
-/// id of null, bad params): a response or a notification is never
+/// are ill-formed answers (no method, and an id, a result or an error: a
+/// result without an id, an id of null): a response is never
 /// answered, else two peers could answer each other's errors for ever. Batches
 /// (JSON arrays) are answered with one -32600 unless accept_batches(true)
 /// (MCP 2025-03-26 has them, 2025-06-18 and later do not); an accepted
-/// batch runs its requests concurrently and answers them in one array.
+/// batch runs its requests concurrently and answers them in one array
+/// (none if it held only notifications and answers), an empty one with a
+/// single -32600.
 ///
 /// The other direction too: request() sends a request of ours and waits for
 /// the peer's answer (an MCP client's calls, a server's sampling requests).

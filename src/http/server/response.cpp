@@ -33,6 +33,7 @@ std::string_view reason_phrase(int status) noexcept {
     case 415: return "Unsupported Media Type";
     case 417: return "Expectation Failed";
     case 422: return "Unprocessable Content";
+    case 426: return "Upgrade Required";
     case 429: return "Too Many Requests";
     case 431: return "Request Header Fields Too Large";
     case 500: return "Internal Server Error";

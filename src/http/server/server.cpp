@@ -83,8 +83,8 @@ void LoopServer::remove(HttpConnection* c) noexcept {
 
 void LoopServer::arm_sweeper() {
   const ServerOptions& opts = shared_->options;
-  const auto shortest =
-      std::min({opts.header_timeout, opts.idle_timeout, opts.body_timeout, opts.send_timeout});
+  const auto shortest = std::min({opts.header_timeout, opts.idle_timeout, opts.body_timeout,
+                                  opts.send_timeout, opts.lingering_timeout});
   const auto tick = std::clamp(shortest / 4, std::chrono::milliseconds(10),
                                std::chrono::milliseconds(1000));
   sweeper_ = get_running_loop().call_later(tick, [this] {

@@ -7,7 +7,10 @@
 // deadlines the LoopServer's sweeper checks: a head has header_timeout from
 // its first byte (from the accept for the first request), a kept-alive
 // connection idle_timeout between requests, a body body_timeout between
-// reads, and each wait for the peer to take our bytes send_timeout.
+// reads, each wait for the peer to take our bytes send_timeout, and a
+// lingering close lingering_timeout between reads within lingering_time.
+#include <algorithm>
+
 #include <corio/errors.hpp>
 #include <corio/event_loop.hpp>
 #include <corio/http/request.hpp>
@@ -21,13 +24,6 @@ namespace corio::http::detail {
 using std::chrono::milliseconds;
 
 namespace {
-
-// How long, and how much, a connection we are closing after an error may
-// keep sending (discarded), so that our answer is not lost to a reset
-// (nginx's lingering_time is 30 s; this only needs to cover a request in
-// flight).
-constexpr milliseconds kLingerTime{2'000};
-constexpr std::size_t kLingerBytes = 1024 * 1024;
 
 // Pipelined answers batched in out_ beyond this go out before the next
 // request is handled.
@@ -376,19 +372,21 @@ Coro<void> HttpConnection::reject(int status, std::string_view message) {
 }
 
 // A lingering close: our answer and our side's EOF first, then what the
-// peer still sends is read and dropped, for kLingerTime and kLingerBytes at
-// most, so that its unread bytes do not make the kernel reset the
-// connection before the peer read the answer.
+// peer still sends is read and dropped, so that its unread bytes do not
+// make the kernel reset the connection before the peer read the answer.
+// Bounded by time (ServerOptions::lingering_time, lingering_timeout), as
+// nginx does: the byte cap it had (1 MiB) cut off a client uploading a large
+// body before it read its 413, and memory stays one read buffer anyway.
 Coro<void> HttpConnection::linger() {
   flush();
   writer_.write_eof();
-  deadline = deadline_after(kLingerTime);
+  const ServerOptions& opts = shared_.options;
+  const double end = deadline_after(opts.lingering_time);
   idle = true;  // nothing left to answer: a shutdown need not wait for us
-  std::size_t dropped = 0;
-  while (dropped < kLingerBytes) {
-    const std::size_t n = co_await reader_.fill_buffer();
-    if (n == 0) break;
-    dropped += reader_.buffered().size();
+  // Past its deadline the sweeper aborts the connection, which ends the read.
+  while (loop_time() < end) {
+    deadline = std::min(end, deadline_after(opts.lingering_timeout));
+    if (co_await reader_.fill_buffer() == 0) break;
     reader_.consume(reader_.buffered().size());
   }
 }

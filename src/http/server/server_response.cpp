@@ -55,6 +55,16 @@ bool is_framing_field(Field f) {
   return f == Field::content_length || f == Field::transfer_encoding || f == Field::connection;
 }
 
+// A handler's field the head writer does not write itself. Connection is
+// ours ("close" is acted on, "keep-alive" follows the request), but other
+// options are the handler's: the Upgrade of a 426 (RFC 9110 section 7.8),
+// the whole field on a switching head.
+bool passes_through(const Header& h, Field f, bool switching) {
+  if (!is_framing_field(f)) return true;
+  if (f != Field::connection) return false;
+  return switching || (!iequals(h.value, "close") && !iequals(h.value, "keep-alive"));
+}
+
 // What may not be in a field name a handler set: what would end the name
 // or split the head. A table, not find_first_of, which calls memchr once
 // per character of the name.
@@ -197,10 +207,7 @@ void HttpConnection::write_head(const Response& resp, std::optional<std::uint64_
     out_ += "Connection: keep-alive\r\n";
   }
   for (const Header& h : resp.headers) {
-    const Field f = classify(h.name);
-    if (!is_framing_field(f) || (switching && f == Field::connection)) {
-      append_field(out_, h.name, h.value);
-    }
+    if (passes_through(h, classify(h.name), switching)) append_field(out_, h.name, h.value);
   }
   out_ += "\r\n";
 }

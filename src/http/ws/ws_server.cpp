@@ -13,14 +13,27 @@ namespace corio::http {
 
 namespace {
 
+// RFC 6455 section 4.4: a version we do not speak is answered with the one
+// we do, so that the client can retry with it. 426 needs an Upgrade field
+// (RFC 9110 section 15.5.22), and Upgrade its Connection option (7.8).
+HTTPException unsupported_version() {
+  return HTTPException(
+      426, "only WebSocket version 13 is supported",
+      Headers{
+          {"Sec-WebSocket-Version", "13"}, {"Upgrade", "websocket"}, {"Connection", "Upgrade"}});
+}
+
+// RFC 6455 section 4.2.1: what is not an opening handshake is a 400.
 void check_handshake(const Request& req) {
   const Headers& h = req.headers();
   if (req.method() != "GET") throw HTTPException(400, "a WebSocket handshake is a GET");
   if (req.version_minor() < 1) throw HTTPException(400, "a WebSocket handshake needs HTTP/1.1");
   if (!h.has_token("upgrade", "websocket")) throw HTTPException(400, "no \"Upgrade: websocket\"");
   if (!h.has_token("connection", "upgrade")) throw HTTPException(400, "no \"Connection: Upgrade\"");
-  const std::optional<std::string_view> version = h.get("sec-websocket-version");
-  if (!version || *version != "13") throw HTTPException(426, "only WebSocket version 13 is supported");
+  // One field, one value: "13, 8" or a second field is no version we speak.
+  if (detail::list_values(h, "sec-websocket-version") != std::vector<std::string>{"13"}) {
+    throw unsupported_version();
+  }
   if (h.count("sec-websocket-key") != 1 || !detail::is_valid_ws_key(*h.get("sec-websocket-key"))) {
     throw HTTPException(400, "Sec-WebSocket-Key is not the base64 of 16 bytes");
   }
