@@ -3,6 +3,7 @@
 
 #include <utility>
 
+#include <corio/c_string.hpp>
 #include <corio/errors.hpp>
 
 namespace corio::redis::detail {
@@ -168,6 +169,8 @@ Context::~Context() {
 }
 
 Coro<std::unique_ptr<Context>> Context::connect(std::string host, int port) {
+  // hiredis resolves a C string: it would connect to what precedes a NUL.
+  check_c_string(host, "the host");
   auto ctx = std::make_unique<Context>(get_running_loop());
   redisAsyncContext* ac = redisAsyncConnect(host.c_str(), port);
   if (!ac) throw ConnectionError("out of memory");
