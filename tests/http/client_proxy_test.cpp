@@ -159,6 +159,14 @@ ClientOptions trusting(const fs::path& dir, const std::string& proxy) {
   return co;
 }
 
+// The session and the proxy closed, then both origins shut down.
+Coro<void> close_all(ClientSession& s, corio::Server& proxy, Server& one, Server& two) {
+  co_await s.close();
+  proxy.close();
+  co_await one.shutdown(1s);
+  co_await two.shutdown(1s);
+}
+
 // Runs body with the test certificates in a directory of its own.
 void with_certificates(Coro<void> (*body)(const TempDir*)) {
   TempDir certs;
@@ -221,10 +229,7 @@ Coro<void> https_proxy_body(const TempDir* certs) {
   CO_ASSERT(log.lines.size() == 2u);
   EXPECT_EQ(log.lines[0], "CONNECT " + at(origin.port()) + " HTTP/1.1");
   EXPECT_EQ(log.lines[1], "GET " + url + " HTTP/1.1");
-  co_await s.close();
-  proxy.close();
-  co_await origin.shutdown(1s);
-  co_await plain.shutdown(1s);
+  co_await close_all(s, proxy, origin, plain);
 }
 
 TEST(ClientProxy, AnHttpsProxyCarriesTunnelsAndPlainRequests) {
@@ -263,10 +268,7 @@ Coro<void> redirect_through_proxy_body(const TempDir* certs) {
         "http://" + at(origin.port()) + "/go?to=" + corio::http::percent_encode(to), std::move(o));
     EXPECT_EQ(co_await r.text(), seen);
   }
-  co_await s.close();
-  proxy.close();
-  co_await origin.shutdown(1s);
-  co_await tls_origin.shutdown(1s);
+  co_await close_all(s, proxy, origin, tls_origin);
 }
 
 TEST(ClientProxy, ARedirectKeepsProxyAuthorizationForTheProxyOnly) {
