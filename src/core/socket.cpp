@@ -13,6 +13,7 @@
 #include <cstring>
 #include <system_error>
 
+#include <corio/c_string.hpp>
 #include <corio/detail/os_error.hpp>
 #include <corio/event_loop.hpp>
 
@@ -32,6 +33,7 @@ SocketAddress::SocketAddress(const sockaddr* addr, socklen_t len) {
 }
 
 SocketAddress SocketAddress::ip(std::string_view numeric_host, std::uint16_t port) {
+  check_c_string(numeric_host, "a numeric IP address");  // inet_pton would stop at it
   SocketAddress a;
   const std::string host(numeric_host);
   auto* v4 = reinterpret_cast<sockaddr_in*>(&a.storage_);
@@ -57,6 +59,9 @@ SocketAddress SocketAddress::unix_path(std::string_view path) {
     throw ValueError("Unix socket path empty or longer than " +
                      std::to_string(sizeof(un->sun_path) - 1) + " bytes");
   }
+  // The kernel ends a path name at its first NUL; only an abstract name
+  // (one starting with NUL, Linux's) is taken by its length.
+  if (path.front() != '\0') check_c_string(path, "a Unix socket path");
   un->sun_family = AF_UNIX;
   std::memcpy(un->sun_path, path.data(), path.size());
   a.len_ = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + path.size() + 1);

@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 
+#include <corio/c_string.hpp>
 #include <corio/dns.hpp>
 #include <corio/event_loop.hpp>
 
@@ -88,6 +89,7 @@ const std::error_category& gai_category() noexcept {
 
 Coro<std::vector<AddrInfo>> getaddrinfo(std::string host, std::uint16_t port, int family,
                                         int type, int flags) {
+  check_c_string(host, "a host name");  // getaddrinfo would look up what precedes it
   if (std::optional<AddrInfo> numeric = numeric_info(host, port, family, type)) {
     co_return std::vector<AddrInfo>{*numeric};
   }

@@ -32,6 +32,7 @@
 #include <type_traits>
 #include <utility>
 
+#include <corio/c_string.hpp>
 #include <corio/errors.hpp>
 #include <corio/event.hpp>
 #include <corio/event_loop.hpp>
@@ -288,6 +289,7 @@ Coro<R> run_at_offset(State s, FileIo io) {
 }  // namespace
 
 Coro<AsyncFile> open_file(std::string path, std::string mode) {
+  check_c_string(path, "a file path");  // open(2) would open what precedes it
   const int flags = open_flags(mode);
   auto job = [path, flags] { return open_fd(path, flags); };
   OwnedFd fd = co_await to_thread(std::move(job));

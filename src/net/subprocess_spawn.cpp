@@ -20,6 +20,7 @@
 #include <csignal>
 #include <system_error>
 
+#include <corio/c_string.hpp>
 #include <corio/detail/os_error.hpp>
 
 namespace corio::detail {
@@ -119,10 +120,25 @@ std::vector<char*> c_strings(std::vector<std::string>& strings) {
   return out;
 }
 
+// posix_spawn takes C strings: a NUL would cut the program, an argument,
+// the directory or a variable short (Python refuses them too).
+void check_spawn_strings(const std::string& program, const std::vector<std::string>& args,
+                         const SubprocessOptions& opts) {
+  check_c_string(program, "the program");
+  for (const std::string& arg : args) check_c_string(arg, "an argument");
+  if (opts.cwd) check_c_string(*opts.cwd, "cwd");
+  if (!opts.env) return;
+  for (const auto& [name, value] : *opts.env) {
+    check_c_string(name, "an environment variable's name");
+    check_c_string(value, "an environment variable's value");
+  }
+}
+
 }  // namespace
 
 SpawnedChild spawn_child(const std::string& program, const std::vector<std::string>& args,
                          const SubprocessOptions& opts) {
+  check_spawn_strings(program, args, opts);
   SpawnedChild child;
   FileActions actions;
   // The child's pipe ends stay open here until posix_spawn has run.

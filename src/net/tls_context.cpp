@@ -7,6 +7,7 @@
 #include <openssl/err.h>
 #include <openssl/x509v3.h>
 
+#include <corio/c_string.hpp>
 #include <corio/errors.hpp>
 
 #include "net/tls.hpp"
@@ -136,12 +137,15 @@ SslContext SslContext::server(const std::string& cert_file, const std::string& k
 }
 
 void SslContext::load_verify_locations(const std::string& cafile) {
+  check_c_string(cafile, "cafile");  // OpenSSL would load what precedes it
   if (SSL_CTX_load_verify_locations(impl_->ctx, cafile.c_str(), nullptr) != 1) {
     throw_context_error("load_verify_locations('" + cafile + "')");
   }
 }
 
 void SslContext::load_cert_chain(const std::string& cert_file, const std::string& key_file) {
+  check_c_string(cert_file, "cert_file");  // OpenSSL would load what precedes it
+  check_c_string(key_file, "key_file");
   if (SSL_CTX_use_certificate_chain_file(impl_->ctx, cert_file.c_str()) != 1) {
     throw_context_error("load_cert_chain: certificate '" + cert_file + "'");
   }

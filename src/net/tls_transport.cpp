@@ -33,6 +33,7 @@
 #include <array>
 #include <cstdint>
 
+#include <corio/c_string.hpp>
 #include <corio/event.hpp>
 #include <corio/timeout.hpp>
 
@@ -428,6 +429,9 @@ void check_client_tls(const SslContext& context, const std::string& server_hostn
   if (context.check_hostname() && server_hostname.empty()) {
     throw ValueError("check_hostname requires server_hostname");
   }
+  // OpenSSL takes it as a C string: SNI and the certificate check would
+  // use what precedes a NUL.
+  check_c_string(server_hostname, "server_hostname");
 }
 
 }  // namespace corio::detail

@@ -7,6 +7,7 @@
 
 #include <utility>
 
+#include <corio/c_string.hpp>
 #include <corio/pg/error.hpp>
 
 namespace corio::pg::detail {
@@ -25,6 +26,7 @@ void ConnState::start() {
 }
 
 Op& ConnState::submit(Send send, bool detached) {
+  check_send(send);
   if (closed) throw ConnectionError("connection is closed");
   std::unique_ptr<Op> op = make_op(std::move(send), detached);
   Op& ref = *op;
@@ -54,6 +56,15 @@ std::unique_ptr<Op> ConnState::make_op(Send send, bool detached) {
   op->send = std::move(send);
   op->detached = detached;
   return op;
+}
+
+void check_send(const Send& s) {
+  check_c_string(s.text, s.kind == Send::Kind::prepared ? "a statement name" : "the SQL");
+  check_c_string(s.name, "a statement name");
+  for (const Param& p : s.params) {
+    // Binary values carry their length: bytes go as pg::Bytea.
+    if (p.value && !p.binary) check_c_string(*p.value, "a text parameter (bytes go as pg::Bytea)");
+  }
 }
 
 bool send_query(PGconn* conn, const Send& s) {

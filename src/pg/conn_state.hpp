@@ -132,6 +132,11 @@ struct ConnState : std::enable_shared_from_this<ConnState> {
   Future<void> socket_wait_;       // the exclusive owner's wait_socket()
 };
 
+// ValueError for a NUL in what libpq reads as C strings (its SQL, statement
+// name, text-format values): it would end them early, a value
+// "admin\0' OR true" compared as "admin". Checked before anything is
+// queued, so the connection is untouched.
+void check_send(const Send& s);
 // Queues one statement in libpq's output buffer (true), or fails.
 bool send_query(PGconn* conn, const Send& s);
 // Waits until fd is readable (write = false) or writable. `wait`, when

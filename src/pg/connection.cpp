@@ -4,6 +4,7 @@
 
 #include <utility>
 
+#include <corio/c_string.hpp>
 #include <corio/errors.hpp>
 #include <corio/pg/error.hpp>
 
@@ -17,6 +18,8 @@ Connection& Connection::operator=(Connection&&) noexcept = default;
 Connection::~Connection() = default;
 
 Coro<Connection> Connection::connect(std::string conninfo) {
+  // A NUL would drop the keywords after it (an sslmode=require, say).
+  check_c_string(conninfo, "conninfo");
   PGconn* raw = PQconnectStart(conninfo.c_str());
   if (!raw) throw ConnectionError("out of memory");
   // Owns raw from here; its close() finishes it, on every way out.
@@ -83,6 +86,8 @@ void Connection::send_detached(std::string sql) {
 }
 
 Coro<void> Connection::listen(std::string channel) {
+  // PQescapeIdentifier stops at a NUL: it would LISTEN on a shorter name.
+  check_c_string(channel, "a channel name");
   if (is_closed()) throw ConnectionError("connection is closed");
   // LISTEN takes an identifier, not a parameter: quote it as one.
   char* quoted = PQescapeIdentifier(s_->conn, channel.data(), channel.size());

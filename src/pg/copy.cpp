@@ -1,4 +1,5 @@
 // COPY FROM STDIN / TO STDOUT in exclusive mode (copy.hpp).
+#include <corio/c_string.hpp>
 #include <corio/pg/connection.hpp>
 #include <corio/pg/copy.hpp>
 #include <corio/pg/error.hpp>
@@ -13,6 +14,7 @@ namespace {
 // (an error, a statement that is not a COPY) is thrown, recovered first.
 Coro<std::shared_ptr<detail::ConnState>> start_copy(std::shared_ptr<detail::ConnState> s,
                                                     std::string sql, ExecStatusType want) {
+  check_c_string(sql, "the SQL");
   if (!s || s->closed) throw ConnectionError("connection is closed");
   co_await s->acquire_exclusive();
   std::exception_ptr error;

@@ -1,4 +1,5 @@
 // What runs in exclusive mode besides COPY: scripts and single-row streams.
+#include <corio/c_string.hpp>
 #include <corio/pg/connection.hpp>
 #include <corio/pg/error.hpp>
 #include <corio/pg/stream.hpp>
@@ -11,10 +12,8 @@ namespace {
 
 // Sends a command in exclusive mode; on any failure the connection is
 // recovered (or already closed) before the error propagates.
-Coro<void> send_exclusive(detail::ConnState* s, std::string sql, std::vector<Param> params,
-                          bool single_row) {
+Coro<void> send_exclusive(detail::ConnState* s, detail::Send send, bool single_row) {
   try {
-    const detail::Send send{detail::Send::Kind::params, std::move(sql), {}, std::move(params)};
     if (!detail::send_query(s->conn, send)) s->lost();
     if (single_row && !s->set_single_row_mode()) s->lost();
     co_await s->flush_all();
@@ -27,6 +26,7 @@ Coro<void> send_exclusive(detail::ConnState* s, std::string sql, std::vector<Par
 }  // namespace
 
 Coro<void> Connection::execute(std::string script) {
+  check_c_string(script, "the SQL");
   auto s = s_;
   if (!s || s->closed) throw ConnectionError("connection is closed");
   co_await s->acquire_exclusive();
@@ -43,10 +43,12 @@ Coro<void> Connection::execute(std::string script) {
 }
 
 Coro<RowStream> Connection::stream_params(std::string sql, std::vector<Param> params) {
+  detail::Send send{detail::Send::Kind::params, std::move(sql), {}, std::move(params)};
+  detail::check_send(send);
   auto s = s_;
   if (!s || s->closed) throw ConnectionError("connection is closed");
   co_await s->acquire_exclusive();
-  co_await send_exclusive(s.get(), std::move(sql), std::move(params), true);
+  co_await send_exclusive(s.get(), std::move(send), true);
   co_return RowStream(std::move(s));
 }
 

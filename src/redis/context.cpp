@@ -3,6 +3,7 @@
 
 #include <utility>
 
+#include <corio/c_string.hpp>
 #include <corio/errors.hpp>
 
 namespace corio::redis::detail {
@@ -195,6 +196,8 @@ void Context::close(std::string why) {
 }
 
 Coro<std::unique_ptr<Context>> Context::connect(ClientOptions options) {
+  // hiredis resolves a C string: it would connect to what precedes a NUL.
+  check_c_string(options.host, "the host");
   auto ctx = std::make_unique<Context>(
       get_running_loop(), Budget{options.max_reply_bytes, options.max_reply_elements, 0, {}});
   redisAsyncContext* ac = redisAsyncConnect(options.host.c_str(), options.port);

@@ -1,5 +1,5 @@
 // Redirects: each status's method rule, relative Locations, the limit, and
-// Authorization kept within an origin only.
+// the caller's secrets kept within an origin only.
 #include <nlohmann/json.hpp>
 
 #include "http/client_support.hpp"
@@ -7,9 +7,11 @@
 namespace corio_http_test {
 namespace {
 
+using corio::http::ClientOptions;
 using corio::http::ClientResponse;
 using corio::http::ClientSession;
 using corio::http::RequestOptions;
+using corio::http::Url;
 using nlohmann::json;
 
 struct Case {
@@ -74,30 +76,75 @@ TEST(ClientRedirect, LimitAndOptOut) {
   run_bounded(limits(&peer), 20s);
 }
 
-Coro<void> authorization(const ScriptedPeer* peer) {
-  ClientSession s;
-  const std::string port = std::to_string(peer->port);
-  RequestOptions same;
-  same.headers.add("Authorization", "Bearer secret");
-  ClientResponse r1 = co_await s.get(peer->url("/redirect?code=302&to=/echo"), std::move(same));
-  json e1 = co_await r1.json();
-  EXPECT_EQ(e1["headers"]["authorization"], "Bearer secret");
-
-  // 127.0.0.1 -> localhost: the same server, another origin.
-  RequestOptions cross;
-  cross.headers.add("Authorization", "Bearer secret");
-  const std::string to = "http://localhost:" + port + "/echo";
-  ClientResponse r2 = co_await s.get(peer->url("/redirect?code=302&to=" + corio::http::percent_encode(to)),
-                                     std::move(cross));
-  EXPECT_EQ(r2.url().host, "localhost");
-  json e2 = co_await r2.json();
-  EXPECT_FALSE(e2["headers"].contains("authorization"));
-  EXPECT_EQ(e2["headers"]["host"], "localhost:" + port);
+// The caller's secrets on a request: Authorization, Cookie,
+// Proxy-Authorization (no proxy here: it could only reach an origin) and
+// headers marked sensitive, for the request and for the session; X-Plain is
+// not one of them.
+RequestOptions with_secrets() {
+  RequestOptions o;
+  o.headers.add("Authorization", "Bearer secret");
+  o.headers.add("Cookie", "sid=caller");
+  o.headers.add("Proxy-Authorization", "Basic cHJveHk=");
+  o.headers.add("X-Api-Key", "key");
+  o.headers.add("X-Plain", "plain");
+  o.sensitive_headers = {"x-api-key"};
+  return o;
 }
 
-TEST(ClientRedirect, AuthorizationDroppedAcrossOrigins) {
+ClientOptions session_with_secret() {
+  ClientOptions co;
+  co.headers.add("X-Session-Key", "session");
+  co.sensitive_headers = {"X-Session-Key"};
+  return co;
+}
+
+constexpr const char* kSecrets[] = {"authorization", "proxy-authorization", "x-api-key",
+                                    "x-session-key"};
+
+std::string redirect_to(const ScriptedPeer* from, const std::string& to) {
+  return from->url("/redirect?code=302&to=" + corio::http::percent_encode(to));
+}
+
+// The headers the echo at the end of the redirects from `url` received,
+// the response's URL being `end`.
+Coro<json> echoed_headers(ClientSession* s, std::string url, std::string end) {
+  ClientResponse r = co_await s->get(std::move(url), with_secrets());
+  EXPECT_EQ(r.url().to_string(), end);
+  json e = co_await r.json();
+  co_return e["headers"];
+}
+
+Coro<void> secrets(const ScriptedPeer* peer, const ScriptedPeer* other) {
+  ClientSession s(session_with_secret());
+  const std::string localhost = "http://localhost:" + std::to_string(peer->port);
+  // The jar's own cookie for the new origin still goes there.
+  s.cookie_jar().update_cookies({"jar=1"}, Url::parse(localhost + "/"));
+  const std::string same = redirect_to(peer, "/echo");
+  json kept = co_await echoed_headers(&s, same, peer->url("/echo"));
+  for (const char* name : kSecrets) {
+    EXPECT_TRUE(kept.contains(name)) << name << " kept within the origin";
+  }
+  EXPECT_EQ(kept.value("cookie", "-"), "sid=caller");
+
+  // Another host (127.0.0.1 -> localhost: the same server), another port.
+  const std::pair<std::string, std::string> hops[] = {{localhost + "/echo", "jar=1"},
+                                                      {other->url("/echo"), "-"}};
+  for (const auto& [to, cookie] : hops) {
+    const std::string from = redirect_to(peer, to);
+    json h = co_await echoed_headers(&s, from, to);
+    for (const char* name : kSecrets) {
+      EXPECT_FALSE(h.contains(name)) << name << " sent on to " << to;
+    }
+    EXPECT_EQ(h.value("cookie", "-"), cookie) << "the caller's Cookie sent on to " << to;
+    EXPECT_EQ(h["x-plain"], "plain");
+    EXPECT_EQ(h["host"], Url::parse(to).host_header());
+  }
+}
+
+TEST(ClientRedirect, SecretsDroppedAcrossOrigins) {
   ScriptedPeer peer;
-  run_bounded(authorization(&peer), 20s);
+  ScriptedPeer other;
+  run_bounded(secrets(&peer, &other), 20s);
 }
 
 }  // namespace

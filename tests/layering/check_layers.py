@@ -27,7 +27,7 @@ from pathlib import Path
 # Folders (http/, mcp/, json/, pg/, redis/, testing/) are their own layer.
 HEADER_LAYERS = {
     "core": """call_graph clock coro errors event_loop exception_context executor
-        future handle inspect loop_stats os_error outcome run run_options socket
+        c_string future handle inspect loop_stats os_error outcome run run_options socket
         source_location stall_detector task task_tree threadsafe_hold to_thread
         detail/await_site detail/awaitable detail/driver detail/executor_call
         detail/file_op detail/frame_alloc detail/future_awaiter detail/future_state

@@ -7,8 +7,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <corio/errors.hpp>
 #include <corio/task.hpp>
 
+#include "common/value_error.hpp"
 #include "pg/pg_support.hpp"
 
 namespace {
@@ -172,6 +174,40 @@ TEST(PgConnection, TlsThroughSslmodeCarriesPipelinedQueriesAndLargeResults) {
     long streamed = 0;
     while (co_await rows.next()) ++streamed;
     EXPECT_EQ(streamed, 20000);
+  }());
+}
+
+// Whether awaiting what make() starts throws ValueError naming the NUL.
+template <class F>
+Coro<bool> refused(F make) {
+  return corio_testing::raises_value_error(std::move(make), "NUL");
+}
+
+// libpq takes SQL and text-format values as C strings: a NUL would end them
+// early ("admin\0' OR true --" compared as "admin"). Each is refused before
+// anything is sent, and the connection goes on; bytea carries any byte.
+TEST(PgConnection, NulInTextIsRefusedBeforeSending) {
+  run_pg([]() -> Coro<void> {
+    Connection conn = co_await connect();
+    const std::string evil("admin\0' OR true --", 18);
+    const std::string sql("SELECT 1\0; SELECT 2", 19);
+    PreparedStatement stmt = co_await conn.prepare("SELECT $1::text");
+    EXPECT_TRUE(co_await refused([&] { return conn.query("SELECT $1::text", evil); }));
+    EXPECT_TRUE(co_await refused([&] { return conn.query(stmt, evil); }));
+    EXPECT_TRUE(co_await refused([&] { return conn.query(sql); }));
+    EXPECT_TRUE(co_await refused([&] { return conn.prepare(sql); }));
+    EXPECT_TRUE(co_await refused([&] { return conn.execute(sql); }));
+    EXPECT_TRUE(co_await refused([&] { return conn.stream("SELECT $1::text", evil); }));
+    EXPECT_TRUE(co_await refused([&] { return conn.copy_out(sql); }));
+    EXPECT_TRUE(co_await refused([&] { return conn.listen(std::string("chan\0nel", 8)); }));
+    const std::string conninfo = pg_testing::conninfo() + std::string("\0 dbname=other", 14);
+    EXPECT_TRUE(co_await refused([&] { return Connection::connect(conninfo); }));
+
+    const Bytea blob{evil};
+    Result r = co_await conn.query("SELECT $1::bytea, $2::text", blob, "after");
+    EXPECT_EQ(r[0].get<Bytea>(0).bytes, evil);
+    EXPECT_EQ(r[0].get<std::string>(1), "after");
+    EXPECT_EQ(conn.transaction_status(), TxStatus::idle);
   }());
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include <corio/errors.hpp>
 #include <corio/gather.hpp>
 #include <corio/sleep.hpp>
 #include <corio/task.hpp>
@@ -158,6 +159,17 @@ TEST(RedisClient, RefusedConnectIsAConnectionError) {
     ClientOptions o;
     o.port = 1;
     EXPECT_THROW(co_await Client::connect(o), ConnectionError);
+  }());
+}
+
+// hiredis takes the host as a C string: "127.0.0.1\0.evil" would connect
+// to 127.0.0.1. Refused before connecting.
+TEST(RedisClient, HostWithNulIsAValueError) {
+  run_redis([]() -> Coro<void> {
+    ClientOptions o = options();
+    o.host += std::string("\0.evil", 6);
+    EXPECT_THROW(co_await Client::connect(o), corio::ValueError);
+    EXPECT_THROW(co_await Subscriber::connect(o), corio::ValueError);
   }());
 }
 

@@ -25,9 +25,12 @@
 /// goes out in one write (with a small body, in the same one).
 ///
 /// Redirects (allow_redirects): 301/302 turn a POST into a GET and 303 any
-/// method but HEAD, dropping the body; 307/308 keep method and body. An
-/// Authorization header is dropped when a redirect leaves the origin.
-/// Beyond max_redirects: TooManyRedirects.
+/// method but HEAD, dropping the body; 307/308 keep method and body. A
+/// redirect to another origin (scheme, host or port) drops the caller's
+/// secrets: Authorization, Cookie (the jar still gives the new origin its
+/// own cookies), the sensitive_headers, and Proxy-Authorization unless the
+/// next hop goes in plain http to a proxy (which reads it there): curl's
+/// CVE-2022-27776. Beyond max_redirects: TooManyRedirects.
 ///
 /// Defaults per session (ClientOptions: headers, timeout, base_url,
 /// raise_for_status, retry, proxy), each overridden per request
@@ -120,7 +123,11 @@ struct ClientOptions {
   /// forms) say, read when the session is made (aiohttp's trust_env).
   std::optional<std::string> proxy;
   bool trust_env = false;  ///< whether the proxy environment variables are read
-  Headers proxy_headers;  ///< sent to the proxy (Proxy-Authorization, say)
+  Headers proxy_headers;   ///< sent to the proxy (Proxy-Authorization, say)
+  /// Names of headers (of `headers`, or any request's) that a redirect to
+  /// another origin drops, as it drops Cookie and Authorization: an API key
+  /// in "X-Api-Key", say. Case does not matter.
+  std::vector<std::string> sensitive_headers;
 };
 
 /// A JSON request body, serialised when assigned (so this header needs only
@@ -159,6 +166,8 @@ struct RequestOptions {
   bool allow_redirects = true;     ///< whether redirects are followed
   std::size_t max_redirects = 10;  ///< followed at most; beyond: TooManyRedirects
   std::optional<bool> raise_for_status;  ///< instead of the session's
+  /// Added to the session's sensitive_headers for this request.
+  std::vector<std::string> sensitive_headers;
 };
 
 /// An HTTP client with a connection pool, cookies and defaults (aiohttp's ClientSession).

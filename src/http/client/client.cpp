@@ -96,6 +96,14 @@ Coro<ResponseHead> read_head(StreamReader& reader, const Limits& limits, const D
   }
 }
 
+// The hop after a redirect: req rewritten for next and its proxy. Not in
+// follow(): a temporary proxy Url there would grow its coroutine frame.
+void redirect(PreparedRequest& req, int status, Url next, const detail::ProxyConfig* proxies,
+              const std::optional<std::string>& proxy) {
+  std::optional<Url> via = detail::choose_proxy(proxies, proxy, next);
+  detail::follow_redirect(req, status, std::move(next), std::move(via));
+}
+
 }  // namespace
 
 ClientSession::ClientSession(ClientOptions opts) : opts_(std::move(opts)) {
@@ -155,8 +163,8 @@ Coro<ClientResponse> ClientSession::follow(PreparedRequest req, detail::TryOptio
   if (pool_->closed()) throw ClientConnectionError("the session is closed");
   const Deadline deadline = start_deadline(opts.timeout);
   std::vector<Redirect> history;
+  req.proxy = detail::choose_proxy(proxies_.get(), opts.proxy, req.url);
   for (;;) {
-    req.proxy = detail::choose_proxy(proxies_.get(), opts.proxy, req.url);
     if (req.proxy) req.proxy_headers = opts_.proxy_headers;
     Exchange ex = co_await exchange(req, deadline);
     jar_.update_cookies(ex.head.headers.get_all("Set-Cookie"), req.url);
@@ -177,7 +185,7 @@ Coro<ClientResponse> ClientSession::follow(PreparedRequest req, detail::TryOptio
       }
       co_await discard_body(hop);
     }
-    detail::follow_redirect(req, status, std::move(next));
+    redirect(req, status, std::move(next), proxies_.get(), opts.proxy);
   }
 }
 

@@ -94,6 +94,9 @@ PreparedRequest prepare_request(std::string method, Url url, const ClientOptions
     req.form = std::make_shared<const FormData>(std::move(*opts.multipart));
   }
   req.auto_decompress = session.auto_decompress;
+  req.sensitive_headers = session.sensitive_headers;
+  req.sensitive_headers.insert(req.sensitive_headers.end(), opts.sensitive_headers.begin(),
+                               opts.sensitive_headers.end());
   return req;
 }
 
@@ -154,7 +157,24 @@ bool is_redirect(int status) noexcept {
   return status == 301 || status == 302 || status == 303 || status == 307 || status == 308;
 }
 
-void follow_redirect(PreparedRequest& req, int status, Url next) {
+namespace {
+
+// What the caller meant for one origin only: sent on to another, a
+// redirect would hand it to whoever the first server names (curl's
+// CVE-2022-27776; Go and requests drop these too). Proxy-Authorization is
+// the proxy's: it stays only when the next hop goes to the proxy in
+// absolute form, since through a tunnel or without a proxy the origin
+// would read it. Cookies the jar holds for the new origin still go there.
+void drop_secrets(PreparedRequest& req, const Url& next, const std::optional<Url>& next_proxy) {
+  req.headers.remove("Authorization");
+  req.headers.remove("Cookie");
+  if (!next_proxy || next.is_https()) req.headers.remove("Proxy-Authorization");
+  for (const std::string& name : req.sensitive_headers) req.headers.remove(name);
+}
+
+}  // namespace
+
+void follow_redirect(PreparedRequest& req, int status, Url next, std::optional<Url> next_proxy) {
   // RFC 9110 section 15.4: what browsers (and aiohttp) do, which the RFC allows.
   const bool to_get = (status == 303 && req.method != "HEAD") ||
                       ((status == 301 || status == 302) && req.method == "POST");
@@ -165,10 +185,11 @@ void follow_redirect(PreparedRequest& req, int status, Url next) {
     req.headers.remove("Content-Type");
     req.headers.remove("Content-Length");
   }
-  if (next.origin() != req.url.origin()) req.headers.remove("Authorization");
+  if (next.origin() != req.url.origin()) drop_secrets(req, next, next_proxy);
   // The Host of the new URL, not a Host the caller set for the old one.
   if (next.host_header() != req.url.host_header()) req.headers.remove("Host");
   req.url = std::move(next);
+  req.proxy = std::move(next_proxy);
 }
 
 bool idempotent(std::string_view method) noexcept {

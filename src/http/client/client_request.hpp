@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <corio/http/client.hpp>
 #include <corio/http/parser.hpp>
@@ -29,6 +30,8 @@ struct PreparedRequest {
   // an https one in a CONNECT tunnel.
   std::optional<Url> proxy;
   Headers proxy_headers;
+  // The session's and the request's: dropped by a redirect to another origin.
+  std::vector<std::string> sensitive_headers;
 };
 
 // What every try of a request goes by, of its RequestOptions and the
@@ -66,9 +69,10 @@ std::string serialize_request(const PreparedRequest& req, std::string_view jar_c
 Route route_for(const PreparedRequest& req);
 
 bool is_redirect(int status) noexcept;
-// Rewrites req for the hop to `next` after a redirect with `status`
-// (method and body rules; Authorization dropped across origins).
-void follow_redirect(PreparedRequest& req, int status, Url next);
+// Rewrites req for the hop to `next`, through `next_proxy`, after a
+// redirect with `status`: method and body rules, and the caller's secrets
+// dropped across origins (client.hpp says which).
+void follow_redirect(PreparedRequest& req, int status, Url next, std::optional<Url> next_proxy);
 // Safe to send twice (RFC 9110 section 9.2.2): retried on a stale connection.
 bool idempotent(std::string_view method) noexcept;
 
