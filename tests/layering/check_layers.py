@@ -26,9 +26,9 @@ from pathlib import Path
 # Public headers directly under include/corio/ (and detail/), by layer.
 # Folders (http/, mcp/, json/, pg/, redis/, testing/) are their own layer.
 HEADER_LAYERS = {
-    "core": """call_graph clock coro errors event_loop exception_context executor
-        c_string future handle inspect loop_stats os_error outcome run run_options socket
-        source_location stall_detector task task_tree threadsafe_hold to_thread
+    "core": """c_string call_graph clock coro errors event_loop exception_context
+        executor future handle inspect loop_stats os_error outcome run run_options
+        socket source_location stall_detector task task_tree threadsafe_hold to_thread
         detail/await_site detail/awaitable detail/driver detail/executor_call
         detail/file_op detail/frame_alloc detail/future_awaiter detail/future_state
         detail/intrusive detail/io_wait detail/loop_core detail/loop_io detail/os_error
