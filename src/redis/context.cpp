@@ -39,12 +39,15 @@ void on_readable(Context* ctx) {
 
 // hiredis's ev hooks: privdata is the Context. They use the fd saved at
 // connect, not ac->c: hiredis calls some of them while freeing ac.
+// Reading also answers to back-pressure (update_reading).
 void add_read(void* p) {
   auto* ctx = static_cast<Context*>(p);
-  if (ctx->ac) ctx->loop.add_reader(ctx->fd, [ctx] { on_readable(ctx); });
+  ctx->hiredis_reads = true;
+  ctx->update_reading();
 }
 void del_read(void* p) {
   auto* ctx = static_cast<Context*>(p);
+  ctx->hiredis_reads = false;
   ctx->loop.remove_reader(ctx->fd);
 }
 void add_write(void* p) {
@@ -145,11 +148,11 @@ void on_message(redisAsyncContext* ac, void* r, void*) {
   Reply m = convert(reply);
   const std::string& kind = m.elements[0].str;
   if (kind == "message") {
-    ctx->messages.put_nowait(Message{m.elements[1].str, m.elements[2].str, {}});
+    ctx->queued(Message{m.elements[1].str, m.elements[2].str, {}});
   } else if (kind == "pmessage" && m.elements.size() >= 4) {
-    ctx->messages.put_nowait(Message{m.elements[2].str, m.elements[3].str, m.elements[1].str});
+    ctx->queued(Message{m.elements[2].str, m.elements[3].str, m.elements[1].str});
   } else {
-    ctx->confirmations.put_nowait(m.elements[1].str);
+    ctx->confirmed(m.elements[1].str);
   }
 }
 
@@ -175,6 +178,11 @@ int send_argv(redisAsyncContext* ac, redisCallbackFn* fn, void* privdata,
     lens[i] = args[i].size();
   }
   return redisAsyncCommandArgv(ac, fn, privdata, static_cast<int>(args.size()), argv, lens);
+}
+
+// What a queued message holds: its strings and its own node.
+std::size_t cost(const Message& m) {
+  return sizeof(Message) + m.channel.size() + m.payload.size() + m.pattern.size();
 }
 
 }  // namespace
@@ -209,6 +217,7 @@ Coro<std::unique_ptr<Context>> Context::connect(ClientOptions options) {
   }
   ctx->ac = ac;
   ctx->fd = ac->c.fd;
+  ctx->max_unread_bytes = options.max_unread_bytes;
   use_budget(ac->c.reader, &ctx->budget);
   ac->data = ctx.get();
   ac->ev.data = ctx.get();
@@ -242,6 +251,45 @@ void Context::subscribe(const std::vector<std::string>& args) {
   if (!alive()) throw ConnectionError(error.empty() ? "not connected" : error);
   if (send_argv(ac, on_message, nullptr, args) != REDIS_OK) {
     throw ConnectionError(context_error(ac));
+  }
+  expect_confirmations(args.size() - 1);  // one a channel, after the verb
+}
+
+// hiredis's one read per readable event is at most 16 KiB, so the queue
+// passes its bound by that much at most (plus one message).
+void Context::queued(Message m) {
+  unread_bytes += cost(m);
+  messages.put_nowait(std::move(m));
+  if (!paused && unread_bytes >= max_unread_bytes) {
+    paused = true;
+    update_reading();
+  }
+}
+
+void Context::took(const Message& m) {
+  unread_bytes -= cost(m);
+  if (paused && unread_bytes <= max_unread_bytes / 2) {
+    paused = false;
+    update_reading();
+  }
+}
+
+void Context::expect_confirmations(std::size_t n) {
+  confirmations_due += n;
+  update_reading();
+}
+
+void Context::confirmed(std::string name) {
+  confirmations.put_nowait(std::move(name));
+  if (confirmations_due > 0 && --confirmations_due == 0) update_reading();
+}
+
+void Context::update_reading() {
+  if (!ac) return;
+  if (hiredis_reads && (!paused || confirmations_due > 0)) {
+    loop.add_reader(fd, [this] { on_readable(this); });
+  } else {
+    loop.remove_reader(fd);
   }
 }
 

@@ -10,7 +10,8 @@
 // Lifetimes: 1. A command's Pending is owned by hiredis from send until its
 // callback, which deletes it. 2. The Context outlives its ac: its
 // destructor frees a live one (callbacks see `ctx->ac == nullptr` first).
-// 3. Pub/sub messages go to `messages`, which lives in the Context.
+// 3. Pub/sub messages go to `messages`, which lives in the Context; their
+// bytes there are bounded (back-pressure below).
 // 4. close() frees the ac before the Context: its commands in flight fail
 // first, with the reason given; the Context stays, not alive, for `error`.
 #pragma once
@@ -48,6 +49,8 @@ struct Context {
   // Sends a (P)SUBSCRIBE whose messages land in `messages`.
   void subscribe(const std::vector<std::string>& args);
   std::size_t in_flight() const noexcept { return pending; }
+  // next() took `m` from `messages`: reading may resume.
+  void took(const Message& m);
   // Closes the connection now; the commands in flight fail with `why`.
   void close(std::string why);
 
@@ -61,6 +64,23 @@ struct Context {
   Queue<Message> messages;
   Queue<std::string> confirmations;  // channels whose (un)subscribe was confirmed
   Budget budget;                     // the reply reader's
+
+  // Back-pressure (a Subscriber's): the socket is read while hiredis asks
+  // for it (its ev hooks) and `messages` holds under max_unread_bytes.
+  // Past that, reading pauses, so the kernel's buffers fill and Redis keeps
+  // the rest under its own client-output-buffer-limit; it resumes at half
+  // the bound, so one next() does not flip it back and forth. While a
+  // (un)subscribe awaits confirmations, which may sit behind unread
+  // messages, it reads anyway: the overshoot is what Redis had buffered.
+  void queued(Message m);
+  void confirmed(std::string name);
+  void expect_confirmations(std::size_t n);
+  void update_reading();
+  std::size_t max_unread_bytes = 0;
+  std::size_t unread_bytes = 0;
+  std::size_t confirmations_due = 0;
+  bool hiredis_reads = false;  // its ev hooks' last word
+  bool paused = false;
 };
 
 }  // namespace corio::redis::detail

@@ -46,7 +46,9 @@ Coro<void> Subscriber::psubscribe(std::vector<std::string> patterns) {
 Coro<Message> Subscriber::next() {
   if (!ctx_) throw ConnectionError("subscriber is closed (moved from)");
   try {
-    co_return co_await ctx_->messages.get();
+    Message m = co_await ctx_->messages.get();
+    ctx_->took(m);
+    co_return m;
   } catch (const QueueShutDown&) {
     throw ConnectionError(ctx_->error.empty() ? "connection closed" : ctx_->error);
   }

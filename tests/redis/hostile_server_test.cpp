@@ -14,8 +14,9 @@ namespace {
 
 using corio::Coro;
 using corio::TimeoutError;
-using corio_testing::kMemoryIsMeasurable;
-using corio_testing::proc_status_kib;
+using corio_testing::expect_little_growth_since;
+using corio_testing::Memory;
+using corio_testing::memory_now;
 using namespace corio::redis;
 using namespace std::chrono_literals;
 using redis_testing::FakeRedis;
@@ -56,30 +57,11 @@ ClientOptions with_timeout(std::chrono::milliseconds timeout) {
   return o;
 }
 
-struct Memory {
-  long rss, hwm, peak;  // KiB: VmRSS, VmHWM, VmPeak
-};
-Memory memory_now() {
-  return {proc_status_kib("VmRSS"), proc_status_kib("VmHWM"), proc_status_kib("VmPeak")};
-}
-
-// Resident memory (now and at its peak) grew by less than 8 MiB, and the
-// address space by less than 64 MiB (room for a thread's stack and arena).
-// hiredis's slots for an announced count were one 800 MB calloc: on this
-// kernel its untouched pages stay out of RSS (reading them while freeing
-// maps the zero page), so VmPeak is where it shows, +775 MiB.
-void expect_little_growth_since(const Memory& before) {
-  if (!kMemoryIsMeasurable) return;
-  const Memory after = memory_now();
-  std::printf("memory KiB: rss %ld -> %ld, hwm %ld -> %ld, peak %ld -> %ld\n", before.rss,
-              after.rss, before.hwm, after.hwm, before.peak, after.peak);
-  EXPECT_LT(after.rss - before.rss, 8 * 1024);
-  EXPECT_LT(after.hwm - before.hwm, 8 * 1024);
-  EXPECT_LT(after.peak - before.peak, 64 * 1024);
-}
-
 // 13 bytes announcing 100 million elements made hiredis's reader allocate
-// 800 MB of element slots (RSS 767 MiB once the client closed).
+// 800 MB of element slots (RSS 767 MiB once the client closed). That was
+// one calloc: on this kernel its untouched pages stay out of RSS (reading
+// them while freeing maps the zero page), so VmPeak is where it showed,
+// +775 MiB.
 TEST(RedisLimits, AnArrayAnnouncingMoreThanMaxReplyElementsIsRefused) {
   run_redis([]() -> Coro<void> {
     const Memory before = memory_now();

@@ -52,6 +52,15 @@ struct ClientOptions {
   // proto-max-bulk-len) twice, and 16 Mi elements of 64 bytes each.
   std::size_t max_reply_bytes = std::size_t{1} << 30;
   std::size_t max_reply_elements = std::size_t{1} << 24;  // in one array
+  // A Subscriber's messages that next() has not taken yet: at this many
+  // bytes (their strings plus ~100 each) it stops reading its socket, and
+  // reads again once next() took it down to half. Redis then holds the rest
+  // and applies its client-output-buffer-limit for pub/sub (32 MiB hard by
+  // default), as it does for redis-py, which reads only when asked. 1 MiB,
+  // about 1,000 messages of 1 KiB, is many of hiredis's 16 KiB reads for a
+  // consumer that keeps up, and little beside what Redis and the kernel
+  // already buffer for a slow one.
+  std::size_t max_unread_bytes = std::size_t{1} << 20;
 };
 
 // A pub/sub message: `pattern` is set for PSUBSCRIBE matches.

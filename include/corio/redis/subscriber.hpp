@@ -7,7 +7,15 @@
 //
 // subscribe() returns once the server confirmed every channel, so a message
 // published after it is never missed. next() suspends until a message
-// arrives; it throws ConnectionError once the connection is gone.
+// arrives; it throws ConnectionError once the connection is gone and the
+// messages queued before are taken.
+//
+// Back-pressure: at options.max_unread_bytes of messages next() has not
+// taken, the subscriber stops reading its socket, and reads again once
+// next() took it down to half; Redis keeps the rest, under its
+// client-output-buffer-limit for pub/sub (past it, Redis disconnects us).
+// A subscribe() while paused reads on until its confirmations, which follow
+// what Redis held, so those messages are queued past the bound.
 #pragma once
 
 #include <memory>
