@@ -181,6 +181,13 @@ Coro<void> tls_body(const TlsFiles* tls, const TempFile* file) {
   Ran r = co_await run_program("curl", args);
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out, "200 13\n200 300000\n") << r.err;
+  // A range over TLS: the read+write path from an offset.
+  const std::string file_url = base + "/files/" + name;
+  const std::vector<std::string> range = {
+      "-sS", "--cacert",  tls->cert, "-r", "1000-250999", "-w", "%{http_code} %{size_download}",
+      "-o",  "/dev/null", file_url};
+  r = co_await run_program("curl", range);
+  EXPECT_EQ(r.out, "206 250000") << r.err;
   co_await server.shutdown(1s);
 }
 

@@ -55,7 +55,9 @@ class Response {
   /// value serialized, as application/json.
   static Response json(const nlohmann::json& value, int status = 200);
   /// The file at path, its type from its extension. Opened when the response
-  /// is sent: a missing file is a 404 then, an unreadable one a 403.
+  /// is sent: a missing file is a 404 then, an unreadable one a 403. With
+  /// status 200 it carries ETag and Last-Modified and answers conditional
+  /// requests (304, 412) and Range (206, 416): docs/http-server.md.
   static Response file(std::string path);
   /// A body of unknown length, written by producer as the server sends it.
   /// The producer (and what it captures) lives until it is done.

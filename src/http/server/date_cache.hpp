@@ -25,8 +25,6 @@ class DateCache {
   std::string_view fields() noexcept;
 
  private:
-  static constexpr std::size_t kDateSize = 29;
-
   void refresh() noexcept;
 
   std::time_t second_ = -1;

@@ -28,9 +28,11 @@ std::string_view reason_phrase(int status) noexcept {
     case 408: return "Request Timeout";
     case 409: return "Conflict";
     case 411: return "Length Required";
+    case 412: return "Precondition Failed";
     case 413: return "Content Too Large";
     case 414: return "URI Too Long";
     case 415: return "Unsupported Media Type";
+    case 416: return "Range Not Satisfiable";
     case 417: return "Expectation Failed";
     case 422: return "Unprocessable Content";
     case 426: return "Upgrade Required";

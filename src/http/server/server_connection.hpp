@@ -29,8 +29,11 @@
 #include <corio/task.hpp>
 
 #include "http/server/date_cache.hpp"
+#include "http/server/file_ranges.hpp"
 
 namespace corio::http::detail {
+
+class OpenFile;
 
 struct ServerShared {
   ServerOptions options;
@@ -135,10 +138,17 @@ class HttpConnection {
   std::uint64_t send_body(Response& resp);
   Coro<std::uint64_t> send(Response& resp);
   void write_head(const Response& resp, std::optional<std::uint64_t> content_length);
-  Coro<std::uint64_t> send_file(Response& resp);
   Coro<std::uint64_t> send_stream(Response& resp);
-  Coro<void> sendfile_all(int fd, std::uint64_t size);
-  Coro<void> copy_file(int fd, std::uint64_t size);
+  // Files (and their ranges, 304s, 412s and 416s: file_ranges.hpp).
+  Coro<std::uint64_t> send_file(Response& resp);
+  FileValidators validate(Response& resp, const OpenFile& file);
+  std::uint64_t not_modified(Response& resp);
+  std::uint64_t send_refusal(int status, std::string content_range);
+  Coro<std::uint64_t> send_ranges(Response& resp, const OpenFile& file,
+                                  const std::vector<ByteRange>& ranges);
+  Coro<void> send_range(int fd, ByteRange range);
+  Coro<void> sendfile_all(int fd, std::uint64_t from, std::uint64_t size);
+  Coro<void> copy_file(int fd, std::uint64_t from, std::uint64_t size);
   void log_access(std::uint64_t bytes);
 
   LoopServer& server_;

@@ -1,6 +1,7 @@
 // HttpConnection's answers (see server_connection.hpp): the head in the
 // batch buffer out_, the body after it (or straight to the writer when it
-// is large), files with sendfile(2), streams chunked.
+// is large), files with sendfile(2) (whole, or the ranges file_ranges.hpp
+// decided on), streams chunked.
 #include <sys/sendfile.h>
 #include <unistd.h>
 
@@ -16,6 +17,7 @@
 #include <corio/event_loop.hpp>
 
 #include "http/server/server_connection.hpp"
+#include "http/server/file_ranges.hpp"
 #include "http/wire/body_file.hpp"
 
 namespace corio::http::detail {
@@ -249,26 +251,100 @@ Coro<std::uint64_t> HttpConnection::send_file(Response& resp) {
   if (!resp.headers.contains("Content-Type")) {
     resp.headers.set("Content-Type", std::string(content_type_for(resp.file_path)));
   }
+  // A handler's own status (a 404 page from a file) is sent whole, as is.
+  const FileAnswer answer =
+      resp.status == 200 ? answer_for(head_, validate(resp, file)) : FileAnswer{resp.status, {}};
+  switch (answer.status) {
+    case 304:
+      co_return not_modified(resp);
+    case 412:
+      co_return send_refusal(412, {});
+    case 416:
+      co_return send_refusal(416, "bytes */" + std::to_string(file.size()));
+    case 206:
+      co_return co_await send_ranges(resp, file, answer.ranges);
+    default:
+      break;
+  }
   write_head(resp, file.size());
   if (head_only_ || file.size() == 0 || has_no_body(resp.status)) co_return 0;
-  flush();
-  // TLS encrypts in user space: the file has to pass through it.
-  if (tls_) {
-    co_await copy_file(file.fd(), file.size());
-  } else {
-    co_await sendfile_all(file.fd(), file.size());
-  }
+  co_await send_range(file.fd(), ByteRange{0, file.size() - 1});
   co_return file.size();
 }
 
-Coro<void> HttpConnection::sendfile_all(int fd, std::uint64_t size) {
+// The file's validators, added to the answer unless the handler set them;
+// a handler's own ETag is the one requests are compared with.
+FileValidators HttpConnection::validate(Response& resp, const OpenFile& file) {
+  FileValidators v = validators_for(file.size(), file.mtime());
+  if (const std::optional<std::string_view> etag = resp.headers.get("ETag")) {
+    v.etag = std::string(*etag);
+  } else {
+    resp.headers.add("ETag", v.etag);
+  }
+  if (!resp.headers.contains("Last-Modified")) resp.headers.add("Last-Modified", v.last_modified);
+  if (!resp.headers.contains("Accept-Ranges")) resp.headers.add("Accept-Ranges", "bytes");
+  return v;
+}
+
+// A 304 carries what a 200 would, for caches to update, but no body and
+// (RFC 9110 section 15.4.5) no representation metadata such as its type.
+std::uint64_t HttpConnection::not_modified(Response& resp) {
+  resp.status = 304;
+  resp.headers.remove("Content-Type");
+  resp.headers.remove("Accept-Ranges");
+  write_head(resp, std::nullopt);
+  return 0;
+}
+
+std::uint64_t HttpConnection::send_refusal(int status, std::string content_range) {
+  Response refusal = Response::text(std::string(reason_phrase(status)), status);
+  if (!content_range.empty()) refusal.headers.add("Content-Range", std::move(content_range));
+  return send_body(refusal);
+}
+
+// A 206: one range with its Content-Range, or several as
+// multipart/byteranges, each part's head from the batch buffer and its
+// bytes by the same sendfile path as a whole file.
+Coro<std::uint64_t> HttpConnection::send_ranges(Response& resp, const OpenFile& file,
+                                                const std::vector<ByteRange>& ranges) {
+  resp.status = 206;
+  if (ranges.size() == 1) {
+    resp.headers.set("Content-Range", content_range(ranges[0], file.size()));
+    write_head(resp, ranges[0].length());
+    co_await send_range(file.fd(), ranges[0]);
+    co_return ranges[0].length();
+  }
+  const ByterangesBody body =
+      byteranges_body(ranges, resp.headers.get_or("Content-Type", ""), file.size());
+  resp.headers.set("Content-Type", "multipart/byteranges; boundary=" + body.boundary);
+  write_head(resp, body.length);
+  for (std::size_t i = 0; i < ranges.size(); ++i) {
+    out_ += body.heads[i];
+    co_await send_range(file.fd(), ranges[i]);
+  }
+  out_ += body.tail;
+  co_return body.length;
+}
+
+// TLS encrypts in user space: the file has to pass through it.
+Coro<void> HttpConnection::send_range(int fd, ByteRange range) {
+  flush();
+  if (tls_) {
+    co_await copy_file(fd, range.first, range.length());
+  } else {
+    co_await sendfile_all(fd, range.first, range.length());
+  }
+}
+
+Coro<void> HttpConnection::sendfile_all(int fd, std::uint64_t from, std::uint64_t size) {
   // The head first, in order: sendfile must not overtake buffered bytes.
   if (!writer_.is_flushed()) co_await wait_writable();
   // sendfile has no MSG_NOSIGNAL: a peer gone mid-file is EPIPE only
   // because the EventLoop ignores SIGPIPE (see docs/asyncio-to-corio.md).
-  off_t offset = 0;
-  while (static_cast<std::uint64_t>(offset) < size) {
-    const std::uint64_t left = size - static_cast<std::uint64_t>(offset);
+  off_t offset = static_cast<off_t>(from);
+  const std::uint64_t end = from + size;
+  while (static_cast<std::uint64_t>(offset) < end) {
+    const std::uint64_t left = end - static_cast<std::uint64_t>(offset);
     const ssize_t n = ::sendfile(writer_.fileno(), fd, &offset, std::min<std::uint64_t>(left, 1 << 30));
     if (n > 0) continue;
     if (n == 0) throw std::system_error(EIO, std::generic_category(), "file shrank while sent");
@@ -278,9 +354,9 @@ Coro<void> HttpConnection::sendfile_all(int fd, std::uint64_t size) {
   }
 }
 
-Coro<void> HttpConnection::copy_file(int fd, std::uint64_t size) {
-  for (std::uint64_t offset = 0; offset < size;) {
-    std::string piece = read_piece(fd, offset, size - offset);
+Coro<void> HttpConnection::copy_file(int fd, std::uint64_t from, std::uint64_t size) {
+  for (std::uint64_t offset = from; offset < from + size;) {
+    std::string piece = read_piece(fd, offset, from + size - offset);
     offset += piece.size();
     write(piece);
     co_await drain();

@@ -17,6 +17,7 @@ OpenFile::OpenFile(const std::string& path) {
   struct stat st {};
   if (fd_ >= 0 && ::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode)) {
     size_ = static_cast<std::uint64_t>(st.st_size);
+    mtime_ = st.st_mtim.tv_sec;
     return;
   }
   const int err = fd_ < 0 ? errno : 0;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <ctime>
 #include <string>
 #include <string_view>
 
@@ -21,11 +22,13 @@ class OpenFile {
   int fd() const noexcept { return fd_; }
   int status() const noexcept { return status_; }
   std::uint64_t size() const noexcept { return size_; }
+  std::time_t mtime() const noexcept { return mtime_; }  // seconds, for Last-Modified and ETag
 
  private:
   int fd_ = -1;
   int status_ = 200;
   std::uint64_t size_ = 0;
+  std::time_t mtime_ = 0;
 };
 
 std::string_view content_type_for(std::string_view path) noexcept;
