@@ -26,6 +26,10 @@
 ///
 /// Brings <nlohmann/json.hpp> with it (the templates build JSON), which is
 /// why corio/http.hpp leaves this header out.
+///
+/// The json layer's names stay in corio::http, where they were first: users
+/// specialize corio::http::Fields<T>, and a specialization cannot be declared
+/// through a using-declaration, so a new namespace would break their code.
 #pragma once
 
 #include <map>

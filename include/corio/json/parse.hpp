@@ -19,6 +19,10 @@
 /// JsonError's what() is corio's own text ("nested deeper than 256 levels",
 /// "syntax error at byte 17"), fit to send back to the peer: no message of
 /// the JSON library, whose wording and internals are not the peer's business.
+///
+/// The json layer's names stay in corio::http, where they were first: users
+/// specialize corio::http::Fields<T>, and a specialization cannot be declared
+/// through a using-declaration, so a new namespace would break their code.
 #pragma once
 
 #include <cstddef>

@@ -17,6 +17,10 @@
 ///
 /// The walk's depth is the schema's (which the program wrote), not the
 /// value's, so a peer's value cannot make it recurse deeper than that.
+///
+/// The json layer's names stay in corio::http, where they were first: users
+/// specialize corio::http::Fields<T>, and a specialization cannot be declared
+/// through a using-declaration, so a new namespace would break their code.
 #pragma once
 
 #include <string>
