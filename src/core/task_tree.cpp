@@ -2,6 +2,7 @@
 // graphs capture_all_call_graphs() takes: the tree follows each graph's
 // awaiting.tasks downwards (a capture goes outwards, through awaited_by).
 #include <algorithm>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -14,8 +15,15 @@ namespace corio {
 namespace {
 
 // The library's own coroutines (gather's, wait's) are not where a user looks.
+// g++ names them corio::detail::...; clang 14's function names are bare, so
+// their files tell: corio's src/ as this file was compiled (the same build
+// compiled them), or a public header under include/corio/.
 bool internal(const FrameCallGraphEntry& f) {
-  return f.function.substr(0, f.function.find('(')).find("corio::detail::") != std::string::npos;
+  constexpr std::string_view self = __FILE__;  // <root>/src/core/task_tree.cpp
+  constexpr std::string_view src_root = self.substr(0, self.rfind("core/task_tree.cpp"));
+  return f.function.substr(0, f.function.find('(')).find("corio::detail::") != std::string::npos ||
+         std::string_view(f.file).starts_with(src_root) ||
+         f.file.find("include/corio/") != std::string::npos;
 }
 
 // The innermost frame outside the library, else the innermost.
