@@ -5,6 +5,7 @@
 // causes (cancelling siblings and, with a body, the owner) runs from the
 // ready queue, as asyncio's done-callbacks do.
 #include <corio/detail/multi_wait.hpp>
+#include <corio/sleep.hpp>
 #include <corio/task_group.hpp>
 
 namespace corio {
@@ -108,6 +109,20 @@ Coro<void> TaskGroup::exit(std::exception_ptr body_error) {
         propagate_cancel = pending_cancel;
         abort();
       }
+    }
+  }
+  if (!errors_.empty()) {
+    // asyncio wakes the owner from the deferred step that handles a child's
+    // failure, two turns after the completion; MultiWait resumes us one turn
+    // after it, alongside the other deferred steps of that turn, an
+    // enclosing group's abort among them. One turn more before a failure is
+    // thrown lets those cancel the owner first, as in asyncio (CPython's
+    // test_nested_groups_both_cancelled); only failures pay for it. Here
+    // aborting_ holds, so a cancellation is only noted, as in the loop above.
+    try {
+      co_await sleep(std::chrono::seconds(0));
+    } catch (const CancelledError&) {
+      pending_cancel = std::current_exception();
     }
   }
   if (parent_cancel_requested_) {

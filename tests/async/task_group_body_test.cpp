@@ -225,6 +225,38 @@ TEST(TaskGroupBody, NestedGroupsPropagateTheInnerFailureOutward) {
   expect_times(log.times, {0, 0.5, 0.5});
 }
 
+// CPython's test_nested_groups_both_cancelled: the inner group's child and
+// the outer group's child fail in the same loop turn. Both groups cancel
+// the owner before it resumes, so the outer body sees one cancellation
+// still requested (the outer group's) once the inner group withdrew its own.
+Coro<void> nested_both_cancelled() {
+  int cancelling_in_outer_body = -1;
+  try {
+    co_await corio::task_group([&](TaskGroup& outer) -> Coro<void> {
+      try {
+        co_await corio::task_group([&outer](TaskGroup& inner) -> Coro<void> {
+          inner.create_task(fail_after(0, "inner"));
+          outer.create_task(fail_after(0, "outer"));
+          co_return;
+        });
+        ADD_FAILURE() << "the inner group's error must propagate";
+      } catch (const std::runtime_error& e) {
+        EXPECT_STREQ(e.what(), "inner");
+      }
+      cancelling_in_outer_body = cancelling();
+    });
+    ADD_FAILURE() << "the outer group's error must propagate";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "outer");
+  }
+  EXPECT_EQ(cancelling_in_outer_body, 1);
+  EXPECT_EQ(cancelling(), 0);
+}
+
+TEST(TaskGroupBody, NestedGroupsFailingTogetherLeaveTheOuterCancellationPending) {
+  run_vt(nested_both_cancelled());
+}
+
 Coro<void> group_in_timeout(Log* log) {
   try {
     co_await corio::timeout(1s, corio::task_group([log](TaskGroup& tg) -> Coro<void> {

@@ -20,13 +20,6 @@ namespace fs = std::filesystem;
 
 using corio_testing::TempDir;
 
-// "listening on http://127.0.0.1:40123 (1 worker)" -> 40123.
-std::uint16_t port_of(const std::string& line) {
-  const std::size_t colon = line.rfind(':');
-  if (colon == std::string::npos) throw std::runtime_error("no port in: " + line);
-  return static_cast<std::uint16_t>(std::stoi(line.substr(colon + 1)));
-}
-
 // Asks for the big file, takes its first bytes, then closes with most of it
 // unread: the kernel answers the server's next segments with a reset.
 Coro<void> hang_up_mid_file(std::uint16_t port) {

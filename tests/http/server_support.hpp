@@ -105,4 +105,11 @@ inline Coro<double> seconds_until_closed(StreamReader& r) {
 
 inline Coro<Response> hello(Request&) { co_return Response::text("Hello, World!"); }
 
+// `corio serve`'s first line, "listening on http://127.0.0.1:40123 (1 worker)" -> 40123.
+inline std::uint16_t port_of(const std::string& line) {
+  const std::size_t colon = line.rfind(':');
+  if (colon == std::string::npos) throw std::runtime_error("no port in: " + line);
+  return static_cast<std::uint16_t>(std::stoi(line.substr(colon + 1)));
+}
+
 }  // namespace corio_http_test

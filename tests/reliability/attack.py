@@ -39,7 +39,8 @@ def main():
         harness.SCALE = 4.0
         harness.RSS_SLACK_KB = 320 * 1024  # ASan's quarantine is 256 MB
 
-    groups = [http_checks.protocol_group(args.corio), http_load.load_group(args.corio),
+    groups = [http_checks.protocol_group(args.corio), http_checks.send_rate_group(args.corio),
+              http_load.load_group(args.corio),
               http_load.slow_group(args.corio), http_load.emfile_group(args.corio),
               tool_checks.echo_group(args.corio), tool_checks.fetch_group(args.corio),
               mcp_checks.stdio_group(args.nba), mcp_checks.http_group(args.nba)]

@@ -283,6 +283,6 @@ def run_group(group, report, selected):
             break
     begin = time.monotonic()
     error, _ = _bounded(group.stop, 30)
-    _record(report, Check(f"{group.name}.shutdown", group.stop, 30, None), error,
+    _record(report, Check(f"{group.name}.shutdown", group.stop, 30), error,
             time.monotonic() - begin)
     group.stop_quietly()

@@ -1,12 +1,15 @@
 """`corio serve --root` attacked over raw HTTP/1.1: request smuggling shapes,
 Host values, chunk extensions, request-target forms, limits with lingering
-close, path traversal, garbage and truncation, hang-ups mid-download."""
+close, path traversal, garbage and truncation, hang-ups mid-download; a
+reader too slow for --min-send-rate."""
 import os
 import random
+import select
 import shutil
 import tempfile
+import time
 
-from harness import Group, expect, expect_bounded
+from harness import CheckFailed, Group, expect, expect_bounded, seconds, wait_until
 from httpraw import Conn, expect_refused, get
 
 BIG = 1 << 20
@@ -16,10 +19,10 @@ H = b"Host: x\r\n"
 class ServeGroup(Group):
     """One `corio serve` on a temp dir: a 1 MB file and an index.html."""
 
-    def __init__(self, corio, name="http", preexec_fn=None):
+    def __init__(self, corio, name="http", preexec_fn=None, args=()):
         self.name = name
         super().__init__()
-        self.corio, self.preexec_fn = corio, preexec_fn
+        self.corio, self.preexec_fn, self.args = corio, preexec_fn, list(args)
         self.root = tempfile.mkdtemp(prefix="corio-rel-")
         self.big = random.Random(13).randbytes(BIG)
         with open(os.path.join(self.root, "big.bin"), "wb") as f:
@@ -28,8 +31,8 @@ class ServeGroup(Group):
             f.write(b"<h1>index</h1>\n")
 
     def start(self):
-        self.prog = self.spawn([self.corio, "serve", "--root", self.root, "--port", "0", "--quiet"],
-                               preexec_fn=self.preexec_fn)
+        self.prog = self.spawn([self.corio, "serve", "--root", self.root, "--port", "0", "--quiet",
+                                *self.args], preexec_fn=self.preexec_fn)
         self.port = int(self.prog.wait_line("out", r"listening on http://[^:]+:(\d+)").group(1))
 
     def healthy(self, after):
@@ -217,5 +220,62 @@ def protocol_group(corio):
             c.send(data)
             hang_up(c, i)
         expect_bounded(g.prog, fds, rss, "truncated requests")
+
+    return g
+
+
+HUGE = 16 << 20  # far more than the kernel's buffers take (tcp_wmem's maximum is 4 MiB)
+MIN_SEND_RATE, RATE_WINDOW = 8192, 2  # bytes/s, seconds
+
+
+def read_slowly_until_closed(conn, rate, limit):
+    """Reads rate bytes a second, a quarter at a time, until the server ends
+    the connection: the seconds that took. A reset shows in poll() at once,
+    where recv() would first return the bytes still queued."""
+    conn.sock.setblocking(False)
+    poller = select.poll()
+    poller.register(conn.sock, select.POLLIN | select.POLLRDHUP)
+    start = time.monotonic()
+    while time.monotonic() - start < limit:
+        if any(ev & (select.POLLERR | select.POLLHUP | select.POLLRDHUP) for _, ev in poller.poll(0)):
+            return time.monotonic() - start
+        try:
+            if not conn.sock.recv(rate // 4):
+                return time.monotonic() - start
+        except BlockingIOError:
+            pass
+        except ConnectionResetError:
+            return time.monotonic() - start
+        time.sleep(0.25)
+    raise CheckFailed(f"a client reading {rate} B/s still held the answer open {limit:.0f} s later "
+                      f"(--min-send-rate {MIN_SEND_RATE})")
+
+
+def send_rate_group(corio):
+    """`corio serve --min-send-rate`: send_timeout is per wait, so without a
+    floor a client reading 256 B/s holds a large answer open for ever."""
+    g = ServeGroup(corio, name="http_send_rate", args=[
+        "--min-send-rate", str(MIN_SEND_RATE), "--min-send-rate-window", str(RATE_WINDOW)])
+    with open(os.path.join(g.root, "huge.bin"), "wb") as f:
+        f.write(b"h" * HUGE)
+    get_huge = b"GET /huge.bin HTTP/1.1\r\n" + H + b"\r\n"
+
+    @g.check("slow_reader", limit=60)
+    def slow_reader():
+        fds = g.prog.fd_count()
+        with Conn(g.port, rcvbuf=4096) as c:
+            c.send(get_huge)
+            took = read_slowly_until_closed(c, 256, seconds(30))
+        expect(took >= RATE_WINDOW / 2, f"the slow reader was closed after {took:.1f} s, before "
+                                        f"a {RATE_WINDOW} s window of waiting for it")
+        wait_until(lambda: g.prog.fd_count() <= fds, 10, "the slow reader's fd was not released")
+
+    @g.check("fast_reader")
+    def fast_reader():
+        with Conn(g.port) as c:
+            c.send(get_huge)
+            r = c.read_response()
+        expect(r.status == 200 and len(r.body) == HUGE,
+               f"a fast reader got {r.status} and {len(r.body)} bytes of the 16 MB file")
 
     return g

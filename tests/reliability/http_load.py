@@ -17,8 +17,8 @@ from httpraw import Conn, get
 
 GET_BIG = b"GET /big.bin HTTP/1.1\r\n" + H + b"\r\n"
 GET_HELLO = b"GET /hello HTTP/1.1\r\n" + H + b"\r\n"
-# The server's defaults (include/corio/http/server.hpp); `corio serve` has
-# no options for them. Timer-driven, so not scaled for slow builds.
+# The server's defaults (include/corio/http/server.hpp), which this suite's
+# `corio serve` keeps. Timer-driven, so not scaled for slow builds.
 HEADER_TIMEOUT = 10
 BODY_TIMEOUT = 30
 

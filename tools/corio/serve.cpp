@@ -2,7 +2,15 @@
 // plus /hello ("Hello, World!") and /json ({"message": "Hello, World!"}),
 // the endpoints the benchmarks load with wrk. SIGINT or SIGTERM shuts it
 // down gracefully: in-flight requests finish (within 10 s), then it exits.
+// Every timeout and limit of the server is an option, its default the
+// library's.
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <iterator>
+#include <limits>
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
@@ -17,13 +25,100 @@ namespace {
 
 namespace http = corio::http;
 
+// The server's timeouts, each an option in seconds whose default is the
+// library's (ServerOptions), so that --help cannot drift from it.
+struct Timeout {
+  const char* flag;
+  std::chrono::milliseconds http::ServerOptions::*field;
+  const char* what;
+};
+
+constexpr Timeout kTimeouts[] = {
+    {"--header-timeout", &http::ServerOptions::header_timeout,
+     "from a request head's first byte to its end"},
+    {"--idle-timeout", &http::ServerOptions::idle_timeout,
+     "keep-alive: between two requests on a connection"},
+    {"--body-timeout", &http::ServerOptions::body_timeout, "between two reads of a request body"},
+    {"--send-timeout", &http::ServerOptions::send_timeout,
+     "for each wait for the client to take what was sent"},
+    {"--lingering-time", &http::ServerOptions::lingering_time,
+     "after an error answer, reading and dropping what the client still sends"},
+    {"--lingering-timeout", &http::ServerOptions::lingering_timeout, "the same, between two reads"},
+    {"--min-send-rate-window", &http::ServerOptions::min_send_rate_window,
+     "the waiting for the client --min-send-rate is measured over"},
+};
+constexpr std::size_t kTimeoutCount = std::size(kTimeouts);
+
+double seconds(std::chrono::milliseconds ms) { return std::chrono::duration<double>(ms).count(); }
+
 struct ServeArgs {
   std::string host = "127.0.0.1";
   int port = 8080;
   std::string root;
   int workers = 1;
   bool quiet = false;
+  std::array<double, kTimeoutCount> timeouts{};  // seconds, as kTimeouts
+  // The options' values, as the parser fills ints (bytes and counts).
+  int max_header_size = 0;
+  int max_body = 0;
+  int max_connections = 0;
+  int min_send_rate = 0;
 };
+
+// A byte count or a count as an int option (what the parser fills), its
+// default the library's; 2 GiB - 1 at most.
+int as_option(std::uint64_t value) {
+  return static_cast<int>(std::min<std::uint64_t>(value, std::numeric_limits<int>::max()));
+}
+
+void declare_limits(Options& o, ServeArgs& a) {
+  const http::ServerOptions defaults;
+  constexpr int kMax = std::numeric_limits<int>::max();
+  a.max_header_size = as_option(defaults.limits.max_head_bytes);
+  a.max_body = as_option(defaults.limits.max_body);
+  a.max_connections = as_option(defaults.max_connections);
+  a.min_send_rate = as_option(defaults.min_send_rate);
+  o.option("--max-header-size", a.max_header_size,
+           fmt::format("bytes of a request's line and header fields; over it: 431 (default {})",
+                       a.max_header_size),
+           1024, kMax);
+  o.option("--max-body", a.max_body,
+           fmt::format("bytes of a request body; over it: 413 (default {})", a.max_body), 0, kMax);
+  o.option("--max-connections", a.max_connections,
+           fmt::format("connections at once per worker; at the cap accepting pauses (default {}, "
+                       "no cap)",
+                       a.max_connections),
+           0, kMax);
+  o.option("--min-send-rate", a.min_send_rate,
+           fmt::format("bytes/s a client must take a response at, measured over "
+                       "--min-send-rate-window, or it is closed (default {}, off)",
+                       a.min_send_rate),
+           0, kMax);
+}
+
+void declare_timeouts(Options& o, ServeArgs& a) {
+  const http::ServerOptions defaults;
+  for (std::size_t i = 0; i < kTimeoutCount; ++i) {
+    const Timeout& t = kTimeouts[i];
+    a.timeouts[i] = seconds(defaults.*t.field);
+    o.option(t.flag, a.timeouts[i],
+             fmt::format("{}, in seconds (default {})", t.what, a.timeouts[i]), 0.001, 86400.0);
+  }
+}
+
+http::ServerOptions server_options(const ServeArgs& a) {
+  http::ServerOptions opts;
+  for (std::size_t i = 0; i < kTimeoutCount; ++i) {
+    opts.*kTimeouts[i].field = std::chrono::milliseconds(std::llround(a.timeouts[i] * 1000));
+  }
+  opts.limits.max_head_bytes = static_cast<std::size_t>(a.max_header_size);
+  opts.limits.max_body = static_cast<std::uint64_t>(a.max_body);
+  opts.max_connections = static_cast<std::size_t>(a.max_connections);
+  opts.min_send_rate = static_cast<std::uint64_t>(a.min_send_rate);
+  opts.workers = a.workers;
+  if (a.quiet) opts.access_log = {};
+  return opts;
+}
 
 corio::Coro<http::Response> hello(http::Request&) {
   co_return http::Response::text("Hello, World!");
@@ -34,10 +129,7 @@ corio::Coro<http::Response> json(http::Request&) {
 }
 
 corio::Coro<> serve(const ServeArgs* args) {
-  http::ServerOptions opts;
-  opts.workers = args->workers;
-  if (args->quiet) opts.access_log = {};
-  http::Server server(std::move(opts));
+  http::Server server(server_options(*args));
   server.get("/hello", hello);
   server.get("/json", json);
   if (!args->root.empty()) server.add_static("/", args->root);
@@ -64,6 +156,8 @@ Command serve_command() {
         o.option("--root", args.root, "directory to serve files from (default: none)");
         o.option("--workers", args.workers, "event loops, one thread each (default 1)", 1, 256);
         o.flag("--quiet", args.quiet, "no access log on stderr");
+        declare_timeouts(o, args);
+        declare_limits(o, args);
       },
       [] { return corio::run_main(serve(&args)); }};
 }

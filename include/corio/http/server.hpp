@@ -82,8 +82,22 @@ struct ServerOptions {
   /// the connection (nginx's client_body_timeout is 60 s).
   std::chrono::milliseconds body_timeout{30'000};
   /// For each wait for the peer to take what we sent (nginx's send_timeout):
-  /// a client that reads too slowly is closed.
+  /// a client that reads too slowly is closed, with a reset, so that the
+  /// kernel drops what it still holds for it (nginx's
+  /// reset_timedout_connection).
   std::chrono::milliseconds send_timeout{60'000};
+  /// The slowest a client may take a response, in bytes per second (Apache
+  /// mod_reqtimeout's MinRate, for sending); 0: no floor. send_timeout is
+  /// per wait, and each wait ends as soon as the socket has room again: a
+  /// client reading 256 B/s holds a large response open for ever. Measured
+  /// over min_send_rate_window of waiting for the client (the sweeper also
+  /// checks it during a wait, back-pressure included; time the handler takes
+  /// to produce is not counted), from when the server first had to wait;
+  /// below it the connection is closed as at send_timeout. What the kernel
+  /// took at once is not counted against the client, and once the whole
+  /// answer is in the kernel only idle_timeout applies.
+  std::uint64_t min_send_rate = 0;
+  std::chrono::milliseconds min_send_rate_window{10'000};  ///< see min_send_rate
   /// After an error answer that closes the connection (a 413, a 400) while
   /// the client may still be sending, the server keeps reading and dropping
   /// what comes, so that the kernel does not answer those bytes with a

@@ -83,8 +83,9 @@ void LoopServer::remove(HttpConnection* c) noexcept {
 
 void LoopServer::arm_sweeper() {
   const ServerOptions& opts = shared_->options;
+  const auto rate_window = opts.min_send_rate > 0 ? opts.min_send_rate_window : opts.send_timeout;
   const auto shortest = std::min({opts.header_timeout, opts.idle_timeout, opts.body_timeout,
-                                  opts.send_timeout, opts.lingering_timeout});
+                                  opts.send_timeout, opts.lingering_timeout, rate_window});
   const auto tick = std::clamp(shortest / 4, std::chrono::milliseconds(10),
                                std::chrono::milliseconds(1000));
   sweeper_ = get_running_loop().call_later(tick, [this] {
@@ -98,11 +99,11 @@ void LoopServer::sweep() {
   // Collected first: an abort may end a connection, which edits conns_.
   std::vector<HttpConnection*> late;
   for (HttpConnection* c : conns_) {
-    if (c->deadline != 0 && now >= c->deadline) late.push_back(c);
+    if ((c->deadline != 0 && now >= c->deadline) || c->sends_too_slowly(now)) late.push_back(c);
   }
   for (HttpConnection* c : late) {
     c->deadline = 0;
-    c->abort();
+    c->time_out();
   }
   if (!conns_.empty()) arm_sweeper();
 }

@@ -9,6 +9,8 @@
 // connection idle_timeout between requests, a body body_timeout between
 // reads, each wait for the peer to take our bytes send_timeout, and a
 // lingering close lingering_timeout between reads within lingering_time.
+#include <sys/socket.h>
+
 #include <algorithm>
 
 #include <corio/errors.hpp>
@@ -75,7 +77,9 @@ void HttpConnection::flush() {
 
 void HttpConnection::write(std::string_view bytes) {
   // Aborted under us (a timeout, a shutdown): what is left has nowhere to go.
-  if (!writer_.is_closing()) writer_.write(bytes);
+  if (writer_.is_closing()) return;
+  handed_ += bytes.size();
+  writer_.write(bytes);
 }
 
 // Not a coroutine itself: when the writer took every byte (the usual
@@ -98,11 +102,51 @@ Coro<std::size_t> HttpConnection::start_read(milliseconds timeout) {
 
 // The read clock (a head's, a body's) is put back after the wait: it runs
 // on from where it was.
+// The rate window (sends_too_slowly) counts the time spent here only: the
+// peer is not to blame for a handler that takes its time to produce.
 Coro<void> HttpConnection::under_send_timeout(Coro<void> wait) {
   const double read_deadline = deadline;
-  deadline = deadline_after(shared_.options.send_timeout);
+  const double now = loop_time();
+  deadline = now + std::chrono::duration<double>(shared_.options.send_timeout).count();
+  if (window_waited_ == 0) window_mark_ = handed_ - writer_.get_write_buffer_size();
+  wait_began_ = now;
   co_await std::move(wait);
+  window_waited_ += loop_time() - wait_began_;
+  wait_began_ = 0;
   deadline = read_deadline;
+}
+
+// Past a deadline, or too slow. During a send wait, a reset rather than a
+// FIN: a plain close leaves the unsent bytes to the kernel, which goes on
+// trickling them to the slow reader from an orphaned socket (up to
+// tcp_wmem's 4 MiB, for as long as it reads); SO_LINGER 0 drops them, as
+// nginx's reset_timedout_connection does.
+void HttpConnection::time_out() noexcept {
+  const int fd = writer_.fileno();
+  if (wait_began_ != 0 && fd >= 0) {
+    const ::linger reset{1, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
+  }
+  writer_.abort();
+}
+
+// Called by the sweeper, during a wait. A window full of waiting in which
+// the peer took less than the rate: too slow. Otherwise a new window starts
+// (a client that was fast once may slow down later).
+bool HttpConnection::sends_too_slowly(double now) noexcept {
+  const ServerOptions& opts = shared_.options;
+  if (opts.min_send_rate == 0 || wait_began_ == 0) return false;
+  const double waited = window_waited_ + (now - wait_began_);
+  if (waited < std::chrono::duration<double>(opts.min_send_rate_window).count()) return false;
+  const std::uint64_t taken = handed_ - writer_.get_write_buffer_size();
+  if (static_cast<double>(taken - window_mark_) <
+      static_cast<double>(opts.min_send_rate) * waited) {
+    return true;
+  }
+  window_mark_ = taken;
+  window_waited_ = 0;
+  wait_began_ = now;
+  return false;
 }
 
 Coro<void> HttpConnection::drain() {

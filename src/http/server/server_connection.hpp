@@ -103,6 +103,8 @@ class HttpConnection {
   // can take more, each wait within send_timeout (then the sweeper aborts).
   Coro<void> drain();
   Coro<void> wait_writable();
+  void write(std::string_view bytes);  // to the writer, unless it was aborted
+  void sent_by_hand(std::uint64_t n) noexcept { handed_ += n; }  // sendfile(2)'s bytes
 
   // For LoopServer.
   double deadline = 0;  // loop time past which the sweeper aborts; 0: none
@@ -110,6 +112,8 @@ class HttpConnection {
   std::size_t index = 0;  // in LoopServer's list
   std::optional<TaskRef> task;
   void abort() noexcept { writer_.abort(); }
+  bool sends_too_slowly(double now) noexcept;  // below ServerOptions::min_send_rate
+  void time_out() noexcept;                    // the sweeper's abort
   void close() noexcept { writer_.close(); }
 
  private:
@@ -125,7 +129,6 @@ class HttpConnection {
   Coro<std::size_t> drain_and_fill(std::chrono::milliseconds timeout);
   Coro<std::size_t> start_read(std::chrono::milliseconds timeout);
   void flush();
-  void write(std::string_view bytes);  // to the writer, unless it was aborted
   void send_continue();
   bool check_expect();
   void start_clock();
@@ -169,6 +172,13 @@ class HttpConnection {
   bool linger_ = false;           // the peer may still be sending: close in stages
   int sent_status_ = 0;           // of the last head written, for the access log
   bool tls_ = false;
+  // ServerOptions::min_send_rate's window: the bytes the kernel had taken
+  // when it began, the waiting for the peer it holds so far, and when the
+  // current wait began (0: not waiting).
+  std::uint64_t handed_ = 0;  // to the writer or the socket; minus the writer's buffer: taken
+  std::uint64_t window_mark_ = 0;
+  double window_waited_ = 0;
+  double wait_began_ = 0;
   bool taken_ = false;  // handed over by take_connection(): no longer ours
 };
 

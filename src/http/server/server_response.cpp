@@ -152,9 +152,9 @@ class BodyStream final : public StreamResponseWriter {
       std::string frame = fmt::format("{:x}\r\n", piece.size());
       frame += piece;
       frame += "\r\n";
-      writer_.write(frame);
+      conn_.write(frame);
     } else {
-      writer_.write(piece);
+      conn_.write(piece);
     }
     // A failed send shows in is_closing() above, at the next piece.
     co_await conn_.drain();
@@ -346,7 +346,10 @@ Coro<void> HttpConnection::sendfile_all(int fd, std::uint64_t from, std::uint64_
   while (static_cast<std::uint64_t>(offset) < end) {
     const std::uint64_t left = end - static_cast<std::uint64_t>(offset);
     const ssize_t n = ::sendfile(writer_.fileno(), fd, &offset, std::min<std::uint64_t>(left, 1 << 30));
-    if (n > 0) continue;
+    if (n > 0) {
+      sent_by_hand(static_cast<std::uint64_t>(n));
+      continue;
+    }
     if (n == 0) throw std::system_error(EIO, std::generic_category(), "file shrank while sent");
     if (errno == EINTR) continue;
     if (errno != EAGAIN) throw std::system_error(errno, std::generic_category(), "sendfile");
