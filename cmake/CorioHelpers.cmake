@@ -26,10 +26,13 @@ function(corio_target_warnings target)
   endif()
 endfunction()
 
-# corio_add_layer(<name> [DEPENDS <layer>...] [PUBLIC_LIBS <lib>...] [PRIVATE_LIBS <lib>...])
+# corio_add_layer(<name> [ROOMS <folder>...] [DEPENDS <layer>...] [PUBLIC_LIBS <lib>...]
+#                 [PRIVATE_LIBS <lib>...])
 #
 # One library per layer of DESIGN.md: target corio_<name>, alias corio::<name>,
-# exported as corio::<name>, sources src/<name>/**/*.cpp. DEPENDS names other
+# exported as corio::<name>, sources src/<name>/**/*.cpp and those of each ROOMS
+# folder (src/<folder>/: a room of the layer's own, e.g. the executor in core,
+# shown apart but compiled into the layer's library). DEPENDS names other
 # layers (linked PUBLIC). fmt and Threads come with every layer (fmt PRIVATE, as
 # ${CORIO_FMT_TARGET}: it never appears in public headers). src/ is a PRIVATE
 # include directory, for headers internal to the library. A layer with no .cpp yet is an INTERFACE
@@ -38,12 +41,16 @@ endfunction()
 # Layers must be added in dependency order (core first); the order is kept for
 # the link line of corio.pc and for tests/CMakeLists.txt.
 function(corio_add_layer name)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "" "" "DEPENDS;PUBLIC_LIBS;PRIVATE_LIBS")
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "" "ROOMS;DEPENDS;PUBLIC_LIBS;PRIVATE_LIBS")
   if(arg_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "corio_add_layer(${name}): unknown arguments ${arg_UNPARSED_ARGUMENTS}")
   endif()
   set(target corio_${name})
-  file(GLOB_RECURSE sources CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/src/${name}/*.cpp")
+  set(sources "")
+  foreach(folder IN ITEMS ${name} ${arg_ROOMS})
+    file(GLOB_RECURSE folder_sources CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/src/${folder}/*.cpp")
+    list(APPEND sources ${folder_sources})
+  endforeach()
 
   if(sources)
     add_library(${target} ${sources})

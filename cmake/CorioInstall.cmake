@@ -59,7 +59,7 @@ install(FILES
 # pkg-config: upper layers first on the link line (static link order). fmt and
 # OpenSSL go to Requires for a static build so that plain `pkg-config --libs
 # corio` links ("openssl" is libssl and libcrypto: the net layer calls both).
-set(CORIO_PC_LIBS "")
+set(CORIO_PC_LIBS " -Wl,--undefined=corio_debug_layer")  # see the debug layer in CMakeLists.txt
 list(REVERSE _corio_compiled_layers)
 foreach(layer IN LISTS _corio_compiled_layers)
   string(APPEND CORIO_PC_LIBS " -lcorio_${layer}")

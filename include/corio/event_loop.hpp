@@ -27,6 +27,7 @@
 #include <corio/detail/executor_call.hpp>
 #include <corio/detail/loop_core.hpp>
 #include <corio/detail/loop_io.hpp>
+#include <corio/detail/loop_observer.hpp>
 #include <corio/errors.hpp>
 #include <corio/exception_context.hpp>
 #include <corio/executor.hpp>
@@ -44,9 +45,7 @@ namespace corio {
 namespace detail {
 class IoBackend;
 class SignalHandlers;
-class InspectServer;
 struct LoopState;
-class StallDetector;
 }
 
 /// The public members are asyncio's loop API. What corio's own awaiters,
@@ -237,14 +236,12 @@ class EventLoop : private detail::LoopCore {
   void run_ready_batch() noexcept;
   void run_ready_batch_debug() noexcept;
   void report_slow(detail::TaskBase* task, double seconds) noexcept;
-  void report_stall(detail::TaskBase* task) noexcept;
-  detail::TaskBase* pending_task(const detail::TaskBase* t, std::uint32_t id) const noexcept;
   void check_thread() const;
   void wait_executor_calls() noexcept;
   double poll_timeout() const;
   void poll_io(double timeout);
   int wait_for_io(double timeout);
-  int wait_for_io_watched(double timeout);
+  int wait_for_io_observed(double timeout);
   void queue_expired_timers();
   void destroy_pending_tasks() noexcept;
   // Deadlock detection (deadlock.cpp), only when the loop would block with no
@@ -266,8 +263,10 @@ class EventLoop : private detail::LoopCore {
   ExceptionHandler exception_handler_;
   std::unique_ptr<Executor> default_executor_;
   std::unique_ptr<detail::SignalHandlers> signals_;
-  std::unique_ptr<detail::InspectServer> inspect_;
-  std::unique_ptr<detail::StallDetector> stall_;  // none while off
+  // The debug layer's watch on this loop (detail/loop_observer.hpp), if linked;
+  // observed_ caches its watching(), tested on the hot path.
+  std::unique_ptr<detail::LoopObserver> observer_;
+  bool observed_ = false;
   // The thread running the loop (none when stopped), for debug mode's check.
   std::atomic<std::thread::id> owner_thread_{};
   unsigned busy_iterations_ = 0;

@@ -6,8 +6,9 @@
 ///     int n = co_await loop.run_in_executor(&pool, count_lines);
 ///     int m = co_await corio::to_thread(count_lines);   // the loop's default pool
 ///
-/// The pool lives in the core layer because the loop owns one, as asyncio's
-/// loop owns its default executor (created on first use, shut down by close()).
+/// The pool is a room of the core layer (src/executor/), compiled into it because
+/// the loop owns one, as asyncio's loop owns its default executor (created on
+/// first use, shut down by close()).
 #pragma once
 
 #include <condition_variable>

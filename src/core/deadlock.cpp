@@ -32,7 +32,7 @@
 #include <corio/detail/sanitizers.hpp>
 #include <corio/event_loop.hpp>
 
-#include "runtime_threads.hpp"
+#include <corio/detail/runtime_threads.hpp>
 
 namespace corio {
 

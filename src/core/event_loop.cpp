@@ -25,10 +25,8 @@
 #include <vector>
 
 #include "backend/choose.hpp"
-#include "inspect_server.hpp"
 #include "loop_state.hpp"
 #include "signals.hpp"
-#include "stall_detector.hpp"
 #include <corio/call_graph.hpp>
 #include <corio/event_loop.hpp>
 
@@ -57,8 +55,10 @@ EventLoop::EventLoop(RunOptions opts)
   backend_ = state_->backend.get();
   io_ = detail::LoopIo(*this, *this, *state_);
   detail::ignore_sigpipe_once();
-  inspect_ = detail::start_inspect_server(*this, opts.inspect);
-  stall_ = detail::StallDetector::create(opts.stall, running_task, true);
+  if (detail::LoopObserverFactory observe = detail::loop_observer_factory()) {
+    observer_ = observe(*this, opts);
+    observed_ = observer_->watching();
+  }
 }
 
 EventLoop::~EventLoop() {
@@ -79,7 +79,7 @@ LoopStats EventLoop::stats() const {
   s.tasks_created = next_task_id - 1;
   s.lag = state_->lag.percentiles();
   s.slow_steps = slow_steps_;
-  s.stalls = stall_ ? stall_->stalls() : 0;
+  s.stalls = observer_ ? observer_->stalls() : 0;
   return s;
 }
 
@@ -100,11 +100,11 @@ void EventLoop::enter_run() {
   running_ = true;
   detail::tls_running_loop = this;
   owner_thread_.store(std::this_thread::get_id(), std::memory_order_relaxed);
-  if (stall_) stall_->running(true);
+  if (observer_) observer_->running(true);
 }
 
 void EventLoop::leave_run() noexcept {
-  if (stall_) stall_->running(false);
+  if (observer_) observer_->running(false);
   stopping_ = false;
   running_ = false;
   detail::tls_running_loop = nullptr;
@@ -166,7 +166,7 @@ void EventLoop::poll_io(double timeout) {
   const bool io_wanted = im.watched_fds > 0 || im.parked_io > 0 || im.file_ops > 0;
   if (!busy || (io_wanted && ++busy_iterations_ >= detail::kIoPollInterval)) {
     busy_iterations_ = 0;
-    const int n = stall_ && !busy ? wait_for_io_watched(timeout) : wait_for_io(timeout);
+    const int n = observed_ && !busy ? wait_for_io_observed(timeout) : wait_for_io(timeout);
     for (int i = 0; i < n; ++i) {
       const detail::IoEvent& ev = im.events[i];
       detail::FdSlot* slot = im.backend->find(ev.fd);
@@ -204,18 +204,18 @@ void EventLoop::queue_expired_timers() {
   }
 }
 
-// The stall detector's part (loop_stall.cpp) is one progress mark before the
-// batch and one look at caught() after it, not per step: the watchdog tells
-// the steps of a batch apart by running_task, which each task step stores
-// anyway (callbacks run with no task, so a run of them between two task
-// steps counts as one step). Folded in here, not a batch function of its
-// own, so that the loop stays inlined into run_once either way; stall_ is
-// read again after the batch, as a step may have turned the detector off.
+// An observer (the stall detector, src/debug) hears of the batch, not of each
+// step: the watchdog tells the steps of a batch apart by running_task, which
+// each task step stores anyway (callbacks run with no task, so a run of them
+// between two task steps counts as one step). Folded in here, not a batch
+// function of its own, so that the loop stays inlined into run_once either
+// way; observed_ is read again after the batch, as a step may have turned
+// the detector on or off.
 void EventLoop::run_ready_batch() noexcept {
   timing_steps = debug_;
   if (debug_) [[unlikely]]
     return run_ready_batch_debug();
-  if (stall_) stall_->mark_progress();
+  if (observed_) observer_->step_begin();
   std::uint64_t steps = 0;  // counted in a register, stored once per batch
   for (detail::ReadyNode* n = ready.take_all(); n; ++steps) {
     detail::ReadyNode* next = n->next;  // n may be queued again while it runs
@@ -223,8 +223,8 @@ void EventLoop::run_ready_batch() noexcept {
     n = next;
   }
   steps_ += steps;
-  if (stall_ && stall_->caught()) [[unlikely]]
-    report_stall(nullptr);
+  if (observed_) [[unlikely]]
+    observer_->step_end(nullptr);
 }
 
 // ---- callbacks and timers ------------------------------------------------
@@ -397,7 +397,7 @@ void EventLoop::destroy_pending_tasks() noexcept {
 void EventLoop::close() {
   if (running_) throw RuntimeError("Cannot close a running event loop");
   if (closed) return;
-  inspect_.reset();  // first: the tasks it would show are about to go
+  if (observer_) observer_->closing();  // first: the tasks it would show are about to go
   destroy_pending_tasks();
   wait_executor_calls();
   default_executor_.reset();  // joins its (now idle) threads
@@ -413,7 +413,8 @@ void EventLoop::close() {
     if (n->expire == &expire_handle) n->expire(n);
   }
   signals_.reset();
-  stall_.reset();
+  observer_.reset();
+  observed_ = false;
   drop_all(ready.take_all());
   state_->backend->drop_slots();
   while (!failed_tasks.empty()) failed_tasks.back()->detach_from_loop();

@@ -3,29 +3,26 @@
 // loop of a few lines.
 #include <fmt/format.h>
 
-#include "stall_detector.hpp"
-
 #include <corio/call_graph.hpp>
 #include <corio/event_loop.hpp>
 
 namespace corio {
 
-// The run phase of debug mode: a stopwatch around each node, and the stall
-// detector's step counter when it is on too. A task step leaves its task (with a
-// reference) in stepped_task, so a slow step is reported by name even when
-// the step was the task's last. stall_ is read again after each step: the
-// step may have turned the detector off.
+// The run phase of debug mode: a stopwatch around each node, and the
+// observer's step hooks when it watches (the stall detector). A task step
+// leaves its task (with a reference) in stepped_task, so a slow step is
+// reported by name even when the step was the task's last. observed_ is read
+// again after each step: the step may have turned the detector on or off.
 void EventLoop::run_ready_batch_debug() noexcept {
   detail::ReadyNode* n = ready.take_all();
   while (n) {
     detail::ReadyNode* next = n->next;
     const double start = debug_ ? time() : 0;
-    if (stall_) stall_->mark_progress();
+    if (observed_) observer_->step_begin();
     n->fn(n, detail::ReadyOp::run);
     ++steps_;
     detail::TaskBase* task = std::exchange(stepped_task, nullptr);
-    if (stall_ && stall_->caught()) [[unlikely]]
-      report_stall(task);
+    if (observed_) observer_->step_end(task);
     if (debug_) {
       const double took = time() - start;
       if (took >= slow_callback_duration) {

@@ -3,8 +3,9 @@
 trio.Lock uses only trio._core's public API).
 
 The allowed arrows are the CMake link graph: corio_add_layer(<layer> DEPENDS
-...) in CMakeLists.txt, taken transitively. Three rules, over every file of
-src/<layer>/ and every public header of a layer:
+...) in CMakeLists.txt, taken transitively; a layer's ROOMS are folders of
+src/ compiled into it (the executor in core). Three rules, over every file of
+src/<layer>/ (and its rooms) and every public header of a layer:
 
   1. No upward include: a file of layer L includes a public header of layer M
      only when M is L or a layer L depends on.
@@ -27,12 +28,14 @@ from pathlib import Path
 # Folders (http/, mcp/, json/, pg/, redis/, testing/) are their own layer.
 HEADER_LAYERS = {
     "core": """c_string call_graph clock coro errors event_loop exception_context
-        executor future handle inspect loop_stats os_error outcome run run_options
-        socket source_location stall_detector task task_tree threadsafe_hold to_thread
+        executor future handle loop_stats os_error outcome run run_options
+        socket source_location stall_detector task threadsafe_hold to_thread
         detail/await_site detail/awaitable detail/driver detail/executor_call
         detail/file_op detail/frame_alloc detail/future_awaiter detail/future_state
-        detail/intrusive detail/io_wait detail/loop_core detail/loop_io detail/os_error
+        detail/intrusive detail/io_wait detail/loop_core detail/loop_io
+        detail/loop_observer detail/os_error detail/runtime_threads
         detail/sanitizers detail/task_state""",
+    "debug": "inspect task_tree",
     "async": """as_completed daily gather shield sleep task_group timeout wait
         detail/multi_wait""",
     "sync": """barrier condition event lock queue semaphore
@@ -50,12 +53,31 @@ INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
 LAYER_CALL = re.compile(r"corio_add_layer\((\w+)([^)]*)\)", re.S)
 
 
+def keyword_list(args, keyword):
+    """The names after keyword in corio_add_layer's arguments, up to the next keyword."""
+    found = re.search(keyword + r"((?:\s+\w+)+?)(?:\s+(?:ROOMS|DEPENDS|PUBLIC_LIBS|PRIVATE_LIBS)|\s*$)",
+                      args)
+    return set(found.group(1).split()) if found else set()
+
+
+def layer_calls(root):
+    """{layer: its corio_add_layer arguments}, from CMakeLists.txt."""
+    return dict(LAYER_CALL.findall((root / "CMakeLists.txt").read_text()))
+
+
+def folders(root):
+    """{folder of src/: the layer it belongs to} (each layer's own and its rooms)."""
+    owner = {}
+    for name, args in layer_calls(root).items():
+        owner[name] = name
+        for room in keyword_list(args, "ROOMS"):
+            owner[room] = name
+    return owner
+
+
 def link_graph(root):
     """{layer: set of layers it may include}, from CMakeLists.txt."""
-    direct = {}
-    for name, args in LAYER_CALL.findall((root / "CMakeLists.txt").read_text()):
-        deps = re.search(r"DEPENDS((?:\s+\w+)+?)(?:\s+(?:PUBLIC_LIBS|PRIVATE_LIBS)|\s*$)", args)
-        direct[name] = set(deps.group(1).split()) if deps else set()
+    direct = {name: keyword_list(args, "DEPENDS") for name, args in layer_calls(root).items()}
     closure = {}
 
     def reach(layer):
@@ -95,8 +117,9 @@ def check(root):
             problems.append(f"include/corio/{rel}.hpp: in no layer (add it to HEADER_LAYERS)")
             continue
         files.append((h, layer))
-    for layer in allowed:
-        for f in sorted((root / "src" / layer).rglob("*")):
+    owner = folders(root)
+    for folder, layer in owner.items():
+        for f in sorted((root / "src" / folder).rglob("*")):
             if f.suffix in (".cpp", ".hpp"):
                 files.append((f, layer))
     for path, layer in files:
@@ -113,7 +136,7 @@ def check(root):
                     problems.append(f"{where} ({layer}): includes <{target}> of layer {other}")
             elif kind == '"' and path.is_relative_to(root / "src"):
                 first = target.split("/")[0]
-                if first in allowed and first != layer:
+                if first in owner and owner[first] != layer:
                     problems.append(f"{where} ({layer}): includes \"{target}\", {first}'s internals")
     return problems
 
@@ -124,9 +147,10 @@ def self_test():
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         (root / "CMakeLists.txt").write_text(
-            "corio_add_layer(core)\ncorio_add_layer(json PUBLIC_LIBS x)\n"
+            "corio_add_layer(core ROOMS executor)\ncorio_add_layer(json PUBLIC_LIBS x)\n"
             "corio_add_layer(http DEPENDS core json\n  PRIVATE_LIBS z)\n")
-        for d in ("include/corio/http", "include/corio/detail", "src/core", "src/http/wire"):
+        for d in ("include/corio/http", "include/corio/detail", "src/core", "src/executor",
+                  "src/http/wire"):
             (root / d).mkdir(parents=True)
         (root / "include/corio/coro.hpp").write_text("#include <corio/http/url.hpp>\n")
         (root / "include/corio/http/url.hpp").write_text("#include <corio/coro.hpp>\n")
@@ -134,6 +158,8 @@ def self_test():
         (root / "include/corio/stray.hpp").write_text("")
         (root / "src/core/loop.cpp").write_text('#include "http/wire/syntax.hpp"\n')
         (root / "src/http/wire/syntax.hpp").write_text('#include "core/loop_state.hpp"\n')
+        (root / "src/executor/pool.cpp").write_text('#include "core/loop_state.hpp"\n')
+        (root / "src/http/pool_user.cpp").write_text('#include "executor/pool.hpp"\n')
         (root / "src/http/ok.cpp").write_text(
             '#include <corio/detail/loop_io.hpp>\n#include "http/wire/syntax.hpp"\n')
         found = sorted(check(root))
@@ -142,6 +168,7 @@ def self_test():
         "include/corio/stray.hpp: in no layer (add it to HEADER_LAYERS)",
         "src/core/loop.cpp (core): includes \"http/wire/syntax.hpp\", http's internals",
         "src/http/wire/syntax.hpp (http): includes \"core/loop_state.hpp\", core's internals",
+        "src/http/pool_user.cpp (http): includes \"executor/pool.hpp\", executor's internals",
     ])
     if found != expected:
         print("self-test: expected", expected, "found", found, sep="\n  ")

@@ -4,10 +4,9 @@
 #include <algorithm>
 #include <csignal>
 
+#include <corio/detail/runtime_threads.hpp>
 #include <corio/errors.hpp>
 #include <corio/executor.hpp>
-
-#include "runtime_threads.hpp"
 
 namespace corio {
 

@@ -29,7 +29,7 @@
 
 #include <corio/stall_detector.hpp>
 
-#include "runtime_threads.hpp"
+#include <corio/detail/runtime_threads.hpp>
 
 namespace corio::detail {
 

@@ -8,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-#include "test_support.hpp"
+#include "core/test_support.hpp"
 
 // Not static and not inlined: the native stack names it (the test binary
 // exports its symbols; tests/CMakeLists.txt).
