@@ -149,6 +149,12 @@ class Program:
             self.proc.wait()
 
 
+def tool_help(tool, command):
+    """What `tool command --help` prints: which options a program has."""
+    return subprocess.run([tool, command, "--help"], capture_output=True, text=True,
+                          timeout=seconds(10)).stdout
+
+
 def describe_exit(rc):
     if rc is None:
         return "still running"

@@ -13,6 +13,7 @@ from harness import CheckFailed, Group, expect, expect_bounded, seconds, wait_un
 from httpraw import Conn, expect_refused, get
 
 BIG = 1 << 20
+UPLOAD = 20 << 20  # over corio serve's default body limit (16 MiB)
 H = b"Host: x\r\n"
 
 
@@ -184,6 +185,14 @@ def protocol_group(corio):
     def body_limit():
         lingering(post(b"Content-Length: 17000000\r\n", b""), b"b" * (1 << 20), 413,
                   "a 17 MB Content-Length")
+
+    # A client that sends its whole body before reading (most do): the
+    # lingering close must outlast the upload, however large, for the 413
+    # to be read. The server's cap was 1 MiB; now it is lingering_time.
+    @g.check("limits.body_upload")
+    def body_upload():
+        lingering(post(b"Content-Length: %d\r\n" % UPLOAD, b""), b"u" * UPLOAD, 413,
+                  "a 20 MiB upload over the 16 MiB body limit")
 
     @g.check("path_traversal")
     def path_traversal():

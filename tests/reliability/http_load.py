@@ -6,7 +6,6 @@ import os
 import resource
 import select
 import struct
-import subprocess
 import termios
 import time
 
@@ -184,8 +183,7 @@ def emfile_group(corio):
 
 def tls_check(corio, report):
     """`corio serve` TLS: there is nothing to attack unless it can serve it."""
-    text = subprocess.run([corio, "serve", "--help"], capture_output=True, text=True,
-                          timeout=harness.seconds(10)).stdout
+    text = harness.tool_help(corio, "serve")
     if "--cert" in text or "--tls" in text:
         report.add("SKIP", "http_tls", "corio serve now has TLS options: add the TLS stall and "
                                        "truncation attacks to this suite")

@@ -9,8 +9,8 @@ MAX_HEAD = 256 * 1024
 
 
 class Response:
-    def __init__(self, status, headers, body):
-        self.status, self.headers, self.body = status, headers, body
+    def __init__(self, status, headers, body, reason=""):
+        self.status, self.headers, self.body, self.reason = status, headers, body, reason
 
     def header(self, name):
         return self.headers.get(name.lower())
@@ -60,6 +60,10 @@ class Conn:
         data, self.buf = self.buf[:n], self.buf[n:]
         return data
 
+    def read_exact(self, n, what):
+        """Exactly n bytes (a failure if the peer ends first)."""
+        return self._take(n, what)
+
     def _line(self, what):
         while b"\r\n" not in self.buf:
             expect(len(self.buf) < MAX_HEAD, f"{what} longer than {MAX_HEAD} bytes")
@@ -75,6 +79,7 @@ class Conn:
         expect(len(parts) >= 2 and parts[0].startswith(b"HTTP/1.") and parts[1].isdigit(),
                f"not a status line: {status_line[:120]!r}")
         status = int(parts[1])
+        reason = parts[2].decode(errors="replace") if len(parts) > 2 else ""
         headers = {}
         while True:
             line = self._line("response head")
@@ -83,12 +88,14 @@ class Conn:
             name, _, value = line.partition(b":")
             headers[name.decode().strip().lower()] = value.decode(errors="replace").strip()
         if method == "HEAD" or status in (204, 304) or 100 <= status < 200:
-            return Response(status, headers, b"")
-        if headers.get("transfer-encoding", "").lower().endswith("chunked"):
-            return Response(status, headers, self._chunked_body())
-        if "content-length" in headers:
-            return Response(status, headers, self._take(int(headers["content-length"]), "body"))
-        return Response(status, headers, self.read_until_close()[0])
+            body = b""
+        elif headers.get("transfer-encoding", "").lower().endswith("chunked"):
+            body = self._chunked_body()
+        elif "content-length" in headers:
+            body = self._take(int(headers["content-length"]), "body")
+        else:
+            body = self.read_until_close()[0]
+        return Response(status, headers, body, reason)
 
     def _chunked_body(self):
         body = b""
@@ -143,10 +150,11 @@ class Conn:
         self.close()
 
 
-def get(port, target="/hello", host="x"):
-    """One GET on a fresh connection: its Response."""
+def get(port, target="/hello", host="x", headers=b""):
+    """One GET on a fresh connection (header lines, CRLF-ended, added): its
+    Response."""
     with Conn(port) as c:
-        c.send(f"GET {target} HTTP/1.1\r\nHost: {host}\r\n\r\n".encode())
+        c.send(f"GET {target} HTTP/1.1\r\nHost: {host}\r\n".encode() + headers + b"\r\n")
         return c.read_response()
 
 

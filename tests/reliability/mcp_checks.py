@@ -15,6 +15,18 @@ from mcp_client import (INITIALIZED, HttpHost, StdioHost, brief, cancel, deep, e
                         request, save)
 
 INTERNAL_WORDS = ("type_error", "nlohmann", "json.exception", "what()")
+# JSON that is no valid request (JSON-RPC 2.0 sections 5.1 and 7, the
+# spec's own examples among them): each answered by one -32600 with id
+# null. MCP since 2025-06-18 has no batches, so a batch is one such error.
+INVALID_REQUESTS = [b"{}", b'{"jsonrpc":"2.0"}', b'{"foo":"boo"}', b'{"jsonrpc":"2.0","method":1}',
+                    b'{"jsonrpc":"2.0","method":1,"params":"bar"}',
+                    b'{"jsonrpc":"2.0","method":"update","params":5}', b"[]", b"[1]", b"[1,2,3]"]
+
+
+def is_invalid_request_answer(msgs):
+    """One message: a -32600 error with id null."""
+    return (len(msgs) == 1 and "id" in msgs[0] and msgs[0]["id"] is None and
+            msgs[0].get("error", {}).get("code") == -32600)
 
 
 class StdioGroup(Group):
@@ -176,6 +188,22 @@ def stdio_group(nba):
         h.ping(99, f"{len(lines)} malformed lines")
         h.finish()
 
+    @g.check("invalid_request_objects")
+    def invalid_request_objects():
+        h = g.host()
+        h.initialize()
+        for i, line in enumerate(INVALID_REQUESTS):
+            # A line's error is written as it is read; the ping after it runs
+            # as a task: what comes before the ping's answer is the line's.
+            seen, sync = len(h.messages()), f"after-{i}"
+            h.write(line + b"\n" + encode(request(sync, "ping")) + b"\n")
+            h.result(sync, f"ping after {line!r}")
+            got = [m for m in h.messages()[seen:] if m.get("id") != sync]
+            expect(is_invalid_request_answer(got),
+                   f"{line.decode()} was answered {json.dumps(got)[:200]}, "
+                   "expected one -32600 with id null")
+        h.finish()
+
     @g.check("host_closes_stdout")
     def host_closes_stdout():
         read_end, write_end = os.pipe()
@@ -298,6 +326,15 @@ def http_group(nba):
         g.host.expect_error(b'{"jsonrpc":"2.0","id":1,"method":"ping","params":[1]}', (200, 400),
                             -32602, "ping with params [1]")
 
+    @g.check("invalid_request_objects")
+    def invalid_request_objects():
+        for body in INVALID_REQUESTS:
+            r = g.host.post(body)
+            got = g.host.messages(r)
+            expect(r.status == 400 and is_invalid_request_answer(got),
+                   f"POST {body.decode()}: answered {r.status} {r.body[:160]!r}, expected 400 "
+                   "and one -32600 with id null")
+
     @g.check("oversized")
     def oversized():
         big = b" " * (5 << 20) + encode(request(1, "ping"))
@@ -306,5 +343,17 @@ def http_group(nba):
                            [big[i:i + 65536] for i in range(0, len(big), 65536)]) + b"0\r\n\r\n"
         g.host.expect_error(chunked, (413,), None, "a 5 MiB chunked POST",
                             headers=b"Transfer-Encoding: chunked\r\n")
+
+    # The whole 20 MiB sent before the answer is read, as most clients do:
+    # the lingering close must read it all (it stopped at 1 MiB, and the
+    # client got EPIPE or a reset instead of its 413).
+    @g.check("oversized_upload")
+    def oversized_upload():
+        try:
+            r = g.host.post(b" " * (20 << 20) + encode(request(1, "ping")))
+        except (BrokenPipeError, ConnectionResetError) as e:
+            raise CheckFailed(f"a 20 MiB POST: {e.__class__.__name__} while sending it, so its "
+                              "413 was never read (the lingering close stopped reading)")
+        expect(r.status == 413, f"a 20 MiB POST answered {r.status} {r.body[:120]!r}, expected 413")
 
     return g
