@@ -7,6 +7,7 @@
 //   = ns per await BM_mem_per_task  100k tasks suspended on one pending Future<void>; counters
 //   bytes_per_task
 //                    (mallinfo2 heap delta) and rss_per_task (RSS delta)
+//   BM_mem_per_event_task  the same, each task in Event::wait() on one Event (bench/idle)
 //   BM_timers_1m     1M loop.call_at(start + d, fn), d uniform in [0, 1 s] (fixed seed);
 //                    counters wall_s (first schedule -> last fire), cpu_s, sched_s
 //
@@ -68,37 +69,67 @@ corio::Coro<void> direct_main(benchmark::State& state) {
 void BM_direct_await(benchmark::State& state) { corio::run(direct_main(state)); }
 
 // --- 4. mem_per_task ---------------------------------------------------------------------
-corio::Coro<void> waiter(corio::Future<void> fut, long* finished) {
-  co_await fut;
-  ++*finished;
-}
-
-corio::Coro<void> mem_main(benchmark::State& state) {
+// Heap and RSS growth per task over kMemTasks tasks, each spawned by spawn() and run to its
+// first suspension; release() then lets every task finish, each counting itself in finished.
+template <class Spawn, class Release>
+corio::Coro<void> mem_measure(benchmark::State& state, Spawn spawn, Release release,
+                              const long& finished) {
   constexpr std::size_t n = bench_util::kMemTasks;
-  auto& loop = corio::get_running_loop();
   std::vector<corio::Task<void>> tasks;
   tasks.reserve(n);  // the container is not part of the per-task cost
-  long finished = 0;
-  auto fut = loop.create_future<void>();
   co_await corio::sleep(0s);
 
   const std::size_t heap0 = bench_util::heap_in_use();
   const std::size_t rss0 = bench_util::rss_bytes();
-  for (std::size_t i = 0; i < n; ++i) tasks.push_back(corio::create_task(waiter(fut, &finished)));
-  co_await corio::sleep(0s);  // every task runs its first step and suspends on fut
+  for (std::size_t i = 0; i < n; ++i) tasks.push_back(spawn());
+  co_await corio::sleep(0s);  // every task runs its first step and suspends
   co_await corio::sleep(0s);
   const std::size_t heap1 = bench_util::heap_in_use();
   const std::size_t rss1 = bench_util::rss_bytes();
 
-  fut.set_result();
+  release();
   for (auto& t : tasks) co_await t;
   if (finished != static_cast<long>(n)) state.SkipWithError("not every task finished");
   state.counters["bytes_per_task"] = static_cast<double>(heap1 - heap0) / static_cast<double>(n);
   state.counters["rss_per_task"] = static_cast<double>(rss1 - rss0) / static_cast<double>(n);
 }
 
+corio::Coro<void> waiter(corio::Future<void> fut, long* finished) {
+  co_await fut;
+  ++*finished;
+}
+
+corio::Coro<void> mem_main(benchmark::State& state) {
+  long finished = 0;
+  auto fut = corio::get_running_loop().create_future<void>();
+  co_await mem_measure(
+      state, [&] { return corio::create_task(waiter(fut, &finished)); }, [&] { fut.set_result(); },
+      finished);
+}
+
 void BM_mem_per_task(benchmark::State& state) {
   for (auto _ : state) corio::run(mem_main(state));
+}
+
+// The same with each task in Event::wait() on one shared Event: what an idle connection's
+// task costs while it waits on a sync primitive. Its RSS counter means something only in
+// a process of its own (bench/run --suite idle runs it alone with --benchmark_filter):
+// after BM_mem_per_task the freed frames are still resident and get reused.
+corio::Coro<void> event_waiter(corio::Event* ev, long* finished) {
+  co_await ev->wait();
+  ++*finished;
+}
+
+corio::Coro<void> event_mem_main(benchmark::State& state) {
+  long finished = 0;
+  corio::Event ev;
+  co_await mem_measure(
+      state, [&] { return corio::create_task(event_waiter(&ev, &finished)); }, [&] { ev.set(); },
+      finished);
+}
+
+void BM_mem_per_event_task(benchmark::State& state) {
+  for (auto _ : state) corio::run(event_mem_main(state));
 }
 
 // --- 5. timers_1m ------------------------------------------------------------------------
@@ -145,6 +176,11 @@ void BM_timers_1m(benchmark::State& state) {
 
 // Memory first, on a heap the other benchmarks have not touched yet.
 BENCHMARK(BM_mem_per_task)
+    ->Iterations(1)
+    ->Repetitions(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_mem_per_event_task)
     ->Iterations(1)
     ->Repetitions(1)
     ->Unit(benchmark::kMillisecond)

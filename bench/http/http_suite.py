@@ -38,31 +38,35 @@ SATURATED_PCT = 90.0
 # One worker, no access log, keep-alive left at nginx's defaults (keepalive_timeout 75s,
 # keepalive_requests 1000). Every path nginx writes to is inside the temp dir `prefix`,
 # so it runs as any user without touching /var. `return` answers from the config: no
-# file I/O, nginx's fastest path.
+# file I/O, nginx's fastest path. The idle suite (bench/idle) fills in the blanks: more
+# connections, a longer keep-alive, TLS.
 NGINX_CONF = """\
 worker_processes 1;
-daemon off;
+{top}daemon off;
 pid {prefix}/nginx.pid;
 error_log {prefix}/error.log warn;
-events {{ worker_connections 1024; }}
+events {{ worker_connections {worker_connections}; }}
 http {{
     access_log off;
     default_type text/plain;
-    client_body_temp_path {prefix}/client_body;
+{http}    client_body_temp_path {prefix}/client_body;
     proxy_temp_path {prefix}/proxy;
     fastcgi_temp_path {prefix}/fastcgi;
     uwsgi_temp_path {prefix}/uwsgi;
     scgi_temp_path {prefix}/scgi;
     server {{
-        listen 127.0.0.1:{port};
-        location = /hello {{ return 200 "Hello, World!"; }}
+        listen 127.0.0.1:{port}{listen};
+{server}        location = /hello {{ return 200 "Hello, World!"; }}
     }}
 }}
 """
 
 
-def nginx_conf(prefix, port):
-    return NGINX_CONF.format(prefix=prefix, port=port)
+def nginx_conf(prefix, port, worker_connections=1024, top="", http="", listen="", server=""):
+    """The config; top, http and server are whole lines (with their newline) added at the
+    top level, in http {} and in server {}, listen the listen directive's parameters."""
+    return NGINX_CONF.format(prefix=prefix, port=port, worker_connections=worker_connections,
+                             top=top, http=http, listen=listen, server=server)
 
 
 _UNIT_US = {"us": 1.0, "ms": 1e3, "s": 1e6, "m": 6e7}

@@ -3,6 +3,8 @@
 // over Streamable HTTP on 127.0.0.1:PORT/mcp with --http PORT (Node's own
 // http module, one transport and server per session, as the SDK's
 // stateful example does). Uses the SDK scripts/setup installs for the tests.
+// --keep-alive S: Node's keep-alive timeout for idle connections (its default
+// is 5 s; 0: none), for bench/idle, which holds thousands of idle sessions.
 import { randomUUID } from "node:crypto";
 import { createServer } from "node:http";
 
@@ -23,7 +25,7 @@ if (at < 0) {
   await echoServer().connect(new StdioServerTransport());
 } else {
   const sessions = new Map();  // session id -> transport
-  createServer(async (req, res) => {
+  const http = createServer(async (req, res) => {
     const id = req.headers["mcp-session-id"];
     let transport = id && sessions.get(id);
     if (!transport) {
@@ -34,5 +36,8 @@ if (at < 0) {
       await echoServer().connect(transport);
     }
     await transport.handleRequest(req, res);
-  }).listen(Number(process.argv[at + 1]), "127.0.0.1");
+  });
+  const keepAlive = process.argv.indexOf("--keep-alive");
+  if (keepAlive >= 0) http.keepAliveTimeout = Number(process.argv[keepAlive + 1]) * 1000;
+  http.listen(Number(process.argv[at + 1]), "127.0.0.1");
 }

@@ -11,6 +11,8 @@ Equivalents:
   mem_per_task  100k tasks each awaiting one pending loop.create_future();
                 RSS delta (/proc/self/statm, tracemalloc off) and tracemalloc delta
                 (a second, separate round) per task
+  mem_per_event_task  the same with each task in Event.wait() on one asyncio.Event;
+                only with --only mem_per_event_task (bench/idle runs it)
   timers_1m     1M loop.call_at(start + d, cb), d uniform in [0, 1 s] (seed fixed,
                 generated before timing); wall from first schedule to last fire, and
                 process CPU time (time.process_time) over the same span
@@ -95,9 +97,16 @@ async def _waiter(fut):
     await fut
 
 
-async def mem_round(use_tracemalloc):
+async def _event_waiter(ev):
+    await ev.wait()
+
+
+async def mem_round(use_tracemalloc, event=False):
+    """Bytes per task suspended on one future (or, with event, in one Event's wait())."""
     loop = asyncio.get_running_loop()
     fut = loop.create_future()
+    ev = asyncio.Event()
+    waiting = (lambda: _event_waiter(ev)) if event else lambda: _waiter(fut)
     tasks = [None] * MEM_TASKS  # container allocated before the baseline
     await asyncio.sleep(0)
     gc.collect()
@@ -107,7 +116,7 @@ async def mem_round(use_tracemalloc):
     else:
         base = rss_bytes()
     for i in range(MEM_TASKS):
-        tasks[i] = loop.create_task(_waiter(fut))
+        tasks[i] = loop.create_task(waiting())
     await asyncio.sleep(0)  # every task runs its first step and suspends on fut
     await asyncio.sleep(0)
     if use_tracemalloc:
@@ -116,6 +125,7 @@ async def mem_round(use_tracemalloc):
     else:
         after = rss_bytes()
     fut.set_result(None)
+    ev.set()
     await asyncio.gather(*tasks)
     return (after - base) / MEM_TASKS
 
@@ -150,6 +160,12 @@ def run_impl(impl, loop_factory, args):
     def sel(m):
         return args.only is None or args.only == m
 
+    if args.only == "mem_per_event_task":
+        with asyncio.Runner(loop_factory=loop_factory) as r:
+            emit(impl, "mem_per_event_task_rss", r.run(mem_round(False, event=True)), "bytes")
+        with asyncio.Runner(loop_factory=loop_factory) as r:
+            emit(impl, "mem_per_event_task_tracemalloc", r.run(mem_round(True, event=True)), "bytes")
+        return
     if sel("mem_per_task"):
         # A fresh runner per round; RSS round first (tracemalloc slows and bloats).
         with asyncio.Runner(loop_factory=loop_factory) as r:

@@ -1,6 +1,10 @@
 // `corio serve`'s timeouts and limits on its command line: each is in
 // --help with its unit and the library's default (ServerOptions), and the
-// server started with them applies them.
+// server started with them applies them; --tls-cert and --tls-key serve HTTPS.
+#include <stdlib.h>
+
+#include <filesystem>
+
 #include <fmt/core.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -107,6 +111,54 @@ corio::Coro<void> serve_with_options() {
 
 TEST(ServeCli, TheServerAppliesTheOptions) {
   corio::run(corio::wait_for(serve_with_options(), 30s));
+}
+
+TEST(ServeCli, TlsCertWithoutKeyIsRefused) {
+  const Ran ran = corio_cli({"serve", "--port", "0", "--tls-cert", "cert.pem"});
+  EXPECT_EQ(ran.code, 2);
+  EXPECT_THAT(ran.err, HasSubstr("--tls-cert and --tls-key go together"));
+}
+
+// A self-signed certificate from the openssl CLI (a test dependency, scripts/setup).
+corio::Coro<void> serve_https(std::string dir) {
+  const std::string cert = dir + "/cert.pem", key = dir + "/key.pem";
+  std::vector<std::string> req{"req",    "-x509",    "-newkey",
+                               "ec",     "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                               "-nodes", "-subj",    "/CN=localhost",
+                               "-days",  "1",        "-keyout",
+                               key,      "-out",     cert};
+  const Ran made = co_await corio_testing::run_program("openssl", std::move(req));
+  if (made.code != 0) {
+    ADD_FAILURE() << "openssl req: " << made.err;
+    co_return;
+  }
+  corio::SubprocessOptions opts;
+  opts.out = corio::Redirect::pipe;
+  opts.err = corio::Redirect::devnull;
+  std::vector<std::string> serve{"serve",      "--port", "0",         "--quiet",
+                                 "--tls-cert", cert,     "--tls-key", key};
+  corio::Process proc = co_await corio::create_subprocess_exec(CORIO_CLI, std::move(serve), opts);
+  const std::string first = co_await proc.out.readline();
+  EXPECT_THAT(first, HasSubstr("listening on https://"));
+  corio::ConnectOptions tls;
+  tls.ssl = corio::SslContext::client();
+  tls.ssl->set_verify(false);  // self-signed: the test checks the serving, not the chain
+  auto [reader, writer] =
+      co_await corio::open_connection("127.0.0.1", corio_http_test::port_of(first), tls);
+  writer.write("GET /hello HTTP/1.1\r\nHost: x\r\n\r\n");
+  const corio_http_test::Reply reply = co_await corio_http_test::read_reply(reader);
+  EXPECT_EQ(reply.status, 200);
+  EXPECT_EQ(reply.body, "Hello, World!");
+  writer.close();
+  proc.terminate();
+  EXPECT_EQ(co_await proc.wait(), 0);
+}
+
+TEST(ServeCli, TlsCertAndKeyServeHttps) {
+  char dir[] = "/tmp/corio-serve-tls-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  corio::run(corio::wait_for(serve_https(dir), 30s));
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

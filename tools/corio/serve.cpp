@@ -1,6 +1,7 @@
 // `corio serve`: an HTTP server on corio::http: static files under --root,
 // plus /hello ("Hello, World!") and /json ({"message": "Hello, World!"}),
-// the endpoints the benchmarks load with wrk. SIGINT or SIGTERM shuts it
+// the endpoints the benchmarks load with wrk; HTTPS with --tls-cert and
+// --tls-key. SIGINT or SIGTERM shuts it
 // down gracefully: in-flight requests finish (within 10 s), then it exits.
 // Every timeout and limit of the server is an option, its default the
 // library's.
@@ -55,6 +56,7 @@ struct ServeArgs {
   std::string host = "127.0.0.1";
   int port = 8080;
   std::string root;
+  std::string tls_cert, tls_key;  // both or neither: HTTPS
   int workers = 1;
   bool quiet = false;
   std::array<double, kTimeoutCount> timeouts{};  // seconds, as kTimeouts
@@ -117,6 +119,7 @@ http::ServerOptions server_options(const ServeArgs& a) {
   opts.min_send_rate = static_cast<std::uint64_t>(a.min_send_rate);
   opts.workers = a.workers;
   if (a.quiet) opts.access_log = {};
+  if (!a.tls_cert.empty()) opts.ssl = corio::SslContext::server(a.tls_cert, a.tls_key);
   return opts;
 }
 
@@ -135,7 +138,8 @@ corio::Coro<> serve(const ServeArgs* args) {
   if (!args->root.empty()) server.add_static("/", args->root);
   co_await server.start(args->host, static_cast<std::uint16_t>(args->port));
   // The first line names the port (useful with --port 0).
-  fmt::print("listening on http://{}:{} ({} worker{})\n", args->host, server.port(),
+  fmt::print("listening on {}://{}:{} ({} worker{})\n", args->tls_cert.empty() ? "http" : "https",
+             args->host, server.port(),
              args->workers, args->workers == 1 ? "" : "s");
   std::fflush(stdout);
   co_await http::run_until_signal(server);
@@ -154,12 +158,20 @@ Command serve_command() {
         o.option("--host", args.host, "address to listen on (default 127.0.0.1)");
         o.option("--port", args.port, "port (0: any free port; default 8080)", 0, 65535);
         o.option("--root", args.root, "directory to serve files from (default: none)");
+        o.option("--tls-cert", args.tls_cert, "HTTPS: certificate chain (PEM), with --tls-key");
+        o.option("--tls-key", args.tls_key, "HTTPS: the certificate's private key (PEM)");
         o.option("--workers", args.workers, "event loops, one thread each (default 1)", 1, 256);
         o.flag("--quiet", args.quiet, "no access log on stderr");
         declare_timeouts(o, args);
         declare_limits(o, args);
       },
-      [] { return corio::run_main(serve(&args)); }};
+      [] {
+        if (args.tls_cert.empty() != args.tls_key.empty()) {
+          fmt::print(stderr, "corio serve: --tls-cert and --tls-key go together\n");
+          return 2;
+        }
+        return corio::run_main(serve(&args));
+      }};
 }
 
 }  // namespace corio_cli
