@@ -95,7 +95,7 @@ struct WsMessage {
 /// it can honour; a client offers these settings and checks the answer.
 ///
 /// The defaults keep an idle connection's compression memory small (zlib
-/// holds 256 KiB for a 15-bit deflate stream, 39 KiB for an inflate one):
+/// holds 144 KiB for a 15-bit deflate stream, 39 KiB for an inflate one):
 /// the server compresses each message on its own (server_no_context_takeover,
 /// which RFC 7692 lets a server answer unasked; a client asks for it), so no
 /// deflate stream outlives a message; and where the client lets its window

@@ -14,8 +14,8 @@
 // only the window's bytes are kept (inflateGetDictionary: at most the
 // peer's 2^window_bits, fewer when less arrived) and a fresh stream gets
 // them back with inflateSetDictionary when the next message starts. At 15
-// bits and memLevel 8 a deflate stream holds 256 KiB of zlib's memory and an
-// inflate stream 39 KiB; a parked window of the 12 bits a server asks of its
+// bits (memLevel 5, ws_deflate.cpp) a deflate stream holds 144 KiB of zlib's
+// memory and an inflate stream 39 KiB; a parked window of the 12 bits a server asks of its
 // clients by default (WsDeflateOptions) holds 4 KiB at most.
 #pragma once
 
