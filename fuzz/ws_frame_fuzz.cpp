@@ -5,7 +5,8 @@
 // limit; the rest: where the bytes are split), then the bytes received.
 //
 // Checks: the same events and the same error whether the bytes arrive
-// whole or in two pieces; errors are WsProtocolError with 1002, 1007 or
+// whole or in two pieces (the reader parked between them, as a WebSocket's
+// is when it waits, so the inflater's stream is freed and re-made); errors are WsProtocolError with 1002, 1007 or
 // 1009 only; text messages are UTF-8; no message is over the limit; a
 // close frame's code is one a frame may carry, or 1005.
 #include <cstdint>
@@ -27,7 +28,7 @@ struct Outcome {
 WsReaderConfig config(unsigned char steer) {
   WsReaderConfig c;
   c.expect_masked = (steer & 1) != 0;
-  if (steer & 2) c.inflater = std::make_unique<WsInflater>((steer & 8) != 0);
+  if (steer & 2) c.inflater = std::make_unique<WsInflater>(DeflateDirection{15, (steer & 8) != 0});
   c.max_msg_size = (steer & 4) ? 256 : 1 << 20;
   return c;
 }
@@ -62,6 +63,7 @@ Outcome run(std::string_view in, std::size_t split, unsigned char steer) {
     }
     if (n == 0) {
       if (avail == in.size()) return o;
+      reader.park();  // as WebSocket::receive() does before it waits
       avail = in.size();
       continue;
     }

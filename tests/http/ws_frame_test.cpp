@@ -29,7 +29,7 @@ WsReader server_reader(std::size_t max = 1 << 20, bool deflate = false) {
   WsReaderConfig c;
   c.expect_masked = true;
   c.max_msg_size = max;
-  if (deflate) c.inflater = std::make_unique<WsInflater>(false);
+  if (deflate) c.inflater = std::make_unique<WsInflater>(DeflateDirection{});
   return WsReader(std::move(c));
 }
 
@@ -178,8 +178,8 @@ TEST(WsFrame, CloseFramesCarryValidCodesAndReasons) {
 
 TEST(WsDeflate, RoundTripsWithAndWithoutContextTakeover) {
   for (bool no_takeover : {false, true}) {
-    WsDeflater d(15, no_takeover, 6);
-    WsInflater i(no_takeover);
+    WsDeflater d({15, no_takeover}, 6);
+    WsInflater i({15, no_takeover});
     for (int n = 0; n < 3; ++n) {
       const std::string msg = "the same words again and again and again " + std::to_string(n);
       const std::string z = d.compress(msg);
@@ -193,7 +193,7 @@ TEST(WsDeflate, RoundTripsWithAndWithoutContextTakeover) {
 }
 
 TEST(WsDeflate, CompressedMessagesThroughTheReader) {
-  WsDeflater d(15, false, 6);
+  WsDeflater d({15, false}, 6);
   WsReader r = server_reader(1 << 20, true);
   const std::string msg(5000, 'a');
   const std::string z = d.compress(msg);
@@ -212,7 +212,7 @@ TEST(WsDeflate, CompressedMessagesThroughTheReader) {
 }
 
 TEST(WsDeflate, BombsAre1009AndCorruptDataIs1007) {
-  WsDeflater d(15, false, 9);
+  WsDeflater d({15, false}, 9);
   const std::string bomb = d.compress(std::string(10 * 1024 * 1024, '\0'));
   EXPECT_LT(bomb.size(), 20000u);
   WsReader r = server_reader(1 << 20, true);
@@ -223,6 +223,8 @@ TEST(WsDeflate, BombsAre1009AndCorruptDataIs1007) {
 
 TEST(WsDeflate, ServerNegotiation) {
   WsDeflateOptions opts;
+  opts.server_no_context_takeover = false;
+  opts.client_max_window_bits = 15;
   auto plain = accept_deflate("permessage-deflate; client_max_window_bits", opts);
   ASSERT_TRUE(plain);
   EXPECT_EQ(plain->answer, "permessage-deflate");
@@ -242,15 +244,56 @@ TEST(WsDeflate, ServerNegotiation) {
   EXPECT_FALSE(accept_deflate("permessage-deflate", opts));
 }
 
+TEST(WsDeflate, ServerAnswersNoContextTakeoverAndA4KiBClientWindowByDefault) {
+  const WsDeflateOptions opts;
+  // What browsers, npm ws and python-websockets offer.
+  auto usual = accept_deflate("permessage-deflate; client_max_window_bits", opts);
+  ASSERT_TRUE(usual);
+  EXPECT_EQ(usual->answer, "permessage-deflate; server_no_context_takeover; client_max_window_bits=12");
+  EXPECT_TRUE(usual->agreed.server_no_context_takeover);
+  EXPECT_FALSE(usual->agreed.client_no_context_takeover);
+  EXPECT_EQ(usual->agreed.client_max_window_bits, 12);
+  // A client that did not say it can be limited keeps its 15 bits.
+  auto bare = accept_deflate("permessage-deflate", opts);
+  ASSERT_TRUE(bare);
+  EXPECT_EQ(bare->answer, "permessage-deflate; server_no_context_takeover");
+  EXPECT_EQ(bare->agreed.client_max_window_bits, 15);
+  // A smaller window the client asks for stands.
+  auto small = accept_deflate("permessage-deflate; client_max_window_bits=10", opts);
+  ASSERT_TRUE(small);
+  EXPECT_EQ(small->agreed.client_max_window_bits, 10);
+}
+
+TEST(WsDeflate, ServerTakesItsContextOverWhenOptedOutAndNotAsked) {
+  WsDeflateOptions opts;
+  opts.server_no_context_takeover = false;
+  auto kept = accept_deflate("permessage-deflate; client_max_window_bits", opts);
+  ASSERT_TRUE(kept);
+  EXPECT_FALSE(kept->agreed.server_no_context_takeover);
+  EXPECT_EQ(kept->answer, "permessage-deflate; client_max_window_bits=12");
+  // The client's request binds the server all the same (RFC 7692 section 7.1.1.1).
+  auto asked = accept_deflate("permessage-deflate; server_no_context_takeover", opts);
+  ASSERT_TRUE(asked);
+  EXPECT_TRUE(asked->agreed.server_no_context_takeover);
+}
+
 TEST(WsDeflate, ClientOfferAndAnswer) {
   WsDeflateOptions opts;
+  EXPECT_EQ(offer_deflate(opts), "permessage-deflate; server_no_context_takeover; client_max_window_bits=12");
+  opts.server_no_context_takeover = false;
   opts.client_no_context_takeover = true;
+  opts.client_max_window_bits = 15;
   EXPECT_EQ(offer_deflate(opts), "permessage-deflate; client_no_context_takeover; client_max_window_bits");
-  const DeflateAgreement g = parse_deflate_answer("permessage-deflate; client_max_window_bits=12");
+  const DeflateAgreement g = parse_deflate_answer("permessage-deflate; client_max_window_bits=12", opts);
   EXPECT_EQ(g.client_max_window_bits, 12);
-  EXPECT_THROW(parse_deflate_answer("permessage-deflate; client_max_window_bits"), std::invalid_argument);
-  EXPECT_THROW(parse_deflate_answer("permessage-deflate, permessage-deflate"), std::invalid_argument);
-  EXPECT_THROW(parse_deflate_answer("other"), std::invalid_argument);
+  // The client stays within the window it offered, whatever the answer allows.
+  WsDeflateOptions small;
+  small.client_max_window_bits = 10;
+  EXPECT_EQ(parse_deflate_answer("permessage-deflate; client_max_window_bits=12", small).client_max_window_bits, 10);
+  EXPECT_EQ(parse_deflate_answer("permessage-deflate", small).client_max_window_bits, 10);
+  EXPECT_THROW(parse_deflate_answer("permessage-deflate; client_max_window_bits", opts), std::invalid_argument);
+  EXPECT_THROW(parse_deflate_answer("permessage-deflate, permessage-deflate", opts), std::invalid_argument);
+  EXPECT_THROW(parse_deflate_answer("other", opts), std::invalid_argument);
 }
 
 TEST(WsHandshake, AcceptKeyIsRfc6455sExample) {

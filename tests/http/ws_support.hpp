@@ -100,6 +100,24 @@ inline Coro<std::size_t> expect_echoes(WebSocket& ws) {
   co_return messages.size();
 }
 
+// n messages alike enough for a carried-over context to matter, each
+// checked as it comes back; the odd ones carry 1000+ bytes of noise (past
+// a small max_fragment). Compressed when deflate is agreed (min_size 64).
+inline Coro<void> expect_alike_echoes(WebSocket& ws, int n) {
+  for (int i = 0; i < n; ++i) {
+    std::string text = "{\"seq\":" + std::to_string(i) +
+                       ",\"body\":\"the same words again and again, and then the same words once more\"}";
+    if (i % 2) text += noise(1000 + static_cast<std::size_t>(i));
+    co_await ws.send_bytes(text);
+    const std::optional<WsMessage> back = co_await ws.receive();
+    if (!back) {
+      ADD_FAILURE() << "closed instead of echo " << i << ": " << ws.close_code().value_or(0);
+      co_return;
+    }
+    EXPECT_EQ(back->data, text) << i;
+  }
+}
+
 inline std::string ws_url(std::uint16_t port, std::string_view path = "/ws") {
   return "ws://127.0.0.1:" + std::to_string(port) + std::string(path);
 }

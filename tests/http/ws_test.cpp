@@ -59,6 +59,40 @@ Coro<void> fragments_body(bool no_context_takeover) {
 TEST(WebSocket, FragmentedMessagesWithContextTakeover) { run_bounded(fragments_body(false)); }
 TEST(WebSocket, FragmentedMessagesWithoutContextTakeover) { run_bounded(fragments_body(true)); }
 
+// Many alike messages each way under each context-takeover agreement: each
+// side's deflate stream is made per message or kept, its inflater parked at
+// every wait for the echo and made again; odd messages carry noise past
+// max_fragment, so they go in fragments.
+Coro<void> takeover_body(bool server_takes_over, bool client_takes_over) {
+  WsOptions sopts;
+  sopts.max_fragment = 300;
+  sopts.deflate.server_no_context_takeover = !server_takes_over;
+  EchoServer es(sopts);
+  co_await es.server.start("127.0.0.1", 0);
+  ClientSession session;
+  WsOptions copts;
+  copts.max_fragment = 300;
+  copts.deflate.server_no_context_takeover = !server_takes_over;
+  copts.deflate.client_no_context_takeover = !client_takes_over;
+  WebSocket ws = co_await session.ws_connect(ws_url(es.server.port()), copts);
+  EXPECT_TRUE(ws.compressed());
+  co_await expect_alike_echoes(ws, 40);
+  co_await ws.close();
+  EXPECT_EQ(ws.close_code(), 1000) << ws.close_reason();
+  co_await session.close();
+  es.server.close();
+}
+
+TEST(WebSocket, ManyCompressedMessagesUnderEachContextTakeoverAgreement) {
+  for (bool server : {false, true}) {
+    for (bool client : {false, true}) {
+      SCOPED_TRACE(std::string("server takes over: ") + (server ? "yes" : "no") +
+                   ", client takes over: " + (client ? "yes" : "no"));
+      run_bounded(takeover_body(server, client));
+    }
+  }
+}
+
 Coro<void> subprotocol_body() {
   WsOptions sopts;
   sopts.protocols = {"chat.v2", "chat.v1"};

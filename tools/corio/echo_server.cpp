@@ -14,6 +14,7 @@ namespace {
 struct EchoServerArgs {
   std::string host = "127.0.0.1";
   int port = 8888;
+  std::string cert, key;  // both given: TLS (the idle-memory measurement's TLS server)
 };
 
 // A peer that resets its connection ends only that connection, and the
@@ -32,8 +33,10 @@ corio::Coro<> echo(corio::StreamReader reader, corio::StreamWriter writer) {
 
 corio::Coro<> serve(const EchoServerArgs* args) {
   corio::ClientConnected handler = echo;  // named: see streams.hpp on g++ 12
+  corio::ServerOptions opts;
+  if (!args->cert.empty() || !args->key.empty()) opts.ssl = corio::SslContext::server(args->cert, args->key);
   corio::Server server =
-      co_await corio::start_server(handler, args->host, static_cast<std::uint16_t>(args->port));
+      co_await corio::start_server(handler, args->host, static_cast<std::uint16_t>(args->port), opts);
   // The first line names the port (useful with --port 0).
   fmt::print("listening on {}\n", server.sockets().front().to_string());
   std::fflush(stdout);
@@ -51,6 +54,8 @@ Command echo_server_command() {
       [](Options& o) {
         o.option("--host", args.host, "address to listen on (default 127.0.0.1)");
         o.option("--port", args.port, "port (0: any free port; default 8888)", 0, 65535);
+        o.option("--cert", args.cert, "TLS: certificate chain (PEM); with --key");
+        o.option("--key", args.key, "TLS: private key (PEM); with --cert");
       },
       [] { return corio::run_main(serve(&args)); }};  // Ctrl-C: 130
 }

@@ -93,12 +93,30 @@ struct WsMessage {
 
 /// permessage-deflate (RFC 7692). A server accepts the client's first offer
 /// it can honour; a client offers these settings and checks the answer.
+///
+/// The defaults keep an idle connection's compression memory small (zlib
+/// holds 144 KiB for a 15-bit deflate stream, 39 KiB for an inflate one):
+/// the server compresses each message on its own (server_no_context_takeover,
+/// which RFC 7692 lets a server answer unasked; a client asks for it), so no
+/// deflate stream outlives a message; and where the client lets its window
+/// be limited (browsers, npm ws and python-websockets do) the server asks for
+/// 4 KiB (client_max_window_bits = 12, as python-websockets' server does),
+/// which bounds the window kept for the client's next message while the
+/// connection idles. Set server_no_context_takeover to false to let a server
+/// carry its context over (better compression of small, similar messages, at
+/// the price of a deflate stream per connection).
 struct WsDeflateOptions {
   bool enabled = true;  ///< offered (client) or accepted (server)
-  bool server_no_context_takeover = false;  ///< each server message compressed on its own
-  bool client_no_context_takeover = false;  ///< each client message compressed on its own
+  /// Each server message compressed on its own: a server answers it always,
+  /// a client asks for it. false: only when the client asks (server), not asked (client).
+  bool server_no_context_takeover = true;
+  /// Each client message compressed on its own: a server answers it always,
+  /// a client offers it. false: only when the client offers it.
+  bool client_no_context_takeover = false;
   int server_max_window_bits = 15;          ///< 9..15 (zlib has no 8-bit raw window)
-  int client_max_window_bits = 15;          ///< 9..15
+  /// 9..15: the most a server lets a client use when the client allows a
+  /// limit; the most a client uses (and offers).
+  int client_max_window_bits = 12;
   int level = 6;                            ///< zlib's compression level, 1..9
 
   /// Messages shorter than this go uncompressed (RSV1 clear): deflate's

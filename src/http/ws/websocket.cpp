@@ -27,25 +27,25 @@ constexpr std::size_t kWriteDirect = 16 * 1024;
 
 double now() { return get_running_loop().time(); }
 
+// What this side sends, and what the peer does (permessage-deflate agreed).
+detail::DeflateDirection sending(const detail::WsSetup& setup) {
+  return setup.role == WsRole::server ? setup.deflate->server() : setup.deflate->client();
+}
+detail::DeflateDirection receiving(const detail::WsSetup& setup) {
+  return setup.role == WsRole::server ? setup.deflate->client() : setup.deflate->server();
+}
+
 detail::WsReaderConfig reader_config(const detail::WsSetup& setup) {
   detail::WsReaderConfig c;
   c.expect_masked = setup.role == WsRole::server;
   c.max_msg_size = setup.options.max_msg_size;
-  if (setup.deflate) {
-    const bool peer_resets = setup.role == WsRole::server ? setup.deflate->client_no_context_takeover
-                                                          : setup.deflate->server_no_context_takeover;
-    c.inflater = std::make_unique<detail::WsInflater>(peer_resets);
-  }
+  if (setup.deflate) c.inflater = std::make_unique<detail::WsInflater>(receiving(setup));
   return c;
 }
 
 std::unique_ptr<detail::WsDeflater> make_deflater(const detail::WsSetup& setup) {
   if (!setup.deflate) return nullptr;
-  const bool server = setup.role == WsRole::server;
-  const detail::DeflateAgreement& g = *setup.deflate;
-  return std::make_unique<detail::WsDeflater>(
-      server ? g.server_max_window_bits : g.client_max_window_bits,
-      server ? g.server_no_context_takeover : g.client_no_context_takeover, setup.options.deflate.level);
+  return std::make_unique<detail::WsDeflater>(sending(setup), setup.options.deflate.level);
 }
 
 std::string close_payload(int code, std::string_view reason) {
@@ -190,6 +190,7 @@ Coro<std::optional<WsMessage>> WebSocket::receive() {
       co_return std::nullopt;
     }
     if (n == 0) {
+      s.parser.park();  // the connection may now idle: no inflate stream while it does
       std::size_t got = 0;
       try {
         got = co_await s.reader.fill_buffer();

@@ -51,7 +51,7 @@ void check_answer(const ResponseHead& head, const std::string& key, const WsOpti
   if (extensions.empty()) return;
   if (!opts.deflate.enabled) refuse(101, "the server chose extensions, none offered: " + extensions);
   try {
-    setup.deflate = detail::parse_deflate_answer(extensions);
+    setup.deflate = detail::parse_deflate_answer(extensions, opts.deflate);
   } catch (const std::invalid_argument& e) {
     refuse(101, e.what());
   }

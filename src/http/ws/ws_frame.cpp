@@ -184,6 +184,10 @@ std::size_t WsReader::parse(std::string_view buf, WsEvent& ev) {
   return h->size + raw.size();
 }
 
+void WsReader::park() {
+  if (!in_message_ && config_.inflater) config_.inflater->park();
+}
+
 void WsReader::append_text(std::string_view piece, bool final_piece) {
   if (message_op_ != Opcode::text) return;
   if (!utf8_.feed(piece) || (final_piece && !utf8_.complete())) {

@@ -107,6 +107,11 @@ class WsReader {
   // it is whole (and fills ev when it completed a message or is a control
   // frame), 0 while more bytes are needed. Throws WsProtocolError.
   std::size_t parse(std::string_view buf, WsEvent& ev);
+  // Before waiting for more bytes: between messages, the inflater lets its
+  // stream go (ws_deflate.hpp); inside a compressed message it must stay.
+  void park();
+  // The inflater, for tests; null without permessage-deflate.
+  const WsInflater* inflater() const noexcept { return config_.inflater.get(); }
 
  private:
   struct Header {

@@ -7,7 +7,8 @@
                                    prints "ok" and exits 0 when every check held
 
 --plain turns permessage-deflate off; otherwise it is offered (client) or
-accepted (server), and the client checks that it was agreed.
+accepted (server), and the client checks that it was agreed, with server_no_context_takeover
+(what corio's server answers by default).
 """
 import asyncio
 import os
@@ -46,9 +47,15 @@ async def client(url, args):
     async with websockets.connect(url, compression=compression(args), max_size=MAX) as ws:
         extensions = ws.response_headers.get("Sec-WebSocket-Extensions") or ""
         check(("permessage-deflate" in extensions) == ("--plain" not in args), f"extensions {extensions!r}")
+        # corio's server compresses each message on its own unless told otherwise.
+        check(("server_no_context_takeover" in extensions) == ("--plain" not in args), f"extensions {extensions!r}")
         for message in ["h\u00e9llo", b"\x00\x01\x02", "", "a" * (1 << 20), os.urandom(300000)]:
             await ws.send(message)
             check(await ws.recv() == message, f"echo of a {type(message).__name__} of {len(message)}")
+        for i in range(30):  # alike: this client's context carries over, corio parks its window between
+            message = f'{{"seq":{i},"body":"the same words again and again, and then the same words once more"}}'
+            await ws.send(message)
+            check(await ws.recv() == message, f"echo of alike message {i}")
         await ws.send(["frag", "men", "ted"])
         check(await ws.recv() == "fragmented", "a fragmented text message")
         await ws.send([b"\xff", b"\xfe"])
