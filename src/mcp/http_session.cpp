@@ -70,11 +70,18 @@ Coro<std::optional<Received>> HttpSessionTransport::receive() {
   if (inbox_.empty()) co_return std::nullopt;
   Received r{std::move(inbox_.front()), false};
   inbox_.pop_front();
+  unread_ -= r.text.size();
+  if (unread_ <= max_unread) inbox_room_.set();
   co_return r;
 }
 
-void HttpSessionTransport::deliver(std::string text) {
-  if (closed_) return;
+Coro<void> HttpSessionTransport::deliver(std::string text) {
+  while (unread_ > max_unread && !closed_) {
+    inbox_room_.clear();
+    co_await inbox_room_.wait();
+  }
+  if (closed_) co_return;
+  unread_ += text.size();
   inbox_.push_back(std::move(text));
   inbox_ready_.set();
 }
@@ -173,6 +180,7 @@ bool HttpSessionTransport::busy() const noexcept {
 void HttpSessionTransport::close() noexcept {
   closed_ = true;
   inbox_ready_.set();
+  inbox_room_.set();
   for (auto& [id, box] : by_request_) box->finish();
   if (standalone_) standalone_->finish();
   by_request_.clear();

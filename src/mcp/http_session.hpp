@@ -87,14 +87,20 @@ struct Outbox {
 
 class HttpSessionTransport final : public Transport {
  public:
+  std::size_t max_unread = 1 << 20;  // StreamableHttpOptions::max_unread_bytes
+
   Coro<std::optional<Received>> receive() override;
   Coro<void> send(std::string_view message, const json& related_request) override;
   void request_done(const json& id) noexcept override;
   void request_answered(const json& id) noexcept override;
   void close_stream(const json& id) noexcept override;
 
-  // A POSTed message, for the session to read.
-  void deliver(std::string text);
+  // A POSTed message, for the session to read. Waits while the messages
+  // not yet read are over max_unread bytes (the session is busy, at its
+  // max_in_flight): the POST is not answered meanwhile, so its client's
+  // connection sends nothing more, and each waiting POST holds only its
+  // own message.
+  Coro<void> deliver(std::string text);
   // The stream for the POSTed request with this id; nullptr while another
   // request with that id is running.
   std::shared_ptr<Outbox> open_request(const json& id);
@@ -116,7 +122,9 @@ class HttpSessionTransport final : public Transport {
   static constexpr std::size_t kKeptFinished = 16;  // finished streams kept for a resumption
 
   std::deque<std::string> inbox_;
+  std::size_t unread_ = 0;  // bytes in inbox_
   Event inbox_ready_;
+  Event inbox_room_;  // set while unread_ is within max_unread
   bool closed_ = false;
   std::uint64_t next_stream_ = 1;
   std::map<std::string, std::shared_ptr<Outbox>> by_request_;  // by request_key(id)
