@@ -199,10 +199,13 @@ void ConnState::taken(const Notification& n) noexcept {
 }
 
 // Exclusive mode manages the reader itself; release_exclusive() comes back
-// here through deliver_notifications().
+// here through deliver_notifications(). Reading resumes at half the bound,
+// as a redis::Subscriber's does: a consumer that keeps up at the bound does
+// not flip the reader on and off a notification at a time.
 void ConnState::update_reading() noexcept {
   if (closed || exclusive_) return;
-  const bool pause = unread_bytes > max_unread_bytes && inflight.empty() && !recovering_;
+  const std::size_t bound = reading_paused_ ? max_unread_bytes / 2 : max_unread_bytes;
+  const bool pause = unread_bytes > bound && inflight.empty() && !recovering_;
   if (pause == reading_paused_) return;
   reading_paused_ = pause;
   if (pause) {

@@ -23,8 +23,8 @@
 //    read's worth): past it, with no query in flight and no recovery under
 //    way, the reader callback is taken off, so the rest waits in the
 //    kernel and the server (whose backend then waits to send) instead of
-//    here. A query sent, or next_notification() taking them below the
-//    bound, puts it back; results come after the notifications before
+//    here. A query sent, or next_notification() taking them down to half
+//    the bound, puts it back; results come after the notifications before
 //    them, so a query reads those in past the bound.
 #pragma once
 

@@ -104,9 +104,10 @@ class Connection {
   // wait here in order. Those not yet taken hold at most max_unread_bytes
   // (channels and payloads, 1 MiB by default, plus one read's worth): past
   // it, with no query in flight, the connection stops reading until
-  // next_notification() catches up, so the server and the kernel keep the
-  // rest instead of this process. A query meanwhile reads on to its result,
-  // taking in the notifications before it.
+  // next_notification() has taken them down to half, so the server and the
+  // kernel keep the rest instead of this process (as a redis::Subscriber
+  // does). A query meanwhile reads on to its result, taking in the
+  // notifications before it.
   Coro<void> listen(std::string channel);
   Coro<Notification> next_notification();
   void max_unread_bytes(std::size_t n) noexcept;
