@@ -3,10 +3,10 @@
 // reading its socket, so the server keeps the backlog; a query meanwhile
 // still gets its result; reading resumes as next_notification() drains,
 // and nothing is lost or reordered.
-#include <cstdio>
 #include <string>
 #include <vector>
 
+#include "common/flood.hpp"
 #include "common/memory.hpp"
 #include "pg/pg_support.hpp"
 #include <corio/gather.hpp>
@@ -25,14 +25,7 @@ using pg_testing::run_pg;
 constexpr std::size_t kPayloadBytes = 1024;
 constexpr int kFlood = 20'000;  // 20 MiB: more than the kernel buffers
 
-// Notification i: its number, then padding to 1 KiB.
-std::string payload(int i) {
-  char head[16];
-  const int n = std::snprintf(head, sizeof head, "%08d", i);
-  std::string out(head, static_cast<std::size_t>(n));
-  out.resize(kPayloadBytes, 'x');
-  return out;
-}
+std::string payload(int i) { return corio_testing::numbered_payload(i, kPayloadBytes); }
 
 // Notifies payload(0) .. payload(kFlood - 1) on `channel`, pipelined in
 // batches so the sender's own memory stays small.
