@@ -10,8 +10,13 @@
 namespace corio::mcp::detail {
 
 void Outbox::drop_front() noexcept {
+  const std::size_t size = events.front().size();
+  stored_bytes -= size;
+  if (cursor == first) {
+    ++cursor;
+    unwritten_bytes -= size;
+  }
   events.pop_front();
-  if (cursor == first) ++cursor;
   ++first;
 }
 
@@ -19,18 +24,28 @@ void Outbox::push(std::string message) {
   if (keep_last_only) {
     while (!events.empty()) drop_front();
   }
+  stored_bytes += message.size();
+  unwritten_bytes += message.size();
   events.push_back(std::move(message));
   ++next;
   // Nobody drains the stream (full() waits only while a writer does): the
   // oldest events go, so a client that never resumes costs a bounded store.
-  while (unwritten() > kMaxQueued) drop_front();
+  while (unwritten() > kMaxQueued ||
+         (!draining() && unwritten() > 1 && unwritten_bytes > kMaxQueuedBytes)) {
+    drop_front();
+  }
   ready.set();
   if (full()) room.clear();
 }
 
 std::pair<std::uint64_t, std::string_view> Outbox::take() {
   const std::uint64_t n = cursor++;
-  while (cursor - first > kKeptWritten) drop_front();  // never n: kKeptWritten >= 1
+  unwritten_bytes -= events[static_cast<std::size_t>(n - first)].size();
+  // Never n (cursor - first > 1 keeps it): the view below points into it.
+  while (cursor - first > kKeptWritten ||
+         (cursor - first > 1 && stored_bytes - unwritten_bytes > kKeptWrittenBytes)) {
+    drop_front();
+  }
   room.set();
   return {n, events[static_cast<std::size_t>(n - first)]};  // kept: the client may miss it
 }
@@ -43,6 +58,10 @@ void Outbox::finish() noexcept {
 
 std::uint64_t Outbox::attach(std::uint64_t from, bool resumption) noexcept {
   cursor = std::clamp(from, first, next);
+  unwritten_bytes = 0;  // a resumption may go back over events written before
+  for (std::size_t i = static_cast<std::size_t>(cursor - first); i < events.size(); ++i) {
+    unwritten_bytes += events[i].size();
+  }
   if (resumption) writer_end = UINT64_MAX;
   attached = true;
   answering = false;
@@ -70,11 +89,18 @@ Coro<std::optional<Received>> HttpSessionTransport::receive() {
   if (inbox_.empty()) co_return std::nullopt;
   Received r{std::move(inbox_.front()), false};
   inbox_.pop_front();
+  unread_ -= r.text.size();
+  if (unread_ <= max_unread) inbox_room_.set();
   co_return r;
 }
 
-void HttpSessionTransport::deliver(std::string text) {
-  if (closed_) return;
+Coro<void> HttpSessionTransport::deliver(std::string text) {
+  while (unread_ > max_unread && !closed_) {
+    inbox_room_.clear();
+    co_await inbox_room_.wait();
+  }
+  if (closed_) co_return;
+  unread_ += text.size();
   inbox_.push_back(std::move(text));
   inbox_ready_.set();
 }
@@ -173,6 +199,7 @@ bool HttpSessionTransport::busy() const noexcept {
 void HttpSessionTransport::close() noexcept {
   closed_ = true;
   inbox_ready_.set();
+  inbox_room_.set();
   for (auto& [id, box] : by_request_) box->finish();
   if (standalone_) standalone_->finish();
   by_request_.clear();

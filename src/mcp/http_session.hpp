@@ -11,10 +11,11 @@
 // so an SSE event's id is "<stream>-<n>". The Outbox is the stream's event
 // store: a client that lost the connection (or whose stream the server
 // closed mid-call, Context::close_sse_stream) GETs with Last-Event-ID and
-// a new writer takes over from the next event. The store is bounded: the
-// events not yet written wait (their senders wait while a writer is there
-// to drain them; without one the oldest are dropped), and the last few
-// written are kept for a client that missed them.
+// a new writer takes over from the next event. The store is bounded, in
+// events and in bytes: the events not yet written wait (their senders wait
+// while a writer is there to drain them; without one the oldest are
+// dropped, never the newest), and the last few written are kept for a
+// client that missed them.
 #pragma once
 
 #include <cstdint>
@@ -32,13 +33,17 @@ namespace corio::mcp::detail {
 
 struct Outbox {
   static constexpr std::size_t kMaxQueued = 256;  // events not yet written
+  static constexpr std::size_t kMaxQueuedBytes = 1 << 20;  // their bytes (beyond: one event)
   static constexpr std::size_t kKeptWritten = 32;  // written, kept for a resumption
+  static constexpr std::size_t kKeptWrittenBytes = 1 << 20;  // their bytes (beyond: the last one)
 
   std::uint64_t stream_id = 0;
   std::deque<std::string> events;  // the events numbered [first, next)
   std::uint64_t first = 1;
   std::uint64_t next = 1;
   std::uint64_t cursor = 1;     // the next event to write
+  std::size_t stored_bytes = 0;     // of events
+  std::size_t unwritten_bytes = 0;  // of the events from cursor on
   std::uint64_t writer = 0;     // the writer in charge; another number makes the old one stop
   std::uint64_t writer_end = UINT64_MAX;  // close_writer(): the writer stops before this event
   bool attached = false;        // a writer is in charge
@@ -54,7 +59,10 @@ struct Outbox {
   std::size_t unwritten() const noexcept { return static_cast<std::size_t>(next - cursor); }
   // While the POST chooses (answering), senders wait as if a writer were
   // there: one that never suspends would otherwise drop its own oldest.
-  bool full() const noexcept { return (attached || answering) && unwritten() >= kMaxQueued; }
+  bool draining() const noexcept { return attached || answering; }
+  bool full() const noexcept {
+    return draining() && (unwritten() >= kMaxQueued || unwritten_bytes >= kMaxQueuedBytes);
+  }
   void push(std::string message);
   // The next event to write, and its number. The view is valid until the
   // next push() or take().
@@ -87,14 +95,20 @@ struct Outbox {
 
 class HttpSessionTransport final : public Transport {
  public:
+  std::size_t max_unread = 1 << 20;  // StreamableHttpOptions::max_unread_bytes
+
   Coro<std::optional<Received>> receive() override;
   Coro<void> send(std::string_view message, const json& related_request) override;
   void request_done(const json& id) noexcept override;
   void request_answered(const json& id) noexcept override;
   void close_stream(const json& id) noexcept override;
 
-  // A POSTed message, for the session to read.
-  void deliver(std::string text);
+  // A POSTed message, for the session to read. Waits while the messages
+  // not yet read are over max_unread bytes (the session is busy, at its
+  // max_in_flight): the POST is not answered meanwhile, so its client's
+  // connection sends nothing more, and each waiting POST holds only its
+  // own message.
+  Coro<void> deliver(std::string text);
   // The stream for the POSTed request with this id; nullptr while another
   // request with that id is running.
   std::shared_ptr<Outbox> open_request(const json& id);
@@ -116,7 +130,9 @@ class HttpSessionTransport final : public Transport {
   static constexpr std::size_t kKeptFinished = 16;  // finished streams kept for a resumption
 
   std::deque<std::string> inbox_;
+  std::size_t unread_ = 0;  // bytes in inbox_
   Event inbox_ready_;
+  Event inbox_room_;  // set while unread_ is within max_unread
   bool closed_ = false;
   std::uint64_t next_stream_ = 1;
   std::map<std::string, std::shared_ptr<Outbox>> by_request_;  // by request_key(id)

@@ -153,6 +153,7 @@ Coro<void> Server::run_stdio() {
 Coro<void> Server::run(Transport& transport) {
   Session session(transport);
   session.json_limits(json_limits);
+  session.max_in_flight(max_in_flight);
   Peer peer;
   install(session, peer);
   peers_->push_back(&peer);

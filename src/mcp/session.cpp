@@ -338,7 +338,7 @@ Coro<void> Session::dispatch_batch(json batch) {
   }
   // JSON-RPC: the requests of a batch may run in any order; the answers
   // (none for notifications) go back together in one array.
-  std::vector<Coro<json>> answers;
+  std::vector<Message> messages;
   json replies = json::array();
   for (json& item : batch) {
     try {
@@ -346,15 +346,22 @@ Coro<void> Session::dispatch_batch(json batch) {
       if (json refused = m.is_request() ? refusal(m) : json(); !refused.is_null()) {
         replies.push_back(std::move(refused));
       } else {
-        answers.push_back(answer(std::move(m)));
+        messages.push_back(std::move(m));
       }
     } catch (const InvalidMessage& e) {
       if (!never_answered(item)) replies.push_back(make_error(e.id(), e));
     }
   }
-  auto outcomes = co_await gather(return_exceptions, std::move(answers));
-  for (auto& outcome : outcomes) {
-    if (outcome.has_value() && !outcome.value().is_null()) replies.push_back(std::move(outcome.value()));
+  // At most max_in_flight at once, as run() bounds single requests: a
+  // 4 MiB batch holds 100,000 pings, which would otherwise all be running.
+  for (std::size_t at = 0; at < messages.size(); at += max_in_flight_) {
+    std::vector<Coro<json>> answers;
+    for (std::size_t i = at; i < std::min(messages.size(), at + max_in_flight_); ++i) {
+      answers.push_back(answer(std::move(messages[i])));
+    }
+    for (auto& outcome : co_await gather(return_exceptions, std::move(answers))) {
+      if (outcome.has_value() && !outcome.value().is_null()) replies.push_back(std::move(outcome.value()));
+    }
   }
   if (!replies.empty()) co_await send(replies);
 }

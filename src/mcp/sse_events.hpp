@@ -29,8 +29,10 @@ class SseEvents {
     data_.clear();
     has_data_ = false;
   }
-  // Bytes held for an event not yet complete.
-  std::size_t pending() const noexcept { return buf_.size(); }
+  // Bytes held for an event not yet complete: its unfinished line and the
+  // data lines it has so far (a stream of data lines with no empty line
+  // between them is one endless event).
+  std::size_t pending() const noexcept { return buf_.size() + data_.size(); }
   // The id of the last event seen ("" before any), for Last-Event-ID.
   const std::string& last_event_id() const noexcept { return last_id_; }
   // The server's retry field, if it sent one.

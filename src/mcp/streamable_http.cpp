@@ -217,6 +217,7 @@ std::shared_ptr<HttpSession> StreamableHttp::Impl::start_session() {
   auto session = std::make_shared<HttpSession>();
   session->id = new_session_id();
   session->last_used = get_running_loop().time();
+  session->transport.max_unread = opts.max_unread_bytes;
   session->runner = create_task(run_session(server, session));
   sessions.emplace(session->id, session);
   arm_sweep();
@@ -349,7 +350,7 @@ Coro<Response> StreamableHttp::Impl::post(Request& req) {
         Server::negotiate_protocol_version(asked.is_string() ? asked.get<std::string>() : std::string());
   }
   if (!m.is_request()) {
-    session->transport.deliver(std::move(body));
+    co_await session->transport.deliver(std::move(body));
     co_return Response(202);
   }
   Response resp = co_await answer_request(session, m.id, std::move(body));
@@ -362,7 +363,7 @@ Coro<Response> StreamableHttp::Impl::answer_request(std::shared_ptr<HttpSession>
   std::shared_ptr<Outbox> box = session->transport.open_request(id);
   if (!box) throw Refusal(400, error_code::invalid_request, "a request with this id is still running");
   box->keep_last_only = opts.json_response;
-  session->transport.deliver(std::move(body));
+  co_await session->transport.deliver(std::move(body));
   if (opts.json_response) co_return co_await answer_as_json(std::move(session), std::move(box));
   if (opts.quick_answers_as_json) {
     if (std::optional<Response> quick = co_await quick_answer(*box)) co_return std::move(*quick);

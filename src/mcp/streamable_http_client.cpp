@@ -76,18 +76,40 @@ struct StreamableHttpClient::Link {
   std::string session_id;
   std::string protocol_version;  // from initialize's answer, for the header
   std::deque<std::string> messages;
+  std::size_t unread = 0;  // bytes in messages
+  std::size_t max_unread = kDefaultMaxUnreadBytes;
   Event ready;
+  Event room;  // set while unread is within max_unread
   bool closed = false;
   OAuth* auth = nullptr;
 
   void deliver(std::string message) {
     learn_revision(message);
+    unread += message.size();
+    if (unread > max_unread) room.clear();
     messages.push_back(std::move(message));
     ready.set();
+  }
+  std::string take() {
+    std::string message = std::move(messages.front());
+    messages.pop_front();
+    unread -= message.size();
+    if (unread <= max_unread) room.set();
+    return message;
+  }
+  // The streams' readers wait here before they read on: a receiver that
+  // falls behind leaves the server's messages in the sockets and the
+  // server's stores (which push back on its senders), not here.
+  Coro<void> until_room() {
+    while (unread > max_unread && !closed) {
+      room.clear();
+      co_await room.wait();
+    }
   }
   void close() {
     closed = true;
     ready.set();
+    room.set();
   }
   // Later requests must say the negotiated revision (MCP-Protocol-Version);
   // the transport sees it go by in initialize's answer.
@@ -142,12 +164,17 @@ Coro<void> StreamableHttpClient::follow(std::shared_ptr<Link> link, http::Client
   std::string why = "the server's stream ended without an answer";
   for (int failed = 0; failed < kMaxFailedReconnects;) {
     try {
-      for (std::string piece; r && !(piece = co_await r->read_chunk()).empty();) {
+      // No co_await inside `r && ...`: g++ 12 evaluates it even when r is
+      // empty (a stream given up then read "the response was released").
+      while (r) {
+        const std::string piece = co_await r->read_chunk();
+        if (piece.empty()) break;
         for (std::string& data : sse.feed(piece)) {
           answered |= post && answers(parsed_or_null(data), id);
           link->deliver(std::move(data));
         }
         if (sse.pending() > kMaxEvent) throw ValueError("an SSE event over the message size limit");
+        co_await link->until_room();
       }
       if (link->closed || answered) co_return;
       // Without an event id the server keeps nothing to replay.
@@ -196,6 +223,11 @@ StreamableHttpClient::~StreamableHttpClient() {
 const std::string& StreamableHttpClient::session_id() const noexcept { return link_->session_id; }
 
 void StreamableHttpClient::set_authorization(OAuth* auth) noexcept { link_->auth = auth; }
+
+void StreamableHttpClient::max_unread_bytes(std::size_t n) noexcept {
+  link_->max_unread = n;
+  if (link_->unread <= n) link_->room.set();
+}
 
 Coro<http::ClientResponse> StreamableHttpClient::post(std::string_view message) {
   for (int authorized = 0;; ++authorized) {
@@ -247,9 +279,7 @@ Coro<std::optional<Received>> StreamableHttpClient::receive() {
     co_await link_->ready.wait();
   }
   if (link_->messages.empty()) co_return std::nullopt;
-  Received r{std::move(link_->messages.front()), false};
-  link_->messages.pop_front();
-  co_return r;
+  co_return Received{link_->take(), false};
 }
 
 Coro<void> StreamableHttpClient::close() {

@@ -97,6 +97,7 @@ bool send_query(PGconn* conn, const Send& s) {
 bool ConnState::transmit(Op& op) {
   if (!send_query(conn, op.send) || !PQpipelineSync(conn)) return false;
   op.send = {};
+  if (reading_paused_) update_reading();  // its results must be read
   schedule_flush();
   return true;
 }
@@ -179,12 +180,38 @@ void ConnState::finish_front() {
     settle();
   }
   if (inflight.empty() && exclusive_wanted_ && !drained_.done()) drained_.set_result();
+  if (inflight.empty()) update_reading();
 }
 
 void ConnState::deliver_notifications() {
   while (PGnotify* n = PQnotifies(conn)) {
-    notifications.put_nowait(Notification{n->relname, n->extra, n->be_pid});
+    Notification note{n->relname, n->extra, n->be_pid};
     PQfreemem(n);
+    unread_bytes += note.channel.size() + note.payload.size();
+    notifications.put_nowait(std::move(note));
+  }
+  update_reading();
+}
+
+void ConnState::taken(const Notification& n) noexcept {
+  unread_bytes -= n.channel.size() + n.payload.size();
+  update_reading();
+}
+
+// Exclusive mode manages the reader itself; release_exclusive() comes back
+// here through deliver_notifications(). Reading resumes at half the bound,
+// as a redis::Subscriber's does: a consumer that keeps up at the bound does
+// not flip the reader on and off a notification at a time.
+void ConnState::update_reading() noexcept {
+  if (closed || exclusive_) return;
+  const std::size_t bound = reading_paused_ ? max_unread_bytes / 2 : max_unread_bytes;
+  const bool pause = unread_bytes > bound && inflight.empty() && !recovering_;
+  if (pause == reading_paused_) return;
+  reading_paused_ = pause;
+  if (pause) {
+    loop.remove_reader(fd);
+  } else {
+    loop.add_reader(fd, [this] { on_readable(); });
   }
 }
 

@@ -7,8 +7,9 @@
 // 2. `held` holds queries not yet sent; it is non-empty only while a server
 //    cancel is settling (sending behind a cancel could let it hit them).
 // 3. The reader callback is registered from start() until fail() or
-//    close(); no callback runs after close(), so it can hold `this` raw.
-//    close() also finishes libpq's connection: `conn` is null once closed.
+//    close(), except in exclusive mode (4) and while paused (6); no callback
+//    runs after close(), so it can hold `this` raw. close() also finishes
+//    libpq's connection: `conn` is null once closed.
 // 4. Exclusive mode (simple-protocol scripts, streamed rows, COPY) leaves
 //    pipeline mode: it waits until `inflight` is empty, holds new sends, and
 //    takes the socket from the reader callback, reading only as fast as its
@@ -18,6 +19,13 @@
 //    mode and sends what was held.
 // 5. A PQcancel runs on a worker thread and reports back through a weak_ptr:
 //    the state may be gone by then.
+// 6. Notifications nobody took hold at most max_unread_bytes (plus one
+//    read's worth): past it, with no query in flight and no recovery under
+//    way, the reader callback is taken off, so the rest waits in the
+//    kernel and the server (whose backend then waits to send) instead of
+//    here. A query sent, or next_notification() taking them down to half
+//    the bound, puts it back; results come after the notifications before
+//    them, so a query reads those in past the bound.
 #pragma once
 
 #include <cstdint>
@@ -99,7 +107,14 @@ struct ConnState : std::enable_shared_from_this<ConnState> {
   std::deque<std::unique_ptr<Op>> inflight;
   std::deque<std::unique_ptr<Op>> held;
   Queue<Notification> notifications;
+  std::size_t unread_bytes = 0;  // of the notifications queued (invariant 6)
+  std::size_t max_unread_bytes = std::size_t{1} << 20;
   unsigned statements = 0;  // names the unnamed prepared statements
+
+  // next_notification() took n: reading may go on.
+  void taken(const Notification& n) noexcept;
+  // Takes the reader callback off, or puts it back, as invariant 6 says.
+  void update_reading() noexcept;
 
  private:
   std::unique_ptr<Op> make_op(Send send, bool detached);
@@ -127,6 +142,7 @@ struct ConnState : std::enable_shared_from_this<ConnState> {
   bool exclusive_wanted_ = false;  // sends are held from here on
   bool exclusive_ = false;         // out of pipeline mode, the owner reads
   bool recovering_ = false;
+  bool reading_paused_ = false;    // the reader callback is off (invariant 6)
   bool single_row_ = false;        // libpq's single-row mode was used
   Future<void> drained_;           // set when `inflight` empties for it
   Future<void> socket_wait_;       // the exclusive owner's wait_socket()

@@ -97,10 +97,17 @@ Coro<void> Connection::listen(std::string channel) {
   co_await query(std::move(sql));
 }
 
+void Connection::max_unread_bytes(std::size_t n) noexcept {
+  s_->max_unread_bytes = n;
+  s_->update_reading();
+}
+
 Coro<Notification> Connection::next_notification() {
   auto s = s_;
   try {
-    co_return co_await s->notifications.get();
+    Notification n = co_await s->notifications.get();
+    s->taken(n);
+    co_return n;
   } catch (const QueueShutDown&) {
     throw ConnectionError("connection closed");
   }

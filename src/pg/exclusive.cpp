@@ -34,6 +34,7 @@ Coro<void> ConnState::acquire_exclusive() {
     throw ConnectionError("connection is closed");
   }
   loop.remove_reader(fd);
+  reading_paused_ = false;  // off for exclusive mode instead; release_exclusive() puts it back
   if (PQexitPipelineMode(conn) != 1) {
     exclusive_lock_.release();
     fail("cannot leave pipeline mode: " + conn_message(conn));

@@ -7,6 +7,7 @@
 #include <corio/testing/virtual_clock.hpp>
 
 #include "http/ws/ws_handshake.hpp"
+#include "common/support.hpp"
 #include "http/ws_support.hpp"
 
 namespace corio_ws_test {
@@ -50,6 +51,14 @@ TEST(WebSocketPeer, OversizeMessageIs1009) {
   run_bounded(violation_body(client_frame(Opcode::binary, std::string(2000, 'x')), 1009, 1000));
 }
 
+// The limit holds across fragments: the message is refused when the frame
+// that would take it over arrives, not once it is whole.
+TEST(WebSocketPeer, OversizeFragmentedMessageIs1009) {
+  run_bounded(violation_body(client_frame(Opcode::binary, std::string(600, 'x'), false) +
+                                 client_frame(Opcode::continuation, std::string(600, 'x'), false),
+                             1009, 1000));
+}
+
 TEST(WebSocketPeer, BadOpcodeIs1002) {
   std::string bad = client_frame(Opcode::text, "x");
   bad[0] = static_cast<char>(0x85);
@@ -78,6 +87,40 @@ Coro<void> ping_body() {
 }
 
 TEST(WebSocketPeer, PingBetweenFragmentsIsAnsweredWithPong) { run_bounded(ping_body()); }
+
+// A peer that pings without reading the pongs: each pong waits for room in
+// the server's write buffer, so the server stops reading at its high-water
+// mark and the pings wait in the peer's own buffer. Virtual time: the sleep
+// returns once neither side can go on.
+Coro<void> ping_flood_body() {
+  // 39 MB of pings: well past what the kernel's autotuned buffers take
+  // (about 11 MB of them was seen).
+  constexpr int kPings = 300'000;
+  WsOptions sopts;
+  EchoServer es(sopts);
+  co_await es.server.start("127.0.0.1", 0);
+  RawClient c = co_await raw_ws(es.server.port());
+  const std::string ping = client_frame(Opcode::ping, std::string(125, 'p'));
+  for (int i = 0; i < kPings; ++i) c.writer.write(ping);
+  co_await corio::sleep(1s);
+  // What the server took: the kernel's buffers and its high-water mark.
+  const std::size_t left = c.writer.get_write_buffer_size();
+  std::printf("%zu of %zu bytes of pings left unread\n", left, kPings * ping.size());
+  EXPECT_GT(left, kPings * ping.size() / 2) << "the server read on, queuing pongs";
+  int pongs = 0;
+  while (pongs < kPings) {
+    const WsEvent ev = co_await read_server_frame(c.reader);
+    CO_ASSERT(ev.kind == WsEvent::Kind::pong);
+    ++pongs;
+  }
+  EXPECT_EQ(c.writer.get_write_buffer_size(), 0u);
+  c.writer.abort();
+  es.server.close();
+}
+
+TEST(WebSocketPeer, APingFloodFromAPeerThatDoesNotReadStopsTheReading) {
+  corio_testing::run_vt(ping_flood_body());
+}
 
 Coro<void> bad_handshake_body() {
   WsOptions sopts;

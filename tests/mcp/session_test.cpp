@@ -224,6 +224,34 @@ Coro<void> batches_when_accepted() {
 
 TEST(Session, AnAcceptedBatchIsAnsweredInOneArray) { run_test(batches_when_accepted()); }
 
+// A batch's requests run max_in_flight at a time: before, all 1,000 at once.
+Coro<json> count_running(int* running, int* most) {
+  *most = std::max(*most, ++*running);
+  co_await corio::sleep(0s);  // all of a chunk start before any ends
+  --*running;
+  co_return json::object();
+}
+
+Coro<void> batch_in_flight_is_capped() {
+  Harness h(1 << 20);
+  Session session(h.transport);
+  session.accept_batches(true);
+  session.max_in_flight(8);
+  int running = 0, most = 0;
+  session.on_request("ping", [&](const json&, const RequestContext&) { return count_running(&running, &most); });
+  corio::Task<void> server = corio::create_task(session.run());
+  json batch = json::array();
+  for (int id = 1; id <= 1000; ++id) batch.push_back(ping(id));
+  h.send(batch.dump());
+  const json replies = co_await h.next();
+  EXPECT_EQ(replies.size(), 1000u) << replies.dump().substr(0, 200);
+  EXPECT_EQ(most, 8);
+  h.to_server.close();
+  co_await server;
+}
+
+TEST(Session, ABatchRunsAtMostMaxInFlightAtOnce) { run_test(batch_in_flight_is_capped()); }
+
 // The client closes its side with a request still running: run() waits for
 // it, its answer goes out, then run() returns. A message cut off by EOF is
 // answered as the parse error it is.

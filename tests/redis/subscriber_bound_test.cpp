@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "common/flood.hpp"
 #include "common/memory.hpp"
 #include "redis/redis_support.hpp"
 #include <corio/errors.hpp>
@@ -29,14 +30,7 @@ using redis_testing::run_redis;
 
 constexpr std::size_t kPayloadBytes = 1024;
 
-// Message i: its number, then padding to 1 KiB.
-std::string payload(int i) {
-  char head[16];
-  const int n = std::snprintf(head, sizeof head, "%08d", i);
-  std::string out(head, static_cast<std::size_t>(n));
-  out.resize(kPayloadBytes, 'x');
-  return out;
-}
+std::string payload(int i) { return corio_testing::numbered_payload(i, kPayloadBytes); }
 
 // Named: g++ 12 frees a default argument's ClientOptions temporary twice
 // in a coroutine's caller ("free(): invalid size").

@@ -10,7 +10,9 @@
 ///     co_await server.serve_forever();          // or: co_await run_until_signal(server)
 ///
 /// Per connection: keep-alive and pipelining (responses strictly in request
-/// order, pipelined ones written together), HTTP/1.0 keep-alive rules,
+/// order, pipelined ones written together; past 64 KiB of answers waiting
+/// for a client that does not read, the next request waits until they went
+/// out, so memory stays bounded), HTTP/1.0 keep-alive rules,
 /// chunked request bodies, "Expect: 100-continue", a header-read timeout
 /// (a client trickling its head is closed: slowloris) and an idle keep-alive
 /// timeout. A request that cannot be parsed gets the ParseError's status and

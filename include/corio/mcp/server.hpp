@@ -122,6 +122,9 @@ class Server {
   /// Handles another notification from every client.
   void add_notification(std::string method, Session::NotificationHandler handler);
   std::size_t page_size = 100;  ///< the most items a list answer holds (nextCursor for the rest)
+  /// Each client's requests running at once; at the bound its session reads
+  /// no more messages until one ends (Session::max_in_flight).
+  std::size_t max_in_flight = 256;
   /// The nesting depth (and size) every client's messages are parsed within,
   /// over every transport (http/json.hpp).
   http::JsonLimits json_limits;

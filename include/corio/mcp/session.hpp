@@ -30,7 +30,8 @@
 /// answered, else two peers could answer each other's errors for ever. Batches
 /// (JSON arrays) are answered with one -32600 unless accept_batches(true)
 /// (MCP 2025-03-26 has them, 2025-06-18 and later do not); an accepted
-/// batch runs its requests concurrently and answers them in one array
+/// batch runs its requests concurrently, max_in_flight() at a time, and
+/// answers them in one array
 /// (none if it held only notifications and answers), an empty one with a
 /// single -32600.
 ///

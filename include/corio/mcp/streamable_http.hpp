@@ -100,6 +100,11 @@ struct StreamableHttpOptions {
   /// refuses a longer line; the HTTP server's Limits::max_body bounds the
   /// reading itself.
   std::size_t max_message = kDefaultMaxMessage;
+  /// POSTed messages a session has not read yet (it reads none while
+  /// Server::max_in_flight of its requests run), in bytes: past it a POST
+  /// waits, unanswered, until the session catches up, so a client that
+  /// floods a busy session is pushed back on its own connections.
+  std::size_t max_unread_bytes = std::size_t{1} << 20;
 };
 
 /// Streamable HTTP's server side: an mcp::Server's endpoint on an

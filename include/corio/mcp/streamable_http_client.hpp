@@ -29,13 +29,22 @@
 /// answer. Three failed reconnections in a row end a stream.
 ///
 /// Events without data (the priming event "id: ev-1\nretry: 500\ndata: \n\n")
-/// are not messages: they only set the id and the delay.
+/// are not messages: they only set the id and the delay. An event longer
+/// than kDefaultMaxMessage (data lines without the empty line that ends an
+/// event, say) fails its stream.
+///
+/// Bounded: the messages not yet taken by receive() hold at most
+/// max_unread_bytes (plus one read's worth); past it the streams are not
+/// read until receive() catches up, so a server that sends faster than the
+/// client takes is pushed back through the sockets (its own stores then
+/// hold its senders back) instead of filling this process.
 ///
 /// Suspends: send() until the server has answered the POST's head;
 /// receive() until a message arrives; close() for the DELETE. Resumed by:
 /// the loop (the HTTP connections, the reconnection timers).
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <optional>
 #include <string>
@@ -47,6 +56,10 @@
 #include <corio/task.hpp>
 
 namespace corio::mcp {
+
+/// StreamableHttpClient's default bound on the messages waiting for
+/// receive(), in bytes (as redis::ClientOptions::max_unread_bytes).
+inline constexpr std::size_t kDefaultMaxUnreadBytes = std::size_t{1} << 20;
 
 /// Streamable HTTP's client side: each message POSTed, the answers read
 /// as JSON or SSE, the GET stream opened after initialize, broken streams
@@ -68,6 +81,10 @@ class StreamableHttpClient final : public Transport {
   /// most three times (a server that keeps refusing is not asked for
   /// ever). auth must outlive the transport. See auth.hpp.
   void set_authorization(OAuth* auth) noexcept;
+
+  /// The most bytes of messages waiting for receive() before the streams
+  /// stop being read (default kDefaultMaxUnreadBytes).
+  void max_unread_bytes(std::size_t n) noexcept;
 
   /// The server's session id ("" before initialize's answer).
   const std::string& session_id() const noexcept;

@@ -22,6 +22,7 @@
 // Loop-affine and move-only; the loop must outlive the connection.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
@@ -100,9 +101,16 @@ class Connection {
   void send_detached(std::string sql);
 
   // LISTEN/NOTIFY: notifications arrive whenever the connection reads, and
-  // wait here in order.
+  // wait here in order. Those not yet taken hold at most max_unread_bytes
+  // (channels and payloads, 1 MiB by default, plus one read's worth): past
+  // it, with no query in flight, the connection stops reading until
+  // next_notification() has taken them down to half, so the server and the
+  // kernel keep the rest instead of this process (as a redis::Subscriber
+  // does). A query meanwhile reads on to its result, taking in the
+  // notifications before it.
   Coro<void> listen(std::string channel);
   Coro<Notification> next_notification();
+  void max_unread_bytes(std::size_t n) noexcept;
 
   // As of the last result read: `active` while queries are in flight.
   TxStatus transaction_status() const noexcept;

@@ -184,7 +184,9 @@ Coro<bool> HttpConnection::read_head() {
       reader_.consume(n);
       deadline = 0;
       idle = false;
-      if (out_.size() >= kMaxBatch) {  // a peer pipelining without reading: push back
+      // A peer pipelining without reading: push back. The writer's buffer
+      // counts too, since a large body skips out_ and goes straight there.
+      if (out_.size() + writer_.get_write_buffer_size() >= kMaxBatch) {
         flush();
         co_await drain();
       }
