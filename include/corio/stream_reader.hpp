@@ -23,20 +23,28 @@
 /// EOF.
 #pragma once
 
+#include <coroutine>
 #include <cstddef>
 #include <exception>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include <corio/coro.hpp>
 #include <corio/detail/intrusive.hpp>
+#include <corio/detail/io_wait.hpp>
 
 namespace corio {
+
+class StreamReader;
 
 namespace detail {
 class Connection;
 void add_ref(Connection* c) noexcept;
 void release(Connection* c) noexcept;
+/// For tests: the bytes of storage the connection's read and write buffers
+/// hold (none while both are empty).
+std::size_t buffer_storage(const StreamReader& r) noexcept;
 }  // namespace detail
 
 /// asyncio's streams._DEFAULT_LIMIT.
@@ -84,13 +92,57 @@ class StreamReader {
   Coro<std::size_t> fill_buffer();
   /// Drops the first n buffered bytes (at most buffered().size()).
   void consume(std::size_t n) noexcept;
+
+  /// What readable() returns: an awaiter that lives in the awaiting frame.
+  class Readable;
+  /// Waiting for a peer that is quiet for long (a keep-alive connection
+  /// between requests) at the lowest cost, the transport's own "try, then
+  /// wait": try_fill() reads once without waiting and returns how many bytes
+  /// came (0 at EOF), or nullopt when none have come yet; then await
+  /// readable() and try again. The wait adds no coroutine frame, and a reader
+  /// with nothing buffered holds no buffer while it waits (fill_buffer()'s
+  /// wait is two frames deep). On a transport that cannot read without
+  /// waiting (TLS), try_fill() says nullopt and readable() is fill_buffer()
+  /// (afterwards buffered() is not empty, or at_eof()). As fill_buffer(), one
+  /// reader at a time; a wait our own close() ends is EOF.
+  std::optional<std::size_t> try_fill();
+  /// The wait between two try_fill()s (see try_fill()).
+  Readable readable();
   /// The error the reader failed with, or nullptr.
   std::exception_ptr exception() const noexcept;
   /// How far readline() and readuntil() look for their separator.
   std::size_t limit() const noexcept;
 
  private:
+  friend std::size_t detail::buffer_storage(const StreamReader& r) noexcept;
   detail::Ref<detail::Connection> c_;
+};
+
+/// Suspends until the transport may have bytes (StreamReader::try_fill()).
+class StreamReader::Readable {
+ public:
+  /// Over a transport that tries reads: its wait for readability.
+  Readable(detail::Ref<detail::Connection> c, detail::IoWait wait) noexcept
+      : c_(std::move(c)), io_(std::in_place, std::move(wait)) {}
+  /// Over one that cannot: a fill_buffer().
+  explicit Readable(Coro<std::size_t> fill) : fill_(std::in_place, std::move(fill).operator co_await()) {}
+
+  bool await_ready() const noexcept { return false; }
+  template <class P>
+  bool await_suspend(std::coroutine_handle<P> h) {
+    if (io_) {
+      io_->await_suspend(h);
+      return true;
+    }
+    return fill_->await_suspend(h);
+  }
+  /// CancelledError, or the read's error (as fill_buffer()).
+  void await_resume();
+
+ private:
+  detail::Ref<detail::Connection> c_;
+  std::optional<detail::IoWait> io_;
+  std::optional<Coro<std::size_t>::Awaiter> fill_;
 };
 
 }  // namespace corio

@@ -3,28 +3,75 @@
 // The read offset makes consuming O(1) (no memmove per readline); the bytes
 // move to the front only when the free space at the end is too small, and
 // the storage grows (doubling) only when compacting would not make room.
-// Storage is left uninitialised (make_unique_for_overwrite): a 64 KiB recv
-// buffer is not zeroed before every read.
+//
+// An empty buffer holds no storage: the moment its last byte is consumed,
+// the block goes back to the thread's BufferPool, and the next prepare()
+// takes one again. An idle connection, whose buffers are drained, thus
+// costs no buffer (nginx frees an idle keep-alive connection's buffers the
+// same way), while a busy one pays two pointer moves per fill, not a malloc.
+// Storage is left uninitialised: a 64 KiB recv buffer is not zeroed before
+// every read.
 #pragma once
 
 #include <cstddef>
 #include <cstring>
-#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace corio::detail {
 
+// Blocks of 4 KiB to 256 KiB (powers of two), recycled through a free list
+// per size on each thread (a loop's connections all live on its thread).
+// Each list keeps at most kCachedBytes: a burst of busy connections must not
+// pin its peak for the thread's life. Larger blocks go straight to the heap.
+class BufferPool {
+ public:
+  static constexpr std::size_t kMinBlock = 4 * 1024;
+  static constexpr std::size_t kMaxPooledBlock = 256 * 1024;
+  static constexpr std::size_t kCachedBytes = 512 * 1024;  // per block size
+
+  // A block of at least n bytes; n is rounded up to the block's size.
+  static char* take(std::size_t& n);
+  static void give_back(char* block, std::size_t n) noexcept;
+  // For tests: the bytes this thread's lists hold, and the blocks taken on
+  // this thread and not given back (held by buffers: none when every
+  // connection is idle).
+  static std::size_t cached_bytes() noexcept;
+  static std::size_t blocks_out() noexcept;
+};
+
 class ByteBuffer {
  public:
+  ByteBuffer() noexcept = default;
+  ByteBuffer(ByteBuffer&& o) noexcept
+      : data_(std::exchange(o.data_, nullptr)),
+        capacity_(std::exchange(o.capacity_, 0)),
+        begin_(std::exchange(o.begin_, 0)),
+        end_(std::exchange(o.end_, 0)) {}
+  ByteBuffer& operator=(ByteBuffer&& o) noexcept {
+    if (this != &o) {
+      release();
+      data_ = std::exchange(o.data_, nullptr);
+      capacity_ = std::exchange(o.capacity_, 0);
+      begin_ = std::exchange(o.begin_, 0);
+      end_ = std::exchange(o.end_, 0);
+    }
+    return *this;
+  }
+  ~ByteBuffer() { release(); }
+
   std::size_t size() const noexcept { return end_ - begin_; }
   bool empty() const noexcept { return begin_ == end_; }
-  std::string_view view() const noexcept { return {data_.get() + begin_, size()}; }
+  std::string_view view() const noexcept { return {data_ + begin_, size()}; }
+  // The storage held: 0 whenever the buffer is empty (outside prepare/commit).
+  std::size_t capacity() const noexcept { return capacity_; }
 
   void consume(std::size_t n) noexcept {
+    if (n == 0) return;  // a span prepare() gave out stays valid
     begin_ += n;
-    if (begin_ == end_) begin_ = end_ = 0;  // empty: the next write starts at the front
+    if (begin_ == end_) release();
   }
   // The first n bytes (at most size()), removed from the buffer.
   std::string take(std::size_t n) {
@@ -32,7 +79,12 @@ class ByteBuffer {
     consume(out.size());
     return out;
   }
-  void clear() noexcept { begin_ = end_ = 0; }
+  void clear() noexcept { release(); }
+  // Gives the storage back if nothing was committed since prepare() (a read
+  // that found nothing).
+  void trim() noexcept {
+    if (empty()) release();
+  }
 
   // At least `min` bytes of free space at the end, to be filled and then
   // commit()ted. The span stays valid until the buffer is changed.
@@ -43,39 +95,18 @@ class ByteBuffer {
     std::memcpy(prepare(bytes.size()).data(), bytes.data(), bytes.size());
     commit(bytes.size());
   }
-  // Gives the storage back when the buffer is empty and bigger than
-  // `keep`: one burst must not pin its peak size for the connection's life.
-  void shrink_if_empty(std::size_t keep) noexcept {
-    if (empty() && capacity_ > keep) {
-      data_.reset();
-      capacity_ = 0;
-    }
-  }
 
  private:
-  std::unique_ptr<char[]> data_;
+  void release() noexcept {
+    if (data_ != nullptr) BufferPool::give_back(data_, capacity_);
+    data_ = nullptr;
+    capacity_ = begin_ = end_ = 0;
+  }
+
+  char* data_ = nullptr;
   std::size_t capacity_ = 0;
   std::size_t begin_ = 0;
   std::size_t end_ = 0;
 };
-
-inline std::span<char> ByteBuffer::prepare(std::size_t min) {
-  if (capacity_ - end_ < min) {
-    const std::size_t used = size();
-    if (capacity_ - used >= min) {
-      std::memmove(data_.get(), data_.get() + begin_, used);
-    } else {
-      std::size_t cap = capacity_ ? capacity_ * 2 : min;
-      if (cap < used + min) cap = used + min;
-      auto bigger = std::make_unique_for_overwrite<char[]>(cap);
-      if (used) std::memcpy(bigger.get(), data_.get() + begin_, used);
-      data_ = std::move(bigger);
-      capacity_ = cap;
-    }
-    begin_ = 0;
-    end_ = used;
-  }
-  return {data_.get() + end_, capacity_ - end_};
-}
 
 }  // namespace corio::detail

@@ -68,7 +68,8 @@ class Connection {
   bool closed = false;  // the transport is closed
 
   // Reader.
-  ByteBuffer rbuf;
+  ByteBuffer rbuf;  // no storage while empty (byte_buffer.hpp)
+  std::size_t read_chunk = 4 * 1024;  // the next read's room (stream_reader.cpp)
   std::size_t limit;
   bool eof = false;
   bool reading = false;  // a read is in progress (one at a time)

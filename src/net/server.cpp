@@ -218,37 +218,51 @@ class ConnectionSlot {
   Ref<ServerState> s_;
 };
 
+// The TLS handshake of a new connection, in a frame of its own: its state
+// (the parameters, the failure) is gone by the time the connection waits
+// for its peer in run_client's frame. Null when it failed (reported).
+Coro<std::unique_ptr<Transport>> handshake(ServerState& s, ClientNode& node,
+                                           std::unique_ptr<Transport> transport) {
+  TlsParams params;
+  params.server_side = true;
+  params.shutdown_timeout = s.ssl_shutdown_timeout;
+  auto tls = std::make_unique<TlsTransport>(s.loop, std::move(transport), *s.ssl, std::move(params));
+  node.handshaking = tls.get();
+  std::exception_ptr failure;
+  try {
+    co_await tls->handshake(s.ssl_handshake_timeout);
+  } catch (const CancelledError&) {
+    throw;
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  node.handshaking = nullptr;
+  if (failure) {
+    report_handshake_failure(s, *tls, failure);
+    co_return nullptr;
+  }
+  co_return tls;
+}
+
+// The handler's coroutine, made and awaited; its failure reported. Not a
+// coroutine itself: the connection's frames while it waits are the
+// handler's and run_client's.
+Coro<void> run_handler(ServerState& s, ClientNode& node, std::unique_ptr<Transport> transport) {
+  auto [reader, writer] = make_streams(std::move(transport), s.limit);
+  node.writer = writer;
+  return s.handler(std::move(reader), std::move(writer));
+}
+
 Coro<void> run_client(Ref<ServerState> ref, [[maybe_unused]] ConnectionSlot slot, Socket sock) {
   ServerState& s = *ref;
   ClientNode node(s);
   std::unique_ptr<Transport> transport = std::make_unique<SocketTransport>(s.loop, std::move(sock));
   if (s.ssl) {
-    TlsParams params;
-    params.server_side = true;
-    params.shutdown_timeout = s.ssl_shutdown_timeout;
-    auto tls =
-        std::make_unique<TlsTransport>(s.loop, std::move(transport), *s.ssl, std::move(params));
-    node.handshaking = tls.get();
-    std::exception_ptr failure;
-    try {
-      co_await tls->handshake(s.ssl_handshake_timeout);
-    } catch (const CancelledError&) {
-      throw;
-    } catch (...) {
-      failure = std::current_exception();
-    }
-    node.handshaking = nullptr;
-    if (failure) {
-      report_handshake_failure(s, *tls, failure);
-      co_return;
-    }
-    transport = std::move(tls);
+    transport = co_await handshake(s, node, std::move(transport));
+    if (!transport) co_return;
   }
-  auto [reader, writer] = make_streams(std::move(transport), s.limit);
-  node.writer = writer;
   try {
-    Coro<void> body = s.handler(std::move(reader), std::move(writer));
-    co_await std::move(body);
+    co_await run_handler(s, node, std::move(transport));
   } catch (const CancelledError&) {
     throw;
   } catch (...) {

@@ -2,6 +2,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 
+#include <cstring>
 #include <system_error>
 
 #include "net/transport.hpp"
@@ -35,15 +36,34 @@ std::optional<std::string_view> Transport::try_read_lent() {
 
 SocketTransport::SocketTransport(EventLoop& loop, Socket sock)
     : loop_(loop), sock_(std::move(sock)) {
-  peer_ = address_or_empty([this] { return sock_.peer_address(); });
-  local_ = address_or_empty([this] { return sock_.local_address(); });
-  if (local_.family() == AF_INET || local_.family() == AF_INET6) {
+  const SocketAddress peer = address_or_empty([this] { return sock_.peer_address(); });
+  const SocketAddress local = address_or_empty([this] { return sock_.local_address(); });
+  if (peer.size() <= sizeof(sockaddr_in6) && local.size() <= sizeof(sockaddr_in6)) {
+    std::memcpy(&peer_.bytes, peer.data(), peer.size());
+    peer_.len = peer.size();
+    std::memcpy(&local_.bytes, local.data(), local.size());
+    local_.len = local.size();
+  } else {
+    names_ = std::make_unique<Names>(peer, local);
+  }
+  if (local.family() == AF_INET || local.family() == AF_INET6) {
     try {
       sock_.set_option(IPPROTO_TCP, TCP_NODELAY, 1);
     } catch (const std::system_error&) {
       // Only latency is at stake.
     }
   }
+}
+
+const SocketTransport::Names& SocketTransport::names() const {
+  if (!names_) {
+    const auto unpack = [](const PackedAddress& a) {
+      return a.len == 0 ? SocketAddress()
+                        : SocketAddress(reinterpret_cast<const sockaddr*>(&a.bytes), a.len);
+    };
+    names_ = std::make_unique<Names>(unpack(peer_), unpack(local_));
+  }
+  return *names_;
 }
 
 Coro<std::size_t> SocketTransport::read_some(std::span<char> buf) {

@@ -22,10 +22,10 @@ using detail::Ref;
 namespace {
 
 // What one read asks of the transport: adaptive, as Netty's and Tokio's
-// receive buffers. A connection starts with 4 KiB (a thousand idle
-// connections hold 4 MB, not 64); a read that fills its room doubles the
-// room for the next one, up to asyncio's 256 KiB, so bulk transfers still
-// take few syscalls.
+// receive buffers. A connection starts with 4 KiB; a read that fills its room
+// doubles the room for the next one (Connection::read_chunk), up to asyncio's
+// 256 KiB, so bulk transfers still take few syscalls. The storage itself is
+// held only while bytes are buffered (byte_buffer.hpp).
 constexpr std::size_t kMinReadChunk = 4 * 1024;
 constexpr std::size_t kMaxReadChunk = 256 * 1024;
 
@@ -64,6 +64,35 @@ bool closed_under_read(Connection& c) noexcept {
   return false;
 }
 
+// What a read of n bytes into `room` leaves: the bytes committed, eof at the
+// end of the stream, and a bigger room next time if this one was filled.
+void committed(Connection& c, std::span<char> room, std::size_t n) noexcept {
+  c.rbuf.commit(n);
+  if (n == 0) c.eof = true;
+  if (n == room.size() && n < kMaxReadChunk) c.read_chunk = std::min(2 * n, kMaxReadChunk);
+}
+
+// One read attempt on a transport that tries reads: true once bytes (or EOF)
+// came. Storage is taken for the attempt only: when nothing came, an empty
+// buffer gives it back before the caller waits, so that a connection waiting
+// for its peer holds no buffer.
+bool try_fill_once(Connection& c, std::size_t want) {
+  const std::span<char> room = c.rbuf.prepare(std::max(want, c.read_chunk));
+  std::optional<std::size_t> got;
+  try {
+    got = c.transport->try_read(room);
+  } catch (...) {
+    c.rbuf.trim();
+    throw;
+  }
+  if (!got) {
+    c.rbuf.trim();
+    return false;
+  }
+  committed(c, room, *got);
+  return true;
+}
+
 // Reads once from the transport into the buffer (at least `want` bytes of
 // room); sets eof at the end of the stream, or once this side closed it.
 Coro<void> fill(Connection& c, std::size_t want = kMinReadChunk) {
@@ -71,24 +100,19 @@ Coro<void> fill(Connection& c, std::size_t want = kMinReadChunk) {
     c.eof = true;
     co_return;
   }
-  std::span<char> room = c.rbuf.prepare(std::max(want, kMinReadChunk));
-  std::size_t n = 0;
   try {
     if (c.tries_reads) {
       // The socket's read in this frame, not in two more below it.
-      std::optional<std::size_t> got;
-      while (!(got = c.transport->try_read(room))) co_await c.transport->readable();
-      n = *got;
+      while (!try_fill_once(c, want)) co_await c.transport->readable();
     } else {
-      n = co_await c.transport->read_some(room);
+      const std::span<char> room = c.rbuf.prepare(std::max(want, c.read_chunk));
+      committed(c, room, co_await c.transport->read_some(room));
     }
   } catch (const std::system_error&) {
+    c.rbuf.trim();
     if (closed_under_read(c)) co_return;
     throw;
   }
-  c.rbuf.commit(n);
-  if (n == 0) c.eof = true;
-  if (n == room.size() && n < kMaxReadChunk) c.rbuf.prepare(2 * n);  // grow now, read more next
 }
 
 // Up to n of the bytes a lending transport holds, copied out, then taken
@@ -226,8 +250,52 @@ void StreamReader::consume(std::size_t n) noexcept {
   c_->rbuf.consume(std::min(n, c_->rbuf.size()));
 }
 
+std::optional<std::size_t> StreamReader::try_fill() {
+  Connection& c = *c_;
+  ReadScope scope(c, "try_fill");
+  if (c.eof) return 0;
+  if (c.closed) {
+    c.eof = true;
+    return 0;
+  }
+  if (!c.tries_reads) return std::nullopt;
+  const std::size_t before = c.rbuf.size();
+  try {
+    if (!try_fill_once(c, kMinReadChunk)) return std::nullopt;
+  } catch (const std::system_error&) {
+    if (!closed_under_read(c)) throw;
+  }
+  return c.rbuf.size() - before;
+}
+
+StreamReader::Readable StreamReader::readable() {
+  Connection& c = *c_;
+  if (c.tries_reads && !c.closed && !c.eof) return Readable(c_, c.transport->readable());
+  return Readable(fill_more(c_));
+}
+
+void StreamReader::Readable::await_resume() {
+  if (fill_) {
+    fill_->await_resume();
+    return;
+  }
+  try {
+    io_->await_resume();
+  } catch (const std::system_error&) {
+    if (!closed_under_read(*c_)) throw;
+  }
+}
+
 std::exception_ptr StreamReader::exception() const noexcept { return c_->read_error; }
 
 std::size_t StreamReader::limit() const noexcept { return c_->limit; }
+
+namespace detail {
+
+std::size_t buffer_storage(const StreamReader& r) noexcept {
+  return r.c_->rbuf.capacity() + r.c_->wbuf.capacity();
+}
+
+}  // namespace detail
 
 }  // namespace corio

@@ -17,9 +17,6 @@ using detail::Ref;
 
 namespace {
 
-// After a burst, the write buffer gives back storage beyond this.
-constexpr std::size_t kKeepWriteBuffer = 256 * 1024;
-
 // Clears `flushing` (set by start_flusher) however the flusher ends,
 // CancelledError at loop close included, so a later write() can start
 // another.
@@ -46,7 +43,6 @@ Coro<void> flush_in_background(Ref<Connection> ref) {
       if (!c.closed) c.fail_write(std::current_exception());  // else: abort() woke us
     }
   }
-  c.wbuf.shrink_if_empty(kKeepWriteBuffer);
   c.flushed.set();
   c.after_flush();
 }

@@ -10,7 +10,10 @@
 // returns at once; only the background flusher waits.
 #pragma once
 
+#include <netinet/in.h>
+
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -98,15 +101,27 @@ class SocketTransport final : public Transport {
   std::size_t unsent() const noexcept override { return loop_.io().unsent(sock_); }
   void shutdown_write() override { sock_.shutdown(SHUT_WR); }
   void close() noexcept override { sock_.close(); }
-  const SocketAddress& peer_address() const noexcept override { return peer_; }
-  const SocketAddress& local_address() const noexcept override { return local_; }
+  const SocketAddress& peer_address() const noexcept override { return names().first; }
+  const SocketAddress& local_address() const noexcept override { return names().second; }
   int fileno() const noexcept override { return sock_.fd(); }
 
  private:
+  // An IP address in the 28 bytes it needs, not a SocketAddress's 136: every
+  // connection keeps both, and they are rarely asked for. The first ask
+  // makes the SocketAddress pair; a Unix address (up to 110 bytes) has it
+  // from the start.
+  struct PackedAddress {
+    sockaddr_in6 bytes;
+    socklen_t len = 0;
+  };
+  using Names = std::pair<SocketAddress, SocketAddress>;
+  const Names& names() const;
+
   EventLoop& loop_;
   Socket sock_;
-  SocketAddress peer_;
-  SocketAddress local_;
+  PackedAddress peer_{};
+  PackedAddress local_{};
+  mutable std::unique_ptr<Names> names_;
 };
 
 }  // namespace corio::detail

@@ -26,6 +26,14 @@ namespace detail {
 
 namespace {
 
+// Kept between requests: enough for the requests a loop has in progress
+// at once in a busy moment; past that a state is freed, so that a burst
+// does not pin its peak.
+constexpr std::size_t kSpareRequestStates = 64;
+// A batch or a field list grown past these is not kept.
+constexpr std::size_t kKeepBatch = 16 * 1024;
+constexpr std::size_t kKeepFields = 64;
+
 Coro<void> serve_connection(std::weak_ptr<LoopServer> weak, StreamReader reader,
                             StreamWriter writer) {
   const std::shared_ptr<LoopServer> server = weak.lock();
@@ -42,6 +50,7 @@ Coro<void> serve_connection(std::weak_ptr<LoopServer> weak, StreamReader reader,
 LoopServer::LoopServer(std::shared_ptr<const ServerShared> shared)
     : shared_(std::move(shared)), date_(shared_->options.server_name) {
   drained_.set();
+  spare_.reserve(kSpareRequestStates);
 }
 
 LoopServer::~LoopServer() {
@@ -79,6 +88,24 @@ void LoopServer::remove(HttpConnection* c) noexcept {
   last->index = c->index;
   conns_.pop_back();
   if (conns_.empty()) drained_.set();
+}
+
+std::unique_ptr<RequestState> LoopServer::take_request_state() {
+  if (spare_.empty()) return std::make_unique<RequestState>(shared_->options.limits);
+  std::unique_ptr<RequestState> state = std::move(spare_.back());
+  spare_.pop_back();
+  return state;
+}
+
+void LoopServer::give_back(std::unique_ptr<RequestState> state) noexcept {
+  if (spare_.size() >= kSpareRequestStates || state->out.capacity() > kKeepBatch ||
+      state->head.headers.size() > kKeepFields) {
+    return;  // freed
+  }
+  state->head.headers.clear();  // the fields' own strings go now
+  state->body.reset();
+  state->out.clear();
+  spare_.push_back(std::move(state));  // no allocation: reserved in the constructor
 }
 
 void LoopServer::arm_sweeper() {

@@ -1,9 +1,10 @@
 // HttpConnection's request loop (see server_connection.hpp): read a head in
 // place from the reader's buffer, run the handler, answer, repeat.
 //
-// Pipelining: responses go into out_ and are handed to the writer only when
-// the connection is about to wait for the peer (fill()), so requests that
-// arrived together are answered with one write, in order. Timeouts are
+// Pipelining: responses go into the request state's batch (`out`) and are
+// handed to the writer only when the connection is about to wait for the
+// peer (fill(), park()), so requests that arrived together are answered with
+// one write, in order. Timeouts are
 // deadlines the LoopServer's sweeper checks: a head has header_timeout from
 // its first byte (from the accept for the first request), a kept-alive
 // connection idle_timeout between requests, a body body_timeout between
@@ -27,7 +28,7 @@ using std::chrono::milliseconds;
 
 namespace {
 
-// Pipelined answers batched in out_ beyond this go out before the next
+// Pipelined answers batched beyond this go out before the next
 // request is handled.
 constexpr std::size_t kMaxBatch = 64 * 1024;
 
@@ -44,17 +45,37 @@ HttpConnection::HttpConnection(LoopServer& server, StreamReader reader, StreamWr
       shared_(server.shared()),
       reader_(std::move(reader)),
       writer_(std::move(writer)),
-      parser_(server.shared().options.limits),
       tls_(server.shared().options.ssl.has_value()) {
   task = current_task();
   server_.add(this);
 }
 
-HttpConnection::~HttpConnection() { server_.remove(this); }
+HttpConnection::~HttpConnection() {
+  if (st_) server_.give_back(std::move(st_));
+  server_.remove(this);
+}
 
+// Between requests the connection waits here, in this frame (the request's
+// own frames exist only once its first byte came): with nothing received it
+// holds no read buffer, no write buffer, no request state, and no frame below
+// this one but the reader's wait, which lives in it (try_fill, readable).
 Coro<void> HttpConnection::serve() {
   try {
-    while (co_await read_head()) {
+    for (;;) {
+      if (reader_.buffered().empty()) {
+        flush();  // the peer may be waiting for these before it sends more
+        if (writer_.get_write_buffer_size() > 0) co_await drain();
+        if (!park()) break;
+        while (reader_.buffered().empty() && !reader_.at_eof()) {
+          if (reader_.try_fill()) break;
+          co_await reader_.readable();
+        }
+        if (reader_.buffered().empty()) break;  // EOF, or closed by a timeout or shutdown
+        idle = false;
+        deadline = 0;  // a head began: its own, shorter clock starts in read_head
+      }
+      if (!st_) st_ = server_.take_request_state();
+      if (!co_await read_head()) break;
       co_await handle_request();
       if (!keep_alive_) break;
     }
@@ -69,10 +90,23 @@ Coro<void> HttpConnection::serve() {
   if (!taken_) writer_.close();  // a taken one is closed by its new owner
 }
 
+// The request state goes back to the server, and the idle clock starts
+// (before the first request, the header clock, from the accept).
+bool HttpConnection::park() {
+  if (server_.stopping()) return false;
+  if (st_) server_.give_back(std::move(st_));
+  idle = true;
+  if (deadline == 0) {
+    const ServerOptions& opts = shared_.options;
+    deadline = deadline_after(requests_ > 0 ? opts.idle_timeout : opts.header_timeout);
+  }
+  return true;
+}
+
 void HttpConnection::flush() {
-  if (out_.empty()) return;
-  write(out_);
-  out_.clear();
+  if (!st_ || st_->out.empty()) return;
+  write(st_->out);
+  st_->out.clear();
 }
 
 void HttpConnection::write(std::string_view bytes) {
@@ -162,21 +196,21 @@ Coro<void> HttpConnection::wait_writable() {
   co_await under_send_timeout(writer_.wait_writable());
 }
 
+// Entered with the head's first bytes buffered (serve() waited for them).
 Coro<bool> HttpConnection::read_head() {
-  const ServerOptions& opts = shared_.options;
-  parser_.reset();
+  st_->parser.reset();
   for (;;) {
     std::size_t n = 0;
     std::optional<ParseError> error;
     try {
-      n = parser_.parse(reader_.buffered(), head_);
+      n = st_->parser.parse(reader_.buffered(), st_->head);
     } catch (const ParseError& e) {
       error = e;
     }
     if (error) {
-      head_.method.clear();  // for the access log: no request to name
-      head_.target.clear();
-      head_.headers.clear();  // half parsed: nothing in it for the error hook to trust
+      st_->head.method.clear();  // for the access log: no request to name
+      st_->head.target.clear();
+      st_->head.headers.clear();  // half parsed: nothing in it for the error hook to trust
       co_await reject(error->status(), error->what());
       co_return false;
     }
@@ -185,20 +219,16 @@ Coro<bool> HttpConnection::read_head() {
       deadline = 0;
       idle = false;
       // A peer pipelining without reading: push back. The writer's buffer
-      // counts too, since a large body skips out_ and goes straight there.
-      if (out_.size() + writer_.get_write_buffer_size() >= kMaxBatch) {
+      // counts too, since a large body skips the batch and goes straight there.
+      if (st_->out.size() + writer_.get_write_buffer_size() >= kMaxBatch) {
         flush();
         co_await drain();
       }
       co_return true;
     }
-    const bool nothing_yet = reader_.buffered().empty();
-    if (nothing_yet && server_.stopping()) co_return false;
-    if (idle && !nothing_yet) deadline = 0;  // a head began: its own, shorter clock starts
-    idle = nothing_yet;
-    // Before the first request, the header clock runs from the accept.
-    const milliseconds timeout = idle && requests_ > 0 ? opts.idle_timeout : opts.header_timeout;
-    if (co_await fill(timeout) == 0) co_return false;  // EOF, or closed by a timeout
+    if (co_await fill(shared_.options.header_timeout) == 0) {
+      co_return false;  // EOF, or closed by a timeout
+    }
   }
 }
 
@@ -209,35 +239,35 @@ void HttpConnection::start_clock() {
 }
 
 bool HttpConnection::check_expect() {
-  const std::optional<std::string_view> expect = head_.headers.get("Expect");
+  const std::optional<std::string_view> expect = st_->head.headers.get("Expect");
   expect_continue_ = false;
   if (!expect) return true;
   if (!iequals(*expect, "100-continue")) return false;
-  expect_continue_ = head_.version_minor >= 1;
+  expect_continue_ = st_->head.version_minor >= 1;
   return true;
 }
 
 Coro<void> HttpConnection::handle_request() {
   start_clock();
   ++requests_;
-  keep_alive_ = keep_alive(head_.version_minor, head_.headers) && !server_.stopping();
-  head_only_ = head_.method == "HEAD";
+  keep_alive_ = keep_alive(st_->head.version_minor, st_->head.headers) && !server_.stopping();
+  head_only_ = st_->head.method == "HEAD";
   body_failed_ = false;
   std::optional<ParseError> error;
   try {
-    body_.emplace(request_framing(head_), shared_.options.limits);
+    st_->body.emplace(request_framing(st_->head), shared_.options.limits);
   } catch (const ParseError& e) {
     error = e;
   }
   if (error) {
-    body_.reset();
+    st_->body.reset();
     co_await reject(error->status(), error->what());
     co_return;
   }
   use_absolute_form();
-  if (head_.method == "CONNECT") keep_alive_ = false;  // no tunnels: see server.hpp
+  if (st_->head.method == "CONNECT") keep_alive_ = false;  // no tunnels: see server.hpp
   Response resp(417);
-  Request req(head_, this);
+  Request req(st_->head, this);
   if (check_expect()) {
     co_await dispatch(req, resp);
   } else {
@@ -252,12 +282,12 @@ Coro<void> HttpConnection::handle_request() {
   // body, one the client holds back until a 100 that will not come, or the
   // rest of one the handler left unread that is too long (or broken) to
   // skip.
-  if (body_failed_ || (expect_continue_ && !body_->done())) {
+  if (body_failed_ || (expect_continue_ && !st_->body->done())) {
     keep_alive_ = false;
-  } else if (keep_alive_ && !body_->done() && !co_await discard_body(resp)) {
+  } else if (keep_alive_ && !st_->body->done() && !co_await discard_body(resp)) {
     keep_alive_ = false;
   }
-  if (!keep_alive_ && !body_->done()) linger_ = true;
+  if (!keep_alive_ && !st_->body->done()) linger_ = true;
   const std::uint64_t bytes = needs_wait(resp) ? co_await send(resp) : send_body(resp);
   log_access(bytes);
 }
@@ -266,25 +296,25 @@ Coro<void> HttpConnection::handle_request() {
 // and its authority replaces the Host field (the parser let no target
 // through that is neither this nor origin-, asterisk- or authority-form).
 void HttpConnection::use_absolute_form() {
-  if (head_.target.front() == '/' || head_.target == "*" || head_.method == "CONNECT") return;
-  const std::optional<target::AbsoluteForm> form = target::split_absolute_form(head_.target);
+  if (st_->head.target.front() == '/' || st_->head.target == "*" || st_->head.method == "CONNECT") return;
+  const std::optional<target::AbsoluteForm> form = target::split_absolute_form(st_->head.target);
   if (!form) return;
-  head_.headers.set("Host", std::string(form->authority));
+  st_->head.headers.set("Host", std::string(form->authority));
   std::string origin = form->path_and_query.empty() || form->path_and_query.front() == '?'
                            ? "/"
                            : "";
   origin += form->path_and_query;
-  head_.target = std::move(origin);
+  st_->head.target = std::move(origin);
 }
 
 // The answer goes into resp, not out as a Coro<Response>: one move of it
 // fewer per request.
 Coro<void> HttpConnection::dispatch(Request& req, Response& resp) {
   try {
-    const bool connect = head_.method == "CONNECT";
-    const std::string connect_path = connect ? "/" + head_.target : std::string();
+    const bool connect = st_->head.method == "CONNECT";
+    const std::string connect_path = connect ? "/" + st_->head.target : std::string();
     const Router::Match match = shared_.router.resolve(
-        head_.method, connect ? std::string_view(connect_path) : req.raw_path(), req.match_info());
+        st_->head.method, connect ? std::string_view(connect_path) : req.raw_path(), req.match_info());
     if (!match.handler) {
       HTTPException error = connect ? HTTPException(501, "CONNECT is not supported") : unmatched(match);
       if (shared_.middleware.empty()) {
@@ -315,7 +345,7 @@ Coro<void> HttpConnection::dispatch(Request& req, Response& resp) {
     }
     EventLoop& loop = get_running_loop();
     loop.call_exception_handler(
-        {"Error handling request " + head_.method + " " + head_.target, std::current_exception(),
+        {"Error handling request " + st_->head.method + " " + st_->head.target, std::current_exception(),
          task});
     resp = shape_error(shared_, req, HTTPException(500, "Internal Server Error"));
   }
@@ -324,21 +354,21 @@ Coro<void> HttpConnection::dispatch(Request& req, Response& resp) {
 void HttpConnection::send_continue() {
   if (!expect_continue_) return;
   expect_continue_ = false;
-  out_ += "HTTP/1.1 100 Continue\r\n\r\n";
+  st_->out += "HTTP/1.1 100 Continue\r\n\r\n";
   flush();
 }
 
 Coro<std::string> HttpConnection::read_chunk() {
   std::string piece;
-  if (!body_ || body_->done()) co_return piece;
+  if (!st_->body || st_->body->done()) co_return piece;
   send_continue();
   try {
     for (;;) {
-      const std::size_t used = body_->decode(reader_.buffered(), piece);
+      const std::size_t used = st_->body->decode(reader_.buffered(), piece);
       reader_.consume(used);
-      if (!piece.empty() || body_->done()) break;
+      if (!piece.empty() || st_->body->done()) break;
       if (used > 0) continue;
-      if (co_await fill(shared_.options.body_timeout) == 0) body_->finish_at_eof();
+      if (co_await fill(shared_.options.body_timeout) == 0) st_->body->finish_at_eof();
       deadline = 0;
     }
   } catch (const ParseError&) {
@@ -375,7 +405,7 @@ Coro<std::pair<StreamReader, StreamWriter>> HttpConnection::take_connection(Resp
 
 const Headers& HttpConnection::trailers() const noexcept {
   static const Headers kNone;
-  return body_ ? body_->trailers() : kNone;
+  return st_ && st_->body ? st_->body->trailers() : kNone;
 }
 
 // The rest of a body the handler left unread, read and dropped so that the
@@ -385,25 +415,25 @@ const Headers& HttpConnection::trailers() const noexcept {
 // same when it discards a body): the request was not what it said.
 Coro<bool> HttpConnection::discard_body(Response& answer) {
   const std::uint64_t max_drain = shared_.options.max_drain;
-  const BodyFraming framing = request_framing(head_);  // it passed once, in handle_request
+  const BodyFraming framing = request_framing(st_->head);  // it passed once, in handle_request
   if (framing.kind == BodyFraming::Kind::length &&
-      framing.length - body_->body_bytes() > max_drain) {
+      framing.length - st_->body->body_bytes() > max_drain) {
     co_return false;  // too long to skip: not a byte of it is waited for
   }
   std::string scratch;
-  const std::uint64_t stop_at = body_->body_bytes() + max_drain;
+  const std::uint64_t stop_at = st_->body->body_bytes() + max_drain;
   try {
-    while (!body_->done()) {
+    while (!st_->body->done()) {
       scratch.clear();
-      const std::size_t used = body_->decode(reader_.buffered(), scratch);
+      const std::size_t used = st_->body->decode(reader_.buffered(), scratch);
       reader_.consume(used);
-      if (body_->body_bytes() > stop_at) co_return false;
-      if (used > 0 || body_->done()) continue;
+      if (st_->body->body_bytes() > stop_at) co_return false;
+      if (used > 0 || st_->body->done()) continue;
       if (co_await fill(shared_.options.body_timeout) == 0) co_return false;
       deadline = 0;
     }
   } catch (const ParseError& e) {
-    answer = shape_error(shared_, Request(head_, this), HTTPException(e.status(), e.what()));
+    answer = shape_error(shared_, Request(st_->head, this), HTTPException(e.status(), e.what()));
     co_return false;
   }
   co_return true;
@@ -416,7 +446,7 @@ Coro<void> HttpConnection::reject(int status, std::string_view message) {
   head_only_ = false;
   start_clock();
   Response resp =
-      shape_error(shared_, Request(head_, this), HTTPException(status, std::string(message)));
+      shape_error(shared_, Request(st_->head, this), HTTPException(status, std::string(message)));
   const std::uint64_t bytes = co_await send(resp);
   log_access(bytes);
 }

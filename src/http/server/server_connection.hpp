@@ -11,6 +11,10 @@
 //   3. An HttpConnection lives in its task's coroutine frame; LoopServer
 //      keeps a raw pointer to it from registration to the frame's end (the
 //      Registration member unregisters it).
+//   4. A RequestState is an HttpConnection's from its request's first byte
+//      until the connection waits for the next one with nothing received
+//      (or ends); in between it is the LoopServer's, kept for the next
+//      request of any of its connections (at most kSpareRequestStates).
 #pragma once
 
 #include <chrono>
@@ -44,6 +48,18 @@ struct ServerShared {
 
 class HttpConnection;
 
+// What a request in progress needs, and an idle connection does not: the
+// parser, the head, the body's decoder, the answers not yet handed to the
+// writer. Reused from request to request, with the capacity its strings and
+// field list grew to.
+struct RequestState {
+  explicit RequestState(const Limits& limits) : parser(limits) {}
+  RequestParser parser;
+  RequestHead head;
+  std::optional<BodyDecoder> body;
+  std::string out;  // responses not yet handed to the writer (pipelining batches them)
+};
+
 // One loop's share of a Server: its listener, its connections, the sweeper
 // that enforces their timeouts.
 class LoopServer : public std::enable_shared_from_this<LoopServer> {
@@ -61,6 +77,10 @@ class LoopServer : public std::enable_shared_from_this<LoopServer> {
 
   void add(HttpConnection* c);
   void remove(HttpConnection* c) noexcept;
+  // Lifetime rule 4.
+  std::unique_ptr<RequestState> take_request_state();
+  void give_back(std::unique_ptr<RequestState> state) noexcept;
+  std::size_t spare_request_states() const noexcept { return spare_.size(); }
 
   const ServerShared& shared() const noexcept { return *shared_; }
   DateCache& date() noexcept { return date_; }
@@ -74,6 +94,7 @@ class LoopServer : public std::enable_shared_from_this<LoopServer> {
   corio::Server listener_;
   std::uint16_t port_ = 0;
   std::vector<HttpConnection*> conns_;
+  std::vector<std::unique_ptr<RequestState>> spare_;
   std::optional<TimerHandle> sweeper_;
   DateCache date_;
   Event drained_;  // set while there is no connection
@@ -117,6 +138,7 @@ class HttpConnection {
   void close() noexcept { writer_.close(); }
 
  private:
+  bool park();  // before the wait for a request: false when none is to come
   Coro<bool> read_head();
   Coro<void> handle_request();
   Coro<void> dispatch(Request& req, Response& resp);
@@ -158,10 +180,7 @@ class HttpConnection {
   const ServerShared& shared_;
   StreamReader reader_;
   StreamWriter writer_;
-  RequestParser parser_;
-  RequestHead head_;
-  std::optional<BodyDecoder> body_;
-  std::string out_;  // responses not yet handed to the writer (pipelining batches them)
+  std::unique_ptr<RequestState> st_;  // lifetime rule 4
   std::chrono::steady_clock::time_point started_;
   std::uint64_t requests_ = 0;
   std::string remote_;  // for the access log, filled on first use

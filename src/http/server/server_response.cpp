@@ -1,5 +1,5 @@
 // HttpConnection's answers (see server_connection.hpp): the head in the
-// batch buffer out_, the body after it (or straight to the writer when it
+// batch buffer st_->out, the body after it (or straight to the writer when it
 // is large), files with sendfile(2) (whole, or the ranges file_ranges.hpp
 // decided on), streams chunked.
 #include <sys/sendfile.h>
@@ -25,7 +25,7 @@ namespace corio::http::detail {
 namespace {
 
 // Bodies above this skip the batch buffer: one copy fewer, and a big body
-// does not sit in out_ while the socket takes it.
+// does not sit in st_->out while the socket takes it.
 constexpr std::size_t kCopyIntoBatch = 16 * 1024;
 constexpr std::size_t kFilePiece = 64 * 1024;
 
@@ -186,38 +186,38 @@ void HttpConnection::write_head(const Response& resp, std::optional<std::uint64_
   const bool switching = taken_;
   const Framing framing = has_no_body(resp.status) || switching ? Framing::none
                           : length                 ? Framing::length
-                          : head_.version_minor >= 1 ? Framing::chunked
+                          : st_->head.version_minor >= 1 ? Framing::chunked
                                                      : Framing::none;  // 1.0: until close
   if (framing == Framing::none && !length && !has_no_body(resp.status)) keep_alive_ = false;
 
-  append_status_line(out_, resp.status);
+  append_status_line(st_->out, resp.status);
   const std::string& server_name = shared_.options.server_name;
   if (!present.server && !present.date) {
-    out_ += server_.date().fields();  // both, the usual case: one cached block
+    st_->out += server_.date().fields();  // both, the usual case: one cached block
   } else {
-    if (!server_name.empty() && !present.server) append_field(out_, "Server", server_name);
-    if (!present.date) append_field(out_, "Date", server_.date().now());
+    if (!server_name.empty() && !present.server) append_field(st_->out, "Server", server_name);
+    if (!present.date) append_field(st_->out, "Date", server_.date().now());
   }
   if (framing == Framing::length) {
-    append_content_length(out_, *length);
+    append_content_length(st_->out, *length);
   } else if (framing == Framing::chunked) {
-    out_ += "Transfer-Encoding: chunked\r\n";
+    st_->out += "Transfer-Encoding: chunked\r\n";
   }
   if (!keep_alive_ && !switching) {  // a switching head's Connection is the handler's
-    out_ += "Connection: close\r\n";
-  } else if (head_.version_minor == 0 && !switching) {
-    out_ += "Connection: keep-alive\r\n";
+    st_->out += "Connection: close\r\n";
+  } else if (st_->head.version_minor == 0 && !switching) {
+    st_->out += "Connection: keep-alive\r\n";
   }
   for (const Header& h : resp.headers) {
-    if (passes_through(h, classify(h.name), switching)) append_field(out_, h.name, h.value);
+    if (passes_through(h, classify(h.name), switching)) append_field(st_->out, h.name, h.value);
   }
-  out_ += "\r\n";
+  st_->out += "\r\n";
 }
 
 bool HttpConnection::needs_wait(Response& resp) {
   if (!valid_fields(resp.headers)) {
     get_running_loop().call_exception_handler(
-        {"A handler set a header field with a line break or a bad name (" + head_.target + ")",
+        {"A handler set a header field with a line break or a bad name (" + st_->head.target + ")",
          nullptr, task});
     resp = Response::text("Internal Server Error", 500);
   }
@@ -228,7 +228,7 @@ std::uint64_t HttpConnection::send_body(Response& resp) {
   write_head(resp, resp.body.size());
   if (head_only_ || has_no_body(resp.status)) return 0;
   if (resp.body.size() <= kCopyIntoBatch) {
-    out_ += resp.body;
+    st_->out += resp.body;
   } else {
     flush();
     write(resp.body);
@@ -253,7 +253,7 @@ Coro<std::uint64_t> HttpConnection::send_file(Response& resp) {
   }
   // A handler's own status (a 404 page from a file) is sent whole, as is.
   const FileAnswer answer =
-      resp.status == 200 ? answer_for(head_, validate(resp, file)) : FileAnswer{resp.status, {}};
+      resp.status == 200 ? answer_for(st_->head, validate(resp, file)) : FileAnswer{resp.status, {}};
   switch (answer.status) {
     case 304:
       co_return not_modified(resp);
@@ -319,10 +319,10 @@ Coro<std::uint64_t> HttpConnection::send_ranges(Response& resp, const OpenFile& 
   resp.headers.set("Content-Type", "multipart/byteranges; boundary=" + body.boundary);
   write_head(resp, body.length);
   for (std::size_t i = 0; i < ranges.size(); ++i) {
-    out_ += body.heads[i];
+    st_->out += body.heads[i];
     co_await send_range(file.fd(), ranges[i]);
   }
-  out_ += body.tail;
+  st_->out += body.tail;
   co_return body.length;
 }
 
@@ -373,7 +373,7 @@ Coro<std::uint64_t> HttpConnection::send_stream(Response& resp) {
   write_head(resp, std::nullopt);
   if (head_only_ || has_no_body(resp.status)) co_return 0;
   flush();
-  const bool chunked = head_.version_minor >= 1;
+  const bool chunked = st_->head.version_minor >= 1;
   BodyStream stream(*this, writer_, chunked);
   try {
     co_await resp.producer(stream);
@@ -385,7 +385,7 @@ Coro<std::uint64_t> HttpConnection::send_stream(Response& resp) {
     // The head is out: too late for a 500. Cut the connection, so the peer
     // sees a truncated body rather than a complete-looking one.
     get_running_loop().call_exception_handler(
-        {"Error producing the body of " + head_.target, std::current_exception(), task});
+        {"Error producing the body of " + st_->head.target, std::current_exception(), task});
     keep_alive_ = false;
     writer_.abort();
     co_return stream.bytes;
@@ -402,7 +402,7 @@ void HttpConnection::log_access(std::uint64_t bytes) {
   if (remote_.empty()) remote_ = peername();
   const auto took = std::chrono::duration_cast<std::chrono::microseconds>(
       std::chrono::steady_clock::now() - started_);
-  log(AccessLogEntry{remote_, head_.method, head_.target, sent_status_, bytes, took});
+  log(AccessLogEntry{remote_, st_->head.method, st_->head.target, sent_status_, bytes, took});
 }
 
 }  // namespace corio::http::detail
