@@ -127,7 +127,9 @@ class StreamReader::Readable {
   /// Over one that cannot: a fill_buffer().
   explicit Readable(Coro<std::size_t> fill) : fill_(std::in_place, std::move(fill).operator co_await()) {}
 
+  /// Always suspends: try_fill() already found nothing.
   bool await_ready() const noexcept { return false; }
+  /// Parks h on the transport's wait (or starts the fill_buffer()).
   template <class P>
   bool await_suspend(std::coroutine_handle<P> h) {
     if (io_) {
