@@ -259,36 +259,60 @@ Coro<json> Server::call_tool(const json& params, const RequestContext& rc, Peer&
   co_return ToolResult::error("Tool " + name + " failed: " + failure).to_json();
 }
 
+// Per session: two routers whose captures fit std::function's own buffer
+// (no allocation), the gate, and what never_cancel() keeps.
 void Server::install(Session& s, Peer& peer) {
   s.on_before_request([&peer](const Message& m) { admit(m, peer); });
   s.never_cancel("initialize");  // the spec: "the initialize request MUST NOT be cancelled"
-  s.on_request("initialize", [this, &s, &peer](const json& params, const RequestContext&) -> Coro<json> {
-    co_return initialize(params, s, peer);
+  s.on_other_requests([this, &peer](const std::string& method, const json& params, const RequestContext& rc) {
+    return route(method, params, rc, peer);
   });
-  s.on_notification("notifications/initialized", [](const json&) {});
-  s.on_notification("notifications/cancelled", [&s](const json& params) {
+  s.on_other_notifications([this, &s](const std::string& method, const json& params) { notified(method, params, s); });
+}
+
+Coro<json> Server::route(const std::string& method, const json& params, const RequestContext& rc, Peer& peer) {
+  if (const auto it = methods_.find(method); it != methods_.end()) return it->second(params, rc);
+  Builtin b = builtin(method);
+  if (!b) b = content_builtin(method);
+  if (!b) throw RpcError(error_code::method_not_found, "Method not found: " + method);
+  return b(*this, peer, params, rc);
+}
+
+void Server::notified(const std::string& method, const json& params, Session& s) {
+  if (const auto it = notifications_.find(method); it != notifications_.end()) {
+    it->second(params);
+  } else if (method == "notifications/cancelled") {
     if (params.is_object() && params.contains("requestId")) s.cancel_request(params["requestId"]);
-  });
-  s.on_notification("notifications/roots/list_changed", [this](const json&) {
+  } else if (method == "notifications/roots/list_changed") {
     if (roots_changed_) roots_changed_();
-  });
-  s.on_request("ping", [](const json&, const RequestContext&) -> Coro<json> { co_return json::object(); });
-  s.on_request("logging/setLevel", [&peer](const json& params, const RequestContext&) -> Coro<json> {
-    const auto level = log_level_from_string(string_param(params, "level"));
-    if (!level) throw RpcError(error_code::invalid_params, "unknown log level");
-    peer.min_log_level = *level;
-    co_return json::object();
-  });
-  s.on_request("tools/list", [this](const json& params, const RequestContext&) -> Coro<json> {
-    co_return paginate(tools_.size(), page_size, params, "tools",
-                       [this](std::size_t i) { return tool_json(tools_[i]->tool); });
-  });
-  s.on_request("tools/call", [this, &peer](const json& params, const RequestContext& rc) -> Coro<json> {
-    co_return co_await call_tool(params, rc, peer);
-  });
-  install_resources_and_prompts(s, peer);
-  for (const auto& [method, handler] : methods_) s.on_request(method, handler);
-  for (const auto& [method, handler] : notifications_) s.on_notification(method, handler);
+  }  // notifications/initialized, and those we do not know: nothing to do
+}
+
+Server::Builtin Server::builtin(std::string_view method) {
+  static constexpr std::pair<std::string_view, Builtin> kTable[] = {
+      {"initialize",
+       [](Server& sv, Peer& peer, const json& params, const RequestContext& rc) -> Coro<json> {
+         co_return sv.initialize(params, rc.session, peer);
+       }},
+      {"ping", [](Server&, Peer&, const json&, const RequestContext&) -> Coro<json> { co_return json::object(); }},
+      {"logging/setLevel",
+       [](Server&, Peer& peer, const json& params, const RequestContext&) -> Coro<json> {
+         const auto level = log_level_from_string(string_param(params, "level"));
+         if (!level) throw RpcError(error_code::invalid_params, "unknown log level");
+         peer.min_log_level = *level;
+         co_return json::object();
+       }},
+      {"tools/list",
+       [](Server& sv, Peer&, const json& params, const RequestContext&) -> Coro<json> {
+         co_return paginate(sv.tools_.size(), sv.page_size, params, "tools",
+                            [&sv](std::size_t i) { return tool_json(sv.tools_[i]->tool); });
+       }},
+      {"tools/call",
+       [](Server& sv, Peer& peer, const json& params, const RequestContext& rc) -> Coro<json> {
+         co_return co_await sv.call_tool(params, rc, peer);
+       }},
+  };
+  return find_named(kTable, method);
 }
 
 // The offset a cursor stands for: the decimal index of the next entry,

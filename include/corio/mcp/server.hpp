@@ -172,7 +172,17 @@ class Server {
     Prompt prompt;
     PromptHandler handler;
   };
+  // A method every client's session serves: one table for all sessions
+  // (a handler per method and session cost an idle session 1.5 KB).
+  using Builtin = Coro<json> (*)(Server& server, Peer& peer, const json& params, const RequestContext& rc);
   void install(Session& session, Peer& peer);
+  // The handler of a method: the application's (add_method), else MCP's.
+  Coro<json> route(const std::string& method, const json& params, const RequestContext& rc, Peer& peer);
+  void notified(const std::string& method, const json& params, Session& session);
+  // MCP's methods: the lifecycle and tools; resources, prompts and
+  // completion (nullptr: not a method of this server).
+  static Builtin builtin(std::string_view method);
+  Builtin content_builtin(std::string_view method) const;
   // The lifecycle (MCP 2025-11-25), as each request is read: -32600 for a
   // request other than ping before initialize or a second initialize,
   // -32602 for params that are no object or an initialize without its fields.
@@ -182,7 +192,6 @@ class Server {
   Coro<json> read_resource(const json& params);
   Coro<json> get_prompt(const json& params);
   Coro<json> complete(const json& params);
-  void install_resources_and_prompts(Session& session, Peer& peer);
   void install_extensions(Session& session);
   json capabilities() const;
   // Queues a notification for every initialized client (filter: only those).
