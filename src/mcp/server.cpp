@@ -102,13 +102,12 @@ bool Server::list_changed(const char* list, bool changed) {
 }
 
 // Queued, not sent here: add_tool() and the like are plain calls, and a
-// send can suspend. Each client's send_outbox() task does the sending.
+// send can suspend. Each client's notifier task does the sending.
 void Server::broadcast(const std::string& method, const json& params,
                        const std::function<bool(const Peer&)>& filter) {
   for (Peer* p : *peers_) {
     if (!p->initialized || (filter && !filter(*p))) continue;
-    p->outbox.push_back(make_notification(method, params));
-    p->pending.set();
+    post(*p, make_notification(method, params));
   }
 }
 
@@ -116,23 +115,22 @@ bool Server::complete_elicitation(std::string_view elicitation_id) {
   for (Peer* p : *peers_) {
     // Completed once: the client ignores a second one anyway.
     if (!p->url_elicitations.take(elicitation_id)) continue;
-    p->outbox.push_back(make_notification("notifications/elicitation/complete",
-                                          {{"elicitationId", std::string(elicitation_id)}}));
-    p->pending.set();
+    post(*p, make_notification("notifications/elicitation/complete", {{"elicitationId", std::string(elicitation_id)}}));
     return true;
   }
   return false;
 }
 
-Coro<void> Server::send_outbox(Session& session, Peer& peer) {
-  for (;;) {
-    while (peer.outbox.empty()) {
-      peer.pending.clear();
-      co_await peer.pending.wait();
-    }
+void Server::post(Peer& peer, json notification) {
+  peer.outbox.push_back(std::move(notification));
+  if (!peer.notifier || peer.notifier->done()) peer.notifier = create_task(send_outbox(peer));
+}
+
+Coro<void> Server::send_outbox(Peer& peer) {
+  while (!peer.outbox.empty()) {
     const json m = std::move(peer.outbox.front());
     peer.outbox.erase(peer.outbox.begin());
-    co_await session.notify(m.at("method").get<std::string>(), m.value("params", json()));
+    co_await peer.session->notify(m.at("method").get<std::string>(), m.value("params", json()));
   }
 }
 
@@ -155,28 +153,29 @@ Coro<void> Server::run(Transport& transport) {
   session.json_limits(json_limits);
   session.max_in_flight(max_in_flight);
   Peer peer;
+  peer.session = &session;
   install(session, peer);
   peers_->push_back(&peer);
   struct Leave {  // however run() ends, the server forgets this client
     std::shared_ptr<std::vector<Peer*>> peers;
     Peer* peer;
-    ~Leave() { std::erase(*peers, peer); }
+    ~Leave() {
+      std::erase(*peers, peer);
+      if (peer->notifier) peer->notifier->cancel();  // it refers to the session: it ends first
+    }
   } leave{peers_, &peer};
-  Task<void> notifier = create_task(send_outbox(session, peer));
-  struct Stop {  // the notifier refers to the session: it ends first
-    Task<void>& task;
-    ~Stop() { task.cancel(); }
-  } stop{notifier};
   std::exception_ptr stopped;  // cancelled, or the transport failed
   try {
     co_await session.run();
   } catch (...) {
     stopped = std::current_exception();
   }
-  notifier.cancel();
-  try {
-    co_await notifier;
-  } catch (const CancelledError&) {
+  if (peer.notifier) {
+    peer.notifier->cancel();
+    try {
+      co_await *peer.notifier;
+    } catch (const CancelledError&) {
+    }
   }
   if (stopped) std::rethrow_exception(stopped);
 }

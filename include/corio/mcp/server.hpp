@@ -71,6 +71,7 @@
 #include <corio/mcp/session.hpp>
 #include <corio/mcp/tool.hpp>
 #include <corio/mcp/transport.hpp>
+#include <corio/task.hpp>
 
 namespace corio::mcp {
 
@@ -152,7 +153,10 @@ class Server {
     std::set<std::string, std::less<>> subscriptions;  // resource uris
     ElicitationIds url_elicitations;                    // sent to it, not yet completed
     std::vector<json> outbox;  // notifications of the server's own, to send
-    Event pending;             // set while outbox holds some
+    Session* session = nullptr;  // the session it speaks on
+    // Sends the outbox; started when it fills, ends when it is sent (an
+    // idle client has no task waiting for notifications).
+    std::optional<Task<void>> notifier;
   };
   // Entries are shared: a call holds its own while a remove_*() may drop
   // the list's (and an add_*() may move the vector).
@@ -197,7 +201,9 @@ class Server {
   // Queues a notification for every initialized client (filter: only those).
   void broadcast(const std::string& method, const json& params,
                  const std::function<bool(const Peer&)>& filter = {});
-  static Coro<void> send_outbox(Session& session, Peer& peer);
+  static Coro<void> send_outbox(Peer& peer);
+  // Queues a notification for peer, and starts its notifier if none is running.
+  static void post(Peer& peer, json notification);
   // notifications/<list>/list_changed to every client, if changed; changed.
   bool list_changed(const char* list, bool changed = true);
 
