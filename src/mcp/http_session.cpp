@@ -82,13 +82,22 @@ void Outbox::close_writer() noexcept {
 }
 
 Coro<std::optional<Received>> HttpSessionTransport::receive() {
-  while (inbox_.empty() && !closed_) {
+  while (inbox_head_ == inbox_.size() && !closed_) {
     inbox_ready_.clear();
     co_await inbox_ready_.wait();
   }
-  if (inbox_.empty()) co_return std::nullopt;
-  Received r{std::move(inbox_.front()), false};
-  inbox_.pop_front();
+  if (inbox_head_ == inbox_.size()) co_return std::nullopt;
+  Received r{std::move(inbox_[inbox_head_++]), false};
+  // Drained: empty again, and its memory freed (an idle session keeps
+  // none). Half read: the read ones go, so a queue never drained does not
+  // grow with them.
+  if (inbox_head_ == inbox_.size()) {
+    std::vector<std::string>().swap(inbox_);
+    inbox_head_ = 0;
+  } else if (inbox_head_ * 2 >= inbox_.size()) {
+    inbox_.erase(inbox_.begin(), inbox_.begin() + static_cast<std::ptrdiff_t>(inbox_head_));
+    inbox_head_ = 0;
+  }
   unread_ -= r.text.size();
   if (unread_ <= max_unread) inbox_room_.set();
   co_return r;
@@ -131,7 +140,7 @@ void HttpSessionTransport::request_done(const json& id) noexcept {
   // every call would cost every call (measured: the allocator's churn).
   if (box->attached || box->answering || box->keep_last_only) return;
   finished_.push_back(box);
-  if (finished_.size() > kKeptFinished) finished_.pop_front();
+  if (finished_.size() > kKeptFinished) finished_.erase(finished_.begin());
 }
 
 void HttpSessionTransport::request_answered(const json& id) noexcept {

@@ -24,6 +24,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <corio/event.hpp>
 #include <corio/mcp/transport.hpp>
@@ -129,7 +130,11 @@ class HttpSessionTransport final : public Transport {
 
   static constexpr std::size_t kKeptFinished = 16;  // finished streams kept for a resumption
 
-  std::deque<std::string> inbox_;
+  // A queue that allocates nothing while empty (an idle session's own is,
+  // and libstdc++'s std::deque allocates 576 B even then): read from
+  // inbox_head_ on, compacted as it drains.
+  std::vector<std::string> inbox_;
+  std::size_t inbox_head_ = 0;
   std::size_t unread_ = 0;  // bytes in inbox_
   Event inbox_ready_;
   Event inbox_room_;  // set while unread_ is within max_unread
@@ -137,7 +142,7 @@ class HttpSessionTransport final : public Transport {
   std::uint64_t next_stream_ = 1;
   std::map<std::string, std::shared_ptr<Outbox>> by_request_;  // by request_key(id)
   std::shared_ptr<Outbox> standalone_;
-  std::deque<std::shared_ptr<Outbox>> finished_;  // finished streams kept, oldest first
+  std::vector<std::shared_ptr<Outbox>> finished_;  // finished streams kept, oldest first (a few)
 };
 
 struct HttpSession {

@@ -102,13 +102,12 @@ bool Server::list_changed(const char* list, bool changed) {
 }
 
 // Queued, not sent here: add_tool() and the like are plain calls, and a
-// send can suspend. Each client's send_outbox() task does the sending.
+// send can suspend. Each client's notifier task does the sending.
 void Server::broadcast(const std::string& method, const json& params,
                        const std::function<bool(const Peer&)>& filter) {
   for (Peer* p : *peers_) {
     if (!p->initialized || (filter && !filter(*p))) continue;
-    p->outbox.push_back(make_notification(method, params));
-    p->pending.set();
+    post(*p, make_notification(method, params));
   }
 }
 
@@ -116,23 +115,22 @@ bool Server::complete_elicitation(std::string_view elicitation_id) {
   for (Peer* p : *peers_) {
     // Completed once: the client ignores a second one anyway.
     if (!p->url_elicitations.take(elicitation_id)) continue;
-    p->outbox.push_back(make_notification("notifications/elicitation/complete",
-                                          {{"elicitationId", std::string(elicitation_id)}}));
-    p->pending.set();
+    post(*p, make_notification("notifications/elicitation/complete", {{"elicitationId", std::string(elicitation_id)}}));
     return true;
   }
   return false;
 }
 
-Coro<void> Server::send_outbox(Session& session, Peer& peer) {
-  for (;;) {
-    while (peer.outbox.empty()) {
-      peer.pending.clear();
-      co_await peer.pending.wait();
-    }
+void Server::post(Peer& peer, json notification) {
+  peer.outbox.push_back(std::move(notification));
+  if (!peer.notifier || peer.notifier->done()) peer.notifier = create_task(send_outbox(peer));
+}
+
+Coro<void> Server::send_outbox(Peer& peer) {
+  while (!peer.outbox.empty()) {
     const json m = std::move(peer.outbox.front());
     peer.outbox.erase(peer.outbox.begin());
-    co_await session.notify(m.at("method").get<std::string>(), m.value("params", json()));
+    co_await peer.session->notify(m.at("method").get<std::string>(), m.value("params", json()));
   }
 }
 
@@ -155,28 +153,29 @@ Coro<void> Server::run(Transport& transport) {
   session.json_limits(json_limits);
   session.max_in_flight(max_in_flight);
   Peer peer;
+  peer.session = &session;
   install(session, peer);
   peers_->push_back(&peer);
   struct Leave {  // however run() ends, the server forgets this client
     std::shared_ptr<std::vector<Peer*>> peers;
     Peer* peer;
-    ~Leave() { std::erase(*peers, peer); }
+    ~Leave() {
+      std::erase(*peers, peer);
+      if (peer->notifier) peer->notifier->cancel();  // it refers to the session: it ends first
+    }
   } leave{peers_, &peer};
-  Task<void> notifier = create_task(send_outbox(session, peer));
-  struct Stop {  // the notifier refers to the session: it ends first
-    Task<void>& task;
-    ~Stop() { task.cancel(); }
-  } stop{notifier};
   std::exception_ptr stopped;  // cancelled, or the transport failed
   try {
     co_await session.run();
   } catch (...) {
     stopped = std::current_exception();
   }
-  notifier.cancel();
-  try {
-    co_await notifier;
-  } catch (const CancelledError&) {
+  if (peer.notifier) {
+    peer.notifier->cancel();
+    try {
+      co_await *peer.notifier;
+    } catch (const CancelledError&) {
+    }
   }
   if (stopped) std::rethrow_exception(stopped);
 }
@@ -259,36 +258,60 @@ Coro<json> Server::call_tool(const json& params, const RequestContext& rc, Peer&
   co_return ToolResult::error("Tool " + name + " failed: " + failure).to_json();
 }
 
+// Per session: two routers whose captures fit std::function's own buffer
+// (no allocation), the gate, and what never_cancel() keeps.
 void Server::install(Session& s, Peer& peer) {
   s.on_before_request([&peer](const Message& m) { admit(m, peer); });
   s.never_cancel("initialize");  // the spec: "the initialize request MUST NOT be cancelled"
-  s.on_request("initialize", [this, &s, &peer](const json& params, const RequestContext&) -> Coro<json> {
-    co_return initialize(params, s, peer);
+  s.on_other_requests([this, &peer](const std::string& method, const json& params, const RequestContext& rc) {
+    return route(method, params, rc, peer);
   });
-  s.on_notification("notifications/initialized", [](const json&) {});
-  s.on_notification("notifications/cancelled", [&s](const json& params) {
+  s.on_other_notifications([this, &s](const std::string& method, const json& params) { notified(method, params, s); });
+}
+
+Coro<json> Server::route(const std::string& method, const json& params, const RequestContext& rc, Peer& peer) {
+  if (const auto it = methods_.find(method); it != methods_.end()) return it->second(params, rc);
+  Builtin b = builtin(method);
+  if (!b) b = content_builtin(method);
+  if (!b) throw RpcError(error_code::method_not_found, "Method not found: " + method);
+  return b(*this, peer, params, rc);
+}
+
+void Server::notified(const std::string& method, const json& params, Session& s) {
+  if (const auto it = notifications_.find(method); it != notifications_.end()) {
+    it->second(params);
+  } else if (method == "notifications/cancelled") {
     if (params.is_object() && params.contains("requestId")) s.cancel_request(params["requestId"]);
-  });
-  s.on_notification("notifications/roots/list_changed", [this](const json&) {
+  } else if (method == "notifications/roots/list_changed") {
     if (roots_changed_) roots_changed_();
-  });
-  s.on_request("ping", [](const json&, const RequestContext&) -> Coro<json> { co_return json::object(); });
-  s.on_request("logging/setLevel", [&peer](const json& params, const RequestContext&) -> Coro<json> {
-    const auto level = log_level_from_string(string_param(params, "level"));
-    if (!level) throw RpcError(error_code::invalid_params, "unknown log level");
-    peer.min_log_level = *level;
-    co_return json::object();
-  });
-  s.on_request("tools/list", [this](const json& params, const RequestContext&) -> Coro<json> {
-    co_return paginate(tools_.size(), page_size, params, "tools",
-                       [this](std::size_t i) { return tool_json(tools_[i]->tool); });
-  });
-  s.on_request("tools/call", [this, &peer](const json& params, const RequestContext& rc) -> Coro<json> {
-    co_return co_await call_tool(params, rc, peer);
-  });
-  install_resources_and_prompts(s, peer);
-  for (const auto& [method, handler] : methods_) s.on_request(method, handler);
-  for (const auto& [method, handler] : notifications_) s.on_notification(method, handler);
+  }  // notifications/initialized, and those we do not know: nothing to do
+}
+
+Server::Builtin Server::builtin(std::string_view method) {
+  static constexpr std::pair<std::string_view, Builtin> kTable[] = {
+      {"initialize",
+       [](Server& sv, Peer& peer, const json& params, const RequestContext& rc) -> Coro<json> {
+         co_return sv.initialize(params, rc.session, peer);
+       }},
+      {"ping", [](Server&, Peer&, const json&, const RequestContext&) -> Coro<json> { co_return json::object(); }},
+      {"logging/setLevel",
+       [](Server&, Peer& peer, const json& params, const RequestContext&) -> Coro<json> {
+         const auto level = log_level_from_string(string_param(params, "level"));
+         if (!level) throw RpcError(error_code::invalid_params, "unknown log level");
+         peer.min_log_level = *level;
+         co_return json::object();
+       }},
+      {"tools/list",
+       [](Server& sv, Peer&, const json& params, const RequestContext&) -> Coro<json> {
+         co_return paginate(sv.tools_.size(), sv.page_size, params, "tools",
+                            [&sv](std::size_t i) { return tool_json(sv.tools_[i]->tool); });
+       }},
+      {"tools/call",
+       [](Server& sv, Peer& peer, const json& params, const RequestContext& rc) -> Coro<json> {
+         co_return co_await sv.call_tool(params, rc, peer);
+       }},
+  };
+  return find_named(kTable, method);
 }
 
 // The offset a cursor stands for: the decimal index of the next entry,

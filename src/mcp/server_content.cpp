@@ -235,46 +235,56 @@ json prompt_json(const Prompt& p) {
 
 }  // namespace
 
-void Server::install_resources_and_prompts(Session& s, Peer& peer) {
-  s.on_request("resources/list", [this](const json& params, const RequestContext&) -> Coro<json> {
-    co_return paginate(resources_.size(), page_size, params, "resources",
-                       [this](std::size_t i) { return resource_json(resources_[i]->resource); });
-  });
-  s.on_request("resources/templates/list", [this](const json& params, const RequestContext&) -> Coro<json> {
-    co_return paginate(templates_.size(), page_size, params, "resourceTemplates", [this](std::size_t i) {
-      const ResourceTemplate& t = templates_[i]->tmpl;
-      json j = describe("uriTemplate", t.uri_template, t);
-      put_if(j, "annotations", t.annotations);
-      put_if(j, "icons", t.icons);
-      return j;
-    });
-  });
-  s.on_request("resources/read", [this](const json& params, const RequestContext&) -> Coro<json> {
-    co_return co_await read_resource(params);
-  });
-  // A subscription to a uri we do not serve is still kept: the resource
-  // may appear later, and the spec leaves that to the server.
-  s.on_request("resources/subscribe", [&peer](const json& params, const RequestContext&) -> Coro<json> {
-    peer.subscriptions.insert(string_param(params, "uri"));
-    co_return json::object();
-  });
-  s.on_request("resources/unsubscribe", [&peer](const json& params, const RequestContext&) -> Coro<json> {
-    const auto it = peer.subscriptions.find(string_param(params, "uri"));
-    if (it != peer.subscriptions.end()) peer.subscriptions.erase(it);
-    co_return json::object();
-  });
-  s.on_request("prompts/list", [this](const json& params, const RequestContext&) -> Coro<json> {
-    co_return paginate(prompts_.size(), page_size, params, "prompts",
-                       [this](std::size_t i) { return prompt_json(prompts_[i]->prompt); });
-  });
-  s.on_request("prompts/get", [this](const json& params, const RequestContext&) -> Coro<json> {
-    co_return co_await get_prompt(params);
-  });
-  if (completion_) {
-    s.on_request("completion/complete", [this](const json& params, const RequestContext&) -> Coro<json> {
-      co_return co_await complete(params);
-    });
+Server::Builtin Server::content_builtin(std::string_view method) const {
+  static constexpr std::pair<std::string_view, Builtin> kTable[] = {
+      {"resources/list",
+       [](Server& sv, Peer&, const json& params, const RequestContext&) -> Coro<json> {
+         co_return paginate(sv.resources_.size(), sv.page_size, params, "resources",
+                            [&sv](std::size_t i) { return resource_json(sv.resources_[i]->resource); });
+       }},
+      {"resources/templates/list",
+       [](Server& sv, Peer&, const json& params, const RequestContext&) -> Coro<json> {
+         co_return paginate(sv.templates_.size(), sv.page_size, params, "resourceTemplates", [&sv](std::size_t i) {
+           const ResourceTemplate& t = sv.templates_[i]->tmpl;
+           json j = describe("uriTemplate", t.uri_template, t);
+           put_if(j, "annotations", t.annotations);
+           put_if(j, "icons", t.icons);
+           return j;
+         });
+       }},
+      {"resources/read",
+       [](Server& sv, Peer&, const json& params, const RequestContext&) -> Coro<json> {
+         co_return co_await sv.read_resource(params);
+       }},
+      // A subscription to a uri we do not serve is still kept: the resource
+      // may appear later, and the spec leaves that to the server.
+      {"resources/subscribe",
+       [](Server&, Peer& peer, const json& params, const RequestContext&) -> Coro<json> {
+         peer.subscriptions.insert(string_param(params, "uri"));
+         co_return json::object();
+       }},
+      {"resources/unsubscribe",
+       [](Server&, Peer& peer, const json& params, const RequestContext&) -> Coro<json> {
+         const auto it = peer.subscriptions.find(string_param(params, "uri"));
+         if (it != peer.subscriptions.end()) peer.subscriptions.erase(it);
+         co_return json::object();
+       }},
+      {"prompts/list",
+       [](Server& sv, Peer&, const json& params, const RequestContext&) -> Coro<json> {
+         co_return paginate(sv.prompts_.size(), sv.page_size, params, "prompts",
+                            [&sv](std::size_t i) { return prompt_json(sv.prompts_[i]->prompt); });
+       }},
+      {"prompts/get",
+       [](Server& sv, Peer&, const json& params, const RequestContext&) -> Coro<json> {
+         co_return co_await sv.get_prompt(params);
+       }},
+  };
+  if (method == "completion/complete" && completion_) {
+    return [](Server& sv, Peer&, const json& params, const RequestContext&) -> Coro<json> {
+      co_return co_await sv.complete(params);
+    };
   }
+  return find_named(kTable, method);
 }
 
 }  // namespace corio::mcp

@@ -6,6 +6,8 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include <corio/mcp/jsonrpc.hpp>
@@ -35,6 +37,15 @@ template <class Entry, class Pred>
 std::shared_ptr<const Entry> find_by(const std::vector<std::shared_ptr<const Entry>>& entries, Pred pred) {
   const auto it = std::find_if(entries.begin(), entries.end(), [&](const auto& e) { return pred(*e); });
   return it == entries.end() ? nullptr : *it;
+}
+
+// The value named name in a table of (name, value) pairs; Value() if none.
+template <class Value, std::size_t N>
+Value find_named(const std::pair<std::string_view, Value> (&table)[N], std::string_view name) {
+  for (const auto& [n, value] : table) {
+    if (n == name) return value;
+  }
+  return Value();
 }
 
 // Erases the entries pred picks; whether there was one.

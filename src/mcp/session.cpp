@@ -309,16 +309,22 @@ Coro<void> Session::serve_request(Message m) {
 
 Coro<json> Session::answer(Message m) {
   if (m.is_notification()) {
-    if (const auto h = notifications_.find(m.method); h != notifications_.end()) h->second(m.params);
+    if (const auto h = notifications_.find(m.method); h != notifications_.end()) {
+      h->second(m.params);
+    } else if (other_notifications_) {
+      other_notifications_(m.method, m.params);
+    }
     co_return nullptr;
   }
   const auto h = requests_.find(m.method);
-  if (h == requests_.end()) {
+  if (h == requests_.end() && !other_requests_) {
     co_return make_error(m.id, error_code::method_not_found, "Method not found: " + m.method);
   }
   const RequestContext ctx{m.id, progress_token_of(m.params), *this};
   try {
-    json result = co_await h->second(m.params, ctx);
+    // Not co_await on a ?: of calls: g++ 12 called the empty std::function.
+    Coro<json> served = h != requests_.end() ? h->second(m.params, ctx) : other_requests_(m.method, m.params, ctx);
+    json result = co_await std::move(served);
     co_return make_response(m.id, std::move(result));
   } catch (const RpcError& e) {
     co_return make_error(m.id, e);

@@ -138,7 +138,8 @@ struct StreamableHttp::Impl : std::enable_shared_from_this<Impl> {
 
   Server& server;
   StreamableHttpOptions opts;
-  std::map<std::string, std::shared_ptr<HttpSession>, std::less<>> sessions;
+  // Keyed by a view of the session's own id: one copy of it per session.
+  std::map<std::string_view, std::shared_ptr<HttpSession>> sessions;
   TimerHandle sweep_timer;
   bool sweep_armed = false;
 
@@ -261,7 +262,7 @@ void StreamableHttp::Impl::sweep() {
   const double now = get_running_loop().time();
   std::vector<std::string> idle;
   for (const auto& [id, s] : sessions) {
-    if (!s->transport.busy() && now - s->last_used >= limit) idle.push_back(id);
+    if (!s->transport.busy() && now - s->last_used >= limit) idle.emplace_back(id);
   }
   for (const std::string& id : idle) end_session(id);
   arm_sweep();
@@ -487,7 +488,7 @@ void StreamableHttp::mount(http::Server& http) {
 std::size_t StreamableHttp::session_count() const noexcept { return impl_->sessions.size(); }
 
 void StreamableHttp::close_sessions() noexcept {
-  while (!impl_->sessions.empty()) impl_->end_session(impl_->sessions.begin()->first);
+  while (!impl_->sessions.empty()) impl_->end_session(std::string(impl_->sessions.begin()->first));
   impl_->sweep_timer.cancel();
   impl_->sweep_armed = false;
 }

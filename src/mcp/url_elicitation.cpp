@@ -57,7 +57,7 @@ std::vector<UrlElicitation> UrlElicitationRequiredError::from_data(const json& d
 void ElicitationIds::add(std::string id) {
   if (id.empty() || contains(id)) return;
   ids_.push_back(std::move(id));
-  if (ids_.size() > kBound) ids_.pop_front();
+  if (ids_.size() > kBound) ids_.erase(ids_.begin());
 }
 
 // A search: the ids outstanding at once are few (one per interaction a

@@ -71,6 +71,7 @@
 #include <corio/mcp/session.hpp>
 #include <corio/mcp/tool.hpp>
 #include <corio/mcp/transport.hpp>
+#include <corio/task.hpp>
 
 namespace corio::mcp {
 
@@ -152,7 +153,10 @@ class Server {
     std::set<std::string, std::less<>> subscriptions;  // resource uris
     ElicitationIds url_elicitations;                    // sent to it, not yet completed
     std::vector<json> outbox;  // notifications of the server's own, to send
-    Event pending;             // set while outbox holds some
+    Session* session = nullptr;  // the session it speaks on
+    // Sends the outbox; started when it fills, ends when it is sent (an
+    // idle client has no task waiting for notifications).
+    std::optional<Task<void>> notifier;
   };
   // Entries are shared: a call holds its own while a remove_*() may drop
   // the list's (and an add_*() may move the vector).
@@ -172,7 +176,17 @@ class Server {
     Prompt prompt;
     PromptHandler handler;
   };
+  // A method every client's session serves: one table for all sessions
+  // (a handler per method and session cost an idle session 1.5 KB).
+  using Builtin = Coro<json> (*)(Server& server, Peer& peer, const json& params, const RequestContext& rc);
   void install(Session& session, Peer& peer);
+  // The handler of a method: the application's (add_method), else MCP's.
+  Coro<json> route(const std::string& method, const json& params, const RequestContext& rc, Peer& peer);
+  void notified(const std::string& method, const json& params, Session& session);
+  // MCP's methods: the lifecycle and tools; resources, prompts and
+  // completion (nullptr: not a method of this server).
+  static Builtin builtin(std::string_view method);
+  Builtin content_builtin(std::string_view method) const;
   // The lifecycle (MCP 2025-11-25), as each request is read: -32600 for a
   // request other than ping before initialize or a second initialize,
   // -32602 for params that are no object or an initialize without its fields.
@@ -182,13 +196,14 @@ class Server {
   Coro<json> read_resource(const json& params);
   Coro<json> get_prompt(const json& params);
   Coro<json> complete(const json& params);
-  void install_resources_and_prompts(Session& session, Peer& peer);
   void install_extensions(Session& session);
   json capabilities() const;
   // Queues a notification for every initialized client (filter: only those).
   void broadcast(const std::string& method, const json& params,
                  const std::function<bool(const Peer&)>& filter = {});
-  static Coro<void> send_outbox(Session& session, Peer& peer);
+  static Coro<void> send_outbox(Peer& peer);
+  // Queues a notification for peer, and starts its notifier if none is running.
+  static void post(Peer& peer, json notification);
   // notifications/<list>/list_changed to every client, if changed; changed.
   bool list_changed(const char* list, bool changed = true);
 

@@ -80,6 +80,12 @@ class Session {
   using RequestHandler = std::function<Coro<json>(const json& params, const RequestContext& ctx)>;
   /// Handles a notification (which gets no answer).
   using NotificationHandler = std::function<void(const json& params)>;
+  /// Serves a request for a method no on_request() handler is for, as a
+  /// RequestHandler does; RpcError(method_not_found) when it has none.
+  using RequestRouter =
+      std::function<Coro<json>(const std::string& method, const json& params, const RequestContext& ctx)>;
+  /// Handles a notification no on_notification() handler is for.
+  using NotificationRouter = std::function<void(const std::string& method, const json& params)>;
 
   /// A session over transport, which must outlive it; run() reads.
   explicit Session(Transport& transport) : transport_(transport) {}
@@ -91,6 +97,12 @@ class Session {
   void on_request(std::string method, RequestHandler handler);
   /// Handles the peer's notifications of method.
   void on_notification(std::string method, NotificationHandler handler);
+  /// Serves the requests of every method without its own handler (one
+  /// method table shared by many sessions, where a handler per method
+  /// would be a copy of the table in each).
+  void on_other_requests(RequestRouter router) { other_requests_ = std::move(router); }
+  /// Handles the notifications of every method without its own handler.
+  void on_other_notifications(NotificationRouter router) { other_notifications_ = std::move(router); }
   /// Whether JSON-RPC batches (arrays of messages) are served; refused by
   /// default.
   void accept_batches(bool yes) noexcept { accept_batches_ = yes; }
@@ -166,6 +178,8 @@ class Session {
   Transport& transport_;
   std::map<std::string, RequestHandler, std::less<>> requests_;
   std::map<std::string, NotificationHandler, std::less<>> notifications_;
+  RequestRouter other_requests_;
+  NotificationRouter other_notifications_;
   struct Running {
     Task<void> task;
     std::string method;
