@@ -177,7 +177,7 @@ void Socket::set_option(int level, int name, int value) {
 }
 
 void Socket::shutdown(int how) {
-  // Through the loop, which sends what it took first, when it runs here.
+  // Through the loop, which sends what it took first, when it can be told.
   if (EventLoop* loop = reachable(watched_by_)) {
     loop->io().shutdown(*this, how);
   } else if (const long rc = detail::sys::shutdown(fd_, how); rc < 0) {
