@@ -106,7 +106,7 @@ class Socket {
   // Registers the socket with loop's backend on its first wait there.
   void watch(EventLoop& loop);
   int fd_ = -1;
-  EventLoop* watched_by_ = nullptr;  // compared, dereferenced only while it runs
+  EventLoop* watched_by_ = nullptr;  // dereferenced only while it runs, or is stopped, here
   bool stream_ = false;
 };
 

@@ -43,7 +43,7 @@ EventLoop::EventLoop() : EventLoop(RunOptions{}) {}
 
 EventLoop::EventLoop(RunOptions opts)
     : clock_(opts.clock ? std::move(opts.clock) : std::make_shared<MonotonicClock>()),
-      state_(std::make_unique<detail::LoopState>()),
+      state_(std::make_unique<detail::LoopState>(*this)),
       debug_(opts.debug || debug_from_environment()) {
   on_deadlock = opts.on_deadlock;
   detail::BackendChoice chosen = detail::make_backend(opts.backend);
@@ -108,6 +108,7 @@ void EventLoop::leave_run() noexcept {
   stopping_ = false;
   running_ = false;
   detail::tls_running_loop = nullptr;
+  detail::tls_stopped_loop = state_->stopped;
   owner_thread_.store({}, std::memory_order_relaxed);
 }
 
@@ -397,6 +398,7 @@ void EventLoop::destroy_pending_tasks() noexcept {
 void EventLoop::close() {
   if (running_) throw RuntimeError("Cannot close a running event loop");
   if (closed) return;
+  state_->stopped.reset();  // no Socket reaches the loop from now on
   if (observer_) observer_->closing();  // first: the tasks it would show are about to go
   destroy_pending_tasks();
   wait_executor_calls();

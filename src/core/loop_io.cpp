@@ -78,6 +78,8 @@ std::size_t LoopIo::try_send(Socket& sock, std::string_view data) {
   return 0;
 }
 
+long LoopIo::peek_recv(int fd) const noexcept { return backend_->peek(fd); }
+
 std::size_t LoopIo::unsent(const Socket& sock) const noexcept {
   return sock.fd() >= 0 && !core_->closed ? backend_->unsent(sock.fd()) : 0;
 }

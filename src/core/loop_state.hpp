@@ -27,8 +27,21 @@ namespace corio::detail {
 constexpr unsigned kIoPollInterval = 61;
 constexpr int kMaxEventsPerPoll = 256;
 
+// A loop that is not running, as the thread that last ran it remembers it:
+// a Socket closed there between two runs (after run_until_complete, before
+// close()) still detaches from it, so that the backend lets go of the file at
+// once (socket.cpp). The loop owns the record until close(): an expired
+// weak reference means the loop is closed or gone, and is never followed.
+struct StoppedLoop {
+  EventLoop* loop;
+};
+inline thread_local std::weak_ptr<StoppedLoop> tls_stopped_loop;
+
 struct LoopState {
+  explicit LoopState(EventLoop& loop) : stopped(std::make_shared<StoppedLoop>(StoppedLoop{&loop})) {}
+
   std::unique_ptr<IoBackend> backend;
+  std::shared_ptr<StoppedLoop> stopped;  // tls_stopped_loop's referent; reset by close()
   TimerHeap timers;
   // Waits parked in slots: a busy loop must still poll for them.
   std::size_t parked_io = 0;

@@ -19,6 +19,7 @@
 
 #include "backend/backend.hpp"
 #include "backend/syscalls.hpp"
+#include "loop_state.hpp"
 
 namespace corio {
 
@@ -107,6 +108,22 @@ std::string SocketAddress::to_string() const {
 
 // ---- Socket ----------------------------------------------------------------------
 
+namespace {
+
+// The loop a socket is attached to, when it can be told of a close or a
+// shutdown now: the one running on this thread, or the one that last ran
+// here and is stopped, not closed (a socket closed between two runs must
+// still detach, or the backend's requests keep the file open). A loop that
+// is gone, or not this thread's, is never dereferenced.
+EventLoop* reachable(EventLoop* watched) noexcept {
+  if (watched == nullptr) return nullptr;
+  if (watched == detail::tls_running_loop) return watched;
+  const std::shared_ptr<detail::StoppedLoop> stopped = detail::tls_stopped_loop.lock();
+  return stopped && stopped->loop == watched ? watched : nullptr;
+}
+
+}  // namespace
+
 Socket Socket::create(int family, int type, int protocol) {
   const int fd = ::socket(family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, protocol);
   if (fd < 0) throw_errno(errno, "socket");
@@ -135,10 +152,7 @@ void Socket::close() noexcept {
 }
 
 int Socket::release() noexcept {
-  // Only the loop running now can be told; one that is gone (or another
-  // built at the same address) is never dereferenced.
-  if (watched_by_ && watched_by_ == detail::tls_running_loop)
-    watched_by_->io().detach_fd(fd_);
+  if (EventLoop* loop = reachable(watched_by_)) loop->io().detach_fd(fd_);
   watched_by_ = nullptr;
   return std::exchange(fd_, -1);
 }
@@ -163,9 +177,9 @@ void Socket::set_option(int level, int name, int value) {
 }
 
 void Socket::shutdown(int how) {
-  // Through the loop, which sends what it took first, when it runs here.
-  if (watched_by_ && watched_by_ == detail::tls_running_loop) {
-    watched_by_->io().shutdown(*this, how);
+  // Through the loop, which sends what it took first, when it can be told.
+  if (EventLoop* loop = reachable(watched_by_)) {
+    loop->io().shutdown(*this, how);
   } else if (const long rc = detail::sys::shutdown(fd_, how); rc < 0) {
     throw_errno(static_cast<int>(-rc), "shutdown");
   }

@@ -4,6 +4,7 @@
 // Skipped, with the probe's reason, where io_uring is unusable.
 #include <atomic>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "uring_test_support.hpp"
@@ -189,6 +190,16 @@ TEST_F(UringBackend, QueuedSendsGoOutInOrderBeforeShutdownAndDetach) {
   EXPECT_TRUE(got == data) << "bytes lost or out of order";
 }
 
+// Closes old.a and gives its number to fresh.a, as the OS reuses numbers.
+void reuse_number(Pair& old, Pair& fresh) {
+  const int number = std::exchange(old.a, -1);
+  ::close(number);
+  if (fresh.a == number) return;
+  ASSERT_EQ(::dup2(fresh.a, number), number);
+  ::close(fresh.a);
+  fresh.a = number;
+}
+
 // A completion that arrives after detach() belongs to the old fd even when
 // a new one has its number: the old bytes are dropped (and their buffer
 // returned: 300 rounds need more buffers than the ring has), the new fd
@@ -201,21 +212,31 @@ TEST_F(UringBackend, StaleReceivesAfterFdReuseAreDropped) {
     pump(b(), -1, 1);  // the multishot recv is in the ring
     ASSERT_EQ(::write(old_pair.b, "old", 3), 3);
     b().detach(old_pair.a);
-    const int number = old_pair.a;
-    ::close(old_pair.a);
-    old_pair.a = -1;
     Pair fresh;
-    if (fresh.a != number) {
-      ASSERT_EQ(::dup2(fresh.a, number), number);
-      ::close(fresh.a);
-      fresh.a = number;
-    }
+    reuse_number(old_pair, fresh);
     b().attach(fresh.a);
     start_receiving(b(), fresh.a);
     ASSERT_EQ(::write(fresh.b, "new", 3), 3);
     ASSERT_EQ(recv_all(b(), fresh.a, 3), "new") << "round " << round;
     b().detach(fresh.a);
   }
+}
+
+// An fd closed without detach() (its Socket closed where the loop could not
+// be told: another thread) and its number reused: attach() finds the old
+// entry, whose queued sends belong to a file that is gone. They are
+// dropped, never sent on the new fd.
+TEST_F(UringBackend, SendsOwedByAnFdClosedWithoutDetachNeverReachTheNext) {
+  Pair old_pair;
+  b().attach(old_pair.a);
+  ASSERT_EQ(b().try_send(old_pair.a, "old"), 3);  // queued for the next poll
+  Pair fresh;
+  reuse_number(old_pair, fresh);
+  b().attach(fresh.a);
+  ASSERT_EQ(b().try_send(fresh.a, "new"), 3);
+  pump(b());
+  EXPECT_EQ(fresh.peer_read(3), "new");
+  b().detach(fresh.a);
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// The io_uring backend's lent receive buffers (try_recv_lent/consume_lent),
+// The io_uring backend's lent receive buffers (try_recv_lent/consume_lent, peek),
 // driven through the IoBackend seam.
 // Skipped, with the probe's reason, where io_uring is unusable.
 #include <algorithm>
@@ -74,6 +74,28 @@ TEST_F(UringLend, LendsCoverALongStreamInOrder) {
   writer.join();
   EXPECT_EQ(got.size(), kTotal);
   EXPECT_TRUE(got == data) << "bytes lost or out of order";
+  b().detach(p.a);
+}
+
+// peek() answers for the bytes and the EOF the receive already took out of
+// the socket, and takes none of them.
+TEST_F(UringLend, PeekSeesWhatTheReceiveTookAndTakesNothing) {
+  Pair p;
+  b().attach(p.a);
+  EXPECT_EQ(b().peek(p.a), -EAGAIN);
+  start_receiving(b(), p.a);
+  ASSERT_EQ(::write(p.b, "abc", 3), 3);
+  ASSERT_TRUE(wait_for(b(), p.a, false));
+  char byte;
+  EXPECT_EQ(::recv(p.a, &byte, 1, MSG_PEEK | MSG_DONTWAIT), -1) << "the receive took them out of the socket";
+  EXPECT_EQ(b().peek(p.a), 3);
+  std::array<char, 8> buf{};
+  EXPECT_EQ(b().try_recv(p.a, buf, true), 3);
+
+  ::shutdown(p.b, SHUT_WR);
+  b().arm(p.a, false);
+  ASSERT_TRUE(wait_for(b(), p.a, false));
+  EXPECT_EQ(b().peek(p.a), 0) << "EOF";
   b().detach(p.a);
 }
 

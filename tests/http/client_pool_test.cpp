@@ -96,6 +96,63 @@ TEST(ClientPool, TimerIsCancelledWithTheSession) {
   run_bounded(session_destroyed_while_armed(), 20s);
 }
 
+// A server that, once told, sends bytes nobody asked for on the connection
+// it answered (a confused server, or one writing an error before it closes),
+// and answers every request with kOk.
+struct Babbler {
+  struct State {
+    corio::Event babble, babbled;
+    int connections = 0;
+  };
+  std::shared_ptr<State> state = std::make_shared<State>();
+  corio::Server server;
+};
+
+Coro<void> babble_once(StreamReader reader, StreamWriter writer, std::shared_ptr<Babbler::State> st) {
+  ++st->connections;
+  try {
+    co_await reader.readuntil("\r\n\r\n");
+    writer.write(kOk);
+    co_await st->babble.wait();
+    writer.write("HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\n\r\n");
+    co_await writer.drain();
+    st->babbled.set();
+    for (;;) {
+      co_await reader.readuntil("\r\n\r\n");
+      writer.write(kOk);
+    }
+  } catch (const corio::IncompleteReadError&) {
+    // the client closed it
+  }
+}
+
+// The bytes reach the client's socket while its connection is idle in the
+// pool, and its loop polls (on io_uring, the backend's receive takes them
+// before anyone reads): the next request must not go on that connection,
+// where it would read them as its answer, but on a fresh one.
+Coro<void> unasked_bytes_retire_an_idle_connection() {
+  Babbler peer;
+  peer.server = co_await corio::start_server(
+      [st = peer.state](StreamReader r, StreamWriter w) { return babble_once(std::move(r), std::move(w), st); },
+      "127.0.0.1", 0);
+  const std::string url = "http://127.0.0.1:" + std::to_string(peer.server.port()) + "/";
+  ClientSession s(keepalive(60'000ms));
+  co_await fetch_ok(&s, url);
+  peer.state->babble.set();
+  co_await peer.state->babbled.wait();
+  co_await corio::sleep(50ms);  // polls: no assertion depends on how many
+  co_await fetch_ok(&s, url);
+  EXPECT_EQ(peer.state->connections, 2);
+  EXPECT_EQ(s.open_connections(), 1u);
+  co_await s.close();
+  peer.server.close();
+  co_await peer.server.wait_closed();
+}
+
+TEST(ClientPool, BytesAnIdleConnectionReceivedRetireIt) {
+  run_bounded(unasked_bytes_retire_an_idle_connection(), 20s);
+}
+
 Coro<void> close_server(CannedPeer* peer) {
   peer->server.close();
   co_await peer->server.wait_closed();

@@ -17,6 +17,10 @@
 //      (io_uring); then try_recv_lent() returns them in place, valid until
 //      consume_lent() takes some, in the same step. unsent() is what the
 //      backend accepted but has not sent yet; shutdown() sends it first.
+//      peek_recv() says what a read of an fd would find and takes nothing,
+//      asking the backend's buffers before the socket (an idle pooled
+//      connection's check: what io_uring's receive took is no longer in
+//      the socket): > 0 bytes, 0 EOF, -errno, -EAGAIN nothing.
 //   3. Waits. park() puts an IoWait in its fd's slot (one reader, one writer:
 //      a second is a RuntimeError), unpark() takes it out; the loop fires it
 //      when the edge comes.
@@ -70,6 +74,7 @@ class LoopIo {
   std::size_t try_send(Socket& sock, std::string_view data);
   std::size_t unsent(const Socket& sock) const noexcept;
   void shutdown(Socket& sock, int how);
+  long peek_recv(int fd) const noexcept;
 
   // 3. Waits
   void park(IoWait* w);

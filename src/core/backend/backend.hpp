@@ -105,7 +105,9 @@ class IoBackend {
   // Takes fd (a non-blocking socket or pipe) for the operations below.
   virtual void attach(int fd) = 0;
   // Before fd is closed: operations already accepted (queued sends) still
-  // happen; nothing of the fd's is touched afterwards.
+  // happen, unless the socket is set to reset on close (SO_LINGER 0), which
+  // drops them as the kernel drops its own; nothing of the fd's is touched
+  // afterwards.
   virtual void detach(int fd) noexcept = 0;
   // A task parked a wait on fd: poll() must report it when the direction
   // may be ready (epoll's edges already do; a completion backend may have to
@@ -125,6 +127,11 @@ class IoBackend {
   // same step as the lend: until then they stay queued, so a read that ends
   // early (an exception, a cancel) loses none of them.
   virtual void consume_lent(int /*fd*/, std::size_t /*n*/) noexcept {}
+  // What a read of fd would find, taking none of it (the HTTP client pool's
+  // check of an idle connection): > 0 bytes wait, 0 EOF, -errno, or -EAGAIN
+  // nothing. A completion backend answers from what its receives already
+  // took before it asks the socket.
+  virtual long peek(int fd) noexcept = 0;
   // Bytes taken (they will go out in order, before a shutdown or detach).
   virtual long try_send(int fd, std::string_view data) noexcept = 0;
   // The new fd (non-blocking, close-on-exec); *peer filled.

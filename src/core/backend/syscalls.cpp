@@ -23,6 +23,11 @@ long recv(int fd, std::span<char> buf) noexcept {
   return retried([&] { return ::recv(fd, buf.data(), buf.size(), 0); });
 }
 
+long peek(int fd) noexcept {
+  char byte;
+  return retried([&] { return ::recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT); });
+}
+
 long send(int fd, std::string_view data) noexcept {
   return retried([&] { return ::send(fd, data.data(), data.size(), MSG_NOSIGNAL); });
 }

@@ -13,6 +13,7 @@
 namespace corio::detail::sys {
 
 long recv(int fd, std::span<char> buf) noexcept;
+long peek(int fd) noexcept;  // recv(MSG_PEEK) of one byte: 1, 0 at EOF, -errno
 long send(int fd, std::string_view data) noexcept;  // MSG_NOSIGNAL: EPIPE, not SIGPIPE
 // A connection that died in the backlog is skipped: the peer's problem.
 long accept(int fd, SocketAddress* peer) noexcept;

@@ -1,8 +1,6 @@
 // The client's connection pool (see connection_pool.hpp).
 #include "http/client/connection_pool.hpp"
 
-#include <sys/socket.h>
-
 #include <cerrno>
 #include <system_error>
 
@@ -25,16 +23,16 @@ std::unique_ptr<Semaphore> make_permits(std::size_t limit) {
 // timeout is often shorter than ours): a non-blocking peek says so without
 // a round trip, as urllib3 does. A plain connection with bytes waiting is
 // dead too (nothing was asked); on TLS they may be a session ticket, so
-// only EOF and errors count there.
-bool looks_alive(const PoolHost::Idle& c, bool tls) noexcept {
+// only EOF and errors count there. The loop peeks, not recv(): on io_uring
+// the bytes (or the EOF) may already sit in the backend's buffers.
+bool looks_alive(const PoolHost::Idle& c, bool tls, EventLoop& loop) noexcept {
   if (c.writer.is_closing() || c.reader.exception() || !c.reader.buffered().empty()) return false;
   const int fd = c.writer.fileno();
   if (fd < 0) return false;
-  char byte;
-  const ssize_t n = ::recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  const long n = loop.io().peek_recv(fd);
   if (n == 0) return false;
   if (n > 0) return tls;
-  return errno == EAGAIN || errno == EWOULDBLOCK;
+  return n == -EAGAIN;
 }
 
 // The running loop, or null when a lease is dropped outside any loop (a
@@ -141,9 +139,9 @@ void ConnectionPool::prune_expired(PoolHost& host, double now) {
   }
 }
 
-void ConnectionPool::drop_dead(PoolHost& host) {
+void ConnectionPool::drop_dead(PoolHost& host, EventLoop& loop) {
   for (auto it = host.idle.begin(); it != host.idle.end();) {
-    if (looks_alive(*it, host.tls)) {
+    if (looks_alive(*it, host.tls, loop)) {
       ++it;
       continue;
     }
@@ -159,7 +157,7 @@ void ConnectionPool::on_expiry() {
   std::optional<double> next;
   for (auto& [origin, h] : hosts_) {
     prune_expired(h, loop.time());
-    drop_dead(h);
+    drop_dead(h, loop);
     if (!h.idle.empty() && (!next || expires_at(h.idle.front()) < *next)) {
       next = expires_at(h.idle.front());
     }
@@ -239,12 +237,13 @@ Coro<Lease> ConnectionPool::acquire(Route route, bool fresh,
   if (h.permits) lease.host_permit_.emplace(co_await h.permits->scoped_acquire());
   if (permits_) lease.total_permit_.emplace(co_await permits_->scoped_acquire());
   if (closed_) throw ClientConnectionError("the session is closed");
-  prune_expired(h, get_running_loop().time());
+  EventLoop& loop = get_running_loop();
+  prune_expired(h, loop.time());
   while (!fresh && !h.idle.empty()) {
     PoolHost::Idle c = std::move(h.idle.back());
     h.idle.pop_back();
     left_idle();
-    if (looks_alive(c, h.tls)) {
+    if (looks_alive(c, h.tls, loop)) {
       lease.reader = std::move(c.reader);
       lease.writer = std::move(c.writer);
       lease.reused = true;

@@ -151,7 +151,7 @@ class ConnectionPool : public std::enable_shared_from_this<ConnectionPool> {
   void left_idle() noexcept;
   void discard(PoolHost& host, StreamWriter& writer) noexcept;
   void prune_expired(PoolHost& host, double now);
-  void drop_dead(PoolHost& host);
+  void drop_dead(PoolHost& host, EventLoop& loop);
   void on_expiry();
   void make_room();
   Coro<void> connect(const Route& route, Lease& lease,

@@ -154,16 +154,12 @@ Coro<void> HttpConnection::under_send_timeout(Coro<void> wait) {
 // FIN: a plain close leaves the unsent bytes to the kernel, which goes on
 // trickling them to the slow reader from an orphaned socket (up to
 // tcp_wmem's 4 MiB, for as long as it reads); SO_LINGER 0 drops them, as
-// nginx's reset_timedout_connection does. The shutdown first ends a send
-// the io_uring backend has in flight, which holds the socket open past
-// close() until the kernel took its bytes (from a slow reader: never); the
-// close is then the last reference, and resets.
+// nginx's reset_timedout_connection does.
 void HttpConnection::time_out() noexcept {
   const int fd = writer_.fileno();
   if (wait_began_ != 0 && fd >= 0) {
     const ::linger reset{1, 0};
     ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
-    ::shutdown(fd, SHUT_RDWR);
   }
   writer_.abort();
 }

@@ -156,6 +156,7 @@ class EpollBackend final : public IoBackend {
     }
     return n;
   }
+  long peek(int fd) noexcept override { return sys::peek(fd); }
   long try_send(int fd, std::string_view data) noexcept override { return sys::send(fd, data); }
   long try_accept(int fd, SocketAddress* peer) noexcept override { return sys::accept(fd, peer); }
   long start_connect(int fd, const SocketAddress& addr) noexcept override {

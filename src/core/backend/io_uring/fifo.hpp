@@ -24,6 +24,7 @@ class Fifo {
   bool empty() const noexcept { return size_ == 0; }
   std::size_t size() const noexcept { return size_; }
   T& front() noexcept { return buf_[head_]; }
+  const T& front() const noexcept { return buf_[head_]; }
   void push_back(const T& value) {
     if (size_ == cap_) grow();
     buf_[(head_ + size_) & (cap_ - 1)] = value;

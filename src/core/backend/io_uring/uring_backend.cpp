@@ -40,7 +40,10 @@
 //   2. detach() cancels its receive, accept and poll at once (one enter, so
 //      the kernel drops its file references before the caller's close());
 //      sends still owed go on from a dup of the fd, which the last send's
-//      completion closes (after a shutdown() that waited for them).
+//      completion closes (after a shutdown() that waited for them). A
+//      socket set to reset on close (SO_LINGER 0), or one closed before
+//      its detach (attach() finds its number reused), owes nothing: its
+//      queue is dropped and its send in the ring cancelled with the rest.
 //   3. A completion for a detached Conn gives its buffer back or closes its
 //      accepted fd, and changes nothing else.
 //

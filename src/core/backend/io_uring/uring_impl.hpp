@@ -49,6 +49,7 @@ class UringBackend final : public IoBackend {
   long try_recv(int fd, std::span<char> buf, bool stream) noexcept override;
   long try_recv_lent(int fd, const char** data) noexcept override;
   void consume_lent(int fd, std::size_t n) noexcept override;
+  long peek(int fd) noexcept override;
   long try_send(int fd, std::string_view data) noexcept override;
   long try_accept(int fd, SocketAddress* peer) noexcept override;
   long start_connect(int fd, const SocketAddress& addr) noexcept override;
@@ -87,9 +88,11 @@ class UringBackend final : public IoBackend {
 
   // ---- uring_ops.cpp ----
   Conn* conn(int fd) noexcept;
-  void release(Entry& e) noexcept;
+  void release(Entry& e, bool fd_open) noexcept;
+  void keep_sending(Conn& c, bool fd_open) noexcept;
   void cancel_now(Conn& c) noexcept;
   void drop_received(Conn& c) noexcept;
+  static long queued(const Conn& c) noexcept;
   const char* chunk_data(const Conn& c, const Chunk& k) noexcept;
   void consumed(Conn& c, const Chunk& k) noexcept;
   long copy_out(Conn& c, std::span<char> buf) noexcept;

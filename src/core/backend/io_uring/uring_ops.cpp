@@ -46,20 +46,20 @@ void UringBackend::attach(int fd) {
   if (fd < 0) throw_err(EBADF, "socket operation on a closed socket");
   const Kind kind = kind_of(fd);
   Entry& e = table_.at(fd);
-  if (e.conn != nullptr) release(e);  // that number was closed without detach(): a new fd
+  if (e.conn != nullptr) release(e, false);  // that number was closed without detach(): a new fd
   e.conn = new Conn(fd, kind);
 }
 
 void UringBackend::drop_slots() noexcept {
   for (int fd = 0; Entry* e = table_.find(fd); ++fd) {
-    if (e->conn != nullptr) release(*e);
+    if (e->conn != nullptr) release(*e, true);
   }
   table_.clear();
 }
 
 void UringBackend::detach(int fd) noexcept {
   Entry* e = table_.find(fd);
-  if (e != nullptr && e->conn != nullptr && e->conn->kind != Kind::watched) release(*e);
+  if (e != nullptr && e->conn != nullptr && e->conn->kind != Kind::watched) release(*e, true);
 }
 
 void UringBackend::set_interest(int fd, bool read, bool write) {
@@ -69,7 +69,7 @@ void UringBackend::set_interest(int fd, bool read, bool write) {
   if (c != nullptr && c->kind != Kind::watched) throw_err(EBUSY, "fd is in use by socket operations");
   const unsigned mask = (read ? POLLIN : 0u) | (write ? POLLOUT : 0u);
   if (mask == 0) {
-    if (c != nullptr) release(e);
+    if (c != nullptr) release(e, true);
     return;
   }
   if (c == nullptr) {
@@ -84,8 +84,9 @@ void UringBackend::set_interest(int fd, bool read, bool write) {
   mark_prep(*c);
 }
 
-// Lets go of e's Conn (lifetime rule 2 in uring_backend.cpp).
-void UringBackend::release(Entry& e) noexcept {
+// Lets go of e's Conn (lifetime rule 2 in uring_backend.cpp); !fd_open: its
+// fd was closed without detach(), and the number may be another file's now.
+void UringBackend::release(Entry& e, bool fd_open) noexcept {
   Conn* c = std::exchange(e.conn, nullptr);
   c->detached = true;
   c->want_read = c->want_write = false;
@@ -94,16 +95,7 @@ void UringBackend::release(Entry& e) noexcept {
     starved_.erase(std::find(starved_.begin(), starved_.end(), c));
     c->starved = false;
   }
-  if (c->sends_owed()) {
-    const int dup = ::fcntl(c->fd, F_DUPFD_CLOEXEC, 0);
-    if (dup >= 0) {
-      c->fd = dup;
-      c->owns_fd = true;
-    } else {  // out of fds: only the send already in the ring still goes
-      c->pending.clear();
-      c->send_error = -errno;
-    }
-  }
+  if (c->sends_owed()) keep_sending(*c, fd_open);
   cancel_now(*c);
   try {
     detached_.push_back(c);
@@ -115,12 +107,42 @@ void UringBackend::release(Entry& e) noexcept {
   maybe_free(c);
 }
 
+namespace {
+
+// SO_LINGER 0: close() is to drop what is unsent and reset the connection.
+bool resets_on_close(int fd) noexcept {
+  ::linger lg{};
+  socklen_t len = sizeof lg;
+  return ::getsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, &len) == 0 && lg.l_onoff != 0 &&
+         lg.l_linger == 0;
+}
+
+}  // namespace
+
+// Sends owed at detach go on from a dup of the fd, as the kernel's own send
+// buffer goes on after a close(). A socket set to reset on close (a server
+// giving up on a slow reader) drops them instead, as the kernel drops its
+// own, and so does one already closed or with no fd left to dup: the send in
+// the ring is then cancelled (cancel_now), so that the close is the last
+// reference.
+void UringBackend::keep_sending(Conn& c, bool fd_open) noexcept {
+  const int dup = fd_open && !resets_on_close(c.fd) ? ::fcntl(c.fd, F_DUPFD_CLOEXEC, 0) : -1;
+  if (dup >= 0) {
+    c.fd = dup;
+    c.owns_fd = true;
+    return;
+  }
+  c.pending.clear();
+  c.send_error = -ECONNRESET;  // what the cancelled send reports is dropped (on_send)
+}
+
 // One enter submits the cancels and runs the completions they cause, so
 // that the kernel's file references are gone before the caller's close():
-// a cancelled multishot recv would otherwise keep the socket open (and the
-// peer without its FIN) until the next poll().
+// a cancelled multishot recv (or a send to a peer that does not read) would
+// otherwise keep the socket open, and the peer without its FIN or reset.
 void UringBackend::cancel_now(Conn& c) noexcept {
   bool any = false;
+  if (c.send_inflight && !c.owns_fd) any |= prep_cancel(c, kSend);
   if (c.recv_armed) any |= prep_cancel(c, kRecv);
   if (c.own_armed) any |= prep_cancel(c, kOwnRecv);
   if (c.accept_armed) any |= prep_cancel(c, kAccept);
@@ -170,21 +192,37 @@ long UringBackend::try_recv(int fd, std::span<char> buf, bool) noexcept {
   return copy_out(*c, buf);
 }
 
-// With data null: only whether there are bytes (1), or what try_recv says instead.
+// What a read finds in c's queue: the front buffer's bytes, 0 at EOF, the
+// sticky error, or -EAGAIN.
+long UringBackend::queued(const Conn& c) noexcept {
+  if (!c.chunks.empty()) {
+    const Chunk& k = c.chunks.front();
+    return static_cast<long>(k.len - k.off);
+  }
+  if (c.eof) return 0;
+  if (c.recv_error != 0) return c.recv_error;
+  if (c.send_error != 0) return c.send_error;
+  return -EAGAIN;
+}
+
+// With data null: only what try_recv would find.
 long UringBackend::try_recv_lent(int fd, const char** data) noexcept {
   Conn* c = conn(fd);
   if (c == nullptr || c->kind != Kind::stream) return -EOPNOTSUPP;
   c->recv_used = true;
-  if (!c->chunks.empty()) {
+  const long n = queued(*c);
+  if (n > 0 && data != nullptr) {
     const Chunk& k = c->chunks.front();
-    if (data == nullptr) return 1;
     *data = chunk_data(*c, k) + k.off;
-    return static_cast<long>(k.len - k.off);
   }
-  if (c->eof) return 0;
-  if (c->recv_error != 0) return c->recv_error;
-  if (c->send_error != 0) return c->send_error;
-  return -EAGAIN;
+  return n;
+}
+
+// Not a read: the stream's receive is left as it was (recv_used unset).
+long UringBackend::peek(int fd) noexcept {
+  const Conn* c = conn(fd);
+  const long n = c != nullptr && c->kind == Kind::stream ? queued(*c) : -EAGAIN;
+  return n != -EAGAIN ? n : sys::peek(fd);
 }
 
 void UringBackend::consume_lent(int fd, std::size_t n) noexcept {
