@@ -18,9 +18,12 @@ namespace {
 // g++ names them corio::detail::...; clang 14's function names are bare, so
 // their files tell: corio's src/ as this file was compiled (the same build
 // compiled them), or a public header under include/corio/.
+constexpr std::string_view kSelf = __FILE__;  // <root>/src/debug/task_tree.cpp
+constexpr std::size_t kSelfAt = kSelf.rfind("debug/task_tree.cpp");
+static_assert(kSelfAt != std::string_view::npos, "task_tree.cpp moved: name its new place above");
+
 bool internal(const FrameCallGraphEntry& f) {
-  constexpr std::string_view self = __FILE__;  // <root>/src/core/task_tree.cpp
-  constexpr std::string_view src_root = self.substr(0, self.rfind("core/task_tree.cpp"));
+  constexpr std::string_view src_root = kSelf.substr(0, kSelfAt);
   return f.function.substr(0, f.function.find('(')).find("corio::detail::") != std::string::npos ||
          std::string_view(f.file).starts_with(src_root) ||
          f.file.find("include/corio/") != std::string::npos;
