@@ -60,7 +60,9 @@ TEST(StallDetector, ReportsABusyStepWithItsTaskAndNativeStack) {
   EventLoop loop(stall_options(50ms));
   corio_testing::Reports reports;
   reports.install(loop);
-  loop.run_until_complete(hogs(&loop, 1, 300ms));
+  // 20x the threshold: under a loaded CI the watchdog's signal can come late,
+  // and the native stack must be taken inside the busy wait.
+  loop.run_until_complete(hogs(&loop, 1, 1000ms));
   ASSERT_EQ(reports_naming(reports, "hog-0"), 1u) << reports.joined();
   std::string report;
   for (const std::string& m : reports.messages)
@@ -82,7 +84,7 @@ Coro<void> last_step_hog(std::chrono::milliseconds how_long) {
 }
 
 Coro<void> awaits_last_step_hog(EventLoop* loop, std::uint64_t* id) {
-  corio::Task<void> t = loop->create_task(last_step_hog(300ms), "gone");
+  corio::Task<void> t = loop->create_task(last_step_hog(1000ms), "gone");  // 20x: as above
   *id = corio::TaskRef(t).id();
   co_await t;
 }
