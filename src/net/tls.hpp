@@ -3,8 +3,8 @@
 // runs TLS over another one.
 //
 // TlsTransport keeps OpenSSL off the socket: the SSL object reads from and
-// writes to memory BIOs, and the transport moves bytes between those and
-// the transport it wraps. So the TLS state machine never sees a descriptor,
+// writes to buffers (tls_bio.hpp), and the transport moves bytes between
+// those and the transport it wraps. So the TLS state machine never sees a descriptor,
 // and works the same over any backend (DESIGN.md: "one TLS state machine
 // for both backends").
 #pragma once
@@ -82,6 +82,10 @@ class TlsTransport final : public Transport {
   Coro<void> handshake(std::chrono::milliseconds timeout);
 
   Coro<std::size_t> read_some(std::span<char> buf) override;
+  // Over a transport that tries reads, so does this one (tls_transport.cpp).
+  bool tries_reads() const noexcept override;
+  std::optional<std::size_t> try_read(std::span<char> buf) override;
+  IoWait readable() override;
   std::size_t try_write(std::string_view data) override;
   Coro<void> wait_writable() override;
   void shutdown_write() override;

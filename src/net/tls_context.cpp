@@ -57,10 +57,10 @@ SSL_CTX* new_ctx(const SSL_METHOD* method) {
   if (!ctx) throw_context_error("SSL_CTX_new");
   SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
   SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION);
-  // The record layer's read and write buffers (about 17 KiB each) go back to
-  // the allocator whenever they are empty, as nginx has OpenSSL do: an idle
-  // connection holds neither (tls_transport.cpp says what else it keeps).
-  SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
+  // No SSL_MODE_RELEASE_BUFFERS (nginx's way of not keeping the record
+  // layer's read and write buffers, about 17 KiB each, on an idle
+  // connection): it frees them after every record; TlsTransport frees them
+  // when its reader goes idle instead (tls_transport.cpp).
   return ctx;
 }
 

@@ -1,15 +1,25 @@
-// TlsTransport (see tls.hpp): OpenSSL over memory BIOs, on another transport.
+// TlsTransport (see tls.hpp): OpenSSL over a BIO of two ByteBuffers
+// (tls_bio.hpp), on another transport.
 //
-// Bytes in: a task that needs ciphertext (a read, the handshake, close()'s
-// goodbye) reads the inner transport once into the read BIO ("feeds"), then
-// retries its TLS call. One task feeds at a time; another that needs bytes
-// meanwhile waits for that feed to end and retries, so a pending read and
-// the goodbye can both wait for the peer with one reader on the socket.
+// Bytes in, over an inner transport that tries reads (a socket): the reader
+// tries too. try_read() calls SSL_read; when OpenSSL wants ciphertext it
+// tries the inner transport once into `in` ("pulls") and calls again; when
+// nothing is there, it gives OpenSSL's record buffers back (SSL_free_buffers:
+// the reader goes idle) and returns nullopt, and the reader awaits the inner
+// transport's readability. So an idle connection holds no buffer of ours
+// or OpenSSL's and no coroutine frame of the transport's.
 //
-// Bytes out: whatever OpenSSL puts in the write BIO (records, handshake
-// flights, alerts, close_notify) moves to `out` and is sent at once as far
-// as the socket takes it; the rest goes out from a background task, the
-// pump, the only task that waits for the socket to be writable. try_write
+// The handshake and close()'s goodbye wait for ciphertext themselves
+// ("feed"). One task feeds at a time; another that needs bytes meanwhile
+// waits for that feed to end and retries. A goodbye that needs bytes while
+// the reader waits for readability (one waiter per socket) waits for the
+// reader's next try instead. Over an inner transport that does not try
+// reads, reads feed too, through a coroutine read into `in`.
+//
+// Bytes out: whatever OpenSSL writes (records, handshake flights, alerts,
+// close_notify) lands in `out` and is sent at once as far as the socket
+// takes it; the rest goes out from a background task, the pump, the only
+// task that waits for the socket to be writable. try_write
 // takes new plaintext only while `out` is empty (so at most one chunk of
 // ciphertext waits here) and wait_writable() waits for the pump: the
 // streams' flow control keeps working on plaintext, and output that no
@@ -37,8 +47,8 @@
 #include <corio/event.hpp>
 #include <corio/timeout.hpp>
 
-#include "net/byte_buffer.hpp"
 #include "net/tls.hpp"
+#include "net/tls_bio.hpp"
 
 namespace corio::detail {
 
@@ -47,9 +57,10 @@ namespace {
 // Plaintext per SSL_write: four full records; as much ciphertext at most
 // waits in `out` for the socket.
 constexpr std::size_t kWriteChunk = 64 * 1024;
-// What the handshake and the goodbye read at a time (a read reads into the
-// caller's buffer instead).
-constexpr std::size_t kFeedChunk = 16 * 1024;
+// Ciphertext read from the inner transport at a time: a full record and more.
+constexpr std::size_t kFeedChunk = 32 * 1024;
+// What the goodbye reads (and drops) at a time.
+constexpr std::size_t kDropChunk = 4 * 1024;
 
 struct SslFree {
   void operator()(SSL* ssl) const noexcept { SSL_free(ssl); }
@@ -81,9 +92,15 @@ class TlsSession {
   int settle(int r, bool reading);
   // The write BIO's bytes to the socket, a pump for what it does not take.
   void kick_output();
+  // One try to read the inner transport into `in`: true if bytes or EOF came.
+  bool pull();
+  // The reader found nothing to read: OpenSSL's record buffers go back to
+  // the allocator until the peer speaks again (OpenSSL keeps them if a
+  // record is half read).
+  void rest() noexcept { SSL_free_buffers(ssl.get()); }
   void fail_output(std::exception_ptr e) noexcept {
     out_error = std::move(e);
-    out.clear();
+    wire.out.clear();
   }
   void rethrow_output_error() const {
     if (out_error) std::rethrow_exception(out_error);
@@ -96,15 +113,16 @@ class TlsSession {
   std::unique_ptr<Transport> inner;
   SslContext context;  // the SSL_CTX's ALPN callback reads it: alive as long as ssl
   TlsParams params;
+  const bool tries_reads;  // the inner transport's answer, and so ours
+  CipherBuffers wire;      // ciphertext both ways; ssl's BIO points here
   std::unique_ptr<SSL, SslFree> ssl;
-  BIO* rbio = nullptr;  // both owned by ssl
-  BIO* wbio = nullptr;
-  ByteBuffer out;                // ciphertext the socket has not taken yet
   std::exception_ptr out_error;  // the socket failed: writing raises it
   Event drained;                 // set while no pump runs
   Event fed;                     // set while no feed runs
+  Event read_tried;              // set while the reader does not wait for readability
   bool pumping = false;
   bool feeding = false;
+  bool reader_waits = false;
   bool failed = false;
 
  private:
@@ -123,15 +141,14 @@ TlsSession::TlsSession(EventLoop& l, std::unique_ptr<Transport> in, const SslCon
       inner(std::move(in)),
       context(ctx),
       params(std::move(p)),
+      tries_reads(inner->tries_reads()),
       ssl(SSL_new(SslContextAccess::impl(ctx).ctx)) {
   drained.set();
   fed.set();
-  std::unique_ptr<BIO, BioFree> r(BIO_new(BIO_s_mem()));
-  std::unique_ptr<BIO, BioFree> w(BIO_new(BIO_s_mem()));
-  if (!ssl || !r || !w) throw std::bad_alloc();
-  rbio = r.release();
-  wbio = w.release();
-  SSL_set_bio(ssl.get(), rbio, wbio);
+  read_tried.set();
+  BIO* bio = ssl ? new_cipher_bio(wire) : nullptr;
+  if (!bio) throw std::bad_alloc();
+  SSL_set_bio(ssl.get(), bio, bio);  // one reference, both ways
   if (params.server_side) {
     SSL_set_accept_state(ssl.get());
   } else {
@@ -189,9 +206,9 @@ Coro<void> pump_output(Ref<TlsSession> ref) {
   PumpScope scope{s};
   try {
     for (;;) {
-      const std::size_t n = s.inner->try_write(s.out.view());
-      s.out.consume(n);
-      if (s.out.empty()) break;
+      const std::size_t n = s.inner->try_write(s.wire.out.view());
+      s.wire.out.consume(n);
+      if (s.wire.out.empty()) break;
       if (n == 0) co_await s.inner->wait_writable();
     }
   } catch (const std::system_error&) {
@@ -202,12 +219,7 @@ Coro<void> pump_output(Ref<TlsSession> ref) {
 }  // namespace
 
 void TlsSession::kick_output() {
-  if (const std::size_t pending = BIO_ctrl_pending(wbio)) {
-    std::span<char> room = out.prepare(pending);
-    std::size_t n = 0;
-    BIO_read_ex(wbio, room.data(), pending, &n);
-    out.commit(n);
-  }
+  ByteBuffer& out = wire.out;
   if (out_error) out.clear();  // nothing more can go
   if (pumping || out.empty()) return;
   try {
@@ -217,6 +229,22 @@ void TlsSession::kick_output() {
     return;
   }
   if (!out.empty()) start_pump();
+}
+
+bool TlsSession::pull() {
+  if (wire.in_eof) return true;
+  const std::span<char> room = wire.in.prepare(kFeedChunk);
+  std::optional<std::size_t> got;
+  try {
+    got = inner->try_read(room);
+  } catch (...) {
+    wire.in.trim();
+    throw;
+  }
+  if (got) wire.in.commit(*got);
+  wire.in.trim();  // no storage unless bytes came
+  if (got && *got == 0) wire.in_eof = true;  // OpenSSL sees EOF from now on
+  return got.has_value();
 }
 
 void TlsSession::start_pump() {
@@ -280,25 +308,36 @@ struct FeedScope {
   }
 };
 
-// One read of the inner transport into the read BIO, through `room`; or,
-// if another task is feeding, the end of that feed.
-Coro<void> feed(TlsSession& s, std::span<char> room) {
+// Ciphertext into `in`, waiting for it; or, if another task is feeding or
+// the reader waits for readability, the end of that wait. Only once OpenSSL
+// read `in` dry.
+Coro<void> feed(TlsSession& s) {
   if (s.feeding) {
     co_await s.fed.wait();
+    co_return;
+  }
+  if (s.reader_waits) {
+    co_await s.read_tried.wait();
     co_return;
   }
   s.feeding = true;
   s.fed.clear();
   FeedScope scope{s};
-  const std::size_t n = co_await s.inner->read_some(room);
-  if (n == 0) {
-    // OpenSSL sees EOF from now on: a clean end after the peer's
-    // close_notify, SSL_R_UNEXPECTED_EOF_WHILE_READING without one.
-    BIO_set_mem_eof_return(s.rbio, 0);
+  if (s.tries_reads) {
+    while (!s.pull()) co_await s.inner->readable();
     co_return;
   }
-  std::size_t written = 0;
-  if (BIO_write_ex(s.rbio, room.data(), n, &written) != 1) throw std::bad_alloc();
+  const std::span<char> room = s.wire.in.prepare(kFeedChunk);
+  std::size_t n = 0;
+  try {
+    n = co_await s.inner->read_some(room);
+  } catch (...) {
+    s.wire.in.trim();
+    throw;
+  }
+  s.wire.in.commit(n);
+  s.wire.in.trim();
+  if (n == 0) s.wire.in_eof = true;
 }
 
 Coro<std::size_t> read_plaintext(Ref<TlsSession> ref, std::span<char> buf) {
@@ -309,13 +348,12 @@ Coro<std::size_t> read_plaintext(Ref<TlsSession> ref, std::span<char> buf) {
     const int verdict = s.settle(SSL_read_ex(s.ssl.get(), buf.data(), buf.size(), &n), true);
     if (verdict == SSL_ERROR_NONE) co_return n;
     if (verdict == SSL_ERROR_ZERO_RETURN) co_return 0;  // close_notify: the clean EOF
-    // The caller's buffer carries the ciphertext on its way into the BIO.
-    co_await feed(s, buf);
+    s.rest();
+    co_await feed(s);
   }
 }
 
 Coro<void> run_handshake(TlsSession& s) {
-  std::array<char, kFeedChunk> room;
   for (;;) {
     ERR_clear_error();
     const int verdict = s.settle(SSL_do_handshake(s.ssl.get()), true);
@@ -324,7 +362,7 @@ Coro<void> run_handshake(TlsSession& s) {
     if (verdict == SSL_ERROR_ZERO_RETURN) {
       throw SslEofError(0, "the peer closed the connection during the handshake");
     }
-    co_await feed(s, room);
+    co_await feed(s);
   }
 }
 
@@ -350,13 +388,13 @@ Coro<void> exchange_close_notify(TlsSession& s) {
   s.send_close_notify();
   while (s.pumping) co_await s.drained.wait();
   if (s.out_error) co_return;
-  std::array<char, kFeedChunk> room;
+  std::array<char, kDropChunk> room;
   for (;;) {
     std::size_t n = 0;
     ERR_clear_error();
     const int verdict = s.settle(SSL_read_ex(s.ssl.get(), room.data(), room.size(), &n), true);
     if (verdict == SSL_ERROR_ZERO_RETURN) co_return;
-    if (verdict == SSL_ERROR_WANT_READ) co_await feed(s, room);
+    if (verdict == SSL_ERROR_WANT_READ) co_await feed(s);
   }
 }
 
@@ -384,10 +422,38 @@ Coro<void> TlsTransport::handshake(std::chrono::milliseconds timeout) {
 
 Coro<std::size_t> TlsTransport::read_some(std::span<char> buf) { return read_plaintext(s_, buf); }
 
+bool TlsTransport::tries_reads() const noexcept { return s_->tries_reads; }
+
+std::optional<std::size_t> TlsTransport::try_read(std::span<char> buf) {
+  TlsSession& s = *s_;
+  if (s.reader_waits) {  // its wait is over: a goodbye waiting for it retries
+    s.reader_waits = false;
+    s.read_tried.set();
+  }
+  for (;;) {
+    std::size_t n = 0;
+    ERR_clear_error();
+    const int verdict = s.settle(SSL_read_ex(s.ssl.get(), buf.data(), buf.size(), &n), true);
+    if (verdict == SSL_ERROR_NONE) return n;
+    if (verdict == SSL_ERROR_ZERO_RETURN) return 0;  // close_notify: the clean EOF
+    if (!s.pull()) {
+      s.rest();
+      return std::nullopt;
+    }
+  }
+}
+
+IoWait TlsTransport::readable() {
+  TlsSession& s = *s_;
+  s.reader_waits = true;
+  s.read_tried.clear();
+  return s.inner->readable();
+}
+
 std::size_t TlsTransport::try_write(std::string_view data) {
   TlsSession& s = *s_;
   s.rethrow_output_error();
-  if (!s.out.empty()) {
+  if (!s.wire.out.empty()) {
     s.kick_output();  // restarts a pump that ended early
     return 0;
   }
