@@ -135,6 +135,10 @@ SslContext SslContext::server(const std::string& cert_file, const std::string& k
   // connection that presented a client certificate.
   static constexpr unsigned char kSessionContext[] = "corio";
   SSL_CTX_set_session_id_context(impl->ctx, kSessionContext, sizeof kSessionContext - 1);
+  // Resumption by tickets only, as nginx's default (ssl_session_cache none):
+  // the context keeps no session per connection (OpenSSL's internal cache
+  // would hold one per full TLS 1.2 handshake, up to 20,480).
+  SSL_CTX_set_session_cache_mode(impl->ctx, SSL_SESS_CACHE_SERVER | SSL_SESS_CACHE_NO_INTERNAL_STORE);
   SslContext context(std::move(impl));
   context.load_cert_chain(cert_file, key_file);
   return context;
