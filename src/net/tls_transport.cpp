@@ -92,6 +92,16 @@ class TlsSession {
   int settle(int r, bool reading);
   // The write BIO's bytes to the socket, a pump for what it does not take.
   void kick_output();
+  // SSL_read into buf: the bytes read, 0 after the peer's close_notify (the
+  // clean EOF), nullopt when OpenSSL needs ciphertext first.
+  std::optional<std::size_t> read(std::span<char> buf) {
+    std::size_t n = 0;
+    ERR_clear_error();
+    const int verdict = settle(SSL_read_ex(ssl.get(), buf.data(), buf.size(), &n), true);
+    if (verdict == SSL_ERROR_NONE) return n;
+    if (verdict == SSL_ERROR_ZERO_RETURN) return 0;
+    return std::nullopt;
+  }
   // One try to read the inner transport into `in`: true if bytes or EOF came.
   bool pull();
   // The reader found nothing to read: OpenSSL's record buffers go back to
@@ -343,11 +353,7 @@ Coro<void> feed(TlsSession& s) {
 Coro<std::size_t> read_plaintext(Ref<TlsSession> ref, std::span<char> buf) {
   TlsSession& s = *ref;
   for (;;) {
-    std::size_t n = 0;
-    ERR_clear_error();
-    const int verdict = s.settle(SSL_read_ex(s.ssl.get(), buf.data(), buf.size(), &n), true);
-    if (verdict == SSL_ERROR_NONE) co_return n;
-    if (verdict == SSL_ERROR_ZERO_RETURN) co_return 0;  // close_notify: the clean EOF
+    if (const std::optional<std::size_t> n = s.read(buf)) co_return *n;
     s.rest();
     co_await feed(s);
   }
@@ -431,11 +437,7 @@ std::optional<std::size_t> TlsTransport::try_read(std::span<char> buf) {
     s.read_tried.set();
   }
   for (;;) {
-    std::size_t n = 0;
-    ERR_clear_error();
-    const int verdict = s.settle(SSL_read_ex(s.ssl.get(), buf.data(), buf.size(), &n), true);
-    if (verdict == SSL_ERROR_NONE) return n;
-    if (verdict == SSL_ERROR_ZERO_RETURN) return 0;  // close_notify: the clean EOF
+    if (const std::optional<std::size_t> n = s.read(buf)) return n;
     if (!s.pull()) {
       s.rest();
       return std::nullopt;
