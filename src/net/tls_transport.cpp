@@ -436,12 +436,16 @@ std::optional<std::size_t> TlsTransport::try_read(std::span<char> buf) {
     s.reader_waits = false;
     s.read_tried.set();
   }
+  // With nothing received and nothing inside OpenSSL, the socket first:
+  // an idle try costs no SSL_read.
+  bool want = s.wire.in.empty() && !s.wire.in_eof && SSL_has_pending(s.ssl.get()) == 0;
   for (;;) {
-    if (const std::optional<std::size_t> n = s.read(buf)) return n;
-    if (!s.pull()) {
+    if (want && !s.pull()) {
       s.rest();
       return std::nullopt;
     }
+    if (const std::optional<std::size_t> n = s.read(buf)) return n;
+    want = true;  // OpenSSL read `in` dry
   }
 }
 

@@ -1,0 +1,60 @@
+// An idle TLS connection (issue 28): its reader waits for readability as
+// over a plain socket, holding no buffer, and close()'s goodbye shares the
+// socket with a read that waits.
+#include "net/byte_buffer.hpp"
+#include "net/tls_support.hpp"
+
+namespace corio_net_test {
+namespace {
+
+using corio::detail::BufferPool;
+using corio::detail::buffer_storage;
+
+Coro<void> yield_a_few() {
+  for (int i = 0; i < 4; ++i) co_await corio::sleep(0s);
+}
+
+Coro<void> idle_tls_holds_no_buffer() {
+  const std::size_t out_before = BufferPool::blocks_out();
+  Server server = co_await tls_echo_server();
+  auto [reader, writer] = co_await corio::open_connection("localhost", server.port(), tls_options());
+  EXPECT_EQ(co_await echo_round_trip(reader, writer, "ping\n"), "ping\n");
+  // Both ends now wait for a line: the server's handler, and this read.
+  Task<std::string> waiting = corio::create_task(reader.readline());
+  co_await yield_a_few();
+  EXPECT_FALSE(waiting.done());
+  EXPECT_EQ(buffer_storage(reader), 0u);
+  EXPECT_EQ(BufferPool::blocks_out(), out_before)
+      << "neither end holds a block while it waits (ciphertext or plaintext)";
+  writer.write("pong\n");
+  EXPECT_EQ(co_await waiting, "pong\n");
+  writer.close();
+  co_await writer.wait_closed();
+  server.close();
+  co_await server.wait_closed();
+}
+
+TEST(TlsIdle, AWaitingConnectionHoldsNoBuffer) { run_bounded(idle_tls_holds_no_buffer()); }
+
+Coro<std::string> read_all(StreamReader reader) { co_return co_await reader.read(); }
+
+// The read waits for readability when close() starts: the goodbye waits for
+// the reader's next try (one waiter per socket), which reads the server's
+// close_notify: the read ends at EOF and the close completes.
+Coro<void> close_while_a_read_waits() {
+  Server server = co_await tls_echo_server();
+  auto [reader, writer] = co_await corio::open_connection("localhost", server.port(), tls_options());
+  Task<std::string> waiting = corio::create_task(read_all(reader));
+  co_await yield_a_few();
+  EXPECT_FALSE(waiting.done());
+  writer.close();
+  co_await writer.wait_closed();
+  EXPECT_EQ(co_await waiting, "");
+  server.close();
+  co_await server.wait_closed();
+}
+
+TEST(TlsIdle, CloseWhileAReadWaits) { run_bounded(close_while_a_read_waits()); }
+
+}  // namespace
+}  // namespace corio_net_test
