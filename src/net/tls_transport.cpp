@@ -93,12 +93,17 @@ class TlsSession {
   // The write BIO's bytes to the socket, a pump for what it does not take.
   void kick_output();
   // SSL_read into buf: the bytes read, 0 after the peer's close_notify (the
-  // clean EOF), nullopt when OpenSSL needs ciphertext first.
+  // clean EOF), nullopt when OpenSSL needs ciphertext first. A read that
+  // took everything received rests: a connection that stops reading here
+  // (a client's pooled one) keeps no record buffer either.
   std::optional<std::size_t> read(std::span<char> buf) {
     std::size_t n = 0;
     ERR_clear_error();
     const int verdict = settle(SSL_read_ex(ssl.get(), buf.data(), buf.size(), &n), true);
-    if (verdict == SSL_ERROR_NONE) return n;
+    if (verdict == SSL_ERROR_NONE) {
+      if (wire.in.empty() && SSL_has_pending(ssl.get()) == 0) rest();
+      return n;
+    }
     if (verdict == SSL_ERROR_ZERO_RETURN) return 0;
     return std::nullopt;
   }
