@@ -205,4 +205,16 @@ void SslContext::set_alpn_protocols(const std::vector<std::string>& protocols) {
 
 bool SslContext::server_side() const noexcept { return impl_->server_side; }
 
+void detail::check_client_tls(const SslContext& context, const std::string& server_hostname) {
+  if (context.server_side()) {
+    throw ValueError("a client connection needs a client SslContext (SslContext::client())");
+  }
+  if (context.check_hostname() && server_hostname.empty()) {
+    throw ValueError("check_hostname requires server_hostname");
+  }
+  // OpenSSL takes it as a C string: SNI and the certificate check would
+  // use what precedes a NUL.
+  check_c_string(server_hostname, "server_hostname");
+}
+
 }  // namespace corio

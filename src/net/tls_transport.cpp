@@ -43,7 +43,6 @@
 #include <array>
 #include <cstdint>
 
-#include <corio/c_string.hpp>
 #include <corio/event.hpp>
 #include <corio/timeout.hpp>
 
@@ -498,17 +497,5 @@ const SocketAddress& TlsTransport::local_address() const noexcept {
 }
 
 int TlsTransport::fileno() const noexcept { return s_->inner->fileno(); }
-
-void check_client_tls(const SslContext& context, const std::string& server_hostname) {
-  if (context.server_side()) {
-    throw ValueError("a client connection needs a client SslContext (SslContext::client())");
-  }
-  if (context.check_hostname() && server_hostname.empty()) {
-    throw ValueError("check_hostname requires server_hostname");
-  }
-  // OpenSSL takes it as a C string: SNI and the certificate check would
-  // use what precedes a NUL.
-  check_c_string(server_hostname, "server_hostname");
-}
 
 }  // namespace corio::detail
