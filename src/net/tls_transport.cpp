@@ -13,7 +13,9 @@
 // ("feed"). One task feeds at a time; another that needs bytes meanwhile
 // waits for that feed to end and retries. A goodbye that needs bytes while
 // the reader waits for readability (one waiter per socket) waits for the
-// reader's next try instead. Over an inner transport that does not try
+// reader's next try instead (if that read is cancelled meanwhile, for the
+// shutdown timeout); a read that starts waiting while a goodbye waits for
+// the socket fails as a second waiter does (RuntimeError). Over an inner transport that does not try
 // reads, reads feed too, through a coroutine read into `in`.
 //
 // Bytes out: whatever OpenSSL writes (records, handshake flights, alerts,
