@@ -39,7 +39,8 @@
 /// the peer's answer (an MCP client's calls, a server's sampling requests).
 ///
 /// Suspends: run() while waiting for messages and, at EOF, for the requests
-/// still running; request() until its answer comes. Resumed by: the
+/// still running; handle() while a request waits for a slot; request() until
+/// its answer comes. Resumed by: the
 /// transport (the loop), the request tasks, run() delivering an answer.
 #pragma once
 
