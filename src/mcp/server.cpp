@@ -187,12 +187,11 @@ Coro<void> Server::run(Transport& transport) {
   Connection client(*this, transport);
   std::exception_ptr stopped;  // cancelled, or the transport failed
   try {
-    co_await client.session_.run();
+    co_await client.session().run();
   } catch (...) {
     stopped = std::current_exception();
   }
-  client.leave();  // however run() ends, the server forgets this client
-  co_await client.stop_notifier();
+  co_await client.close();  // however run() ends, the server forgets this client
   if (stopped) std::rethrow_exception(stopped);
 }
 

@@ -261,7 +261,6 @@ class Server::Connection {
   Session& session() noexcept { return session_; }
 
  private:
-  friend class Server;
   void leave() noexcept;  // the server forgets the client
   Coro<void> stop_notifier();
 
