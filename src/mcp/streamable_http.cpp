@@ -366,20 +366,13 @@ Coro<Response> StreamableHttp::Impl::answer_request(std::shared_ptr<HttpSession>
   std::shared_ptr<Outbox> box = session->transport.open_request(id);
   if (!box) throw Refusal(400, error_code::invalid_request, "a request with this id is still running");
   box->keep_last_only = opts.json_response;
-  // Waits while the session runs max_in_flight requests. Given up (the
-  // POST's connection went away meanwhile): no request runs for the box.
-  bool taken = false;
-  struct Untaken {
-    HttpSession& s;
-    const json& id;
-    bool& taken;
-    ~Untaken() {
-      if (!taken) s.transport.request_done(id);
-    }
-  } untaken{*session, id, taken};
   Received in{std::move(body)};  // named: g++ 12 frees a temporary in a co_await twice
-  co_await session->client.handle(std::move(in));
-  taken = true;
+  try {
+    co_await session->client.handle(std::move(in));  // waits while max_in_flight run
+  } catch (...) {
+    session->transport.request_done(id);  // given up (cancelled): no request runs for the box
+    throw;
+  }
   if (opts.json_response) co_return co_await answer_as_json(std::move(session), std::move(box));
   if (opts.quick_answers_as_json) {
     if (std::optional<Response> quick = co_await quick_answer(*box)) co_return std::move(*quick);
