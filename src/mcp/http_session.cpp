@@ -1,6 +1,6 @@
-// HttpSessionTransport and Outbox (see http_session.hpp): the session's
-// inbox, the routing of its output to response streams, and the streams'
-// bounded event stores.
+// HttpSessionTransport and Outbox (see http_session.hpp): the routing of
+// a session's output to response streams, and the streams' bounded event
+// stores.
 #include "mcp/http_session.hpp"
 #include "mcp/request_key.hpp"
 
@@ -79,39 +79,6 @@ void Outbox::detach(std::uint64_t w) noexcept {
 void Outbox::close_writer() noexcept {
   writer_end = next;
   ready.set();
-}
-
-Coro<std::optional<Received>> HttpSessionTransport::receive() {
-  while (inbox_head_ == inbox_.size() && !closed_) {
-    inbox_ready_.clear();
-    co_await inbox_ready_.wait();
-  }
-  if (inbox_head_ == inbox_.size()) co_return std::nullopt;
-  Received r{std::move(inbox_[inbox_head_++]), false};
-  // Drained: empty again, and its memory freed (an idle session keeps
-  // none). Half read: the read ones go, so a queue never drained does not
-  // grow with them.
-  if (inbox_head_ == inbox_.size()) {
-    std::vector<std::string>().swap(inbox_);
-    inbox_head_ = 0;
-  } else if (inbox_head_ * 2 >= inbox_.size()) {
-    inbox_.erase(inbox_.begin(), inbox_.begin() + static_cast<std::ptrdiff_t>(inbox_head_));
-    inbox_head_ = 0;
-  }
-  unread_ -= r.text.size();
-  if (unread_ <= max_unread) inbox_room_.set();
-  co_return r;
-}
-
-Coro<void> HttpSessionTransport::deliver(std::string text) {
-  while (unread_ > max_unread && !closed_) {
-    inbox_room_.clear();
-    co_await inbox_room_.wait();
-  }
-  if (closed_) co_return;
-  unread_ += text.size();
-  inbox_.push_back(std::move(text));
-  inbox_ready_.set();
 }
 
 Coro<void> HttpSessionTransport::send(std::string_view message, const json& related_request) {
@@ -206,9 +173,6 @@ bool HttpSessionTransport::busy() const noexcept {
 }
 
 void HttpSessionTransport::close() noexcept {
-  closed_ = true;
-  inbox_ready_.set();
-  inbox_room_.set();
   for (auto& [id, box] : by_request_) box->finish();
   if (standalone_) standalone_->finish();
   by_request_.clear();

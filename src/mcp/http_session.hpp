@@ -1,8 +1,8 @@
 // One Streamable HTTP session (see streamable_http.hpp): the Transport its
 // mcp::Session reads and writes, and the response streams it feeds.
 //
-// The session's input is what the POST handlers deliver(); its output is
-// routed by the request each message serves: to that request's Outbox (the
+// The session's input is what the POST handlers hand it, each in its own
+// task; its output is routed by the request each message serves: to that request's Outbox (the
 // POST's SSE stream or JSON answer), else to the GET stream if one was
 // opened, else nowhere (the spec lets a server drop what it cannot route).
 // Everything here lives on the serving loop: no locks.
@@ -27,6 +27,7 @@
 #include <vector>
 
 #include <corio/event.hpp>
+#include <corio/mcp/server.hpp>
 #include <corio/mcp/transport.hpp>
 #include <corio/task.hpp>
 
@@ -94,22 +95,19 @@ struct Outbox {
   void drop_front() noexcept;
 };
 
+// The session's output, routed to its response streams. Its input is no
+// queue: each POST hands its message to the session (Server::Connection),
+// so an idle session holds no task, and a POSTed request over the
+// session's max_in_flight waits in its own POST.
 class HttpSessionTransport final : public Transport {
  public:
-  std::size_t max_unread = 1 << 20;  // StreamableHttpOptions::max_unread_bytes
-
-  Coro<std::optional<Received>> receive() override;
+  // Never called: the session is fed by its POSTs.
+  Coro<std::optional<Received>> receive() override { co_return std::nullopt; }
   Coro<void> send(std::string_view message, const json& related_request) override;
   void request_done(const json& id) noexcept override;
   void request_answered(const json& id) noexcept override;
   void close_stream(const json& id) noexcept override;
 
-  // A POSTed message, for the session to read. Waits while the messages
-  // not yet read are over max_unread bytes (the session is busy, at its
-  // max_in_flight): the POST is not answered meanwhile, so its client's
-  // connection sends nothing more, and each waiting POST holds only its
-  // own message.
-  Coro<void> deliver(std::string text);
   // The stream for the POSTed request with this id; nullptr while another
   // request with that id is running.
   std::shared_ptr<Outbox> open_request(const json& id);
@@ -121,7 +119,7 @@ class HttpSessionTransport final : public Transport {
   std::optional<std::pair<std::shared_ptr<Outbox>, std::uint64_t>> resume(std::string_view last_event_id);
   // Streams being written or requests running: the session is in use.
   bool busy() const noexcept;
-  // The session's end: receive() reports EOF, every stream ends.
+  // The session's end: every stream ends.
   void close() noexcept;
 
  private:
@@ -130,27 +128,25 @@ class HttpSessionTransport final : public Transport {
 
   static constexpr std::size_t kKeptFinished = 16;  // finished streams kept for a resumption
 
-  // A queue that allocates nothing while empty (an idle session's own is,
-  // and libstdc++'s std::deque allocates 576 B even then): read from
-  // inbox_head_ on, compacted as it drains.
-  std::vector<std::string> inbox_;
-  std::size_t inbox_head_ = 0;
-  std::size_t unread_ = 0;  // bytes in inbox_
-  Event inbox_ready_;
-  Event inbox_room_;  // set while unread_ is within max_unread
-  bool closed_ = false;
   std::uint64_t next_stream_ = 1;
   std::map<std::string, std::shared_ptr<Outbox>> by_request_;  // by request_key(id)
   std::shared_ptr<Outbox> standalone_;
   std::vector<std::shared_ptr<Outbox>> finished_;  // finished streams kept, oldest first (a few)
 };
 
+// One session, as small as it can be while idle: no task, no frame, no
+// buffer; its id inline; what its client said of itself shared with the
+// sessions of clients that said the same (Server::intern).
 struct HttpSession {
-  std::string id;
-  std::string protocol_version;  // what initialize negotiated
-  HttpSessionTransport transport;
-  Task<void> runner;       // mcp::Server::run(transport)
-  double last_used = 0.0;  // loop time of the last request
-};
+  static constexpr std::size_t kIdLength = 32;  // 128 bits in hex
 
+  explicit HttpSession(Server& server) : client(server, transport) {}
+  std::string_view id() const noexcept { return {id_chars, kIdLength}; }
+
+  char id_chars[kIdLength];
+  bool priming = false;    // its streams open with a priming event (2025-11-25 and later)
+  double last_used = 0.0;  // loop time of the last request
+  HttpSessionTransport transport;
+  Server::Connection client;  // after transport, which it refers to
+};
 }  // namespace corio::mcp::detail

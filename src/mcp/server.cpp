@@ -148,35 +148,50 @@ Coro<void> Server::run_stdio() {
   co_await run(transport);
 }
 
+Server::Connection::Connection(Server& server, Transport& transport)
+    : peers_(server.peers_), session_(transport) {
+  session_.json_limits(server.json_limits);
+  session_.max_in_flight(server.max_in_flight);
+  peer_.session = &session_;
+  server.install(session_, peer_);
+  peers_->push_back(&peer_);
+}
+
+Server::Connection::~Connection() {
+  leave();
+  if (peer_.notifier) peer_.notifier->cancel();  // it refers to the session: it ends first
+}
+
+void Server::Connection::leave() noexcept { std::erase(*peers_, &peer_); }
+
+bool Server::Connection::idle() const noexcept {
+  return session_.in_flight() == 0 && (!peer_.notifier || peer_.notifier->done());
+}
+
+Coro<void> Server::Connection::stop_notifier() {
+  if (!peer_.notifier) co_return;
+  peer_.notifier->cancel();
+  try {
+    co_await *peer_.notifier;
+  } catch (const CancelledError&) {
+  }
+}
+
+Coro<void> Server::Connection::close() {
+  leave();
+  co_await session_.close();
+  co_await stop_notifier();
+}
+
 Coro<void> Server::run(Transport& transport) {
-  Session session(transport);
-  session.json_limits(json_limits);
-  session.max_in_flight(max_in_flight);
-  Peer peer;
-  peer.session = &session;
-  install(session, peer);
-  peers_->push_back(&peer);
-  struct Leave {  // however run() ends, the server forgets this client
-    std::shared_ptr<std::vector<Peer*>> peers;
-    Peer* peer;
-    ~Leave() {
-      std::erase(*peers, peer);
-      if (peer->notifier) peer->notifier->cancel();  // it refers to the session: it ends first
-    }
-  } leave{peers_, &peer};
+  Connection client(*this, transport);
   std::exception_ptr stopped;  // cancelled, or the transport failed
   try {
-    co_await session.run();
+    co_await client.session().run();
   } catch (...) {
     stopped = std::current_exception();
   }
-  if (peer.notifier) {
-    peer.notifier->cancel();
-    try {
-      co_await *peer.notifier;
-    } catch (const CancelledError&) {
-    }
-  }
+  co_await client.close();  // however run() ends, the server forgets this client
   if (stopped) std::rethrow_exception(stopped);
 }
 
@@ -212,12 +227,27 @@ json Server::capabilities() const {
   return caps;
 }
 
+std::shared_ptr<const ClientInfo> Server::intern(ClientInfo info) {
+  const std::string key = json{info.protocol_version, info.capabilities, info.implementation}.dump();
+  const auto it = client_infos_.try_emplace(key).first;
+  if (std::shared_ptr<const ClientInfo> held = it->second.lock()) return held;
+  auto shared = std::make_shared<const ClientInfo>(std::move(info));
+  it->second = shared;
+  if (client_infos_.size() >= 2 * client_infos_swept_) {
+    std::erase_if(client_infos_, [](const auto& entry) { return entry.second.expired(); });
+    client_infos_swept_ = client_infos_.size();
+  }
+  return shared;
+}
+
 json Server::initialize(const json& params, Session& session, Peer& peer) {
-  peer.client.protocol_version = negotiate_protocol_version(params.at("protocolVersion").get<std::string>());
-  peer.client.capabilities = params.at("capabilities");  // admit() checked both
-  peer.client.implementation = params.value("clientInfo", json::object());
-  session.accept_batches(allows_batches(peer.client.protocol_version));
-  json result = {{"protocolVersion", peer.client.protocol_version},
+  ClientInfo info;
+  info.protocol_version = negotiate_protocol_version(params.at("protocolVersion").get<std::string>());
+  info.capabilities = params.at("capabilities");  // admit() checked both
+  info.implementation = params.value("clientInfo", json::object());
+  peer.client = intern(std::move(info));
+  session.accept_batches(allows_batches(peer.client->protocol_version));
+  json result = {{"protocolVersion", peer.client->protocol_version},
                  {"capabilities", capabilities()},
                  {"serverInfo", {{"name", name_}, {"version", version_}}}};
   put_if(result, "instructions", instructions_);
@@ -239,7 +269,7 @@ Coro<json> Server::call_tool(const json& params, const RequestContext& rc, Peer&
     for (const std::string& p : problems) text += "\n  " + p;
     co_return ToolResult::error(std::move(text)).to_json();
   }
-  Context ctx(rc, peer.min_log_level, &peer.client, &peer.url_elicitations);
+  Context ctx(rc, peer.min_log_level, peer.client.get(), &peer.url_elicitations);
   std::string failure;
   try {
     ToolResult r = co_await entry->handler(args, ctx);

@@ -46,7 +46,7 @@ bool never_answered(const json& j) {
 }  // namespace
 
 Session::~Session() {
-  *alive_ = false;
+  if (alive_) *alive_ = false;
   // Only if run() was torn down without ending: the done-callbacks must not
   // outlive the session they refer to.
   for (auto& [id, r] : running_) {
@@ -154,23 +154,37 @@ bool Session::cancel_request(const json& id) {
   const auto it = running_.find(detail::request_key(id));
   if (it == running_.end()) return false;
   const std::string& method = it->second.method;
-  if (std::find(never_cancel_.begin(), never_cancel_.end(), method) != never_cancel_.end()) return false;
+  for (std::size_t at = 0; at < never_cancel_.size(); at = never_cancel_.find('\n', at) + 1) {
+    if (never_cancel_.compare(at, method.size(), method) == 0 && never_cancel_[at + method.size()] == '\n') {
+      return false;
+    }
+  }
   return it->second.task.cancel("cancelled by the client");
 }
 
+// A request at max_in_flight waits in dispatch() (take_request()), so the
+// reading stops there; what is read before it is dispatched, answers too.
 Coro<void> Session::read_all() {
   for (;;) {
-    while (running_.size() >= max_in_flight_) {
-      slot_free_.clear();
-      co_await slot_free_.wait();
-    }
     std::optional<Received> in = co_await transport_.receive();
     if (!in) break;
     co_await dispatch(*in);
   }
 }
 
+Coro<void> Session::handle(Received message) {
+  if (!closed_) co_await dispatch(message);
+}
+
+Coro<void> Session::close() {
+  closed_ = true;
+  slot_free_.set();  // a request waiting for a slot gives up
+  fail_awaiting();
+  co_await cancel_running();
+}
+
 Coro<void> Session::run() {
+  if (!alive_) alive_ = std::make_shared<bool>(true);
   const std::shared_ptr<bool> alive = alive_;
   idle_.set();
   // The reading runs as a task of its own so that output_failed() can stop
@@ -269,10 +283,20 @@ json Session::refusal(const Message& m) const {
 }
 
 Coro<void> Session::take_request(Message m) {
-  if (running_.contains(detail::request_key(m.id))) {
+  const std::string key = detail::request_key(m.id);
+  json refused;
+  if (!running_.contains(key)) {
+    refused = refusal(m);  // judged in arrival order, before any wait
+    while (refused.is_null() && running_.size() >= max_in_flight_ && !closed_) {
+      slot_free_.clear();
+      co_await slot_free_.wait();
+    }
+    if (closed_) co_return;
+  }
+  if (running_.contains(key)) {
     // Not routed by the id: that stream belongs to the request running.
     co_await send(make_error(m.id, error_code::invalid_request, "a request with this id is still running"));
-  } else if (const json refused = refusal(m); !refused.is_null()) {
+  } else if (!refused.is_null()) {
     co_await send(refused, m.id);
     transport_.request_done(m.id);  // Streamable HTTP: its POST's stream ends
   } else {

@@ -3,9 +3,12 @@
 //
 // Lifetimes: the mounted handlers share the Impl (a route may outlive the
 // StreamableHttp object), the sweep timer holds it weakly, and each session
-// is shared by the endpoint's map, its runner task and its open streams, so
-// a stream or a request still running after DELETE (or after the endpoint
-// is gone) touches nothing freed.
+// is shared by the endpoint's map, the POSTs being handled, its open
+// streams and, once ended with requests still running, the task that
+// waits for them to end, so a stream or a request still running after
+// DELETE (or after the endpoint is gone) touches nothing freed. An idle
+// session is that object alone: no task waits for its next message, each
+// POST hands its message in.
 #include <corio/mcp/streamable_http.hpp>
 
 #include <sys/random.h>
@@ -15,8 +18,6 @@
 #include <map>
 #include <charconv>
 #include <string_view>
-
-#include <fmt/core.h>
 
 #include <corio/errors.hpp>
 #include <corio/event_loop.hpp>
@@ -58,19 +59,21 @@ class Refusal : public std::runtime_error {
   int code_;
 };
 
-// 128 bits from the kernel's CSPRNG: a session id must not be guessable,
-// since it is all that ties a request to its session.
-std::string new_session_id() {
-  unsigned char bytes[16];
+// 128 bits from the kernel's CSPRNG, in hex: a session id must not be
+// guessable, since it is all that ties a request to its session.
+void new_session_id(char (&out)[HttpSession::kIdLength]) {
+  unsigned char bytes[HttpSession::kIdLength / 2];
   std::size_t got = 0;
   while (got < sizeof bytes) {
     const ssize_t n = ::getrandom(bytes + got, sizeof bytes - got, 0);
     if (n < 0 && errno != EINTR) throw std::system_error(errno, std::generic_category(), "getrandom");
     if (n > 0) got += static_cast<std::size_t>(n);
   }
-  std::string id;
-  for (unsigned char b : bytes) id += fmt::format("{:02x}", b);
-  return id;
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (std::size_t i = 0; i < sizeof bytes; ++i) {
+    out[2 * i] = kHex[bytes[i] >> 4];
+    out[2 * i + 1] = kHex[bytes[i] & 15];
+  }
 }
 
 // "http://localhost:5173" -> "localhost"; "" when it is no origin.
@@ -112,7 +115,7 @@ void append_sse_event(std::string& out, std::uint64_t stream, std::uint64_t n, s
 // for clients of 2025-11-25 and later: older ones may take its empty data
 // for a message.
 std::string priming_event(const HttpSession& session, const Outbox& box, std::chrono::milliseconds retry) {
-  if (session.protocol_version < "2025-11-25") return {};
+  if (!session.priming) return {};
   std::string event = "id: ";
   append_event_id(event, box.stream_id, 0);
   event += "\nretry: ";
@@ -147,7 +150,7 @@ struct StreamableHttp::Impl : std::enable_shared_from_this<Impl> {
   void check_host(const Request& req) const;
   std::shared_ptr<HttpSession> find_session(const Request& req) const;
   std::shared_ptr<HttpSession> start_session();
-  void end_session(std::string id) noexcept;
+  void end_session(std::string_view id) noexcept;
   bool evict_least_recently_used();
   void arm_sweep();
   void sweep();
@@ -203,24 +206,17 @@ std::shared_ptr<HttpSession> StreamableHttp::Impl::find_session(const Request& r
   return it->second;
 }
 
-Coro<void> run_session(Server& server, std::shared_ptr<HttpSession> session) {
-  struct Close {  // however the session ends, its streams end with it
-    HttpSession& s;
-    ~Close() { s.transport.close(); }
-  } close{*session};
-  co_await server.run(session->transport);
-}
+// A session ended while its requests run lives until they have ended.
+Coro<void> close_session(std::shared_ptr<HttpSession> session) { co_await session->client.close(); }
 
 std::shared_ptr<HttpSession> StreamableHttp::Impl::start_session() {
   if (sessions.size() >= opts.max_sessions && !evict_least_recently_used()) {
     throw Refusal(503, kTransportError, "Service Unavailable: too many sessions");
   }
-  auto session = std::make_shared<HttpSession>();
-  session->id = new_session_id();
+  auto session = std::make_shared<HttpSession>(server);
+  new_session_id(session->id_chars);
   session->last_used = get_running_loop().time();
-  session->transport.max_unread = opts.max_unread_bytes;
-  session->runner = create_task(run_session(server, session));
-  sessions.emplace(session->id, session);
+  sessions.emplace(session->id(), session);
   arm_sweep();
   return session;
 }
@@ -233,16 +229,19 @@ bool StreamableHttp::Impl::evict_least_recently_used() {
   for (const auto& [id, s] : sessions) {
     if (!s->transport.busy() && (!oldest || s->last_used < oldest->last_used)) oldest = s.get();
   }
-  if (oldest) end_session(oldest->id);
+  if (oldest) end_session(oldest->id());
   return oldest != nullptr;
 }
 
-void StreamableHttp::Impl::end_session(std::string id) noexcept {
+void StreamableHttp::Impl::end_session(std::string_view id) noexcept {
   const auto it = sessions.find(id);
   if (it == sessions.end()) return;
-  it->second->transport.close();  // EOF for the session; its streams end now
-  it->second->runner.cancel();    // and its requests are cancelled
+  std::shared_ptr<HttpSession> session = std::move(it->second);
   sessions.erase(it);
+  session->transport.close();  // its streams end now
+  // And its requests are cancelled: by a task that keeps the session until
+  // they have ended. An idle one (the usual end) goes here and now.
+  if (!session->client.idle()) create_task(close_session(std::move(session)));
 }
 
 void StreamableHttp::Impl::arm_sweep() {
@@ -347,15 +346,18 @@ Coro<Response> StreamableHttp::Impl::post(Request& req) {
   std::shared_ptr<HttpSession> session = initialize ? start_session() : find_session(req);
   if (initialize) {
     const json& asked = m.params.is_object() ? m.params.value("protocolVersion", json()) : json();
-    session->protocol_version =
-        Server::negotiate_protocol_version(asked.is_string() ? asked.get<std::string>() : std::string());
+    // Priming events are for clients of 2025-11-25 and later.
+    session->priming =
+        Server::negotiate_protocol_version(asked.is_string() ? asked.get<std::string>() : std::string()) >=
+        "2025-11-25";
   }
   if (!m.is_request()) {
-    co_await session->transport.deliver(std::move(body));
+    Received in{std::move(body)};  // named: g++ 12 frees a temporary in a co_await twice
+    co_await session->client.handle(std::move(in));
     co_return Response(202);
   }
   Response resp = co_await answer_request(session, m.id, std::move(body));
-  if (initialize) resp.headers.set("Mcp-Session-Id", session->id);
+  if (initialize) resp.headers.set("Mcp-Session-Id", std::string(session->id()));
   co_return resp;
 }
 
@@ -364,7 +366,13 @@ Coro<Response> StreamableHttp::Impl::answer_request(std::shared_ptr<HttpSession>
   std::shared_ptr<Outbox> box = session->transport.open_request(id);
   if (!box) throw Refusal(400, error_code::invalid_request, "a request with this id is still running");
   box->keep_last_only = opts.json_response;
-  co_await session->transport.deliver(std::move(body));
+  Received in{std::move(body)};  // named: g++ 12 frees a temporary in a co_await twice
+  try {
+    co_await session->client.handle(std::move(in));  // waits while max_in_flight run
+  } catch (...) {
+    session->transport.request_done(id);  // given up (cancelled): no request runs for the box
+    throw;
+  }
   if (opts.json_response) co_return co_await answer_as_json(std::move(session), std::move(box));
   if (opts.quick_answers_as_json) {
     if (std::optional<Response> quick = co_await quick_answer(*box)) co_return std::move(*quick);
@@ -419,7 +427,7 @@ Coro<Response> StreamableHttp::Impl::answer_as_json(std::shared_ptr<HttpSession>
     co_await box->ready.wait();
   }
   if (!box->events.empty()) co_return Response::text(box->events.back(), 200, "application/json");
-  if (!sessions.contains(session->id)) throw Refusal(404, kSessionNotFound, "Session not found");
+  if (!sessions.contains(session->id())) throw Refusal(404, kSessionNotFound, "Session not found");
   co_return Response(202);
 }
 
@@ -451,7 +459,7 @@ Coro<Response> StreamableHttp::Impl::get(Request& req) {
 Coro<Response> StreamableHttp::Impl::del(Request& req) {
   check_origin(req);
   const std::shared_ptr<HttpSession> session = find_session(req);
-  end_session(session->id);
+  end_session(session->id());
   co_return Response(200);
 }
 

@@ -114,7 +114,8 @@ Coro<void> requests_overlap() {
 TEST(Session, EachRequestRunsAsItsOwnTask) { run_test(requests_overlap()); }
 
 // At max_in_flight requests running, the session stops reading: the third
-// request is not even read (let alone started) until one of the two ends.
+// request is read but not started (nor the two after it read) until one of
+// the two ends.
 Coro<void> in_flight_is_capped() {
   Harness h;
   Session session(h.transport);

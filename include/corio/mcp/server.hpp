@@ -134,6 +134,9 @@ class Server {
   /// several transports at once are served independently (each negotiates
   /// its own revision and log level).
   Coro<void> run(Transport& transport);
+  /// One client served message by message, by whoever receives them
+  /// (Streamable HTTP: each POST), with no task of its own.
+  class Connection;
   /// Serves over this process's stdin and stdout: the whole of an MCP
   /// server's main. Logs go to stderr; stdout carries only the protocol.
   Coro<void> run_stdio();
@@ -147,7 +150,9 @@ class Server {
  private:
   // What one client negotiated, and what the server has to tell it.
   struct Peer {
-    ClientInfo client;
+    // Shared by the clients that said the same of themselves (interned:
+    // thousands of sessions of one client program hold one copy).
+    std::shared_ptr<const ClientInfo> client;
     LogLevel min_log_level = LogLevel::info;
     bool initialized = false;  // an initialize was accepted (its answer may still be going out)
     std::set<std::string, std::less<>> subscriptions;  // resource uris
@@ -198,6 +203,8 @@ class Server {
   Coro<json> complete(const json& params);
   void install_extensions(Session& session);
   json capabilities() const;
+  // The one ClientInfo equal to info that clients hold, or info made shared.
+  std::shared_ptr<const ClientInfo> intern(ClientInfo info);
   // Queues a notification for every initialized client (filter: only those).
   void broadcast(const std::string& method, const json& params,
                  const std::function<bool(const Peer&)>& filter = {});
@@ -219,6 +226,47 @@ class Server {
   // The clients being served (run()); shared with each run(), whose task
   // may end after the Server is gone (a transport closed under it).
   std::shared_ptr<std::vector<Peer*>> peers_ = std::make_shared<std::vector<Peer*>>();
+  // What intern() handed out, by its JSON; expired entries go when the
+  // table has doubled since they were last swept.
+  std::map<std::string, std::weak_ptr<const ClientInfo>, std::less<>> client_infos_;
+  std::size_t client_infos_swept_ = 0;
+};
+
+/// One client of a Server, served message by message: its owner hands in
+/// what the client sends (handle()) and the answers go out through the
+/// transport, whose receive() is never called. What run() does, less the
+/// reading: a client served this way holds no task and no coroutine frame
+/// while idle (Streamable HTTP keeps one per session).
+///
+/// Suspends: handle() while a request waits for one of max_in_flight
+/// slots; close() until the client's requests have ended.
+class Server::Connection {
+ public:
+  /// server and transport must outlive it.
+  Connection(Server& server, Transport& transport);
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+  /// Must not run while requests do (close() first, unless idle()).
+  ~Connection();
+
+  /// One message from the client (Session::handle()).
+  Coro<void> handle(Received message) { return session_.handle(std::move(message)); }
+  /// The client is gone: the server forgets it, its requests are
+  /// cancelled, and this returns once they and the notifications being
+  /// sent to it have ended.
+  Coro<void> close();
+  /// Nothing of the client's runs: no request, no notification being sent.
+  bool idle() const noexcept;
+  /// The session it is served on.
+  Session& session() noexcept { return session_; }
+
+ private:
+  void leave() noexcept;  // the server forgets the client
+  Coro<void> stop_notifier();
+
+  std::shared_ptr<std::vector<Peer*>> peers_;
+  Peer peer_;
+  Session session_;
 };
 
 }  // namespace corio::mcp

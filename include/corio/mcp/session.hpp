@@ -39,7 +39,8 @@
 /// the peer's answer (an MCP client's calls, a server's sampling requests).
 ///
 /// Suspends: run() while waiting for messages and, at EOF, for the requests
-/// still running; request() until its answer comes. Resumed by: the
+/// still running; handle() while a request waits for a slot; request() until
+/// its answer comes. Resumed by: the
 /// transport (the loop), the request tasks, run() delivering an answer.
 #pragma once
 
@@ -114,12 +115,16 @@ class Session {
   void on_before_request(std::function<void(const Message&)> gate) { gate_ = std::move(gate); }
   /// cancel_request() refuses requests for this method (MCP: initialize
   /// cannot be cancelled).
-  void never_cancel(std::string method) { never_cancel_.push_back(std::move(method)); }
+  void never_cancel(std::string_view method) { (never_cancel_ += method) += '\n'; }
   /// Limits for the JSON of each message (the size is the transport's).
   void json_limits(const http::JsonLimits& limits) noexcept { json_limits_ = limits; }
-  /// At this many requests running, run() stops reading until one ends:
-  /// a peer that floods requests (and does not read the answers) holds at
-  /// most this many in memory, whatever the timing. Default 256.
+  /// At this many requests running, the next request waits until one
+  /// ends, and run() reads nothing more meanwhile: a peer that floods
+  /// requests (and does not read the answers) holds at most this many (and
+  /// the one waiting) in memory, whatever the timing. Answers to our own
+  /// requests read meanwhile are delivered, so a running request that asked
+  /// the peer something gets its answer, if the peer sends it before its
+  /// next request. Default 256.
   void max_in_flight(std::size_t n) noexcept { max_in_flight_ = n > 0 ? n : 1; }
 
   /// Sends a notification to the peer (progress, log messages, ...);
@@ -142,6 +147,18 @@ class Session {
   /// The transport it runs over.
   Transport& transport() noexcept { return transport_; }
 
+  /// Handles one message from the peer as run() handles each it reads, for a
+  /// transport whose owner hands messages in (Streamable HTTP: each POST)
+  /// instead of a task reading them: a session fed this way holds no task
+  /// and no frame while idle. A request waits here while max_in_flight run;
+  /// notifications and the answers to our requests never wait (a running
+  /// request may be waiting for one). Nothing happens after close().
+  Coro<void> handle(Received message);
+  /// The peer is gone (a session fed through handle()): our requests
+  /// awaiting an answer fail ("connection closed"), the peer's running
+  /// ones are cancelled, and this returns once they have ended.
+  Coro<void> close();
+
   /// Reads and dispatches until the peer closes its side, then waits for the
   /// requests still running and until their answers are out of the process
   /// (Transport::flush()). Cancelling run() cancels them, and run() ends
@@ -154,8 +171,8 @@ class Session {
  private:
   Coro<void> dispatch(const Received& in);
   Coro<void> dispatch_batch(json batch);
-  // Starts m's task, or answers it with an error if its id is in use or
-  // the gate refuses it.
+  // Starts m's task (once fewer than max_in_flight run), or answers it
+  // with an error if its id is in use or the gate refuses it.
   Coro<void> take_request(Message m);
   void start_request(Message m);
   // The gate's error answer to m, or null.
@@ -193,13 +210,17 @@ class Session {
   std::size_t max_in_flight_ = 256;
   bool accept_batches_ = false;
   std::function<void(const Message&)> gate_;
-  std::vector<std::string> never_cancel_;
+  // The methods never cancelled, each followed by '\n': "initialize\n",
+  // all a server has, fits the string's own buffer (no allocation per session).
+  std::string never_cancel_;
   http::JsonLimits json_limits_;
   std::optional<TaskRef> reader_;  // the task in run() while it reads
   bool output_lost_ = false;
+  bool closed_ = false;  // close() was called
   // False once the session is destroyed: a run() cancelled by its owner's
-  // destructor (a Client dropped without close()) unwinds without it.
-  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  // destructor (a Client dropped without close()) unwinds without it. Made
+  // by run(): a session fed through handle() needs none.
+  std::shared_ptr<bool> alive_;
 };
 
 }  // namespace corio::mcp

@@ -46,6 +46,13 @@
 /// request or an open stream; at max_sessions a new one takes the place of
 /// the one unused longest (503 only when every session has a stream open).
 ///
+/// A session is fed by its POSTs: each hands its message in, and holds no
+/// task while idle. A POSTed request while Server::max_in_flight of the
+/// session's run waits, unanswered, for one to end (so a client that floods
+/// a busy session is pushed back on its own connections, each holding one
+/// message); a POSTed notification or answer never waits (a running call may
+/// be waiting for that answer: sampling, elicitation).
+///
 /// Threads: sessions live on the loop that serves them, so the HTTP server
 /// must run one loop (ServerOptions::workers == 1; mount() checks).
 ///
@@ -100,11 +107,6 @@ struct StreamableHttpOptions {
   /// refuses a longer line; the HTTP server's Limits::max_body bounds the
   /// reading itself.
   std::size_t max_message = kDefaultMaxMessage;
-  /// POSTed messages a session has not read yet (it reads none while
-  /// Server::max_in_flight of its requests run), in bytes: past it a POST
-  /// waits, unanswered, until the session catches up, so a client that
-  /// floods a busy session is pushed back on its own connections.
-  std::size_t max_unread_bytes = std::size_t{1} << 20;
 };
 
 /// Streamable HTTP's server side: an mcp::Server's endpoint on an
