@@ -240,8 +240,11 @@ void StreamableHttp::Impl::end_session(std::string_view id) noexcept {
   sessions.erase(it);
   session->transport.close();  // its streams end now
   // And its requests are cancelled: by a task that keeps the session until
-  // they have ended. An idle one (the usual end) goes here and now.
-  if (!session->client.idle()) create_task(close_session(std::move(session)));
+  // they have ended. An idle one (the usual end) goes here and now, and so
+  // does one ended with no loop running (a teardown): its requests' tasks
+  // went with their loop, and create_task would throw here.
+  EventLoop* loop = detail::tls_running_loop;
+  if (loop && !session->client.idle()) loop->create_task(close_session(std::move(session)));
 }
 
 void StreamableHttp::Impl::arm_sweep() {
