@@ -59,35 +59,41 @@ HttpConnection::~HttpConnection() {
 // own frames exist only once its first byte came): with nothing received it
 // holds no read buffer, no write buffer, no request state, and no frame below
 // this one but the reader's wait, which lives in it (try_fill, readable).
-Coro<void> HttpConnection::serve() {
+Coro<void> HttpConnection::serve(std::shared_ptr<LoopServer> server, StreamReader reader,
+                                 StreamWriter writer) {
+  if (!server || server->stopping()) {
+    writer.close();
+    co_return;
+  }
+  HttpConnection c(*server, std::move(reader), std::move(writer));
   try {
     for (;;) {
-      if (reader_.buffered().empty()) {
-        flush();  // the peer may be waiting for these before it sends more
-        if (writer_.get_write_buffer_size() > 0) co_await drain();
-        if (!park()) break;
-        while (reader_.buffered().empty() && !reader_.at_eof()) {
-          if (reader_.try_fill()) break;
-          co_await reader_.readable();
+      if (c.reader_.buffered().empty()) {
+        c.flush();  // the peer may be waiting for these before it sends more
+        if (c.writer_.get_write_buffer_size() > 0) co_await c.drain();
+        if (!c.park()) break;
+        while (c.reader_.buffered().empty() && !c.reader_.at_eof()) {
+          if (c.reader_.try_fill()) break;
+          co_await c.reader_.readable();
         }
-        if (reader_.buffered().empty()) break;  // EOF, or closed by a timeout or shutdown
-        idle = false;
-        deadline = 0;  // a head began: its own, shorter clock starts in read_head
+        if (c.reader_.buffered().empty()) break;  // EOF, or closed by a timeout or shutdown
+        c.idle = false;
+        c.deadline = 0;  // a head began: its own, shorter clock starts in read_head
       }
-      if (!st_) st_ = server_.take_request_state();
-      if (!co_await read_head()) break;
-      co_await handle_request();
-      if (!keep_alive_) break;
+      if (!c.st_) c.st_ = c.server_.take_request_state();
+      if (!co_await c.read_head()) break;
+      co_await c.handle_request();
+      if (!c.keep_alive_) break;
     }
-    if (linger_) {
-      co_await linger();
+    if (c.linger_) {
+      co_await c.linger();
     } else {
-      flush();
+      c.flush();
     }
   } catch (const std::system_error&) {
     // The peer reset or went away: this connection ends, quietly.
   }
-  if (!taken_) writer_.close();  // a taken one is closed by its new owner
+  if (!c.taken_) c.writer_.close();  // a taken one is closed by its new owner
 }
 
 // The request state goes back to the server, and the idle clock starts
@@ -231,7 +237,7 @@ Coro<bool> HttpConnection::read_head() {
 // The clock is read for the access log only: a clock read per request
 // is not free.
 void HttpConnection::start_clock() {
-  if (shared_.options.access_log) started_ = std::chrono::steady_clock::now();
+  if (shared_.options.access_log) st_->started = std::chrono::steady_clock::now();
 }
 
 bool HttpConnection::check_expect() {

@@ -8,7 +8,7 @@
 //   2. A LoopServer lives while its Server or any of its connections does
 //      (each connection task holds a shared_ptr), so a connection unwinding
 //      after the Server is gone still finds it.
-//   3. An HttpConnection lives in its task's coroutine frame; LoopServer
+//   3. An HttpConnection lives in its serve() frame; LoopServer
 //      keeps a raw pointer to it from registration to the frame's end (the
 //      Registration member unregisters it).
 //   4. A RequestState is an HttpConnection's from its request's first byte
@@ -58,6 +58,7 @@ struct RequestState {
   RequestHead head;
   std::optional<BodyDecoder> body;
   std::string out;  // responses not yet handed to the writer (pipelining batches them)
+  std::chrono::steady_clock::time_point started;  // for the access log
 };
 
 // One loop's share of a Server: its listener, its connections, the sweeper
@@ -109,8 +110,13 @@ class HttpConnection {
   HttpConnection& operator=(const HttpConnection&) = delete;
   ~HttpConnection();
 
-  // The request loop, until the peer or the server ends the connection.
-  Coro<void> serve();
+  // The request loop, until the peer or the server ends the connection. The
+  // connection lives in this frame, which is also where it waits between
+  // requests: one frame per idle connection, not one for the connection and
+  // one for its loop (serve() is static for that). A null or stopping server
+  // closes the connection at once.
+  static Coro<void> serve(std::shared_ptr<LoopServer> server, StreamReader reader,
+                          StreamWriter writer);
 
   // For Request: the body, on demand.
   Coro<std::string> read_chunk();
@@ -181,9 +187,7 @@ class HttpConnection {
   StreamReader reader_;
   StreamWriter writer_;
   std::unique_ptr<RequestState> st_;  // lifetime rule 4
-  std::chrono::steady_clock::time_point started_;
   std::uint64_t requests_ = 0;
-  std::string remote_;  // for the access log, filled on first use
   bool keep_alive_ = true;
   bool head_only_ = false;        // HEAD: the head alone
   bool expect_continue_ = false;  // "100 Continue" still owed before reading the body

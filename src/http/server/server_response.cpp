@@ -399,10 +399,11 @@ Coro<std::uint64_t> HttpConnection::send_stream(Response& resp) {
 void HttpConnection::log_access(std::uint64_t bytes) {
   const AccessLog& log = shared_.options.access_log;
   if (!log) return;
-  if (remote_.empty()) remote_ = peername();
+  // Not kept between requests: an idle connection holds no string for it.
+  const std::string remote = peername();
   const auto took = std::chrono::duration_cast<std::chrono::microseconds>(
-      std::chrono::steady_clock::now() - started_);
-  log(AccessLogEntry{remote_, st_->head.method, st_->head.target, sent_status_, bytes, took});
+      std::chrono::steady_clock::now() - st_->started);
+  log(AccessLogEntry{remote, st_->head.method, st_->head.target, sent_status_, bytes, took});
 }
 
 }  // namespace corio::http::detail

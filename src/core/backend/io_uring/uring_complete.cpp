@@ -112,6 +112,9 @@ void UringBackend::on_send(Conn& c, int res) {
   if (c.queued_out() > 0) {
     mark_prep(c);
   } else {
+    keep_send_buffer(c.inflight);
+    keep_send_buffer(c.pending);
+    c.out_off = 0;
     c.drained = true;
     flushed(c);
   }

@@ -322,6 +322,7 @@ long UringBackend::try_send(int fd, std::string_view data) noexcept {
   const std::size_t queued = c->queued_out();
   if (queued >= kSendCap) return sent > 0 ? static_cast<long>(sent) : data.empty() ? 0 : -EAGAIN;
   const std::size_t take = std::min(kSendCap - queued, data.size());
+  lend_send_buffer(*c, take);
   try {
     c->pending.append(data.data(), take);
     c->drained = false;
@@ -351,6 +352,24 @@ std::size_t UringBackend::unsent(int fd) noexcept {
 }
 
 // The last owed send completed (or failed): a shutdown that waited goes now.
+// An empty queue too small for `need` takes a spare (kSendSpares).
+void UringBackend::lend_send_buffer(Conn& c, std::size_t need) noexcept {
+  if (!c.pending.empty() || c.pending.capacity() >= need || send_spares_.empty()) return;
+  c.pending.swap(send_spares_.back());
+  send_spares_.pop_back();
+}
+
+// Emptied: its capacity goes to the spares, or is freed.
+void UringBackend::keep_send_buffer(std::string& buffer) noexcept {
+  std::string empty;
+  if (buffer.capacity() <= empty.capacity()) return;  // nothing on the heap
+  buffer.clear();
+  if (send_spares_.size() < kSendSpares && buffer.capacity() <= kKeepSendBuffer) {
+    send_spares_.push_back(std::move(buffer));  // reserved: no allocation
+  }
+  buffer.swap(empty);  // freed, unless it was moved into the spares
+}
+
 void UringBackend::flushed(Conn& c) noexcept {
   if (c.shutdown_how < 0) return;
   if (!c.detached || c.owns_fd) (void)::shutdown(c.fd, c.shutdown_how);
