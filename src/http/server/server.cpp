@@ -65,7 +65,7 @@ Coro<void> LoopServer::start(std::string host, std::uint16_t port, bool reuse_po
 Coro<void> LoopServer::wait_stopped() { co_await stopped_.wait(); }
 
 void LoopServer::add(HttpConnection* c) {
-  c->index = conns_.size();
+  c->index = static_cast<std::uint32_t>(conns_.size());
   conns_.push_back(c);
   drained_.clear();
   if (!sweeper_) arm_sweeper();
@@ -147,7 +147,7 @@ Coro<void> LoopServer::shutdown(std::chrono::milliseconds deadline) {
   const std::vector<HttpConnection*> left = conns_;
   for (HttpConnection* c : left) {
     c->abort();
-    if (c->task) c->task->cancel("server shutdown");
+    if (c->task.task() != nullptr) c->task.cancel("server shutdown");
   }
   co_await drained_.wait();
   stopped_.set();

@@ -135,9 +135,12 @@ class HttpConnection {
 
   // For LoopServer.
   double deadline = 0;  // loop time past which the sweeper aborts; 0: none
+  TaskRef task;         // the one serving this connection
+  std::optional<TaskRef> reported_task() const {
+    return task.task() != nullptr ? std::optional<TaskRef>(task) : std::nullopt;
+  }
+  std::uint32_t index = 0;  // in LoopServer's list
   bool idle = false;    // waiting for a request, nothing of it received
-  std::size_t index = 0;  // in LoopServer's list
-  std::optional<TaskRef> task;
   void abort() noexcept { writer_.abort(); }
   bool sends_too_slowly(double now) noexcept;  // below ServerOptions::min_send_rate
   void time_out() noexcept;                    // the sweeper's abort
@@ -182,19 +185,13 @@ class HttpConnection {
   Coro<void> copy_file(int fd, std::uint64_t from, std::uint64_t size);
   void log_access(std::uint64_t bytes);
 
+  // Packed (an idle connection keeps every byte of these): the flags
+  // share the padding after the counters.
+  const ServerShared& shared() const noexcept { return server_.shared(); }
   LoopServer& server_;
-  const ServerShared& shared_;
   StreamReader reader_;
   StreamWriter writer_;
   std::unique_ptr<RequestState> st_;  // lifetime rule 4
-  std::uint64_t requests_ = 0;
-  bool keep_alive_ = true;
-  bool head_only_ = false;        // HEAD: the head alone
-  bool expect_continue_ = false;  // "100 Continue" still owed before reading the body
-  bool body_failed_ = false;      // the body broke the protocol: close after answering
-  bool linger_ = false;           // the peer may still be sending: close in stages
-  int sent_status_ = 0;           // of the last head written, for the access log
-  bool tls_ = false;
   // ServerOptions::min_send_rate's window: the bytes the kernel had taken
   // when it began, the waiting for the peer it holds so far, and when the
   // current wait began (0: not waiting).
@@ -202,6 +199,14 @@ class HttpConnection {
   std::uint64_t window_mark_ = 0;
   double window_waited_ = 0;
   double wait_began_ = 0;
+  int sent_status_ = 0;           // of the last head written, for the access log
+  bool served_one_ = false;       // a request was answered: the idle clock applies
+  bool keep_alive_ = true;
+  bool head_only_ = false;        // HEAD: the head alone
+  bool expect_continue_ = false;  // "100 Continue" still owed before reading the body
+  bool body_failed_ = false;      // the body broke the protocol: close after answering
+  bool linger_ = false;           // the peer may still be sending: close in stages
+  bool tls_ = false;
   bool taken_ = false;  // handed over by take_connection(): no longer ours
 };
 

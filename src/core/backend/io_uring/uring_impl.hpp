@@ -30,6 +30,8 @@ constexpr std::size_t kAcceptCap = 64;
 // none grown past kKeepSendBuffer, so that a burst does not pin its peak.
 constexpr std::size_t kSendSpares = 64;
 constexpr std::size_t kKeepSendBuffer = 16 * 1024;
+// Past a std::string's inline capacity (15 in libstdc++): on the heap.
+constexpr std::size_t kSendBufferOnHeap = std::string().capacity() + 1;
 // try_send() on an idle stream sends this much or more at once (send(2));
 // less goes into the queue, for the next submit (see try_send).
 constexpr std::size_t kDirectSend = 16 * 1024;
@@ -107,8 +109,18 @@ class UringBackend final : public IoBackend {
   void caught_up(Conn& c) noexcept;
   static int within_fd_limit(int& fd) noexcept;
   void flushed(Conn& c) noexcept;
-  void lend_send_buffer(Conn& c, std::size_t need) noexcept;
+  void lend_send_buffer(Conn& c) noexcept;
   void keep_send_buffer(std::string& buffer) noexcept;
+  // Inline: a send that fits in the string's own bytes, or a queue that
+  // holds nothing on the heap, costs a compare.
+  void lend_send_buffer(Conn& c, std::size_t need) noexcept {
+    if (c.pending.capacity() < need && c.pending.empty() && !send_spares_.empty()) lend_send_buffer(c);
+  }
+  void keep_send_buffers(Conn& c) noexcept {
+    if (c.inflight.capacity() >= kSendBufferOnHeap) keep_send_buffer(c.inflight);
+    if (c.pending.capacity() >= kSendBufferOnHeap) keep_send_buffer(c.pending);
+    c.out_off = 0;
+  }
 
   // ---- uring_file.cpp ----
   void prepare_files();

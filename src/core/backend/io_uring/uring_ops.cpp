@@ -351,25 +351,23 @@ std::size_t UringBackend::unsent(int fd) noexcept {
   return c != nullptr && c->kind == Kind::stream ? c->queued_out() : 0;
 }
 
-// The last owed send completed (or failed): a shutdown that waited goes now.
-// An empty queue too small for `need` takes a spare (kSendSpares).
-void UringBackend::lend_send_buffer(Conn& c, std::size_t need) noexcept {
-  if (!c.pending.empty() || c.pending.capacity() >= need || send_spares_.empty()) return;
+// An empty queue too small for the next send takes a spare (kSendSpares).
+void UringBackend::lend_send_buffer(Conn& c) noexcept {
   c.pending.swap(send_spares_.back());
   send_spares_.pop_back();
 }
 
-// Emptied: its capacity goes to the spares, or is freed.
+// Emptied, with heap capacity: to the spares, or freed.
 void UringBackend::keep_send_buffer(std::string& buffer) noexcept {
-  std::string empty;
-  if (buffer.capacity() <= empty.capacity()) return;  // nothing on the heap
   buffer.clear();
   if (send_spares_.size() < kSendSpares && buffer.capacity() <= kKeepSendBuffer) {
-    send_spares_.push_back(std::move(buffer));  // reserved: no allocation
+    send_spares_.emplace_back().swap(buffer);  // reserved: no allocation
+  } else {
+    buffer.shrink_to_fit();  // empty: back to the inline buffer
   }
-  buffer.swap(empty);  // freed, unless it was moved into the spares
 }
 
+// The last owed send completed (or failed): a shutdown that waited goes now.
 void UringBackend::flushed(Conn& c) noexcept {
   if (c.shutdown_how < 0) return;
   if (!c.detached || c.owns_fd) (void)::shutdown(c.fd, c.shutdown_how);
