@@ -116,8 +116,13 @@ class UringBackend final : public IoBackend {
   void lend_send_buffer(Conn& c, std::size_t need) noexcept {
     if (c.pending.capacity() < need && c.pending.empty() && !send_spares_.empty()) lend_send_buffer(c);
   }
+  // The queue is empty: every byte of `inflight` went, `pending` has none.
   void keep_send_buffers(Conn& c) noexcept {
-    if (c.inflight.capacity() >= kSendBufferOnHeap) keep_send_buffer(c.inflight);
+    if (c.inflight.capacity() >= kSendBufferOnHeap) {
+      keep_send_buffer(c.inflight);
+    } else {
+      c.inflight.clear();
+    }
     if (c.pending.capacity() >= kSendBufferOnHeap) keep_send_buffer(c.pending);
     c.out_off = 0;
   }
