@@ -29,6 +29,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
 
 #include <corio/coro.hpp>
 #include <corio/detail/intrusive.hpp>
@@ -123,28 +124,29 @@ class StreamReader::Readable {
  public:
   /// Over a transport that tries reads: its wait for readability.
   Readable(detail::Ref<detail::Connection> c, detail::IoWait wait) noexcept
-      : c_(std::move(c)), io_(std::in_place, std::move(wait)) {}
+      : c_(std::move(c)), wait_(std::in_place_index<0>, std::move(wait)) {}
   /// Over one that cannot: a fill_buffer().
-  explicit Readable(Coro<std::size_t> fill) : fill_(std::in_place, std::move(fill).operator co_await()) {}
+  explicit Readable(Coro<std::size_t> fill)
+      : wait_(std::in_place_index<1>, std::move(fill).operator co_await()) {}
 
   /// Always suspends: try_fill() already found nothing.
   bool await_ready() const noexcept { return false; }
   /// Parks h on the transport's wait (or starts the fill_buffer()).
   template <class P>
   bool await_suspend(std::coroutine_handle<P> h) {
-    if (io_) {
-      io_->await_suspend(h);
+    if (detail::IoWait* io = std::get_if<0>(&wait_)) {
+      io->await_suspend(h);
       return true;
     }
-    return fill_->await_suspend(h);
+    return std::get<1>(wait_).await_suspend(h);
   }
   /// CancelledError, or the read's error (as fill_buffer()).
   void await_resume();
 
  private:
   detail::Ref<detail::Connection> c_;
-  std::optional<detail::IoWait> io_;
-  std::optional<Coro<std::size_t>::Awaiter> fill_;
+  // One or the other: it lives in every idle connection's frame.
+  std::variant<detail::IoWait, Coro<std::size_t>::Awaiter> wait_;
 };
 
 }  // namespace corio

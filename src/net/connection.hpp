@@ -61,36 +61,41 @@ class Connection {
   }
   // Whether the transport reads in two steps (try_read, readable), asked once.
   const bool tries_reads;
+  // The flags and the count first, in one word: every idle connection keeps
+  // this object, and scattered flags cost it 24 bytes of padding.
+  bool closed = false;   // the transport is closed
+  bool eof = false;      // reader: the peer's EOF came
+  bool reading = false;  // reader: a read is in progress (one at a time)
+  bool paused = false;    // writer: above the marks, drain() waits
+  bool flushing = false;  // writer: the flusher task runs
+  bool eof_requested = false;
+  bool eof_sent = false;
+  bool closing = false;  // close() or abort() was called
+
+ private:
+  signed char lends_ = -1;  // unknown yet
+
+ public:
+  std::uint32_t refs = 1;
 
   EventLoop& loop;
   std::unique_ptr<Transport> transport;
-  std::uint32_t refs = 1;
-  bool closed = false;  // the transport is closed
 
   // Reader.
   ByteBuffer rbuf;  // no storage while empty (byte_buffer.hpp)
   std::size_t read_chunk = 4 * 1024;  // the next read's room (stream_reader.cpp)
   std::size_t limit;
-  bool eof = false;
-  bool reading = false;  // a read is in progress (one at a time)
   std::exception_ptr read_error;
 
   // Writer.
   ByteBuffer wbuf;
   std::size_t high_water = 64 * 1024;
   std::size_t low_water = 16 * 1024;
-  bool paused = false;    // above the marks: drain() waits
-  bool flushing = false;  // the flusher task runs
-  bool eof_requested = false;
-  bool eof_sent = false;
-  bool closing = false;  // close() or abort() was called
   std::exception_ptr write_error;
   Event resumed;  // set while not paused
   Event flushed;  // set while the write buffer is empty
   Event closed_event;
 
- private:
-  signed char lends_ = -1;  // unknown yet
 };
 
 // A connection over `transport` as a reader/writer pair (a new reference each).

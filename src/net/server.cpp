@@ -203,10 +203,12 @@ void report_handshake_failure(ServerState& s, const Transport& t, std::exception
 
 // One connection's share of max_connections, from its accept to the end of
 // its task: a parameter of run_client, so that it is given back with the
-// frame even if the task never started.
+// frame even if the task never started. It holds the connection's reference
+// to the server too (rule 1): one parameter fewer in every connection's frame.
 class ConnectionSlot {
  public:
   explicit ConnectionSlot(Ref<ServerState> s) noexcept : s_(std::move(s)) { ++s_->connections; }
+  ServerState& server() const noexcept { return *s_; }
   ConnectionSlot(ConnectionSlot&& o) noexcept = default;
   ConnectionSlot(const ConnectionSlot&) = delete;
   ConnectionSlot& operator=(const ConnectionSlot&) = delete;
@@ -253,10 +255,10 @@ Coro<void> run_handler(ServerState& s, ClientNode& node, std::unique_ptr<Transpo
   return s.handler(std::move(reader), std::move(writer));
 }
 
-Coro<void> run_client(Ref<ServerState> ref, [[maybe_unused]] ConnectionSlot slot, Socket sock) {
-  ServerState& s = *ref;
+// The transport is made before the task (its frame keeps no Socket).
+Coro<void> run_client(ConnectionSlot slot, std::unique_ptr<Transport> transport) {
+  ServerState& s = slot.server();
   ClientNode node(s);
-  std::unique_ptr<Transport> transport = std::make_unique<SocketTransport>(s.loop, std::move(sock));
   if (s.ssl) {
     transport = co_await handshake(s, node, std::move(transport));
     if (!transport) co_return;
@@ -285,8 +287,8 @@ void ServerState::start_accepting() {
 }
 
 void ServerState::start_client(Socket sock) {
-  loop.create_task(run_client(Ref<ServerState>::share(this),
-                              ConnectionSlot(Ref<ServerState>::share(this)), std::move(sock)));
+  loop.create_task(run_client(ConnectionSlot(Ref<ServerState>::share(this)),
+                              std::make_unique<SocketTransport>(loop, std::move(sock))));
 }
 
 void ServerState::end_clients(bool abort) {

@@ -20,6 +20,10 @@ SocketAddress address_or_empty(F get) noexcept {
     return {};
   }
 }
+bool packs(const SocketAddress& a) noexcept {
+  return a.size() == 0 || (a.family() == AF_INET && a.size() == sizeof(sockaddr_in)) ||
+         (a.family() == AF_INET6 && a.size() == sizeof(sockaddr_in6));
+}
 }  // namespace
 
 std::optional<std::size_t> Transport::try_read(std::span<char> /*buf*/) {
@@ -38,11 +42,9 @@ SocketTransport::SocketTransport(EventLoop& loop, Socket sock)
     : loop_(loop), sock_(std::move(sock)) {
   const SocketAddress peer = address_or_empty([this] { return sock_.peer_address(); });
   const SocketAddress local = address_or_empty([this] { return sock_.local_address(); });
-  if (peer.size() <= sizeof(sockaddr_in6) && local.size() <= sizeof(sockaddr_in6)) {
+  if (packs(peer) && packs(local)) {
     std::memcpy(&peer_.bytes, peer.data(), peer.size());
-    peer_.len = peer.size();
     std::memcpy(&local_.bytes, local.data(), local.size());
-    local_.len = local.size();
   } else {
     names_ = std::make_unique<Names>(peer, local);
   }
@@ -55,11 +57,19 @@ SocketTransport::SocketTransport(EventLoop& loop, Socket sock)
   }
 }
 
+socklen_t SocketTransport::PackedAddress::len() const noexcept {
+  switch (bytes.sin6_family) {
+    case AF_INET: return sizeof(sockaddr_in);
+    case AF_INET6: return sizeof(sockaddr_in6);
+    default: return 0;
+  }
+}
+
 const SocketTransport::Names& SocketTransport::names() const {
   if (!names_) {
     const auto unpack = [](const PackedAddress& a) {
-      return a.len == 0 ? SocketAddress()
-                        : SocketAddress(reinterpret_cast<const sockaddr*>(&a.bytes), a.len);
+      return a.len() == 0 ? SocketAddress()
+                          : SocketAddress(reinterpret_cast<const sockaddr*>(&a.bytes), a.len());
     };
     names_ = std::make_unique<Names>(unpack(peer_), unpack(local_));
   }

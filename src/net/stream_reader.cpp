@@ -275,12 +275,12 @@ StreamReader::Readable StreamReader::readable() {
 }
 
 void StreamReader::Readable::await_resume() {
-  if (fill_) {
-    fill_->await_resume();
+  if (auto* fill = std::get_if<1>(&wait_)) {
+    fill->await_resume();
     return;
   }
   try {
-    io_->await_resume();
+    std::get<0>(wait_).await_resume();
   } catch (const std::system_error&) {
     if (!closed_under_read(*c_)) throw;
   }

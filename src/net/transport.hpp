@@ -108,11 +108,12 @@ class SocketTransport final : public Transport {
  private:
   // An IP address in the 28 bytes it needs, not a SocketAddress's 136: every
   // connection keeps both, and they are rarely asked for. The first ask
-  // makes the SocketAddress pair; a Unix address (up to 110 bytes) has it
-  // from the start.
+  // makes the SocketAddress pair; other families (a Unix address, up to 110
+  // bytes) have it from the start. The length follows from the family (none:
+  // empty), so none is kept.
   struct PackedAddress {
     sockaddr_in6 bytes;
-    socklen_t len = 0;
+    socklen_t len() const noexcept;
   };
   using Names = std::pair<SocketAddress, SocketAddress>;
   const Names& names() const;

@@ -34,17 +34,6 @@ constexpr std::size_t kSpareRequestStates = 64;
 constexpr std::size_t kKeepBatch = 16 * 1024;
 constexpr std::size_t kKeepFields = 64;
 
-Coro<void> serve_connection(std::weak_ptr<LoopServer> weak, StreamReader reader,
-                            StreamWriter writer) {
-  const std::shared_ptr<LoopServer> server = weak.lock();
-  if (!server || server->stopping()) {
-    writer.close();
-    co_return;
-  }
-  HttpConnection conn(*server, std::move(reader), std::move(writer));
-  co_await conn.serve();
-}
-
 }  // namespace
 
 LoopServer::LoopServer(std::shared_ptr<const ServerShared> shared)
@@ -67,7 +56,7 @@ Coro<void> LoopServer::start(std::string host, std::uint16_t port, bool reuse_po
   net.max_connections = opts.max_connections;
   std::weak_ptr<LoopServer> weak = weak_from_this();
   ClientConnected handler = [weak](StreamReader r, StreamWriter w) {
-    return serve_connection(weak, std::move(r), std::move(w));
+    return HttpConnection::serve(weak.lock(), std::move(r), std::move(w));
   };
   listener_ = co_await corio::start_server(handler, std::move(host), port, std::move(net));
   port_ = listener_.port();
@@ -76,7 +65,7 @@ Coro<void> LoopServer::start(std::string host, std::uint16_t port, bool reuse_po
 Coro<void> LoopServer::wait_stopped() { co_await stopped_.wait(); }
 
 void LoopServer::add(HttpConnection* c) {
-  c->index = conns_.size();
+  c->index = static_cast<std::uint32_t>(conns_.size());
   conns_.push_back(c);
   drained_.clear();
   if (!sweeper_) arm_sweeper();
@@ -158,7 +147,7 @@ Coro<void> LoopServer::shutdown(std::chrono::milliseconds deadline) {
   const std::vector<HttpConnection*> left = conns_;
   for (HttpConnection* c : left) {
     c->abort();
-    if (c->task) c->task->cancel("server shutdown");
+    if (c->task.task() != nullptr) c->task.cancel("server shutdown");
   }
   co_await drained_.wait();
   stopped_.set();

@@ -42,11 +42,10 @@ double deadline_after(milliseconds timeout) {
 
 HttpConnection::HttpConnection(LoopServer& server, StreamReader reader, StreamWriter writer)
     : server_(server),
-      shared_(server.shared()),
       reader_(std::move(reader)),
       writer_(std::move(writer)),
       tls_(server.shared().options.ssl.has_value()) {
-  task = current_task();
+  if (std::optional<TaskRef> t = current_task()) task = std::move(*t);
   server_.add(this);
 }
 
@@ -59,35 +58,41 @@ HttpConnection::~HttpConnection() {
 // own frames exist only once its first byte came): with nothing received it
 // holds no read buffer, no write buffer, no request state, and no frame below
 // this one but the reader's wait, which lives in it (try_fill, readable).
-Coro<void> HttpConnection::serve() {
+Coro<void> HttpConnection::serve(std::shared_ptr<LoopServer> server, StreamReader reader,
+                                 StreamWriter writer) {
+  if (!server || server->stopping()) {
+    writer.close();
+    co_return;
+  }
+  HttpConnection c(*server, std::move(reader), std::move(writer));
   try {
     for (;;) {
-      if (reader_.buffered().empty()) {
-        flush();  // the peer may be waiting for these before it sends more
-        if (writer_.get_write_buffer_size() > 0) co_await drain();
-        if (!park()) break;
-        while (reader_.buffered().empty() && !reader_.at_eof()) {
-          if (reader_.try_fill()) break;
-          co_await reader_.readable();
+      if (c.reader_.buffered().empty()) {
+        c.flush();  // the peer may be waiting for these before it sends more
+        if (c.writer_.get_write_buffer_size() > 0) co_await c.drain();
+        if (!c.park()) break;
+        while (c.reader_.buffered().empty() && !c.reader_.at_eof()) {
+          if (c.reader_.try_fill()) break;
+          co_await c.reader_.readable();
         }
-        if (reader_.buffered().empty()) break;  // EOF, or closed by a timeout or shutdown
-        idle = false;
-        deadline = 0;  // a head began: its own, shorter clock starts in read_head
+        if (c.reader_.buffered().empty()) break;  // EOF, or closed by a timeout or shutdown
+        c.idle = false;
+        c.deadline = 0;  // a head began: its own, shorter clock starts in read_head
       }
-      if (!st_) st_ = server_.take_request_state();
-      if (!co_await read_head()) break;
-      co_await handle_request();
-      if (!keep_alive_) break;
+      if (!c.st_) c.st_ = c.server_.take_request_state();
+      if (!co_await c.read_head()) break;
+      co_await c.handle_request();
+      if (!c.keep_alive_) break;
     }
-    if (linger_) {
-      co_await linger();
+    if (c.linger_) {
+      co_await c.linger();
     } else {
-      flush();
+      c.flush();
     }
   } catch (const std::system_error&) {
     // The peer reset or went away: this connection ends, quietly.
   }
-  if (!taken_) writer_.close();  // a taken one is closed by its new owner
+  if (!c.taken_) c.writer_.close();  // a taken one is closed by its new owner
 }
 
 // The request state goes back to the server, and the idle clock starts
@@ -97,8 +102,8 @@ bool HttpConnection::park() {
   if (st_) server_.give_back(std::move(st_));
   idle = true;
   if (deadline == 0) {
-    const ServerOptions& opts = shared_.options;
-    deadline = deadline_after(requests_ > 0 ? opts.idle_timeout : opts.header_timeout);
+    const ServerOptions& opts = shared().options;
+    deadline = deadline_after(served_one_ ? opts.idle_timeout : opts.header_timeout);
   }
   return true;
 }
@@ -141,7 +146,7 @@ Coro<std::size_t> HttpConnection::start_read(milliseconds timeout) {
 Coro<void> HttpConnection::under_send_timeout(Coro<void> wait) {
   const double read_deadline = deadline;
   const double now = loop_time();
-  deadline = now + std::chrono::duration<double>(shared_.options.send_timeout).count();
+  deadline = now + std::chrono::duration<double>(shared().options.send_timeout).count();
   if (window_waited_ == 0) window_mark_ = handed_ - writer_.get_write_buffer_size();
   wait_began_ = now;
   co_await std::move(wait);
@@ -168,7 +173,7 @@ void HttpConnection::time_out() noexcept {
 // the peer took less than the rate: too slow. Otherwise a new window starts
 // (a client that was fast once may slow down later).
 bool HttpConnection::sends_too_slowly(double now) noexcept {
-  const ServerOptions& opts = shared_.options;
+  const ServerOptions& opts = shared().options;
   if (opts.min_send_rate == 0 || wait_began_ == 0) return false;
   const double waited = window_waited_ + (now - wait_began_);
   if (waited < std::chrono::duration<double>(opts.min_send_rate_window).count()) return false;
@@ -222,7 +227,7 @@ Coro<bool> HttpConnection::read_head() {
       }
       co_return true;
     }
-    if (co_await fill(shared_.options.header_timeout) == 0) {
+    if (co_await fill(shared().options.header_timeout) == 0) {
       co_return false;  // EOF, or closed by a timeout
     }
   }
@@ -231,7 +236,7 @@ Coro<bool> HttpConnection::read_head() {
 // The clock is read for the access log only: a clock read per request
 // is not free.
 void HttpConnection::start_clock() {
-  if (shared_.options.access_log) started_ = std::chrono::steady_clock::now();
+  if (shared().options.access_log) st_->started = std::chrono::steady_clock::now();
 }
 
 bool HttpConnection::check_expect() {
@@ -245,13 +250,13 @@ bool HttpConnection::check_expect() {
 
 Coro<void> HttpConnection::handle_request() {
   start_clock();
-  ++requests_;
+  served_one_ = true;
   keep_alive_ = keep_alive(st_->head.version_minor, st_->head.headers) && !server_.stopping();
   head_only_ = st_->head.method == "HEAD";
   body_failed_ = false;
   std::optional<ParseError> error;
   try {
-    st_->body.emplace(request_framing(st_->head), shared_.options.limits);
+    st_->body.emplace(request_framing(st_->head), shared().options.limits);
   } catch (const ParseError& e) {
     error = e;
   }
@@ -267,7 +272,7 @@ Coro<void> HttpConnection::handle_request() {
   if (check_expect()) {
     co_await dispatch(req, resp);
   } else {
-    resp = shape_error(shared_, req, HTTPException(417, "Expect supports only 100-continue"));
+    resp = shape_error(shared(), req, HTTPException(417, "Expect supports only 100-continue"));
     keep_alive_ = false;
   }
   if (taken_) {
@@ -309,30 +314,30 @@ Coro<void> HttpConnection::dispatch(Request& req, Response& resp) {
   try {
     const bool connect = st_->head.method == "CONNECT";
     const std::string connect_path = connect ? "/" + st_->head.target : std::string();
-    const Router::Match match = shared_.router.resolve(
+    const Router::Match match = shared().router.resolve(
         st_->head.method, connect ? std::string_view(connect_path) : req.raw_path(), req.match_info());
     if (!match.handler) {
       HTTPException error = connect ? HTTPException(501, "CONNECT is not supported") : unmatched(match);
-      if (shared_.middleware.empty()) {
-        resp = shape_error(shared_, req, error);
+      if (shared().middleware.empty()) {
+        resp = shape_error(shared(), req, error);
         co_return;
       }
       // Middleware runs for unmatched routes too (CORS, logging): around a
       // handler that raises the error.
       const Handler raise = [error](Request&) { return raise_error(error); };
-      const Next chain(shared_, 0, raise);
+      const Next chain(shared(), 0, raise);
       resp = co_await chain(req);
-    } else if (shared_.middleware.empty()) {
+    } else if (shared().middleware.empty()) {
       resp = co_await (*match.handler)(req);
     } else {
-      const Next chain(shared_, 0, *match.handler);
+      const Next chain(shared(), 0, *match.handler);
       resp = co_await chain(req);
     }
   } catch (const HTTPException& e) {
-    resp = shape_error(shared_, req, e);
+    resp = shape_error(shared(), req, e);
   } catch (const ParseError& e) {
     body_failed_ = true;  // the body cannot be skipped: answer and close
-    resp = shape_error(shared_, req, HTTPException(e.status(), e.what()));
+    resp = shape_error(shared(), req, HTTPException(e.status(), e.what()));
   } catch (const std::exception& e) {
     // A taken-over connection whose peer went away: nobody to answer, nothing to report.
     if (taken_ && dynamic_cast<const std::system_error*>(&e) != nullptr) {
@@ -342,8 +347,8 @@ Coro<void> HttpConnection::dispatch(Request& req, Response& resp) {
     EventLoop& loop = get_running_loop();
     loop.call_exception_handler(
         {"Error handling request " + st_->head.method + " " + st_->head.target, std::current_exception(),
-         task});
-    resp = shape_error(shared_, req, HTTPException(500, "Internal Server Error"));
+         reported_task()});
+    resp = shape_error(shared(), req, HTTPException(500, "Internal Server Error"));
   }
 }
 
@@ -364,7 +369,7 @@ Coro<std::string> HttpConnection::read_chunk() {
       reader_.consume(used);
       if (!piece.empty() || st_->body->done()) break;
       if (used > 0) continue;
-      if (co_await fill(shared_.options.body_timeout) == 0) st_->body->finish_at_eof();
+      if (co_await fill(shared().options.body_timeout) == 0) st_->body->finish_at_eof();
       deadline = 0;
     }
   } catch (const ParseError&) {
@@ -410,7 +415,7 @@ const Headers& HttpConnection::trailers() const noexcept {
 // broken one also replaces the answer with the 400 it is (nginx does the
 // same when it discards a body): the request was not what it said.
 Coro<bool> HttpConnection::discard_body(Response& answer) {
-  const std::uint64_t max_drain = shared_.options.max_drain;
+  const std::uint64_t max_drain = shared().options.max_drain;
   const BodyFraming framing = request_framing(st_->head);  // it passed once, in handle_request
   if (framing.kind == BodyFraming::Kind::length &&
       framing.length - st_->body->body_bytes() > max_drain) {
@@ -425,11 +430,11 @@ Coro<bool> HttpConnection::discard_body(Response& answer) {
       reader_.consume(used);
       if (st_->body->body_bytes() > stop_at) co_return false;
       if (used > 0 || st_->body->done()) continue;
-      if (co_await fill(shared_.options.body_timeout) == 0) co_return false;
+      if (co_await fill(shared().options.body_timeout) == 0) co_return false;
       deadline = 0;
     }
   } catch (const ParseError& e) {
-    answer = shape_error(shared_, Request(st_->head, this), HTTPException(e.status(), e.what()));
+    answer = shape_error(shared(), Request(st_->head, this), HTTPException(e.status(), e.what()));
     co_return false;
   }
   co_return true;
@@ -442,7 +447,7 @@ Coro<void> HttpConnection::reject(int status, std::string_view message) {
   head_only_ = false;
   start_clock();
   Response resp =
-      shape_error(shared_, Request(st_->head, this), HTTPException(status, std::string(message)));
+      shape_error(shared(), Request(st_->head, this), HTTPException(status, std::string(message)));
   const std::uint64_t bytes = co_await send(resp);
   log_access(bytes);
 }
@@ -456,7 +461,7 @@ Coro<void> HttpConnection::reject(int status, std::string_view message) {
 Coro<void> HttpConnection::linger() {
   flush();
   writer_.write_eof();
-  const ServerOptions& opts = shared_.options;
+  const ServerOptions& opts = shared().options;
   const double end = deadline_after(opts.lingering_time);
   idle = true;  // nothing left to answer: a shutdown need not wait for us
   // Past its deadline the sweeper aborts the connection, which ends the read.

@@ -8,7 +8,7 @@
 //   2. A LoopServer lives while its Server or any of its connections does
 //      (each connection task holds a shared_ptr), so a connection unwinding
 //      after the Server is gone still finds it.
-//   3. An HttpConnection lives in its task's coroutine frame; LoopServer
+//   3. An HttpConnection lives in its serve() frame; LoopServer
 //      keeps a raw pointer to it from registration to the frame's end (the
 //      Registration member unregisters it).
 //   4. A RequestState is an HttpConnection's from its request's first byte
@@ -58,6 +58,7 @@ struct RequestState {
   RequestHead head;
   std::optional<BodyDecoder> body;
   std::string out;  // responses not yet handed to the writer (pipelining batches them)
+  std::chrono::steady_clock::time_point started;  // for the access log
 };
 
 // One loop's share of a Server: its listener, its connections, the sweeper
@@ -109,8 +110,13 @@ class HttpConnection {
   HttpConnection& operator=(const HttpConnection&) = delete;
   ~HttpConnection();
 
-  // The request loop, until the peer or the server ends the connection.
-  Coro<void> serve();
+  // The request loop, until the peer or the server ends the connection. The
+  // connection lives in this frame, which is also where it waits between
+  // requests: one frame per idle connection, not one for the connection and
+  // one for its loop (serve() is static for that). A null or stopping server
+  // closes the connection at once.
+  static Coro<void> serve(std::shared_ptr<LoopServer> server, StreamReader reader,
+                          StreamWriter writer);
 
   // For Request: the body, on demand.
   Coro<std::string> read_chunk();
@@ -129,9 +135,12 @@ class HttpConnection {
 
   // For LoopServer.
   double deadline = 0;  // loop time past which the sweeper aborts; 0: none
+  TaskRef task;         // the one serving this connection
+  std::optional<TaskRef> reported_task() const {
+    return task.task() != nullptr ? std::optional<TaskRef>(task) : std::nullopt;
+  }
+  std::uint32_t index = 0;  // in LoopServer's list
   bool idle = false;    // waiting for a request, nothing of it received
-  std::size_t index = 0;  // in LoopServer's list
-  std::optional<TaskRef> task;
   void abort() noexcept { writer_.abort(); }
   bool sends_too_slowly(double now) noexcept;  // below ServerOptions::min_send_rate
   void time_out() noexcept;                    // the sweeper's abort
@@ -176,21 +185,13 @@ class HttpConnection {
   Coro<void> copy_file(int fd, std::uint64_t from, std::uint64_t size);
   void log_access(std::uint64_t bytes);
 
+  // Packed (an idle connection keeps every byte of these): the flags
+  // share the padding after the counters.
+  const ServerShared& shared() const noexcept { return server_.shared(); }
   LoopServer& server_;
-  const ServerShared& shared_;
   StreamReader reader_;
   StreamWriter writer_;
   std::unique_ptr<RequestState> st_;  // lifetime rule 4
-  std::chrono::steady_clock::time_point started_;
-  std::uint64_t requests_ = 0;
-  std::string remote_;  // for the access log, filled on first use
-  bool keep_alive_ = true;
-  bool head_only_ = false;        // HEAD: the head alone
-  bool expect_continue_ = false;  // "100 Continue" still owed before reading the body
-  bool body_failed_ = false;      // the body broke the protocol: close after answering
-  bool linger_ = false;           // the peer may still be sending: close in stages
-  int sent_status_ = 0;           // of the last head written, for the access log
-  bool tls_ = false;
   // ServerOptions::min_send_rate's window: the bytes the kernel had taken
   // when it began, the waiting for the peer it holds so far, and when the
   // current wait began (0: not waiting).
@@ -198,6 +199,14 @@ class HttpConnection {
   std::uint64_t window_mark_ = 0;
   double window_waited_ = 0;
   double wait_began_ = 0;
+  int sent_status_ = 0;           // of the last head written, for the access log
+  bool served_one_ = false;       // a request was answered: the idle clock applies
+  bool keep_alive_ = true;
+  bool head_only_ = false;        // HEAD: the head alone
+  bool expect_continue_ = false;  // "100 Continue" still owed before reading the body
+  bool body_failed_ = false;      // the body broke the protocol: close after answering
+  bool linger_ = false;           // the peer may still be sending: close in stages
+  bool tls_ = false;
   bool taken_ = false;  // handed over by take_connection(): no longer ours
 };
 

@@ -191,7 +191,7 @@ void HttpConnection::write_head(const Response& resp, std::optional<std::uint64_
   if (framing == Framing::none && !length && !has_no_body(resp.status)) keep_alive_ = false;
 
   append_status_line(st_->out, resp.status);
-  const std::string& server_name = shared_.options.server_name;
+  const std::string& server_name = shared().options.server_name;
   if (!present.server && !present.date) {
     st_->out += server_.date().fields();  // both, the usual case: one cached block
   } else {
@@ -218,7 +218,7 @@ bool HttpConnection::needs_wait(Response& resp) {
   if (!valid_fields(resp.headers)) {
     get_running_loop().call_exception_handler(
         {"A handler set a header field with a line break or a bad name (" + st_->head.target + ")",
-         nullptr, task});
+         nullptr, reported_task()});
     resp = Response::text("Internal Server Error", 500);
   }
   return !resp.file_path.empty() || resp.producer;
@@ -385,7 +385,7 @@ Coro<std::uint64_t> HttpConnection::send_stream(Response& resp) {
     // The head is out: too late for a 500. Cut the connection, so the peer
     // sees a truncated body rather than a complete-looking one.
     get_running_loop().call_exception_handler(
-        {"Error producing the body of " + st_->head.target, std::current_exception(), task});
+        {"Error producing the body of " + st_->head.target, std::current_exception(), reported_task()});
     keep_alive_ = false;
     writer_.abort();
     co_return stream.bytes;
@@ -397,12 +397,13 @@ Coro<std::uint64_t> HttpConnection::send_stream(Response& resp) {
 // The status of the head that went out: a handler's 200 for a file can
 // turn into the 404 or 403 that send_file() answered instead.
 void HttpConnection::log_access(std::uint64_t bytes) {
-  const AccessLog& log = shared_.options.access_log;
+  const AccessLog& log = shared().options.access_log;
   if (!log) return;
-  if (remote_.empty()) remote_ = peername();
+  // Not kept between requests: an idle connection holds no string for it.
+  const std::string remote = peername();
   const auto took = std::chrono::duration_cast<std::chrono::microseconds>(
-      std::chrono::steady_clock::now() - started_);
-  log(AccessLogEntry{remote_, st_->head.method, st_->head.target, sent_status_, bytes, took});
+      std::chrono::steady_clock::now() - st_->started);
+  log(AccessLogEntry{remote, st_->head.method, st_->head.target, sent_status_, bytes, took});
 }
 
 }  // namespace corio::http::detail

@@ -111,6 +111,7 @@ UringBackend::Ring::Ring() {
 
 UringBackend::UringBackend() {
   bufs_.register_with(ring_.r);
+  send_spares_.reserve(kSendSpares);
   wakefd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (wakefd_ < 0) throw_err(errno, "eventfd");
 }

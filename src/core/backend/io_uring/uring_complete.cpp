@@ -112,6 +112,7 @@ void UringBackend::on_send(Conn& c, int res) {
   if (c.queued_out() > 0) {
     mark_prep(c);
   } else {
+    keep_send_buffers(c);
     c.drained = true;
     flushed(c);
   }

@@ -6,6 +6,7 @@
 
 #include <liburing.h>
 
+#include <string>
 #include <system_error>
 #include <vector>
 
@@ -23,6 +24,14 @@ namespace corio::detail::uring {
 constexpr std::size_t kRecvCap = 8;  // buffers: up to 512 KiB, a socket receive buffer's worth
 constexpr std::size_t kSendCap = 256 * 1024;
 constexpr std::size_t kAcceptCap = 64;
+// A drained send queue's buffer goes to the backend's spares, for the next
+// send of any fd: an idle connection holds none, and a busy one reuses a
+// buffer rather than allocating one per answer. At most kSendSpares are kept,
+// none grown past kKeepSendBuffer, so that a burst does not pin its peak.
+constexpr std::size_t kSendSpares = 64;
+constexpr std::size_t kKeepSendBuffer = 16 * 1024;
+// Past a std::string's inline capacity (15 in libstdc++): on the heap.
+constexpr std::size_t kSendBufferOnHeap = std::string().capacity() + 1;
 // try_send() on an idle stream sends this much or more at once (send(2));
 // less goes into the queue, for the next submit (see try_send).
 constexpr std::size_t kDirectSend = 16 * 1024;
@@ -100,6 +109,23 @@ class UringBackend final : public IoBackend {
   void caught_up(Conn& c) noexcept;
   static int within_fd_limit(int& fd) noexcept;
   void flushed(Conn& c) noexcept;
+  void lend_send_buffer(Conn& c) noexcept;
+  void keep_send_buffer(std::string& buffer) noexcept;
+  // Inline: a send that fits in the string's own bytes, or a queue that
+  // holds nothing on the heap, costs a compare.
+  void lend_send_buffer(Conn& c, std::size_t need) noexcept {
+    if (c.pending.capacity() < need && c.pending.empty() && !send_spares_.empty()) lend_send_buffer(c);
+  }
+  // The queue is empty: every byte of `inflight` went, `pending` has none.
+  void keep_send_buffers(Conn& c) noexcept {
+    if (c.inflight.capacity() >= kSendBufferOnHeap) {
+      keep_send_buffer(c.inflight);
+    } else {
+      c.inflight.clear();
+    }
+    if (c.pending.capacity() >= kSendBufferOnHeap) keep_send_buffer(c.pending);
+    c.out_off = 0;
+  }
 
   // ---- uring_file.cpp ----
   void prepare_files();
@@ -131,6 +157,7 @@ class UringBackend final : public IoBackend {
   FdTable<Entry> table_;
   std::vector<Conn*> prep_, ready_, starved_;
   std::vector<Conn*> detached_;  // freed when their last request completes
+  std::vector<std::string> send_spares_;  // empty, with capacity (kSendSpares)
   // File requests: submitted, not yet prepared (FIFO through FileOp::next),
   // and in the ring (their CQE not reaped yet).
   FileOp* files_head_ = nullptr;

@@ -322,6 +322,7 @@ long UringBackend::try_send(int fd, std::string_view data) noexcept {
   const std::size_t queued = c->queued_out();
   if (queued >= kSendCap) return sent > 0 ? static_cast<long>(sent) : data.empty() ? 0 : -EAGAIN;
   const std::size_t take = std::min(kSendCap - queued, data.size());
+  lend_send_buffer(*c, take);
   try {
     c->pending.append(data.data(), take);
     c->drained = false;
@@ -348,6 +349,22 @@ long UringBackend::shutdown(int fd, int how) noexcept {
 std::size_t UringBackend::unsent(int fd) noexcept {
   const Conn* c = conn(fd);
   return c != nullptr && c->kind == Kind::stream ? c->queued_out() : 0;
+}
+
+// An empty queue too small for the next send takes a spare (kSendSpares).
+void UringBackend::lend_send_buffer(Conn& c) noexcept {
+  c.pending.swap(send_spares_.back());
+  send_spares_.pop_back();
+}
+
+// Emptied, with heap capacity: to the spares, or freed.
+void UringBackend::keep_send_buffer(std::string& buffer) noexcept {
+  buffer.clear();
+  if (send_spares_.size() < kSendSpares && buffer.capacity() <= kKeepSendBuffer) {
+    send_spares_.emplace_back().swap(buffer);  // reserved: no allocation
+  } else {
+    buffer.shrink_to_fit();  // empty: back to the inline buffer
+  }
 }
 
 // The last owed send completed (or failed): a shutdown that waited goes now.
