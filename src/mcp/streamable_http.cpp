@@ -243,7 +243,7 @@ void StreamableHttp::Impl::end_session(std::string_view id) noexcept {
   // they have ended. An idle one (the usual end) goes here and now, and so
   // does one ended with no loop running (a teardown): its requests' tasks
   // went with their loop, and create_task would throw here.
-  EventLoop* loop = detail::tls_running_loop;
+  EventLoop* loop = corio::detail::tls_running_loop;
   if (loop && !session->client.idle()) loop->create_task(close_session(std::move(session)));
 }
 
