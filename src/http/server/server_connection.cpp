@@ -304,30 +304,51 @@ void HttpConnection::use_absolute_form() {
 }
 
 // The answer goes into resp, not out as a Coro<Response>: one move of it
-// fewer per request.
+// fewer per request. The handler may run for the connection's whole life (a
+// WebSocket's), with this frame suspended under it: routing and error
+// shaping are done outside it (start_handler, handler_failed), so that it
+// holds little more than the one handler it awaits.
 Coro<void> HttpConnection::dispatch(Request& req, Response& resp) {
   try {
-    const bool connect = st_->head.method == "CONNECT";
-    const std::string connect_path = connect ? "/" + st_->head.target : std::string();
-    const Router::Match match = shared_.router.resolve(
-        st_->head.method, connect ? std::string_view(connect_path) : req.raw_path(), req.match_info());
-    if (!match.handler) {
-      HTTPException error = connect ? HTTPException(501, "CONNECT is not supported") : unmatched(match);
-      if (shared_.middleware.empty()) {
-        resp = shape_error(shared_, req, error);
-        co_return;
-      }
-      // Middleware runs for unmatched routes too (CORS, logging): around a
-      // handler that raises the error.
-      const Handler raise = [error](Request&) { return raise_error(error); };
-      const Next chain(shared_, 0, raise);
-      resp = co_await chain(req);
-    } else if (shared_.middleware.empty()) {
-      resp = co_await (*match.handler)(req);
-    } else {
-      const Next chain(shared_, 0, *match.handler);
-      resp = co_await chain(req);
-    }
+    std::optional<Coro<Response>> handler = start_handler(req, resp);
+    if (handler) resp = co_await std::move(*handler);
+  } catch (...) {
+    handler_failed(req, resp);
+  }
+}
+
+// The route's handler, through the middleware if any; nullopt when resp is
+// already the answer (an unmatched route without middleware).
+std::optional<Coro<Response>> HttpConnection::start_handler(Request& req, Response& resp) {
+  const bool connect = st_->head.method == "CONNECT";
+  const std::string connect_path = connect ? "/" + st_->head.target : std::string();
+  const Router::Match match = shared_.router.resolve(
+      st_->head.method, connect ? std::string_view(connect_path) : req.raw_path(), req.match_info());
+  if (match.handler) {
+    if (shared_.middleware.empty()) return (*match.handler)(req);
+    return Next(shared_, 0, *match.handler)(req);  // each middleware holds its Next by value
+  }
+  HTTPException error = connect ? HTTPException(501, "CONNECT is not supported") : unmatched(match);
+  if (shared_.middleware.empty()) {
+    resp = shape_error(shared_, req, error);
+    return std::nullopt;
+  }
+  return unmatched_through_middleware(shared_, req, std::move(error));
+}
+
+// Middleware runs for unmatched routes too (CORS, logging): around a handler
+// that raises the error, which lives in this frame while the chain runs.
+Coro<Response> HttpConnection::unmatched_through_middleware(const ServerShared& shared, Request& req,
+                                                           HTTPException error) {
+  const Handler raise = [error](Request&) { return raise_error(error); };
+  const Next chain(shared, 0, raise);
+  co_return co_await chain(req);
+}
+
+// Called in dispatch()'s catch: the handler's exception shaped into resp.
+void HttpConnection::handler_failed(Request& req, Response& resp) {
+  try {
+    throw;
   } catch (const HTTPException& e) {
     resp = shape_error(shared_, req, e);
   } catch (const ParseError& e) {
@@ -337,7 +358,7 @@ Coro<void> HttpConnection::dispatch(Request& req, Response& resp) {
     // A taken-over connection whose peer went away: nobody to answer, nothing to report.
     if (taken_ && dynamic_cast<const std::system_error*>(&e) != nullptr) {
       resp = Response{};
-      co_return;
+      return;
     }
     EventLoop& loop = get_running_loop();
     loop.call_exception_handler(
@@ -396,8 +417,14 @@ Coro<std::pair<StreamReader, StreamWriter>> HttpConnection::take_connection(Resp
   flush();
   deadline = 0;
   co_await writer_.drain();
+  release_for_new_protocol();
   co_return std::pair<StreamReader, StreamWriter>(reader_, writer_);
 }
+
+// The connection may now idle for hours under its new owner, with the
+// handler suspended above us: its Request (head, trailers) stays valid, the
+// answers' batch (the 101 went out through it) goes.
+void HttpConnection::release_for_new_protocol() { std::string().swap(st_->out); }
 
 const Headers& HttpConnection::trailers() const noexcept {
   static const Headers kNone;
