@@ -34,6 +34,20 @@ constexpr std::size_t kMaxBatch = 64 * 1024;
 
 double loop_time() { return get_running_loop().time(); }
 
+// Awaits a handler and moves its answer into `into`: g++ would keep the
+// Response a plain `resp = co_await handler` returns in the awaiting frame,
+// for as long as the handler runs.
+struct AnswerInto {
+  Coro<Response>::Awaiter inner;
+  Response& into;
+  bool await_ready() const noexcept { return false; }
+  template <class P>
+  bool await_suspend(std::coroutine_handle<P> awaiting) noexcept {
+    return inner.await_suspend(awaiting);
+  }
+  void await_resume() { into = inner.await_resume(); }
+};
+
 double deadline_after(milliseconds timeout) {
   return loop_time() + std::chrono::duration<double>(timeout).count();
 }
@@ -310,16 +324,20 @@ void HttpConnection::use_absolute_form() {
 // holds little more than the one handler it awaits.
 Coro<void> HttpConnection::dispatch(Request& req, Response& resp) {
   try {
-    std::optional<Coro<Response>> handler = start_handler(req, resp);
-    if (handler) resp = co_await std::move(*handler);
+    Coro<Response> handler = start_handler(req, resp);
+    if (handler.valid()) {
+      // Named: g++ 12 destroys an aggregate temporary inside a co_await twice.
+      AnswerInto answer{std::move(handler).operator co_await(), resp};
+      co_await answer;
+    }
   } catch (...) {
     handler_failed(req, resp);
   }
 }
 
-// The route's handler, through the middleware if any; nullopt when resp is
-// already the answer (an unmatched route without middleware).
-std::optional<Coro<Response>> HttpConnection::start_handler(Request& req, Response& resp) {
+// The route's handler, through the middleware if any; an empty Coro when
+// resp is already the answer (an unmatched route without middleware).
+Coro<Response> HttpConnection::start_handler(Request& req, Response& resp) {
   const bool connect = st_->head.method == "CONNECT";
   const std::string connect_path = connect ? "/" + st_->head.target : std::string();
   const Router::Match match = shared_.router.resolve(
@@ -331,7 +349,7 @@ std::optional<Coro<Response>> HttpConnection::start_handler(Request& req, Respon
   HTTPException error = connect ? HTTPException(501, "CONNECT is not supported") : unmatched(match);
   if (shared_.middleware.empty()) {
     resp = shape_error(shared_, req, error);
-    return std::nullopt;
+    return {};
   }
   return unmatched_through_middleware(shared_, req, std::move(error));
 }

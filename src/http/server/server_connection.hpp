@@ -143,7 +143,7 @@ class HttpConnection {
   Coro<bool> read_head();
   Coro<void> handle_request();
   Coro<void> dispatch(Request& req, Response& resp);
-  std::optional<Coro<Response>> start_handler(Request& req, Response& resp);
+  Coro<Response> start_handler(Request& req, Response& resp);
   static Coro<Response> unmatched_through_middleware(const ServerShared& shared, Request& req,
                                                      HTTPException error);
   void handler_failed(Request& req, Response& resp);
