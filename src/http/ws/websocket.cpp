@@ -127,7 +127,7 @@ void WsState::write_frame(Opcode op, bool fin, bool rsv1, std::string_view paylo
     writer.write(std::string_view(frame, head));
     writer.write(payload);
   } else if (payload.size() <= kWriteDirect) {
-    std::memcpy(frame + head, payload.data(), payload.size());
+    if (!payload.empty()) std::memcpy(frame + head, payload.data(), payload.size());  // data() may be null
     if (mask) apply_mask(frame + head, payload.size(), *mask);
     writer.write(std::string_view(frame, head + payload.size()));
   } else {  // a client's large frame: masked into a copy
