@@ -124,4 +124,36 @@ TEST(WsDeflateState, ABackReferenceBeyondTheAgreedWindowIsCorruptData) {
   }
 }
 
+// The reader unmasks a compressed payload piece by piece through a buffer of
+// its own (so that none outlives the message): a payload many pieces long,
+// that does not compress, still inflates whole, in one frame or in odd-sized
+// fragments (each masked from its own key's first byte).
+TEST(WsDeflateState, ACompressedPayloadLongerThanTheUnmaskingBufferInflatesWhole) {
+  std::string text;
+  std::uint32_t x = 12345;
+  for (int n = 0; n < 40000; ++n) {
+    x = x * 1103515245u + 12345u;
+    text += static_cast<char>('!' + (x >> 16) % 90);
+  }
+  for (std::size_t piece : {std::size_t{0}, std::size_t{5001}}) {
+    WsDeflater d({15, true}, 6);
+    const std::string z = d.compress(text);
+    ASSERT_GT(z.size(), 3 * 4096u) << "many pieces of the reader's buffer";
+    WsReaderConfig c;
+    c.max_msg_size = kMax;
+    c.inflater = std::make_unique<WsInflater>(DeflateDirection{15, true});
+    WsReader r(std::move(c));
+    const std::size_t step = piece == 0 ? z.size() : piece;
+    std::string bytes;
+    for (std::size_t at = 0; at < z.size(); at += step) {
+      append_frame(bytes, at == 0 ? Opcode::text : Opcode::continuation, at + step >= z.size(), at == 0,
+                   std::string_view(z).substr(at, step), 0xA1B2C3D4u);
+    }
+    WsEvent ev;
+    for (std::size_t at = 0; at < bytes.size();) at += r.parse(std::string_view(bytes).substr(at), ev);
+    ASSERT_EQ(ev.kind, WsEvent::Kind::text) << piece;
+    EXPECT_EQ(ev.data, text) << piece;
+  }
+}
+
 }  // namespace

@@ -206,7 +206,11 @@ class WebSocketResponse {
   /// with Sec-WebSocket-Version: 13 for another WebSocket version), answers
   /// 101 with the agreed subprotocol and extensions, and takes the
   /// connection over from the HTTP server (Request::take_connection).
-  [[nodiscard]] static Coro<WebSocket> prepare(Request& req, WsOptions opts = {});
+  [[nodiscard]] static Coro<WebSocket> prepare(Request& req, WsOptions opts);
+  /// The same with the default options. An overload, not a default argument:
+  /// a default WsOptions would be a temporary of the caller's co_await, kept
+  /// in the handler's frame for the connection's whole life.
+  [[nodiscard]] static Coro<WebSocket> prepare(Request& req);
 };
 
 }  // namespace corio::http

@@ -34,6 +34,20 @@ constexpr std::size_t kMaxBatch = 64 * 1024;
 
 double loop_time() { return get_running_loop().time(); }
 
+// Awaits a handler and moves its answer into `into`: g++ would keep the
+// Response a plain `resp = co_await handler` returns in the awaiting frame,
+// for as long as the handler runs.
+struct AnswerInto {
+  Coro<Response>::Awaiter inner;
+  Response& into;
+  bool await_ready() const noexcept { return false; }
+  template <class P>
+  bool await_suspend(std::coroutine_handle<P> awaiting) noexcept {
+    return inner.await_suspend(awaiting);
+  }
+  void await_resume() { into = inner.await_resume(); }
+};
+
 double deadline_after(milliseconds timeout) {
   return loop_time() + std::chrono::duration<double>(timeout).count();
 }
@@ -309,30 +323,55 @@ void HttpConnection::use_absolute_form() {
 }
 
 // The answer goes into resp, not out as a Coro<Response>: one move of it
-// fewer per request.
+// fewer per request. The handler may run for the connection's whole life (a
+// WebSocket's), with this frame suspended under it: routing and error
+// shaping are done outside it (start_handler, handler_failed), so that it
+// holds little more than the one handler it awaits.
 Coro<void> HttpConnection::dispatch(Request& req, Response& resp) {
   try {
-    const bool connect = st_->head.method == "CONNECT";
-    const std::string connect_path = connect ? "/" + st_->head.target : std::string();
-    const Router::Match match = shared().router.resolve(
-        st_->head.method, connect ? std::string_view(connect_path) : req.raw_path(), req.match_info());
-    if (!match.handler) {
-      HTTPException error = connect ? HTTPException(501, "CONNECT is not supported") : unmatched(match);
-      if (shared().middleware.empty()) {
-        resp = shape_error(shared(), req, error);
-        co_return;
-      }
-      // Middleware runs for unmatched routes too (CORS, logging): around a
-      // handler that raises the error.
-      const Handler raise = [error](Request&) { return raise_error(error); };
-      const Next chain(shared(), 0, raise);
-      resp = co_await chain(req);
-    } else if (shared().middleware.empty()) {
-      resp = co_await (*match.handler)(req);
-    } else {
-      const Next chain(shared(), 0, *match.handler);
-      resp = co_await chain(req);
+    Coro<Response> handler = start_handler(req, resp);
+    if (handler.valid()) {
+      // Named: g++ 12 destroys an aggregate temporary inside a co_await twice.
+      AnswerInto answer{std::move(handler).operator co_await(), resp};
+      co_await answer;
     }
+  } catch (...) {
+    handler_failed(req, resp);
+  }
+}
+
+// The route's handler, through the middleware if any; an empty Coro when
+// resp is already the answer (an unmatched route without middleware).
+Coro<Response> HttpConnection::start_handler(Request& req, Response& resp) {
+  const bool connect = st_->head.method == "CONNECT";
+  const std::string connect_path = connect ? "/" + st_->head.target : std::string();
+  const Router::Match match = shared().router.resolve(
+      st_->head.method, connect ? std::string_view(connect_path) : req.raw_path(), req.match_info());
+  if (match.handler) {
+    if (shared().middleware.empty()) return (*match.handler)(req);
+    return Next(shared(), 0, *match.handler)(req);  // each middleware holds its Next by value
+  }
+  HTTPException error = connect ? HTTPException(501, "CONNECT is not supported") : unmatched(match);
+  if (shared().middleware.empty()) {
+    resp = shape_error(shared(), req, error);
+    return {};
+  }
+  return unmatched_through_middleware(shared(), req, std::move(error));
+}
+
+// Middleware runs for unmatched routes too (CORS, logging): around a handler
+// that raises the error, which lives in this frame while the chain runs.
+Coro<Response> HttpConnection::unmatched_through_middleware(const ServerShared& shared, Request& req,
+                                                           HTTPException error) {
+  const Handler raise = [error](Request&) { return raise_error(error); };
+  const Next chain(shared, 0, raise);
+  co_return co_await chain(req);
+}
+
+// Called in dispatch()'s catch: the handler's exception shaped into resp.
+void HttpConnection::handler_failed(Request& req, Response& resp) {
+  try {
+    throw;
   } catch (const HTTPException& e) {
     resp = shape_error(shared(), req, e);
   } catch (const ParseError& e) {
@@ -342,7 +381,7 @@ Coro<void> HttpConnection::dispatch(Request& req, Response& resp) {
     // A taken-over connection whose peer went away: nobody to answer, nothing to report.
     if (taken_ && dynamic_cast<const std::system_error*>(&e) != nullptr) {
       resp = Response{};
-      co_return;
+      return;
     }
     EventLoop& loop = get_running_loop();
     loop.call_exception_handler(
@@ -401,8 +440,14 @@ Coro<std::pair<StreamReader, StreamWriter>> HttpConnection::take_connection(Resp
   flush();
   deadline = 0;
   co_await writer_.drain();
+  release_for_new_protocol();
   co_return std::pair<StreamReader, StreamWriter>(reader_, writer_);
 }
+
+// The connection may now idle for hours under its new owner, with the
+// handler suspended above us: its Request (head, trailers) stays valid, the
+// answers' batch (the 101 went out through it) goes.
+void HttpConnection::release_for_new_protocol() { std::string().swap(st_->out); }
 
 const Headers& HttpConnection::trailers() const noexcept {
   static const Headers kNone;

@@ -125,6 +125,7 @@ class HttpConnection {
   std::string peername() const { return writer_.get_extra_info("peername"); }
   // For Request: an Upgrade's or a CONNECT's switch (request.hpp).
   Coro<std::pair<StreamReader, StreamWriter>> take_connection(Response answer);
+  void release_for_new_protocol();
 
   // For the response writers: until the writer took our bytes, or until it
   // can take more, each wait within send_timeout (then the sweeper aborts).
@@ -151,6 +152,10 @@ class HttpConnection {
   Coro<bool> read_head();
   Coro<void> handle_request();
   Coro<void> dispatch(Request& req, Response& resp);
+  Coro<Response> start_handler(Request& req, Response& resp);
+  static Coro<Response> unmatched_through_middleware(const ServerShared& shared, Request& req,
+                                                     HTTPException error);
+  void handler_failed(Request& req, Response& resp);
   Coro<bool> discard_body(Response& answer);
   Coro<void> reject(int status, std::string_view message);
   Coro<void> linger();

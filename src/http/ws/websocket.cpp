@@ -2,6 +2,8 @@
 // and the heartbeat, over the streams a handshake handed over.
 #include <openssl/rand.h>
 
+#include <cstring>
+
 #include <type_traits>
 
 #include <corio/errors.hpp>
@@ -22,7 +24,8 @@ using detail::WsState;
 namespace {
 
 // Unmasked payloads above this go to the writer as they are, after their
-// header: one copy fewer. Below it the frame is built whole, for one send.
+// header: one copy fewer. Below it the frame is built whole on the stack,
+// for one send, and no buffer outlives the send.
 constexpr std::size_t kWriteDirect = 16 * 1024;
 
 double now() { return get_running_loop().time(); }
@@ -96,12 +99,14 @@ namespace detail {
 WsState::WsState(StreamReader r, StreamWriter w, WsSetup setup)
     : reader(std::move(r)),
       writer(std::move(w)),
-      role(setup.role),
-      opts(setup.options),
-      protocol(setup.protocol),
       parser(reader_config(setup)),
       deflater(make_deflater(setup)),
-      last_heard(now()) {}
+      protocol(std::move(setup.protocol)),
+      last_heard(now()),
+      close_timeout(setup.options.close_timeout),
+      max_fragment(setup.options.max_fragment),
+      min_compressed(setup.options.deflate.min_size),
+      role(setup.role) {}
 
 std::optional<std::uint32_t> WsState::next_mask() {
   if (role == WsRole::server) return std::nullopt;
@@ -116,15 +121,20 @@ std::optional<std::uint32_t> WsState::next_mask() {
 void WsState::write_frame(Opcode op, bool fin, bool rsv1, std::string_view payload) {
   if (writer.is_closing()) return;  // failed or aborted: drain() reports it
   const std::optional<std::uint32_t> mask = next_mask();
-  out.clear();
+  char frame[kMaxFrameHeader + kWriteDirect];
+  const std::size_t head = frame_header(frame, op, fin, rsv1, payload.size(), mask);
   if (!mask && payload.size() > kWriteDirect) {
-    append_frame_header(out, op, fin, rsv1, payload.size(), mask);
-    writer.write(out);
+    writer.write(std::string_view(frame, head));
     writer.write(payload);
-    return;
+  } else if (payload.size() <= kWriteDirect) {
+    if (!payload.empty()) std::memcpy(frame + head, payload.data(), payload.size());  // data() may be null
+    if (mask) apply_mask(frame + head, payload.size(), *mask);
+    writer.write(std::string_view(frame, head + payload.size()));
+  } else {  // a client's large frame: masked into a copy
+    std::string whole;
+    append_frame(whole, op, fin, rsv1, payload, mask);
+    writer.write(whole);
   }
-  append_frame(out, op, fin, rsv1, payload, mask);
-  writer.write(out);
 }
 
 void WsState::end(int close_code, std::string why, bool abort_transport) {
@@ -147,11 +157,10 @@ void WsState::end(int close_code, std::string why, bool abort_transport) {
 
 }  // namespace detail
 
-WebSocket::WebSocket(StreamReader reader, StreamWriter writer, detail::WsSetup setup)
-    : s_(std::make_shared<WsState>(std::move(reader), std::move(writer), std::move(setup))) {
-  if (s_->opts.heartbeat) {
-    s_->heartbeat.emplace(create_task(heartbeat_loop(s_, *s_->opts.heartbeat), "ws-heartbeat"));
-  }
+WebSocket::WebSocket(StreamReader reader, StreamWriter writer, detail::WsSetup setup) {
+  const std::optional<std::chrono::milliseconds> period = setup.options.heartbeat;
+  s_ = std::make_shared<WsState>(std::move(reader), std::move(writer), std::move(setup));
+  if (period) s_->heartbeat.emplace(create_task(heartbeat_loop(s_, *period), "ws-heartbeat"));
 }
 
 static_assert(std::is_nothrow_move_constructible_v<WebSocket> && !std::is_copy_constructible_v<WebSocket>,
@@ -164,6 +173,70 @@ WebSocket::~WebSocket() {
   if (s_ && !s_->done) s_->end(ws_close::abnormal, "the WebSocket was destroyed", false);
 }
 
+namespace detail {
+
+WsStep WsState::step(WsMessage& msg) {
+  for (;;) {
+    WsEvent ev;
+    std::size_t n = 0;
+    try {
+      n = parser.parse(reader.buffered(), ev);
+    } catch (const WsProtocolError& e) {
+      // Fail the connection (RFC 6455 section 7.1.7): our close, then no more.
+      if (!close_sent) write_frame(Opcode::close, true, false, close_payload(e.code(), {}));
+      close_sent = true;
+      end(e.code(), e.what(), false);
+      return WsStep::ended;
+    }
+    if (n == 0) {
+      parser.park();  // the connection may now idle: no inflate stream while it does
+      std::optional<std::size_t> got;
+      try {
+        got = reader.try_fill();
+      } catch (const std::system_error&) {
+        got = 0;  // reset or aborted: the same as an EOF without a close frame
+      }
+      if (!got) return WsStep::wait;
+      if (*got == 0) {
+        end(ws_close::abnormal, "the connection ended without a close frame", true);
+        return WsStep::ended;
+      }
+      last_heard = now();
+      continue;
+    }
+    reader.consume(n);
+    switch (ev.kind) {
+      case WsEvent::Kind::none:
+      case WsEvent::Kind::pong:
+        break;
+      case WsEvent::Kind::text:
+      case WsEvent::Kind::binary:
+        if (close_sent) break;  // closing: what still comes is dropped
+        msg.type = ev.kind == WsEvent::Kind::text ? WsMsgType::text : WsMsgType::binary;
+        msg.data = std::move(ev.data);
+        return WsStep::message;
+      case WsEvent::Kind::ping:
+        if (close_sent) break;
+        write_frame(Opcode::pong, true, false, ev.data);
+        return WsStep::drain;  // a peer pinging without reading is pushed back
+      case WsEvent::Kind::close:
+        // Answered with its code (none for none), which completes the handshake.
+        if (!close_sent) {
+          write_frame(Opcode::close, true, false,
+                      ev.code == ws_close::no_status ? std::string() : close_payload(ev.code, {}));
+          close_sent = true;
+        }
+        end(ev.code, std::move(ev.data), false);
+        return WsStep::ended;
+    }
+  }
+}
+
+}  // namespace detail
+
+// The frame an idle WebSocket is suspended in, kept small: the work is in
+// WsState::step(), and the wait for the socket is the reader's own
+// (try_fill, readable), in this frame, not in two more below it.
 Coro<std::optional<WsMessage>> WebSocket::receive() {
   WsState& s = *s_;
   if (s.done) co_return std::nullopt;
@@ -173,65 +246,27 @@ Coro<std::optional<WsMessage>> WebSocket::receive() {
     WsState& s;
     ~Reading() { s.reading = false; }
   } reading{s};
+  WsMessage msg;
   for (;;) {
-    WsEvent ev;
-    std::size_t n = 0;
-    std::optional<detail::WsProtocolError> error;
-    try {
-      n = s.parser.parse(s.reader.buffered(), ev);
-    } catch (const detail::WsProtocolError& e) {
-      error = e;
-    }
-    if (error) {
-      // Fail the connection (RFC 6455 section 7.1.7): our close, then no more.
-      if (!s.close_sent) s.write_frame(Opcode::close, true, false, close_payload(error->code(), {}));
-      s.close_sent = true;
-      s.end(error->code(), error->what(), false);
-      co_return std::nullopt;
-    }
-    if (n == 0) {
-      s.parser.park();  // the connection may now idle: no inflate stream while it does
-      std::size_t got = 0;
-      try {
-        got = co_await s.reader.fill_buffer();
-      } catch (const std::system_error&) {
-        got = 0;  // reset or aborted: the same as an EOF without a close frame
-      }
-      if (got == 0) {
-        s.end(ws_close::abnormal, "the connection ended without a close frame", true);
+    switch (s.step(msg)) {
+      case detail::WsStep::message:
+        co_return std::move(msg);
+      case detail::WsStep::ended:
         co_return std::nullopt;
-      }
-      s.last_heard = now();
-      continue;
-    }
-    s.reader.consume(n);
-    switch (ev.kind) {
-      case WsEvent::Kind::none:
-      case WsEvent::Kind::pong:
+      case detail::WsStep::wait:
+        try {
+          co_await s.reader.readable();
+        } catch (const std::system_error&) {  // reset or aborted: as an EOF without a close frame
+          s.end(ws_close::abnormal, "the connection ended without a close frame", true);
+          co_return std::nullopt;
+        }
         break;
-      case WsEvent::Kind::text:
-      case WsEvent::Kind::binary:
-        if (s.close_sent) break;  // closing: what still comes is dropped
-        co_return WsMessage{ev.kind == WsEvent::Kind::text ? WsMsgType::text : WsMsgType::binary,
-                            std::move(ev.data)};
-      case WsEvent::Kind::ping:
-        if (s.close_sent) break;
-        s.write_frame(Opcode::pong, true, false, ev.data);
-        // A peer pinging without reading is pushed back; one that is gone ends here.
+      case detail::WsStep::drain:
         if (!co_await drained(s)) {
           s.end(ws_close::abnormal, "the connection failed", true);
           co_return std::nullopt;
         }
         break;
-      case WsEvent::Kind::close:
-        // Answered with its code (none for none), which completes the handshake.
-        if (!s.close_sent) {
-          s.write_frame(Opcode::close, true, false,
-                        ev.code == ws_close::no_status ? std::string() : close_payload(ev.code, {}));
-          s.close_sent = true;
-        }
-        s.end(ev.code, std::move(ev.data), false);
-        co_return std::nullopt;
     }
   }
 }
@@ -240,11 +275,11 @@ Coro<void> WebSocket::send(const WsMessage& msg) {
   WsState& s = *s_;
   if (s.close_sent || s.done) throw RuntimeError("send on a closing WebSocket");
   auto guard = co_await s.send_lock.scoped_lock();
-  const bool compress = s.deflater && msg.data.size() >= s.opts.deflate.min_size;
+  const bool compress = s.deflater && msg.data.size() >= s.min_compressed;
   const std::string compressed = compress ? s.deflater->compress(msg.data) : std::string();
   const std::string_view payload = compress ? std::string_view(compressed) : std::string_view(msg.data);
   const Opcode op = msg.is_text() ? Opcode::text : Opcode::binary;
-  const std::size_t piece = s.opts.max_fragment > 0 ? s.opts.max_fragment : payload.size();
+  const std::size_t piece = s.max_fragment > 0 ? s.max_fragment : payload.size();
   std::size_t at = 0;
   do {
     const std::size_t n = std::min(piece, payload.size() - at);
@@ -300,9 +335,9 @@ Coro<void> WebSocket::close(int code, std::string_view reason) {
   }
   try {
     if (s->reading) {
-      co_await wait_for(s->finished.wait(), s->opts.close_timeout);
+      co_await wait_for(s->finished.wait(), s->close_timeout);
     } else {
-      co_await wait_for(read_to_close(*this), s->opts.close_timeout);
+      co_await wait_for(read_to_close(*this), s->close_timeout);
     }
   } catch (const TimeoutError&) {
     s->end(ws_close::abnormal, "no close frame from the peer in time", true);

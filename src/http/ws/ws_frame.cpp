@@ -1,4 +1,5 @@
 // WebSocket framing (see ws_frame.hpp).
+#include <algorithm>
 #include <cstring>
 
 #include <corio/http/websocket.hpp>
@@ -46,9 +47,9 @@ void apply_mask(char* data, std::size_t n, std::uint32_t key, std::size_t phase)
   for (std::size_t j = 0; i < n; ++i, ++j) data[i] = static_cast<char>(data[i] ^ k[j]);
 }
 
-void append_frame_header(std::string& out, Opcode op, bool fin, bool rsv1, std::uint64_t len,
-                         const std::optional<std::uint32_t>& mask) {
-  unsigned char head[kMaxFrameHeader];
+std::size_t frame_header(char* out, Opcode op, bool fin, bool rsv1, std::uint64_t len,
+                         const std::optional<std::uint32_t>& mask) noexcept {
+  auto* head = reinterpret_cast<unsigned char*>(out);
   std::size_t n = 0;
   head[n++] = static_cast<unsigned char>((fin ? 0x80 : 0) | (rsv1 ? 0x40 : 0) |
                                          static_cast<std::uint8_t>(op));
@@ -66,7 +67,13 @@ void append_frame_header(std::string& out, Opcode op, bool fin, bool rsv1, std::
   if (mask) {
     for (int shift = 24; shift >= 0; shift -= 8) head[n++] = static_cast<unsigned char>(*mask >> shift);
   }
-  out.append(reinterpret_cast<const char*>(head), n);
+  return n;
+}
+
+void append_frame_header(std::string& out, Opcode op, bool fin, bool rsv1, std::uint64_t len,
+                         const std::optional<std::uint32_t>& mask) {
+  char head[kMaxFrameHeader];
+  out.append(head, frame_header(head, op, fin, rsv1, len, mask));
 }
 
 void append_frame(std::string& out, Opcode op, bool fin, bool rsv1, std::string_view payload,
@@ -175,9 +182,9 @@ std::size_t WsReader::parse(std::string_view buf, WsEvent& ev) {
   if (buf.size() - h->size < h->length) return 0;
   const std::string_view raw = buf.substr(h->size, static_cast<std::size_t>(h->length));
   if (is_control(h->op)) {
-    scratch_.assign(raw);
-    if (h->masked) apply_mask(scratch_.data(), scratch_.size(), h->mask);
-    take_control(*h, scratch_, ev);
+    ev.data.assign(raw);
+    if (h->masked) apply_mask(ev.data.data(), ev.data.size(), h->mask);
+    take_control(*h, ev);
   } else {
     take_data(*h, raw, ev);
   }
@@ -205,10 +212,7 @@ void WsReader::take_data(const Header& h, std::string_view raw, WsEvent& ev) {
   }
   const std::size_t before = message_.size();
   if (compressed_) {
-    scratch_.assign(raw);
-    if (h.masked) apply_mask(scratch_.data(), scratch_.size(), h.mask);
-    config_.inflater->feed(scratch_, message_, config_.max_msg_size);
-    if (h.fin) config_.inflater->finish(message_, config_.max_msg_size);
+    inflate(h, raw);
   } else {
     message_ += raw;
     if (h.masked) apply_mask(message_.data() + before, raw.size(), h.mask);
@@ -221,14 +225,28 @@ void WsReader::take_data(const Header& h, std::string_view raw, WsEvent& ev) {
   message_.clear();
 }
 
-void WsReader::take_control(const Header& h, std::string_view payload, WsEvent& ev) {
+// The payload is unmasked through a buffer on the stack, so that no buffer
+// of the reader's keeps a message's size while the connection idles.
+void WsReader::inflate(const Header& h, std::string_view raw) {
+  char piece[4096];
+  for (std::size_t at = 0; at < raw.size();) {
+    const std::size_t n = std::min(sizeof piece, raw.size() - at);
+    std::memcpy(piece, raw.data() + at, n);
+    if (h.masked) apply_mask(piece, n, h.mask, at % 4);
+    config_.inflater->feed(std::string_view(piece, n), message_, config_.max_msg_size);
+    at += n;
+  }
+  if (h.fin) config_.inflater->finish(message_, config_.max_msg_size);
+}
+
+// ev.data holds the unmasked payload.
+void WsReader::take_control(const Header& h, WsEvent& ev) {
   if (h.op == Opcode::ping || h.op == Opcode::pong) {
     ev.kind = h.op == Opcode::ping ? WsEvent::Kind::ping : WsEvent::Kind::pong;
-    ev.data.assign(payload);
     return;
   }
   ev.kind = WsEvent::Kind::close;
-  ev.data.clear();
+  const std::string_view payload = ev.data;
   if (payload.empty()) {
     ev.code = ws_close::no_status;
     return;
@@ -239,7 +257,7 @@ void WsReader::take_control(const Header& h, std::string_view payload, WsEvent& 
   if (!is_valid_utf8(payload.substr(2))) {
     throw WsProtocolError(ws_close::invalid_data, "a close reason that is not UTF-8");
   }
-  ev.data.assign(payload.substr(2));
+  ev.data.erase(0, 2);
 }
 
 }  // namespace corio::http::detail

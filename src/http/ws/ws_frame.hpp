@@ -51,6 +51,10 @@ enum class Opcode : std::uint8_t {
 inline constexpr std::size_t kMaxControlPayload = 125;
 inline constexpr std::size_t kMaxFrameHeader = 14;
 
+// Writes a frame header for a payload of `length` bytes into out (room for
+// kMaxFrameHeader); returns its size.
+std::size_t frame_header(char* out, Opcode op, bool fin, bool rsv1, std::uint64_t length,
+                         const std::optional<std::uint32_t>& mask) noexcept;
 // Appends a frame header for a payload of `length` bytes.
 void append_frame_header(std::string& out, Opcode op, bool fin, bool rsv1, std::uint64_t length,
                          const std::optional<std::uint32_t>& mask);
@@ -125,15 +129,15 @@ class WsReader {
   std::optional<Header> parse_header(std::string_view buf) const;
   void check_header(const Header& h) const;
   void take_data(const Header& h, std::string_view payload, WsEvent& ev);
-  void take_control(const Header& h, std::string_view payload, WsEvent& ev);
+  void take_control(const Header& h, WsEvent& ev);
+  void inflate(const Header& h, std::string_view raw);
   void append_text(std::string_view piece, bool final_piece);
 
   WsReaderConfig config_;
   bool in_message_ = false;  // a fragmented message is being received
   bool compressed_ = false;  // its first frame had RSV1
   Opcode message_op_ = Opcode::text;
-  std::string message_;
-  std::string scratch_;  // an unmasked payload, reused
+  std::string message_;  // moved out whole: no capacity kept between messages
   Utf8Validator utf8_;
 };
 

@@ -76,4 +76,6 @@ Coro<WebSocket> WebSocketResponse::prepare(Request& req, WsOptions opts) {
   co_return WebSocket(std::move(reader), std::move(writer), std::move(setup));
 }
 
+Coro<WebSocket> WebSocketResponse::prepare(Request& req) { return prepare(req, WsOptions{}); }
+
 }  // namespace corio::http

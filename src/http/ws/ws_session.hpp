@@ -6,6 +6,8 @@
 // cancel the task, which breaks the cycle.
 #pragma once
 
+#include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -28,26 +30,33 @@ struct WsSetup {
   std::optional<DeflateAgreement> deflate;
 };
 
+// What a receive() step leaves the coroutine to do (WsState::step).
+enum class WsStep { message, wait, drain, ended };
+
+// Kept for the connection's life, so kept small: of the options only what is
+// read after the handshake, no frame or payload buffer (frames are built on
+// the stack, the parser holds a message only while it arrives).
 struct WsState {
   WsState(StreamReader r, StreamWriter w, WsSetup setup);
 
   StreamReader reader;
   StreamWriter writer;
-  WsRole role;
-  WsOptions opts;
-  std::string protocol;
   WsReader parser;
   std::unique_ptr<WsDeflater> deflater;  // permessage-deflate agreed
   Lock send_lock;    // one data message's frames at a time
-  std::string out;   // a frame being built, reused
+  std::string protocol;
+  std::string reason;
+  Event finished;          // set with done
+  std::optional<Task<void>> heartbeat;
+  double last_heard = 0;   // loop time bytes last arrived
+  std::chrono::milliseconds close_timeout;  // WsOptions'
+  std::size_t max_fragment;                 // WsOptions'
+  std::size_t min_compressed;               // WsDeflateOptions::min_size
+  std::optional<int> code;
+  WsRole role;
   bool reading = false;    // a receive() is running
   bool close_sent = false;
   bool done = false;       // the connection ended: closed, failed or aborted
-  std::optional<int> code;
-  std::string reason;
-  Event finished;          // set with done
-  double last_heard = 0;   // loop time bytes last arrived
-  std::optional<Task<void>> heartbeat;
 
   // A masking key per frame for a client (none for a server).
   std::optional<std::uint32_t> next_mask();
@@ -56,6 +65,10 @@ struct WsState {
   // The connection is over: records why (unless a reason is known),
   // closes or aborts the transport, stops the heartbeat.
   void end(int close_code, std::string why, bool abort_transport);
+  // receive()'s work between two suspensions, outside its frame: parses what
+  // is buffered, answers pings and closes, reads what the socket has. A
+  // message goes into msg.
+  WsStep step(WsMessage& msg);
 };
 
 }  // namespace corio::http::detail
