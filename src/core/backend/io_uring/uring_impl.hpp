@@ -31,7 +31,7 @@ constexpr std::size_t kAcceptCap = 64;
 constexpr std::size_t kSendSpares = 64;
 constexpr std::size_t kKeepSendBuffer = 16 * 1024;
 // Past a std::string's inline capacity (15 in libstdc++): on the heap.
-constexpr std::size_t kSendBufferOnHeap = std::string().capacity() + 1;
+inline const std::size_t kSendBufferOnHeap = std::string().capacity() + 1;
 // try_send() on an idle stream sends this much or more at once (send(2));
 // less goes into the queue, for the next submit (see try_send).
 constexpr std::size_t kDirectSend = 16 * 1024;
