@@ -66,6 +66,22 @@ namespace detail {
 class ServerState;
 void add_ref(ServerState* s) noexcept;
 void release(ServerState* s) noexcept;
+
+// One connection's share of max_connections, from its accept until this is
+// destroyed; it holds the connection's reference to its server too.
+class ServerSlot {
+ public:
+  explicit ServerSlot(Ref<ServerState> s) noexcept;
+  ServerSlot(ServerSlot&& o) noexcept = default;
+  ServerSlot(const ServerSlot&) = delete;
+  ServerSlot& operator=(const ServerSlot&) = delete;
+  ~ServerSlot();
+  ServerState& server() const noexcept { return *s_; }
+
+ private:
+  Ref<ServerState> s_;
+};
+
 }  // namespace detail
 
 /// What start_server() returns: asyncio.Server (details at the top of server.hpp).
@@ -107,5 +123,17 @@ class Server {
  private:
   detail::Ref<detail::ServerState> s_;
 };
+
+namespace detail {
+// For corio's own servers (HTTP), which run their connections as they like:
+// each accepted connection (after its TLS handshake) is handed over with its
+// slot, from the accept loop or the handshake's task, and is the taker's from
+// then on: no task of the server's runs it, and close_clients(),
+// abort_clients() and wait_closed() do not see it. An exception from the
+// taker is reported as a handler's is.
+using ClientAdopted = std::function<void(StreamReader, StreamWriter, ServerSlot)>;
+Coro<Server> start_adopting_server(ClientAdopted adopt, std::string host, std::uint16_t port,
+                                   ServerOptions opts);
+}  // namespace detail
 
 }  // namespace corio

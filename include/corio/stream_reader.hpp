@@ -46,6 +46,17 @@ void release(Connection* c) noexcept;
 /// For tests: the bytes of storage the connection's read and write buffers
 /// hold (none while both are empty).
 std::size_t buffer_storage(const StreamReader& r) noexcept;
+// corio's own servers park an idle connection with no task: w goes in the
+// slot of the socket under r's transport, where readable() would put a
+// task's wait. Only after a try_fill() found nothing. False when r cannot be
+// watched so: it has bytes, is at EOF or closed, or its transport does not
+// try reads. The edge takes w out; unwatch() takes it out before that.
+bool watch_readable(StreamReader& r, IoWatch& w);
+void unwatch(const StreamReader& r, IoWatch& w) noexcept;
+// Wakes the task waiting for r's socket to be readable now, as an edge
+// would (it tries its read again and finds nothing): for corio's servers,
+// to end the wait of a connection they park.
+void interrupt_wait(const StreamReader& r) noexcept;
 }  // namespace detail
 
 /// asyncio's streams._DEFAULT_LIMIT.
@@ -116,6 +127,9 @@ class StreamReader {
 
  private:
   friend std::size_t detail::buffer_storage(const StreamReader& r) noexcept;
+  friend bool detail::watch_readable(StreamReader& r, detail::IoWatch& w);
+  friend void detail::unwatch(const StreamReader& r, detail::IoWatch& w) noexcept;
+  friend void detail::interrupt_wait(const StreamReader& r) noexcept;
   detail::Ref<detail::Connection> c_;
 };
 

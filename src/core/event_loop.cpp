@@ -380,6 +380,30 @@ void EventLoop::wait_executor_calls() noexcept {
 
 // ---- close -------------------------------------------------------------------
 
+namespace {
+
+// A watch (IoWatch) has no frame for the close to destroy: each is taken
+// out of its slot and told its fd is gone, and ends what it watches (a
+// parked connection). Collected first: ending one closes sockets.
+void end_watches(detail::LoopState& im) noexcept {
+  std::vector<detail::FdWaiter*> watches;
+  for (int fd = 0; detail::FdSlot* slot = im.backend->find(fd); ++fd) {
+    for (detail::FdWaiter** w : {&slot->read_wait, &slot->write_wait}) {
+      if (*w == nullptr || !(*w)->is_watch()) continue;
+      try {
+        watches.push_back(*w);
+      } catch (...) {
+        continue;  // out of memory: that one stays, as before watches existed
+      }
+      *w = nullptr;
+      --im.parked_io;
+    }
+  }
+  for (detail::FdWaiter* w : watches) w->fire(true);
+}
+
+}  // namespace
+
 void EventLoop::destroy_pending_tasks() noexcept {
   // A destroyed frame may cancel or even create tasks; bounded rounds.
   for (int round = 0; round < 16 && !tasks.empty(); ++round) {
@@ -400,6 +424,7 @@ void EventLoop::close() {
   if (closed) return;
   state_->stopped.reset();  // no Socket reaches the loop from now on
   if (observer_) observer_->closing();  // first: the tasks it would show are about to go
+  end_watches(*state_);  // before the tasks: ending a watch may start one (a TLS goodbye)
   destroy_pending_tasks();
   wait_executor_calls();
   default_executor_.reset();  // joins its (now idle) threads

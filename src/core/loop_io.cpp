@@ -91,9 +91,9 @@ void LoopIo::shutdown(Socket& sock, int how) {
 
 // ---- 3. waits -----------------------------------------------------------------
 
-void LoopIo::park(IoWait* w) {
+void LoopIo::park(FdWaiter* w) {
   FdSlot& slot = backend_->slot(w->fd());
-  IoWait*& parked = w->for_write() ? slot.write_wait : slot.read_wait;
+  FdWaiter*& parked = w->for_write() ? slot.write_wait : slot.read_wait;
   if (parked) {
     throw RuntimeError(w->for_write() ? "another task is already waiting to write this socket"
                                       : "another task is already waiting to read this socket");
@@ -103,13 +103,20 @@ void LoopIo::park(IoWait* w) {
   ++state_->parked_io;
 }
 
-void LoopIo::unpark(IoWait* w) noexcept {
-  FdSlot* slot = backend_->find(w->fd());
+void LoopIo::unpark(FdWaiter* w) noexcept {
+  FdSlot* slot = core_->closed ? nullptr : backend_->find(w->fd());
   if (!slot) return;
-  IoWait*& parked = w->for_write() ? slot->write_wait : slot->read_wait;
+  FdWaiter*& parked = w->for_write() ? slot->write_wait : slot->read_wait;
   if (parked == w) {
     parked = nullptr;
     --state_->parked_io;
+  }
+}
+
+void LoopIo::interrupt_read(int fd) noexcept {
+  FdSlot* slot = core_->closed ? nullptr : backend_->find(fd);
+  if (slot && slot->read_wait && !slot->read_wait->is_watch()) {
+    static_cast<IoWait*>(slot->read_wait)->interrupt();
   }
 }
 

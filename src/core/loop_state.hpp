@@ -47,7 +47,7 @@ struct LoopState {
   std::size_t parked_io = 0;
   // Native file requests in the backend (submit_file), the same for the same reasons.
   std::size_t file_ops = 0;
-  void fire(IoWait*& parked, bool closed) noexcept {
+  void fire(FdWaiter*& parked, bool closed) noexcept {
     --parked_io;
     std::exchange(parked, nullptr)->fire(closed);
   }

@@ -224,10 +224,16 @@ void IoWait::await_suspend(std::coroutine_handle<> h) {
   task_->suspend_at(h, this);
 }
 
-void IoWait::fire(bool closed) noexcept {
+void IoWait::wake(bool closed) noexcept {
   parked_ = false;
-  closed_ = closed;
+  woke_ = closed ? Woke::closed : Woke::edge;
   task_->wake();
+}
+
+void IoWait::interrupt() noexcept {
+  if (!parked_) return;
+  loop_.io().unpark(this);
+  wake(false);
 }
 
 bool IoWait::on_cancel(AwaitPoint* p, const std::string&) noexcept {
@@ -235,15 +241,15 @@ bool IoWait::on_cancel(AwaitPoint* p, const std::string&) noexcept {
   if (!self->parked_) return false;  // the edge came first: the step interrupts
   self->loop_.io().unpark(self);
   self->parked_ = false;
-  self->cancelled_ = true;
+  self->woke_ = Woke::cancelled;
   self->task_->wake();
   return true;
 }
 
 void IoWait::await_resume() {
   task_->check_interrupt();
-  if (cancelled_) task_->throw_cancelled();
-  if (closed_) throw_errno(EBADF, "socket closed while a task was waiting on it");
+  if (woke_ == Woke::cancelled) task_->throw_cancelled();
+  if (woke_ == Woke::closed) throw_errno(EBADF, "socket closed while a task was waiting on it");
 }
 
 }  // namespace detail

@@ -10,6 +10,9 @@
 //   3. A connection's node lives in its task's frame and unlinks itself when
 //      the task ends, however it ends; the last one out of a closed server
 //      wakes wait_closed().
+//   4. An adopting server (server.hpp) keeps a connection only until it
+//      hands it over: at once, or after its TLS handshake (in a task, as
+//      rule 3). Its slot goes with it, so max_connections still counts it.
 #include <netdb.h>
 #include <netinet/in.h>
 #include <sys/stat.h>
@@ -33,9 +36,10 @@ namespace detail {
 
 class ServerState {
  public:
-  ServerState(EventLoop& l, ClientConnected h, const ServerOptions& opts)
+  ServerState(EventLoop& l, ClientConnected h, ClientAdopted a, const ServerOptions& opts)
       : loop(l),
         handler(std::move(h)),
+        adopt(std::move(a)),
         limit(opts.limit),
         max_connections(opts.max_connections),
         ssl(opts.ssl),
@@ -68,6 +72,7 @@ class ServerState {
   std::uint32_t refs = 1;
   EventLoop& loop;
   ClientConnected handler;
+  ClientAdopted adopt;  // instead of handler: an adopting server
   std::size_t limit;
   std::size_t max_connections;
   std::size_t connections = 0;  // accepted and not ended yet
@@ -90,6 +95,12 @@ class ServerState {
 void add_ref(ServerState* s) noexcept { ++s->refs; }
 void release(ServerState* s) noexcept {
   if (--s->refs == 0) delete s;
+}
+
+ServerSlot::ServerSlot(Ref<ServerState> s) noexcept : s_(std::move(s)) { ++s_->connections; }
+
+ServerSlot::~ServerSlot() {
+  if (s_) s_->release_slot();
 }
 
 namespace {
@@ -201,25 +212,6 @@ void report_handshake_failure(ServerState& s, const Transport& t, std::exception
        current_task()});
 }
 
-// One connection's share of max_connections, from its accept to the end of
-// its task: a parameter of run_client, so that it is given back with the
-// frame even if the task never started. It holds the connection's reference
-// to the server too (rule 1): one parameter fewer in every connection's frame.
-class ConnectionSlot {
- public:
-  explicit ConnectionSlot(Ref<ServerState> s) noexcept : s_(std::move(s)) { ++s_->connections; }
-  ServerState& server() const noexcept { return *s_; }
-  ConnectionSlot(ConnectionSlot&& o) noexcept = default;
-  ConnectionSlot(const ConnectionSlot&) = delete;
-  ConnectionSlot& operator=(const ConnectionSlot&) = delete;
-  ~ConnectionSlot() {
-    if (s_) s_->release_slot();
-  }
-
- private:
-  Ref<ServerState> s_;
-};
-
 // The TLS handshake of a new connection, in a frame of its own: its state
 // (the parameters, the failure) is gone by the time the connection waits
 // for its peer in run_client's frame. Null when it failed (reported).
@@ -246,6 +238,16 @@ Coro<std::unique_ptr<Transport>> handshake(ServerState& s, ClientNode& node,
   co_return tls;
 }
 
+// An adopting server's connection, handed over with its slot (rule 4).
+void hand_over(ServerState& s, ServerSlot slot, std::unique_ptr<Transport> transport) {
+  auto [reader, writer] = make_streams(std::move(transport), s.limit);
+  try {
+    s.adopt(std::move(reader), std::move(writer), std::move(slot));
+  } catch (...) {
+    report_handler_failure(s, std::current_exception());
+  }
+}
+
 // The handler's coroutine, made and awaited; its failure reported. Not a
 // coroutine itself: the connection's frames while it waits are the
 // handler's and run_client's.
@@ -255,13 +257,18 @@ Coro<void> run_handler(ServerState& s, ClientNode& node, std::unique_ptr<Transpo
   return s.handler(std::move(reader), std::move(writer));
 }
 
-// The transport is made before the task (its frame keeps no Socket).
-Coro<void> run_client(ConnectionSlot slot, std::unique_ptr<Transport> transport) {
+// The transport is made before the task (its frame keeps no Socket). The
+// slot is a parameter: given back with the frame even if the task never ran.
+Coro<void> run_client(ServerSlot slot, std::unique_ptr<Transport> transport) {
   ServerState& s = slot.server();
   ClientNode node(s);
   if (s.ssl) {
     transport = co_await handshake(s, node, std::move(transport));
     if (!transport) co_return;
+  }
+  if (s.adopt) {
+    hand_over(s, std::move(slot), std::move(transport));
+    co_return;
   }
   try {
     co_await run_handler(s, node, std::move(transport));
@@ -287,8 +294,13 @@ void ServerState::start_accepting() {
 }
 
 void ServerState::start_client(Socket sock) {
-  loop.create_task(run_client(ConnectionSlot(Ref<ServerState>::share(this)),
-                              std::make_unique<SocketTransport>(loop, std::move(sock))));
+  ServerSlot slot(Ref<ServerState>::share(this));
+  auto transport = std::make_unique<SocketTransport>(loop, std::move(sock));
+  if (adopt && !ssl) {
+    hand_over(*this, std::move(slot), std::move(transport));
+  } else {
+    loop.create_task(run_client(std::move(slot), std::move(transport)));
+  }
 }
 
 void ServerState::end_clients(bool abort) {
@@ -324,6 +336,7 @@ void ServerState::close() noexcept {
 
 using detail::Ref;
 using detail::ServerState;
+using detail::ClientAdopted;
 
 // ---- Server ----------------------------------------------------------------------
 
@@ -420,20 +433,19 @@ std::optional<Socket> tcp_listener(const AddrInfo& ai, std::uint16_t port,
   return sock;
 }
 
-Ref<ServerState> new_state(ClientConnected handler, const ServerOptions& opts) {
-  if (!handler) throw ValueError("start_server() needs a handler");
+Ref<ServerState> new_state(ClientConnected handler, ClientAdopted adopt,
+                           const ServerOptions& opts) {
+  if (!handler && !adopt) throw ValueError("start_server() needs a handler");
   if (opts.limit == 0) throw ValueError("stream limit must be positive");
   if (opts.ssl && !opts.ssl->server_side()) {
     throw ValueError("a server needs a server SslContext (SslContext::server())");
   }
-  return Ref<ServerState>(new ServerState(get_running_loop(), std::move(handler), opts));
+  return Ref<ServerState>(
+      new ServerState(get_running_loop(), std::move(handler), std::move(adopt), opts));
 }
 
-}  // namespace
-
-Coro<Server> start_server(ClientConnected handler, std::string host, std::uint16_t port,
-                          ServerOptions opts) {
-  Ref<ServerState> state = new_state(std::move(handler), opts);
+Coro<Server> start_tcp_server(Ref<ServerState> state, std::string host, std::uint16_t port,
+                              ServerOptions opts) {
   std::vector<AddrInfo> infos = co_await getaddrinfo(host, port, AF_UNSPEC, SOCK_STREAM, AI_PASSIVE);
   for (const AddrInfo& ai : infos) {
     std::optional<Socket> sock = tcp_listener(ai, port, opts);
@@ -449,8 +461,23 @@ Coro<Server> start_server(ClientConnected handler, std::string host, std::uint16
   co_return Server(std::move(state));
 }
 
+}  // namespace
+
+// Coroutines themselves, as before: a bad argument is thrown where the start is awaited.
+Coro<Server> start_server(ClientConnected handler, std::string host, std::uint16_t port,
+                          ServerOptions opts) {
+  Ref<ServerState> state = new_state(std::move(handler), {}, opts);
+  co_return co_await start_tcp_server(std::move(state), std::move(host), port, std::move(opts));
+}
+
+Coro<Server> detail::start_adopting_server(ClientAdopted adopt, std::string host,
+                                           std::uint16_t port, ServerOptions opts) {
+  Ref<ServerState> state = new_state({}, std::move(adopt), opts);
+  co_return co_await start_tcp_server(std::move(state), std::move(host), port, std::move(opts));
+}
+
 Coro<Server> start_unix_server(ClientConnected handler, std::string path, ServerOptions opts) {
-  Ref<ServerState> state = new_state(std::move(handler), opts);
+  Ref<ServerState> state = new_state(std::move(handler), {}, opts);
   const SocketAddress address = SocketAddress::unix_path(path);
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) ::unlink(path.c_str());  // stale

@@ -296,6 +296,27 @@ std::size_t buffer_storage(const StreamReader& r) noexcept {
   return r.c_->rbuf.capacity() + r.c_->wbuf.capacity();
 }
 
+bool watch_readable(StreamReader& r, IoWatch& w) {
+  Connection& c = *r.c_;
+  if (!c.tries_reads || c.closed || c.eof || c.reading || c.rbuf.size() != 0) return false;
+  // The socket under any transport that tries reads: one found with
+  // nothing to read has nothing left inside it either (TLS: OpenSSL's
+  // buffers are read dry first). No readable() call: no task waits, so
+  // the transport must not think its reader does.
+  const int fd = c.transport->fileno();
+  if (fd < 0) return false;
+  w.set_fd(fd);
+  c.loop.io().park(&w);
+  return true;
+}
+
+void unwatch(const StreamReader& r, IoWatch& w) noexcept { r.c_->loop.io().unpark(&w); }
+
+void interrupt_wait(const StreamReader& r) noexcept {
+  const Connection& c = *r.c_;
+  if (const int fd = c.transport->fileno(); fd >= 0) c.loop.io().interrupt_read(fd);
+}
+
 }  // namespace detail
 
 }  // namespace corio

@@ -6,6 +6,10 @@
 // pointer to it in the fd's slot (one reader and one writer per fd) and
 // wakes the task when the edge arrives. Cancellation takes it out of the
 // slot; destruction too (a frame destroyed at loop close).
+//
+// IoWatch is the same wait with no task behind it: the edge calls a function
+// (a connection parked between requests, with no frame and no task, starts
+// its task again from there). Both are FdWaiters, what an fd's slot holds.
 #pragma once
 
 #include <coroutine>
@@ -18,14 +22,37 @@ class EventLoop;
 
 namespace corio::detail {
 
-class IoWait : private AwaitPoint {
+// An fd slot's entry. Not an aggregate (a constructor): the derived types'
+// members share its padding.
+class FdWaiter {
  public:
-  IoWait(EventLoop& loop, int fd, bool write) noexcept : loop_(loop), fd_(fd), write_(write) {
+  FdWaiter(int fd, bool write, bool watch) noexcept : fd_(fd), write_(write), watch_(watch) {}
+  int fd() const noexcept { return fd_; }
+  bool for_write() const noexcept { return write_; }
+  bool is_watch() const noexcept { return watch_; }
+  // Called by the loop: the edge came (closed = false) or the fd was
+  // forgotten under the waiter (closed = true).
+  void fire(bool closed) noexcept;
+
+ protected:
+  int fd_;
+  bool write_;
+
+ private:
+  bool watch_;  // an IoWatch, not an IoWait
+};
+
+class IoWait : private AwaitPoint, public FdWaiter {
+ public:
+  IoWait(EventLoop& loop, int fd, bool write) noexcept
+      : FdWaiter(fd, write, false), loop_(loop) {
     this->ops = &kOps;
   }
   // Movable until awaited (nothing is parked yet), so that it can be carried
   // into a combinator: wait_for(loop.wait_readable(sock), 1s).
-  IoWait(IoWait&& o) noexcept : loop_(o.loop_), fd_(o.fd_), write_(o.write_) { this->ops = &kOps; }
+  IoWait(IoWait&& o) noexcept : FdWaiter(o.fd_, o.write_, false), loop_(o.loop_) {
+    this->ops = &kOps;
+  }
   IoWait& operator=(const IoWait&) = delete;
   ~IoWait();
 
@@ -35,24 +62,50 @@ class IoWait : private AwaitPoint {
   // closed while waiting.
   void await_resume();
 
-  // Called by the loop: the edge came (closed = false) or the fd was
-  // forgotten under the waiter (closed = true).
-  void fire(bool closed) noexcept;
-  int fd() const noexcept { return fd_; }
-  bool for_write() const noexcept { return write_; }
+  // FdWaiter::fire's half.
+  void wake(bool closed) noexcept;
+  // Wakes the task now, as an edge would (a spurious wake: the task tries
+  // its read again, finds nothing, and decides). Nothing if not parked.
+  void interrupt() noexcept;
 
  private:
   static bool on_cancel(AwaitPoint* p, const std::string& msg) noexcept;
   static void describe(const AwaitPoint* p, AwaitInfo& info) noexcept;
   static const Ops kOps;
 
-  EventLoop& loop_;
-  int fd_;
-  bool write_;
+  // In FdWaiter's padding: every suspended read keeps this in its frame.
   bool parked_ = false;
-  bool cancelled_ = false;
-  bool closed_ = false;
+  enum class Woke : unsigned char { edge, closed, cancelled } woke_ = Woke::edge;
+  EventLoop& loop_;
   TaskBase* task_ = nullptr;
 };
+
+// A wait for readability that calls `on_edge` instead of waking a task, on
+// the loop, from its poll (or from the fd's close: closed = true). Put in
+// its fd's slot by loop.io().park() and taken out by unpark(); the edge
+// takes it out itself, before the call. It owns nothing: its owner unparks
+// it before it goes.
+class IoWatch : public FdWaiter {
+ public:
+  using OnEdge = void (*)(IoWatch* self, bool closed) noexcept;
+  explicit IoWatch(OnEdge on_edge) noexcept : FdWaiter(-1, false, true), on_edge_(on_edge) {}
+  IoWatch(const IoWatch&) = delete;
+  IoWatch& operator=(const IoWatch&) = delete;
+  // Before park(): the fd to watch.
+  void set_fd(int fd) noexcept { fd_ = fd; }
+
+ private:
+  friend class FdWaiter;
+  OnEdge on_edge_;
+};
+
+inline void FdWaiter::fire(bool closed) noexcept {
+  if (watch_) {
+    auto* w = static_cast<IoWatch*>(this);
+    w->on_edge_(w, closed);
+  } else {
+    static_cast<IoWait*>(this)->wake(closed);
+  }
+}
 
 }  // namespace corio::detail

@@ -21,9 +21,11 @@
 //      asking the backend's buffers before the socket (an idle pooled
 //      connection's check: what io_uring's receive took is no longer in
 //      the socket): > 0 bytes, 0 EOF, -errno, -EAGAIN nothing.
-//   3. Waits. park() puts an IoWait in its fd's slot (one reader, one writer:
-//      a second is a RuntimeError), unpark() takes it out; the loop fires it
-//      when the edge comes.
+//   3. Waits. park() puts an FdWaiter in its fd's slot (one reader, one
+//      writer: a second is a RuntimeError), unpark() takes it out; the loop
+//      fires it when the edge comes: an IoWait wakes its task, an IoWatch
+//      calls its function (io_wait.hpp). interrupt_read() wakes a task's
+//      read wait at once, as an edge would (a spurious wake: it tries again).
 //   4. Files. submit_file() hands a request to a completion backend (false:
 //      the backend cannot, use the thread pool); its completion calls
 //      file_op_done() once.
@@ -52,7 +54,7 @@ namespace corio::detail {
 
 struct FileOp;
 class IoBackend;
-class IoWait;
+class FdWaiter;
 struct LoopCore;
 struct LoopState;
 struct ReadyNode;
@@ -77,8 +79,9 @@ class LoopIo {
   long peek_recv(int fd) const noexcept;
 
   // 3. Waits
-  void park(IoWait* w);
-  void unpark(IoWait* w) noexcept;
+  void park(FdWaiter* w);
+  void unpark(FdWaiter* w) noexcept;
+  void interrupt_read(int fd) noexcept;
 
   // 4. Files
   bool submit_file(FileOp& op);

@@ -47,14 +47,14 @@
 
 namespace corio::detail {
 
-class IoWait;
+class FdWaiter;
 
 // The loop's half of an fd's entry: who waits on it. Each backend's entry
 // type derives from it, so that one table per loop holds both halves.
 struct FdSlot {
   Ref<CallbackHandle> reader, writer;  // add_reader/add_writer
-  IoWait* read_wait = nullptr;         // socket operations, one per direction
-  IoWait* write_wait = nullptr;
+  FdWaiter* read_wait = nullptr;       // socket operations, one per direction
+  FdWaiter* write_wait = nullptr;
 };
 
 // The fd-indexed table both backends keep their entries in.

@@ -42,8 +42,12 @@ LoopServer::LoopServer(std::shared_ptr<const ServerShared> shared)
   spare_.reserve(kSpareRequestStates);
 }
 
+// Only parked connections are left (a task serving one holds us): no task
+// will end them.
 LoopServer::~LoopServer() {
   if (sweeper_) sweeper_->cancel();
+  const std::vector<HttpConnection*> parked = conns_;
+  for (HttpConnection* c : parked) end(c, &HttpConnection::abort);
 }
 
 Coro<void> LoopServer::start(std::string host, std::uint16_t port, bool reuse_port) {
@@ -55,10 +59,12 @@ Coro<void> LoopServer::start(std::string host, std::uint16_t port, bool reuse_po
   net.ssl_handshake_timeout = opts.tls_handshake_timeout;
   net.max_connections = opts.max_connections;
   std::weak_ptr<LoopServer> weak = weak_from_this();
-  ClientConnected handler = [weak](StreamReader r, StreamWriter w) {
-    return HttpConnection::serve(weak.lock(), std::move(r), std::move(w));
+  corio::detail::ClientAdopted adopt = [weak](StreamReader r, StreamWriter w,
+                                              corio::detail::ServerSlot slot) {
+    HttpConnection::start(weak.lock(), std::move(r), std::move(w), std::move(slot));
   };
-  listener_ = co_await corio::start_server(handler, std::move(host), port, std::move(net));
+  listener_ =
+      co_await corio::detail::start_adopting_server(adopt, std::move(host), port, std::move(net));
   port_ = listener_.port();
 }
 
@@ -77,6 +83,13 @@ void LoopServer::remove(HttpConnection* c) noexcept {
   last->index = c->index;
   conns_.pop_back();
   if (conns_.empty()) drained_.set();
+}
+
+void LoopServer::end(HttpConnection* c, void (HttpConnection::*how)() noexcept) noexcept {
+  const bool parked = c->parked();
+  if (parked) c->unpark();
+  (c->*how)();
+  if (parked) delete c;
 }
 
 std::unique_ptr<RequestState> LoopServer::take_request_state() {
@@ -115,11 +128,15 @@ void LoopServer::sweep() {
   // Collected first: an abort may end a connection, which edits conns_.
   std::vector<HttpConnection*> late;
   for (HttpConnection* c : conns_) {
-    if ((c->deadline != 0 && now >= c->deadline) || c->sends_too_slowly(now)) late.push_back(c);
+    if ((c->deadline != 0 && now >= c->deadline) || c->sends_too_slowly(now)) {
+      late.push_back(c);
+    } else {
+      c->tick();
+    }
   }
   for (HttpConnection* c : late) {
     c->deadline = 0;
-    c->time_out();
+    end(c, &HttpConnection::time_out);
   }
   if (!conns_.empty()) arm_sweeper();
 }
@@ -128,7 +145,7 @@ void LoopServer::close() {
   stopping_ = true;
   if (listener_.is_serving()) listener_.close();
   const std::vector<HttpConnection*> all = conns_;  // an ending connection edits conns_
-  for (HttpConnection* c : all) c->abort();
+  for (HttpConnection* c : all) end(c, &HttpConnection::abort);
   stopped_.set();
 }
 
@@ -137,7 +154,7 @@ Coro<void> LoopServer::shutdown(std::chrono::milliseconds deadline) {
   if (listener_.is_serving()) listener_.close();
   const std::vector<HttpConnection*> idle_now = conns_;
   for (HttpConnection* c : idle_now) {
-    if (c->idle) c->close();
+    if (c->idle) end(c, &HttpConnection::close);
   }
   try {
     co_await corio::wait_for(drained_.wait(), deadline);
@@ -146,8 +163,9 @@ Coro<void> LoopServer::shutdown(std::chrono::milliseconds deadline) {
   }
   const std::vector<HttpConnection*> left = conns_;
   for (HttpConnection* c : left) {
-    c->abort();
-    if (c->task.task() != nullptr) c->task.cancel("server shutdown");
+    TaskRef task = c->task;  // none if parked; then c goes with end()
+    end(c, &HttpConnection::abort);
+    if (task.task() != nullptr) task.cancel("server shutdown");
   }
   co_await drained_.wait();
   stopped_.set();

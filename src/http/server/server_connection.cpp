@@ -3,7 +3,7 @@
 //
 // Pipelining: responses go into the request state's batch (`out`) and are
 // handed to the writer only when the connection is about to wait for the
-// peer (fill(), park()), so requests that arrived together are answered with
+// peer (fill(), rest()), so requests that arrived together are answered with
 // one write, in order. Timeouts are
 // deadlines the LoopServer's sweeper checks: a head has header_timeout from
 // its first byte (from the accept for the first request), a kept-alive
@@ -54,12 +54,14 @@ double deadline_after(milliseconds timeout) {
 
 }  // namespace
 
-HttpConnection::HttpConnection(LoopServer& server, StreamReader reader, StreamWriter writer)
-    : server_(server),
+HttpConnection::HttpConnection(LoopServer& server, StreamReader reader, StreamWriter writer,
+                               corio::detail::ServerSlot slot)
+    : IoWatch(&HttpConnection::on_edge),
+      slot_(std::move(slot)),
+      server_(server),
       reader_(std::move(reader)),
       writer_(std::move(writer)),
       tls_(server.shared().options.ssl.has_value()) {
-  if (std::optional<TaskRef> t = current_task()) task = std::move(*t);
   server_.add(this);
 }
 
@@ -68,25 +70,42 @@ HttpConnection::~HttpConnection() {
   server_.remove(this);
 }
 
-// Between requests the connection waits here, in this frame (the request's
-// own frames exist only once its first byte came): with nothing received it
-// holds no read buffer, no write buffer, no request state, and no frame below
-// this one but the reader's wait, which lives in it (try_fill, readable).
-Coro<void> HttpConnection::serve(std::shared_ptr<LoopServer> server, StreamReader reader,
-                                 StreamWriter writer) {
+void HttpConnection::start(const std::shared_ptr<LoopServer>& server, StreamReader reader,
+                           StreamWriter writer, corio::detail::ServerSlot slot) {
   if (!server || server->stopping()) {
     writer.close();
+    return;
+  }
+  auto c = std::make_unique<HttpConnection>(*server, std::move(reader), std::move(writer),
+                                            std::move(slot));
+  get_running_loop().create_task(serve(server, std::move(c)));
+}
+
+// Between requests the connection waits here (the request's own frames
+// exist only once its first byte came): with nothing received it holds no
+// read buffer, no write buffer, no request state, and no frame below this
+// one but the reader's wait, which lives in it (try_fill, readable). Idle
+// long enough, it parks instead (lifetime rule 3), and this task ends.
+Coro<void> HttpConnection::serve(std::shared_ptr<LoopServer> server,
+                                 std::unique_ptr<HttpConnection> conn) {
+  HttpConnection& c = *conn;
+  if (server->stopping()) {
+    c.writer_.close();
     co_return;
   }
-  HttpConnection c(*server, std::move(reader), std::move(writer));
+  if (std::optional<TaskRef> t = current_task()) c.task = std::move(*t);
   try {
     for (;;) {
       if (c.reader_.buffered().empty()) {
         c.flush();  // the peer may be waiting for these before it sends more
         if (c.writer_.get_write_buffer_size() > 0) co_await c.drain();
-        if (!c.park()) break;
+        if (!c.rest()) break;
         while (c.reader_.buffered().empty() && !c.reader_.at_eof()) {
           if (c.reader_.try_fill()) break;
+          if (c.park_wanted_ && c.try_park()) {
+            conn.release();  // the LoopServer's now
+            co_return;
+          }
           co_await c.reader_.readable();
         }
         if (c.reader_.buffered().empty()) break;  // EOF, or closed by a timeout or shutdown
@@ -111,15 +130,60 @@ Coro<void> HttpConnection::serve(std::shared_ptr<LoopServer> server, StreamReade
 
 // The request state goes back to the server, and the idle clock starts
 // (before the first request, the header clock, from the accept).
-bool HttpConnection::park() {
+bool HttpConnection::rest() {
   if (server_.stopping()) return false;
   if (st_) server_.give_back(std::move(st_));
   idle = true;
+  idle_ticks_ = 0;
   if (deadline == 0) {
     const ServerOptions& opts = shared().options;
     deadline = deadline_after(served_one_ ? opts.idle_timeout : opts.header_timeout);
   }
   return true;
+}
+
+// Parked, an idle connection is its HttpConnection, its streams and the
+// loop's watch of its socket: no task, no frame. False (it waits in its
+// task) when its transport cannot be watched so.
+bool HttpConnection::try_park() {
+  park_wanted_ = false;
+  if (server_.stopping() || !corio::detail::watch_readable(reader_, *this)) return false;
+  parked_ = true;
+  task = TaskRef();
+  return true;
+}
+
+// Woken, its task finds nothing to read and parks. A connection lingering
+// (idle too) takes the wake as any spurious one, and ends as it would.
+void HttpConnection::tick() noexcept {
+  if (!idle || parked_ || ++idle_ticks_ < 2) return;
+  park_wanted_ = true;
+  corio::detail::interrupt_wait(reader_);
+}
+
+void HttpConnection::unpark() noexcept {
+  corio::detail::unwatch(reader_, *this);
+  parked_ = false;
+}
+
+// The loop's call, from its poll: the next request's first byte (or the
+// peer's end) came, and a task serves the connection again. `closed`: the
+// loop is closing (its socket is never closed under the watch otherwise),
+// and the connection ends here, with no task. If no task can be made, it
+// ends too (the unique_ptr has it).
+void HttpConnection::on_edge(corio::detail::IoWatch* self, bool closed) noexcept {
+  std::unique_ptr<HttpConnection> c(static_cast<HttpConnection*>(self));
+  c->parked_ = false;
+  if (closed) {
+    c->abort();  // at once: a goodbye (TLS) would need a task
+    return;
+  }
+  try {
+    std::shared_ptr<LoopServer> server = c->server_.shared_from_this();
+    get_running_loop().create_task(serve(std::move(server), std::move(c)));
+  } catch (...) {
+    // Out of memory: the connection ends with the unique_ptr.
+  }
 }
 
 void HttpConnection::flush() {

@@ -5,12 +5,15 @@
 //   1. ServerShared (routes, middleware, options) is read-only once
 //      start() ran; every LoopServer holds it by shared_ptr, so workers on
 //      other threads read it without locks.
-//   2. A LoopServer lives while its Server or any of its connections does
-//      (each connection task holds a shared_ptr), so a connection unwinding
-//      after the Server is gone still finds it.
-//   3. An HttpConnection lives in its serve() frame; LoopServer
-//      keeps a raw pointer to it from registration to the frame's end (the
-//      Registration member unregisters it).
+//   2. A LoopServer lives while its Server or any of its connections' tasks
+//      does (each holds a shared_ptr), so a connection unwinding after the
+//      Server is gone still finds it.
+//   3. An HttpConnection is its task's while one serves it (serve()'s
+//      frame owns it), and its LoopServer's while it is parked: idle with
+//      no task, its reader watched by the loop (an IoWatch), until bytes
+//      come (a new task serves it) or the LoopServer ends it (end()). The
+//      LoopServer keeps a raw pointer to every connection, from its
+//      construction to its destruction.
 //   4. A RequestState is an HttpConnection's from its request's first byte
 //      until the connection waits for the next one with nothing received
 //      (or ends); in between it is the LoopServer's, kept for the next
@@ -24,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include <corio/detail/io_wait.hpp>
 #include <corio/event.hpp>
 #include <corio/handle.hpp>
 #include <corio/http/server.hpp>
@@ -59,6 +63,7 @@ struct RequestState {
   std::optional<BodyDecoder> body;
   std::string out;  // responses not yet handed to the writer (pipelining batches them)
   std::chrono::steady_clock::time_point started;  // for the access log
+  int sent_status = 0;                            // of the last head written, for the access log
 };
 
 // One loop's share of a Server: its listener, its connections, the sweeper
@@ -78,6 +83,9 @@ class LoopServer : public std::enable_shared_from_this<LoopServer> {
 
   void add(HttpConnection* c);
   void remove(HttpConnection* c) noexcept;
+  // Ends c by `how` (abort, close, time_out); a parked connection, which no
+  // task will end, is unwatched first and destroyed after.
+  void end(HttpConnection* c, void (HttpConnection::*how)() noexcept) noexcept;
   // Lifetime rule 4.
   std::unique_ptr<RequestState> take_request_state();
   void give_back(std::unique_ptr<RequestState> state) noexcept;
@@ -103,20 +111,22 @@ class LoopServer : public std::enable_shared_from_this<LoopServer> {
   bool stopping_ = false;
 };
 
-class HttpConnection {
+class HttpConnection : private corio::detail::IoWatch {
  public:
-  HttpConnection(LoopServer& server, StreamReader reader, StreamWriter writer);
+  HttpConnection(LoopServer& server, StreamReader reader, StreamWriter writer,
+                 corio::detail::ServerSlot slot);
   HttpConnection(const HttpConnection&) = delete;
   HttpConnection& operator=(const HttpConnection&) = delete;
   ~HttpConnection();
 
-  // The request loop, until the peer or the server ends the connection. The
-  // connection lives in this frame, which is also where it waits between
-  // requests: one frame per idle connection, not one for the connection and
-  // one for its loop (serve() is static for that). A null or stopping server
-  // closes the connection at once.
-  static Coro<void> serve(std::shared_ptr<LoopServer> server, StreamReader reader,
-                          StreamWriter writer);
+  // A new connection from the listener (an adopting server: server.hpp),
+  // served by a task of its own. A null or stopping server closes it.
+  static void start(const std::shared_ptr<LoopServer>& server, StreamReader reader,
+                    StreamWriter writer, corio::detail::ServerSlot slot);
+  // The request loop, until the peer or the server ends the connection, or
+  // until it is parked (lifetime rule 3): then the task ends, and the first
+  // byte of the next request starts another one here.
+  static Coro<void> serve(std::shared_ptr<LoopServer> server, std::unique_ptr<HttpConnection> c);
 
   // For Request: the body, on demand.
   Coro<std::string> read_chunk();
@@ -140,15 +150,21 @@ class HttpConnection {
   std::optional<TaskRef> reported_task() const {
     return task.task() != nullptr ? std::optional<TaskRef>(task) : std::nullopt;
   }
-  std::uint32_t index = 0;  // in LoopServer's list
-  bool idle = false;    // waiting for a request, nothing of it received
   void abort() noexcept { writer_.abort(); }
   bool sends_too_slowly(double now) noexcept;  // below ServerOptions::min_send_rate
   void time_out() noexcept;                    // the sweeper's abort
   void close() noexcept { writer_.close(); }
+  // The sweeper's tick: a connection found waiting for a request at two
+  // ticks in a row is woken to park. Not at the first: a busy connection's
+  // requests would each start a task.
+  void tick() noexcept;
+  bool parked() const noexcept { return parked_; }
+  void unpark() noexcept;  // for end(): the watch goes, nothing starts
 
  private:
-  bool park();  // before the wait for a request: false when none is to come
+  bool rest();  // before the wait for a request: false when none is to come
+  bool try_park();
+  static void on_edge(corio::detail::IoWatch* self, bool closed) noexcept;
   Coro<bool> read_head();
   Coro<void> handle_request();
   Coro<void> dispatch(Request& req, Response& resp);
@@ -193,6 +209,7 @@ class HttpConnection {
   // Packed (an idle connection keeps every byte of these): the flags
   // share the padding after the counters.
   const ServerShared& shared() const noexcept { return server_.shared(); }
+  corio::detail::ServerSlot slot_;  // first in, last out: counted until the socket is closed
   LoopServer& server_;
   StreamReader reader_;
   StreamWriter writer_;
@@ -204,7 +221,6 @@ class HttpConnection {
   std::uint64_t window_mark_ = 0;
   double window_waited_ = 0;
   double wait_began_ = 0;
-  int sent_status_ = 0;           // of the last head written, for the access log
   bool served_one_ = false;       // a request was answered: the idle clock applies
   bool keep_alive_ = true;
   bool head_only_ = false;        // HEAD: the head alone
@@ -213,6 +229,15 @@ class HttpConnection {
   bool linger_ = false;           // the peer may still be sending: close in stages
   bool tls_ = false;
   bool taken_ = false;  // handed over by take_connection(): no longer ours
+  bool parked_ = false;
+  bool park_wanted_ = false;     // the sweeper's: park at the next chance
+  std::uint8_t idle_ticks_ = 0;  // sweeper ticks seen in the current wait for a request
+
+ public:
+  // For LoopServer, here to share the flags' word (a parked connection is
+  // this object and its streams: 120 bytes, a 128-byte chunk).
+  bool idle = false;        // waiting for a request, nothing of it received
+  std::uint32_t index = 0;  // in LoopServer's list
 };
 
 }  // namespace corio::http::detail

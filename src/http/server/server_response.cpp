@@ -181,7 +181,7 @@ std::string read_piece(int fd, std::uint64_t offset, std::uint64_t left) {
 void HttpConnection::write_head(const Response& resp, std::optional<std::uint64_t> length) {
   const Present present = present_fields(resp.headers);
   if (present.close || server_.stopping()) keep_alive_ = false;
-  sent_status_ = resp.status;
+  st_->sent_status = resp.status;
   // A head take_connection() sends: what follows is another protocol's.
   const bool switching = taken_;
   const Framing framing = has_no_body(resp.status) || switching ? Framing::none
@@ -403,7 +403,7 @@ void HttpConnection::log_access(std::uint64_t bytes) {
   const std::string remote = peername();
   const auto took = std::chrono::duration_cast<std::chrono::microseconds>(
       std::chrono::steady_clock::now() - st_->started);
-  log(AccessLogEntry{remote, st_->head.method, st_->head.target, sent_status_, bytes, took});
+  log(AccessLogEntry{remote, st_->head.method, st_->head.target, st_->sent_status, bytes, took});
 }
 
 }  // namespace corio::http::detail

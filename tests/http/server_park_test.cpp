@@ -1,0 +1,158 @@
+// Parked keep-alive connections (issue 28): a connection idle across two of
+// the sweeper's ticks ends its task and waits in the loop's fd slot alone;
+// its next request starts a task again. What a parked connection must still
+// do as a waiting one did: answer, time out, close on shutdown or on the
+// Server's end, give back its max_connections slot when the peer leaves, and
+// the same over TLS.
+#include "http/server_support.hpp"
+#include "net/tls_support.hpp"
+
+namespace corio_http_test {
+namespace {
+
+const std::string kGet = "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n";
+
+// The sweeper ticks every 10 ms (a quarter of the shortest timeout, at
+// least 10 ms): a connection parks within 20-30 ms of idling.
+ServerOptions fast_ticks(ServerOptions opts = {}) {
+  opts = quiet(std::move(opts));
+  opts.lingering_timeout = 40ms;
+  return opts;
+}
+
+std::size_t tasks_alive() { return corio::get_running_loop().stats().tasks_alive; }
+
+// Until at most `n` tasks are alive (this test's own); false after 5 s.
+Coro<bool> tasks_down_to(std::size_t n) {
+  for (int i = 0; i < 500; ++i) {
+    if (tasks_alive() <= n) co_return true;
+    co_await corio::sleep(10ms);
+  }
+  co_return false;
+}
+
+Coro<void> parked_connections_answer_again() {
+  Server server(fast_ticks());
+  server.get("/hello", hello);
+  co_await server.start("127.0.0.1", 0);
+  const std::size_t own = tasks_alive();
+  std::vector<RawClient> clients;
+  for (int i = 0; i < 20; ++i) {
+    clients.push_back(co_await connect(server.port()));
+    clients.back().writer.write(kGet);
+    EXPECT_EQ((co_await read_reply(clients.back().reader)).body, "Hello, World!");
+  }
+  EXPECT_GE(tasks_alive(), own + 20) << "a task per connection while it is served";
+  CO_ASSERT(co_await tasks_down_to(own));  // idle connections park: no task left
+  for (int round = 0; round < 2; ++round) {
+    for (RawClient& c : clients) {
+      c.writer.write(kGet);
+      EXPECT_EQ((co_await read_reply(c.reader)).body, "Hello, World!") << "round " << round;
+    }
+    EXPECT_TRUE(co_await tasks_down_to(own)) << "parked again after round " << round;
+  }
+  for (RawClient& c : clients) c.writer.close();
+  co_await server.shutdown(1s);
+}
+
+TEST(HttpServerPark, ParkedConnectionsAnswerTheirNextRequests) {
+  run_bounded(parked_connections_answer_again());
+}
+
+Coro<void> parked_connection_times_out() {
+  ServerOptions opts = fast_ticks();
+  opts.idle_timeout = 300ms;
+  Server server(std::move(opts));
+  server.get("/hello", hello);
+  co_await server.start("127.0.0.1", 0);
+  const std::size_t own = tasks_alive();
+  RawClient c = co_await connect(server.port());
+  c.writer.write(kGet);
+  EXPECT_EQ((co_await read_reply(c.reader)).body, "Hello, World!");
+  CO_ASSERT(co_await tasks_down_to(own));
+  EXPECT_TRUE(co_await closed_by_server(c.reader)) << "idle_timeout ends a parked connection";
+  co_await server.shutdown(1s);
+}
+
+TEST(HttpServerPark, IdleTimeoutEndsAParkedConnection) { run_bounded(parked_connection_times_out()); }
+
+Coro<void> shutdown_closes_parked() {
+  auto server = std::make_unique<Server>(fast_ticks());
+  server->get("/hello", hello);
+  co_await server->start("127.0.0.1", 0);
+  const std::size_t own = tasks_alive();
+  RawClient a = co_await connect(server->port());
+  RawClient b = co_await connect(server->port());
+  for (RawClient* c : {&a, &b}) {
+    c->writer.write(kGet);
+    EXPECT_EQ((co_await read_reply(c->reader)).body, "Hello, World!");
+  }
+  CO_ASSERT(co_await tasks_down_to(own));
+  co_await server->shutdown(5s);
+  EXPECT_TRUE(co_await closed_by_server(a.reader)) << "shutdown closes a parked connection";
+  EXPECT_TRUE(co_await closed_by_server(b.reader));
+  // The Server's end alone, with no shutdown, ends them too.
+  server = std::make_unique<Server>(fast_ticks());
+  server->get("/hello", hello);
+  co_await server->start("127.0.0.1", 0);
+  RawClient c = co_await connect(server->port());
+  c.writer.write(kGet);
+  EXPECT_EQ((co_await read_reply(c.reader)).body, "Hello, World!");
+  CO_ASSERT(co_await tasks_down_to(own));
+  server.reset();
+  EXPECT_TRUE(co_await closed_by_server(c.reader)) << "the Server's end closes a parked one";
+}
+
+TEST(HttpServerPark, ShutdownAndTheServersEndCloseParkedConnections) {
+  run_bounded(shutdown_closes_parked());
+}
+
+// With max_connections = 1, a parked connection holds the one slot until its
+// peer leaves; then the next client is served.
+Coro<void> parked_connection_keeps_its_slot() {
+  ServerOptions opts = fast_ticks();
+  opts.max_connections = 1;
+  Server server(std::move(opts));
+  server.get("/hello", hello);
+  co_await server.start("127.0.0.1", 0);
+  const std::size_t own = tasks_alive();
+  RawClient a = co_await connect(server.port());
+  a.writer.write(kGet);
+  EXPECT_EQ((co_await read_reply(a.reader)).body, "Hello, World!");
+  CO_ASSERT(co_await tasks_down_to(own));
+  RawClient b = co_await connect(server.port());  // in the backlog: the slot is a's
+  b.writer.write(kGet);
+  co_await corio::sleep(100ms);
+  EXPECT_TRUE(b.reader.buffered().empty()) << "not served while the parked one holds the slot";
+  a.writer.close();
+  EXPECT_EQ((co_await read_reply(b.reader)).body, "Hello, World!") << "served once a left";
+  b.writer.close();
+  co_await server.shutdown(1s);
+}
+
+TEST(HttpServerPark, AParkedConnectionKeepsItsSlotUntilThePeerLeaves) {
+  run_bounded(parked_connection_keeps_its_slot());
+}
+
+Coro<void> parked_over_tls() {
+  ServerOptions opts = fast_ticks();
+  opts.ssl = corio_net_test::test_server();
+  Server server(std::move(opts));
+  server.get("/hello", hello);
+  co_await server.start("127.0.0.1", 0);
+  const std::size_t own = tasks_alive();
+  auto [reader, writer] = co_await corio::open_connection("127.0.0.1", server.port(),
+                                                         corio_net_test::tls_options());
+  for (int round = 0; round < 3; ++round) {
+    writer.write(kGet);
+    EXPECT_EQ((co_await read_reply(reader)).body, "Hello, World!") << "round " << round;
+    EXPECT_TRUE(co_await tasks_down_to(own)) << "parked over TLS, round " << round;
+  }
+  writer.close();
+  co_await server.shutdown(1s);
+}
+
+TEST(HttpServerPark, ParkedConnectionsOverTls) { run_bounded(parked_over_tls()); }
+
+}  // namespace
+}  // namespace corio_http_test
