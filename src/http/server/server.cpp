@@ -42,12 +42,14 @@ LoopServer::LoopServer(std::shared_ptr<const ServerShared> shared)
   spare_.reserve(kSpareRequestStates);
 }
 
-// Only parked connections are left (a task serving one holds us): no task
-// will end them.
+// Only parked connections can be left (a task serving one holds us), and
+// no task will end them.
 LoopServer::~LoopServer() {
   if (sweeper_) sweeper_->cancel();
-  const std::vector<HttpConnection*> parked = conns_;
-  for (HttpConnection* c : parked) end(c, &HttpConnection::abort);
+  const std::vector<HttpConnection*> left = conns_;
+  for (HttpConnection* c : left) {
+    if (c->parked()) end(c, &HttpConnection::abort);
+  }
 }
 
 Coro<void> LoopServer::start(std::string host, std::uint16_t port, bool reuse_port) {

@@ -87,7 +87,10 @@ void HttpConnection::start(const std::shared_ptr<LoopServer>& server, StreamRead
 // one but the reader's wait, which lives in it (try_fill, readable). Idle
 // long enough, it parks instead (lifetime rule 3), and this task ends.
 Coro<void> HttpConnection::serve(std::shared_ptr<LoopServer> server,
-                                 std::unique_ptr<HttpConnection> conn) {
+                                 std::unique_ptr<HttpConnection> given) {
+  // A local, gone before the parameters (in whatever order a compiler ends
+  // those): the connection unregisters itself from a server still alive.
+  std::unique_ptr<HttpConnection> conn = std::move(given);
   HttpConnection& c = *conn;
   if (server->stopping()) {
     c.writer_.close();
