@@ -29,7 +29,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <variant>
 
 #include <corio/coro.hpp>
 #include <corio/detail/intrusive.hpp>
@@ -46,6 +45,9 @@ void release(Connection* c) noexcept;
 /// For tests: the bytes of storage the connection's read and write buffers
 /// hold (none while both are empty).
 std::size_t buffer_storage(const StreamReader& r) noexcept;
+/// For a transport over r's connection (start_tls): the wait for r's own
+/// transport to become readable (the wait between two try_fill()s).
+IoWait transport_readable(StreamReader& r);
 }  // namespace detail
 
 /// asyncio's streams._DEFAULT_LIMIT.
@@ -102,10 +104,9 @@ class StreamReader {
   /// came (0 at EOF), or nullopt when none have come yet; then await
   /// readable() and try again. The wait adds no coroutine frame, and a reader
   /// with nothing buffered holds no buffer while it waits (fill_buffer()'s
-  /// wait is two frames deep). On a transport that cannot read without
-  /// waiting (TLS), try_fill() says nullopt and readable() is fill_buffer()
-  /// (afterwards buffered() is not empty, or at_eof()). As fill_buffer(), one
-  /// reader at a time; a wait our own close() ends is EOF.
+  /// wait is two frames deep). As fill_buffer(), one reader at a time; a
+  /// wait our own close() ends is EOF, and readable() after EOF (or once
+  /// closed) does not wait.
   std::optional<std::size_t> try_fill();
   /// The wait between two try_fill()s (see try_fill()).
   Readable readable();
@@ -116,37 +117,30 @@ class StreamReader {
 
  private:
   friend std::size_t detail::buffer_storage(const StreamReader& r) noexcept;
+  friend detail::IoWait detail::transport_readable(StreamReader& r);
   detail::Ref<detail::Connection> c_;
 };
 
 /// Suspends until the transport may have bytes (StreamReader::try_fill()).
 class StreamReader::Readable {
  public:
-  /// Over a transport that tries reads: its wait for readability.
+  /// The transport's wait for readability.
   Readable(detail::Ref<detail::Connection> c, detail::IoWait wait) noexcept
-      : c_(std::move(c)), wait_(std::in_place_index<0>, std::move(wait)) {}
-  /// Over one that cannot: a fill_buffer().
-  explicit Readable(Coro<std::size_t> fill)
-      : wait_(std::in_place_index<1>, std::move(fill).operator co_await()) {}
+      : c_(std::move(c)), wait_(std::move(wait)) {}
+  /// Nothing to wait for (EOF, or closed): the next try_fill() says so.
+  explicit Readable(EventLoop& loop) noexcept : wait_(loop, -1, false) {}
 
-  /// Always suspends: try_fill() already found nothing.
-  bool await_ready() const noexcept { return false; }
-  /// Parks h on the transport's wait (or starts the fill_buffer()).
-  template <class P>
-  bool await_suspend(std::coroutine_handle<P> h) {
-    if (detail::IoWait* io = std::get_if<0>(&wait_)) {
-      io->await_suspend(h);
-      return true;
-    }
-    return std::get<1>(wait_).await_suspend(h);
-  }
+  /// Suspends unless there is nothing to wait for.
+  bool await_ready() const noexcept { return !c_; }
+  /// Parks h on the transport's wait.
+  void await_suspend(std::coroutine_handle<> h) { wait_.await_suspend(h); }
   /// CancelledError, or the read's error (as fill_buffer()).
   void await_resume();
 
  private:
-  detail::Ref<detail::Connection> c_;
-  // One or the other: it lives in every idle connection's frame.
-  std::variant<detail::IoWait, Coro<std::size_t>::Awaiter> wait_;
+  detail::Ref<detail::Connection> c_;  // null: ready at once
+  // In every idle connection's frame.
+  detail::IoWait wait_;
 };
 
 }  // namespace corio
