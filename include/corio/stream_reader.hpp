@@ -29,7 +29,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <variant>
 
 #include <corio/coro.hpp>
 #include <corio/detail/intrusive.hpp>
@@ -46,11 +45,14 @@ void release(Connection* c) noexcept;
 /// For tests: the bytes of storage the connection's read and write buffers
 /// hold (none while both are empty).
 std::size_t buffer_storage(const StreamReader& r) noexcept;
+/// For a transport over r's connection (start_tls): the wait for r's own
+/// transport to become readable (the wait between two try_fill()s).
+IoWait transport_readable(StreamReader& r);
 // corio's own servers park an idle connection with no task: w goes in the
-// slot of the socket under r's transport, where readable() would put a
-// task's wait. Only after a try_fill() found nothing. False when r cannot be
-// watched so: it has bytes, is at EOF or closed, or its transport does not
-// try reads. The edge takes w out; unwatch() takes it out before that.
+// slot of the socket under r's transport (a socket, TLS over one), where
+// readable() would put a task's wait. Only after a try_fill() found nothing.
+// False when r cannot be watched so: it has bytes, or is at EOF or closed.
+// The edge takes w out; unwatch() takes it out before that.
 bool watch_readable(StreamReader& r, IoWatch& w);
 void unwatch(const StreamReader& r, IoWatch& w) noexcept;
 // Wakes the task waiting for r's socket to be readable now, as an edge
@@ -113,10 +115,9 @@ class StreamReader {
   /// came (0 at EOF), or nullopt when none have come yet; then await
   /// readable() and try again. The wait adds no coroutine frame, and a reader
   /// with nothing buffered holds no buffer while it waits (fill_buffer()'s
-  /// wait is two frames deep). On a transport that cannot read without
-  /// waiting (TLS), try_fill() says nullopt and readable() is fill_buffer()
-  /// (afterwards buffered() is not empty, or at_eof()). As fill_buffer(), one
-  /// reader at a time; a wait our own close() ends is EOF.
+  /// wait is two frames deep). As fill_buffer(), one reader at a time; a
+  /// wait our own close() ends is EOF, and readable() after EOF (or once
+  /// closed) does not wait.
   std::optional<std::size_t> try_fill();
   /// The wait between two try_fill()s (see try_fill()).
   Readable readable();
@@ -127,6 +128,7 @@ class StreamReader {
 
  private:
   friend std::size_t detail::buffer_storage(const StreamReader& r) noexcept;
+  friend detail::IoWait detail::transport_readable(StreamReader& r);
   friend bool detail::watch_readable(StreamReader& r, detail::IoWatch& w);
   friend void detail::unwatch(const StreamReader& r, detail::IoWatch& w) noexcept;
   friend void detail::interrupt_wait(const StreamReader& r) noexcept;
@@ -136,31 +138,23 @@ class StreamReader {
 /// Suspends until the transport may have bytes (StreamReader::try_fill()).
 class StreamReader::Readable {
  public:
-  /// Over a transport that tries reads: its wait for readability.
+  /// The transport's wait for readability.
   Readable(detail::Ref<detail::Connection> c, detail::IoWait wait) noexcept
-      : c_(std::move(c)), wait_(std::in_place_index<0>, std::move(wait)) {}
-  /// Over one that cannot: a fill_buffer().
-  explicit Readable(Coro<std::size_t> fill)
-      : wait_(std::in_place_index<1>, std::move(fill).operator co_await()) {}
+      : c_(std::move(c)), wait_(std::move(wait)) {}
+  /// Nothing to wait for (EOF, or closed): the next try_fill() says so.
+  explicit Readable(EventLoop& loop) noexcept : wait_(loop, -1, false) {}
 
-  /// Always suspends: try_fill() already found nothing.
-  bool await_ready() const noexcept { return false; }
-  /// Parks h on the transport's wait (or starts the fill_buffer()).
-  template <class P>
-  bool await_suspend(std::coroutine_handle<P> h) {
-    if (detail::IoWait* io = std::get_if<0>(&wait_)) {
-      io->await_suspend(h);
-      return true;
-    }
-    return std::get<1>(wait_).await_suspend(h);
-  }
+  /// Suspends unless there is nothing to wait for.
+  bool await_ready() const noexcept { return !c_; }
+  /// Parks h on the transport's wait.
+  void await_suspend(std::coroutine_handle<> h) { wait_.await_suspend(h); }
   /// CancelledError, or the read's error (as fill_buffer()).
   void await_resume();
 
  private:
-  detail::Ref<detail::Connection> c_;
-  // One or the other: it lives in every idle connection's frame.
-  std::variant<detail::IoWait, Coro<std::size_t>::Awaiter> wait_;
+  detail::Ref<detail::Connection> c_;  // null: ready at once
+  // In every idle connection's frame.
+  detail::IoWait wait_;
 };
 
 }  // namespace corio

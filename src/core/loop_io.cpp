@@ -80,6 +80,20 @@ std::size_t LoopIo::try_send(Socket& sock, std::string_view data) {
 
 long LoopIo::peek_recv(int fd) const noexcept { return backend_->peek(fd); }
 
+std::optional<std::size_t> LoopIo::try_read(int fd, std::span<char> buf) {
+  const long n = backend_->try_read(fd, buf);
+  if (n >= 0) return static_cast<std::size_t>(n);
+  if (n != -EAGAIN) throw_errno(failed(n), "read");
+  return std::nullopt;
+}
+
+std::size_t LoopIo::try_write(int fd, std::string_view data) {
+  const long n = backend_->try_write(fd, data);
+  if (n >= 0) return static_cast<std::size_t>(n);
+  if (n != -EAGAIN) throw_errno(failed(n), "write");
+  return 0;
+}
+
 std::size_t LoopIo::unsent(const Socket& sock) const noexcept {
   return sock.fd() >= 0 && !core_->closed ? backend_->unsent(sock.fd()) : 0;
 }

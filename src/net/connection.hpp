@@ -30,8 +30,7 @@ namespace corio::detail {
 class Connection {
  public:
   Connection(EventLoop& loop, std::unique_ptr<Transport> transport, std::size_t limit)
-      : tries_reads(transport->tries_reads()),
-        loop(loop),
+      : loop(loop),
         transport(std::move(transport)),
         limit(limit) {
     resumed.set();
@@ -59,8 +58,6 @@ class Connection {
     if (lends_ < 0) lends_ = transport->lends() ? 1 : 0;
     return lends_ == 1;
   }
-  // Whether the transport reads in two steps (try_read, readable), asked once.
-  const bool tries_reads;
   // The flags and the count first, in one word: every idle connection keeps
   // this object, and scattered flags cost it 24 bytes of padding.
   bool closed = false;   // the transport is closed

@@ -24,10 +24,17 @@ class PipeTransport final : public Transport {
       : loop_(loop), fd_(std::move(pipe_end)), restore_flags_(restore_flags) {}
   ~PipeTransport() override { close(); }
 
-  Coro<std::size_t> read_some(std::span<char> buf) override;
+  // The fd is attached to the loop at its first wait: a regular file (stdin
+  // redirected from one) never waits, and epoll refuses it.
+  std::optional<std::size_t> try_read(std::span<char> buf) override {
+    return loop_.io().try_read(fd_.fd(), buf);
+  }
+  IoWait readable() override { return loop_.wait_readable(fd_); }
   // EPIPE (the child closed its stdin or exited) is a std::system_error, as
   // on a socket; never SIGPIPE.
-  std::size_t try_write(std::string_view data) override;
+  std::size_t try_write(std::string_view data) override {
+    return loop_.io().try_write(fd_.fd(), data);
+  }
   Coro<void> wait_writable() override;
   void shutdown_write() override { close(); }
   void close() noexcept override;

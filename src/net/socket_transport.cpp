@@ -26,14 +26,6 @@ bool packs(const SocketAddress& a) noexcept {
 }
 }  // namespace
 
-std::optional<std::size_t> Transport::try_read(std::span<char> /*buf*/) {
-  throw RuntimeError("try_read() on a transport that does not try reads");
-}
-
-IoWait Transport::readable() {
-  throw RuntimeError("readable() on a transport that does not try reads");
-}
-
 std::optional<std::string_view> Transport::try_read_lent() {
   throw RuntimeError("try_read_lent() on a transport that does not lend");
 }
@@ -74,10 +66,6 @@ const SocketTransport::Names& SocketTransport::names() const {
     names_ = std::make_unique<Names>(unpack(peer_), unpack(local_));
   }
   return *names_;
-}
-
-Coro<std::size_t> SocketTransport::read_some(std::span<char> buf) {
-  return loop_.sock_recv_into(sock_, buf);
 }
 
 std::size_t SocketTransport::try_write(std::string_view data) {

@@ -72,7 +72,7 @@ void committed(Connection& c, std::span<char> room, std::size_t n) noexcept {
   if (n == room.size() && n < kMaxReadChunk) c.read_chunk = std::min(2 * n, kMaxReadChunk);
 }
 
-// One read attempt on a transport that tries reads: true once bytes (or EOF)
+// One read attempt (the transport's try_read): true once bytes (or EOF)
 // came. Storage is taken for the attempt only: when nothing came, an empty
 // buffer gives it back before the caller waits, so that a connection waiting
 // for its peer holds no buffer.
@@ -95,19 +95,14 @@ bool try_fill_once(Connection& c, std::size_t want) {
 
 // Reads once from the transport into the buffer (at least `want` bytes of
 // room); sets eof at the end of the stream, or once this side closed it.
+// The transport's try and wait in this frame, not in a coroutine below it.
 Coro<void> fill(Connection& c, std::size_t want = kMinReadChunk) {
   if (c.closed) {
     c.eof = true;
     co_return;
   }
   try {
-    if (c.tries_reads) {
-      // The socket's read in this frame, not in two more below it.
-      while (!try_fill_once(c, want)) co_await c.transport->readable();
-    } else {
-      const std::span<char> room = c.rbuf.prepare(std::max(want, c.read_chunk));
-      committed(c, room, co_await c.transport->read_some(room));
-    }
+    while (!try_fill_once(c, want)) co_await c.transport->readable();
   } catch (const std::system_error&) {
     c.rbuf.trim();
     if (closed_under_read(c)) co_return;
@@ -258,7 +253,6 @@ std::optional<std::size_t> StreamReader::try_fill() {
     c.eof = true;
     return 0;
   }
-  if (!c.tries_reads) return std::nullopt;
   const std::size_t before = c.rbuf.size();
   try {
     if (!try_fill_once(c, kMinReadChunk)) return std::nullopt;
@@ -270,17 +264,14 @@ std::optional<std::size_t> StreamReader::try_fill() {
 
 StreamReader::Readable StreamReader::readable() {
   Connection& c = *c_;
-  if (c.tries_reads && !c.closed && !c.eof) return Readable(c_, c.transport->readable());
-  return Readable(fill_more(c_));
+  if (c.closed || c.eof) return Readable(c.loop);
+  return Readable(c_, c.transport->readable());
 }
 
 void StreamReader::Readable::await_resume() {
-  if (auto* fill = std::get_if<1>(&wait_)) {
-    fill->await_resume();
-    return;
-  }
+  if (!c_) return;
   try {
-    std::get<0>(wait_).await_resume();
+    wait_.await_resume();
   } catch (const std::system_error&) {
     if (!closed_under_read(*c_)) throw;
   }
@@ -296,13 +287,15 @@ std::size_t buffer_storage(const StreamReader& r) noexcept {
   return r.c_->rbuf.capacity() + r.c_->wbuf.capacity();
 }
 
+IoWait transport_readable(StreamReader& r) { return r.c_->transport->readable(); }
+
 bool watch_readable(StreamReader& r, IoWatch& w) {
   Connection& c = *r.c_;
-  if (!c.tries_reads || c.closed || c.eof || c.reading || c.rbuf.size() != 0) return false;
-  // The socket under any transport that tries reads: one found with
-  // nothing to read has nothing left inside it either (TLS: OpenSSL's
-  // buffers are read dry first). No readable() call: no task waits, so
-  // the transport must not think its reader does.
+  if (c.closed || c.eof || c.reading || c.rbuf.size() != 0) return false;
+  // The socket under the transport: one found with nothing to read has
+  // nothing left inside it either (TLS: OpenSSL's buffers are read dry
+  // first). No readable() call: no task waits, so the transport must not
+  // think its reader does.
   const int fd = c.transport->fileno();
   if (fd < 0) return false;
   w.set_fd(fd);

@@ -6,13 +6,16 @@
 
 namespace corio::detail {
 
-Coro<std::size_t> StreamTransport::read_some(std::span<char> buf) {
-  if (r_.buffered().empty() && co_await r_.fill_buffer() == 0) co_return 0;
+std::optional<std::size_t> StreamTransport::try_read(std::span<char> buf) {
+  if (r_.buffered().empty()) {
+    const std::optional<std::size_t> got = r_.try_fill();
+    if (!got || *got == 0) return got;  // nothing yet, or EOF
+  }
   const std::string_view have = r_.buffered();
   const std::size_t n = std::min(buf.size(), have.size());
   std::memcpy(buf.data(), have.data(), n);
   r_.consume(n);
-  co_return n;
+  return n;
 }
 
 std::size_t StreamTransport::try_write(std::string_view data) {

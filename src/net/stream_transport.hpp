@@ -3,6 +3,10 @@
 // (start_tls: a tunnel through a proxy, STARTTLS). The bytes the reader had
 // buffered are the first it reads.
 //
+// Reads are the inner reader's own try and wait (try_fill, and its
+// transport's readable()), so a connection over another one reads as
+// every connection does.
+//
 // Flow control passes through: try_write takes nothing while the inner
 // writer is above its high-water mark, and wait_writable is its drain(), so
 // a slow peer holds the outer writer back and memory stays bounded.
@@ -20,7 +24,8 @@ class StreamTransport final : public Transport {
   StreamTransport(StreamReader reader, StreamWriter writer)
       : r_(std::move(reader)), w_(std::move(writer)), peer_(w_.peername()), local_(w_.sockname()) {}
 
-  Coro<std::size_t> read_some(std::span<char> buf) override;
+  std::optional<std::size_t> try_read(std::span<char> buf) override;
+  IoWait readable() override { return transport_readable(r_); }
   std::size_t try_write(std::string_view data) override;
   Coro<void> wait_writable() override { co_await w_.drain(); }
   void shutdown_write() override { w_.write_eof(); }

@@ -81,9 +81,6 @@ class TlsTransport final : public Transport {
   // SslError (SslCertVerificationError, SslEofError) if it fails.
   Coro<void> handshake(std::chrono::milliseconds timeout);
 
-  Coro<std::size_t> read_some(std::span<char> buf) override;
-  // Over a transport that tries reads, so does this one (tls_transport.cpp).
-  bool tries_reads() const noexcept override;
   std::optional<std::size_t> try_read(std::span<char> buf) override;
   IoWait readable() override;
   std::size_t try_write(std::string_view data) override;

@@ -1,8 +1,8 @@
 // TlsTransport (see tls.hpp): OpenSSL over a BIO of two ByteBuffers
 // (tls_bio.hpp), on another transport.
 //
-// Bytes in, over an inner transport that tries reads (a socket): the reader
-// tries too. try_read() calls SSL_read; when OpenSSL wants ciphertext it
+// Bytes in: the reader tries, as over any transport (transport.hpp's
+// contract). try_read() calls SSL_read; when OpenSSL wants ciphertext it
 // tries the inner transport once into `in` ("pulls") and calls again; when
 // nothing is there, it gives OpenSSL's record buffers back (SSL_free_buffers:
 // the reader goes idle) and returns nullopt, and the reader awaits the inner
@@ -15,8 +15,7 @@
 // the reader waits for readability (one waiter per socket) waits for the
 // reader's next try instead (if that read is cancelled meanwhile, for the
 // shutdown timeout); a read that starts waiting while a goodbye waits for
-// the socket fails as a second waiter does (RuntimeError). Over an inner transport that does not try
-// reads, reads feed too, through a coroutine read into `in`.
+// the socket fails as a second waiter does (RuntimeError).
 //
 // Bytes out: whatever OpenSSL writes (records, handshake flights, alerts,
 // close_notify) lands in `out` and is sent at once as far as the socket
@@ -129,7 +128,6 @@ class TlsSession {
   std::unique_ptr<Transport> inner;
   SslContext context;  // the SSL_CTX's ALPN callback reads it: alive as long as ssl
   TlsParams params;
-  const bool tries_reads;  // the inner transport's answer, and so ours
   CipherBuffers wire;      // ciphertext both ways; ssl's BIO points here
   std::unique_ptr<SSL, SslFree> ssl;
   std::exception_ptr out_error;  // the socket failed: writing raises it
@@ -157,7 +155,6 @@ TlsSession::TlsSession(EventLoop& l, std::unique_ptr<Transport> in, const SslCon
       inner(std::move(in)),
       context(ctx),
       params(std::move(p)),
-      tries_reads(inner->tries_reads()),
       ssl(SSL_new(SslContextAccess::impl(ctx).ctx)) {
   drained.set();
   fed.set();
@@ -339,30 +336,7 @@ Coro<void> feed(TlsSession& s) {
   s.feeding = true;
   s.fed.clear();
   FeedScope scope{s};
-  if (s.tries_reads) {
-    while (!s.pull()) co_await s.inner->readable();
-    co_return;
-  }
-  const std::span<char> room = s.wire.in.prepare(kFeedChunk);
-  std::size_t n = 0;
-  try {
-    n = co_await s.inner->read_some(room);
-  } catch (...) {
-    s.wire.in.trim();
-    throw;
-  }
-  s.wire.in.commit(n);
-  s.wire.in.trim();
-  if (n == 0) s.wire.in_eof = true;
-}
-
-Coro<std::size_t> read_plaintext(Ref<TlsSession> ref, std::span<char> buf) {
-  TlsSession& s = *ref;
-  for (;;) {
-    if (const std::optional<std::size_t> n = s.read(buf)) co_return *n;
-    s.rest();
-    co_await feed(s);
-  }
+  while (!s.pull()) co_await s.inner->readable();
 }
 
 Coro<void> run_handshake(TlsSession& s) {
@@ -431,10 +405,6 @@ TlsTransport::TlsTransport(EventLoop& loop, std::unique_ptr<Transport> inner,
 Coro<void> TlsTransport::handshake(std::chrono::milliseconds timeout) {
   return bounded_handshake(s_, timeout);
 }
-
-Coro<std::size_t> TlsTransport::read_some(std::span<char> buf) { return read_plaintext(s_, buf); }
-
-bool TlsTransport::tries_reads() const noexcept { return s_->tries_reads; }
 
 std::optional<std::size_t> TlsTransport::try_read(std::span<char> buf) {
   TlsSession& s = *s_;

@@ -2,12 +2,35 @@
 //
 // StreamReader and StreamWriter never touch a file descriptor: they read and
 // write through a Transport. SocketTransport is over the loop's socket
-// operations; TlsTransport (net/tls.hpp) wraps another transport, as
-// asyncio's SSL transport sits under the same StreamReaderProtocol.
+// operations and PipeTransport (net/pipe_transport.hpp) over its operations
+// on other fds (loop.io(), detail/loop_io.hpp); TlsTransport (net/tls.hpp)
+// wraps another transport, as asyncio's SSL transport sits under the same
+// StreamReaderProtocol, and StreamTransport (net/stream_transport.hpp) an
+// open connection's streams (start_tls).
 //
-// The write side is "try, then wait" rather than one awaitable write:
-// StreamWriter::write() must never suspend, so it needs an attempt that
-// returns at once; only the background flusher waits.
+// The one I/O contract, the same for every transport: each direction is
+// "try, then wait", so that StreamWriter::write() never suspends and a
+// waiting reader adds no coroutine frame of the transport's.
+//   1. Try a read: try_read(buf) reads what is there into buf (0 at EOF),
+//      or returns nullopt when nothing is. It never waits.
+//   2. Await readability: after a nullopt, co_await readable(), then try
+//      again. The wait is the loop's on the fd underneath (one reader per
+//      fd); it may end with nothing to read yet (a TLS record still partial),
+//      never the other way round.
+//   3. Try a write: try_write(data) takes what can go now and says how much
+//      (0: none could). What it took goes out in order.
+//   4. Await writability: after try_write took less than asked, or while
+//      unsent() is not 0, co_await wait_writable() (it then returns once
+//      unsent() is 0). One writer at a time.
+//   5. Lending: where the bytes already sit in the loop's buffers (the
+//      io_uring backend's), try_read_lent() is 1 without the copy, with 2's
+//      wait; consume_lent() takes what the caller used, in the same step.
+//   6. Ending: shutdown_write() half-closes; goodbye() is what the protocol
+//      says before closing (TLS close_notify); close() closes at once and
+//      wakes the waits of 2 and 4 with EBADF (the streams read that as EOF
+//      when they closed it themselves).
+//   7. Errors are std::system_error with the errno kept, thrown by the try
+//      or the wait that met them.
 #pragma once
 
 #include <netinet/in.h>
@@ -25,48 +48,34 @@
 
 namespace corio::detail {
 
+// The contract's numbers are the list at the top.
 class Transport {
  public:
   virtual ~Transport() = default;
 
-  // Reads what is available into buf, waiting until something is; 0 at
-  // EOF. At most one read at a time. OS errors are std::system_error.
-  virtual Coro<std::size_t> read_some(std::span<char> buf) = 0;
-  // The same read in two steps, where the transport can (tries_reads(); the
-  // answer never changes): try_read() reads what is there into buf (0 at
-  // EOF), or returns nullopt when nothing is: await readable(), then try
-  // again. A reader that waits this way adds no coroutine frame of its own
-  // per read: the streams' hot path. OS errors are std::system_error.
-  virtual bool tries_reads() const noexcept { return false; }
-  virtual std::optional<std::size_t> try_read(std::span<char> buf);
-  virtual IoWait readable();
-  // A read without a copy, where the bytes already sit in the loop's buffers
-  // (the io_uring backend's): lends() says whether this transport can (the
-  // answer never changes; only a transport that tries_reads()); try_read_lent()
-  // then returns a view of the bytes ("" at EOF), valid until consume_lent()
-  // takes some of them, which the caller does in the same step, or nullopt
-  // when none have come yet, as try_read(). What it does not take stays for
-  // the next read.
+  // 1 and 2. At most one read at a time.
+  virtual std::optional<std::size_t> try_read(std::span<char> buf) = 0;
+  virtual IoWait readable() = 0;
+  // 5. lends() says whether try_read_lent() may be called (the answer never
+  // changes). try_read_lent() returns a view of the bytes ("" at EOF), valid
+  // until consume_lent() takes some of them, or nullopt as try_read(). What
+  // consume_lent() does not take stays for the next read.
   virtual bool lends() { return false; }
   virtual std::optional<std::string_view> try_read_lent();
   virtual void consume_lent(std::size_t /*n*/) noexcept {}
-  // Sends what can go without waiting; returns how much went (0: none could).
+  // 3 and 4. unsent(): bytes try_write took that are not in the OS yet (the
+  // io_uring backend's send queue): whoever writes to fileno() itself waits
+  // for them first.
   virtual std::size_t try_write(std::string_view data) = 0;
-  // Waits until try_write can take more. Only after it took less than asked,
-  // or while unsent() is not 0 (wait_writable then returns once it is).
   virtual Coro<void> wait_writable() = 0;
-  // Bytes try_write took that are not in the OS yet (the io_uring backend's
-  // send queue): whoever writes to fileno() itself waits for them first.
   virtual std::size_t unsent() const noexcept { return 0; }
-  // Half-close: the peer reads EOF; reading goes on.
+  // 6. Half-close: the peer reads EOF; reading goes on.
   virtual void shutdown_write() = 0;
-  // Closes at once; a read or write waiting on the transport wakes with
-  // std::system_error(EBADF). Idempotent.
+  // 6. Idempotent.
   virtual void close() noexcept = 0;
-  // What the protocol says before closing (TLS: close_notify, then the
-  // peer's, within a timeout). The connection awaits it once its writer is
-  // closed and flushed, then calls close() however it ended. An empty Coro
-  // (the default): nothing to say, close() at once.
+  // 6. The connection awaits it once its writer is closed and flushed, then
+  // calls close() however it ended. An empty Coro (the default): nothing to
+  // say, close() at once.
   virtual Coro<void> goodbye() { return {}; }
   // Protocol details for StreamWriter::get_extra_info ("" for a name the
   // transport does not know; TLS knows "ssl_version", "cipher", ...).
@@ -75,7 +84,7 @@ class Transport {
   // Both known at creation (empty when the OS has none: an unnamed Unix peer).
   virtual const SocketAddress& peer_address() const noexcept = 0;
   virtual const SocketAddress& local_address() const noexcept = 0;
-  // The underlying socket's descriptor, -1 once closed (for socket options).
+  // The underlying descriptor, -1 once closed (for socket options).
   virtual int fileno() const noexcept = 0;
 };
 
@@ -85,8 +94,6 @@ class SocketTransport final : public Transport {
   // asyncio sets it on every TCP transport: the writer buffers already.
   SocketTransport(EventLoop& loop, Socket sock);
 
-  Coro<std::size_t> read_some(std::span<char> buf) override;
-  bool tries_reads() const noexcept override { return true; }
   std::optional<std::size_t> try_read(std::span<char> buf) override {
     return loop_.io().try_recv_into(sock_, buf);
   }

@@ -163,6 +163,8 @@ Coro<void> close_ends_readable() {
   co_await closing;
   EXPECT_EQ(p.reader.try_fill(), std::optional<std::size_t>(0));
   EXPECT_TRUE(p.reader.at_eof());
+  co_await p.reader.readable();  // closed: nothing to wait for
+  EXPECT_EQ(p.reader.try_fill(), std::optional<std::size_t>(0));
 }
 
 TEST(IdleStreams, OwnCloseEndsTheWaitAsEof) { run_bounded(close_ends_readable()); }

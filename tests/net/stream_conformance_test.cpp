@@ -1,7 +1,8 @@
 // One conformance suite for every kind of stream (Trio's check_stream): the
 // same tests of EOF, half-close, a peer's reset, partial writes,
 // backpressure, cancellation mid-read and close-while-writing, run over TCP,
-// Unix sockets, TLS and a pair of pipes. A kind is a make_pair factory: two
+// Unix sockets, TLS (over a socket, and started over a connection) and a
+// pair of pipes. A kind is a make_pair factory: two
 // connected ends, a and b, each a StreamReader and a StreamWriter.
 #include <fcntl.h>
 #include <unistd.h>
@@ -74,6 +75,18 @@ Coro<StreamPair> tls_pair() {
   corio::ClientConnected handler = handing_over(accepted);
   Server server = co_await corio::start_server(handler, "127.0.0.1", 0, tls_server_options());
   auto client = co_await corio::open_connection("127.0.0.1", server.port(), tls_options());
+  co_return co_await joined(std::move(server), std::move(client), accepted);
+}
+
+// TLS started over a plain connection (start_tls: a transport over another
+// connection's streams) to a TLS server.
+Coro<StreamPair> start_tls_pair() {
+  auto accepted = std::make_shared<Accepted>();
+  corio::ClientConnected handler = handing_over(accepted);
+  Server server = co_await corio::start_server(handler, "127.0.0.1", 0, tls_server_options());
+  auto plain = co_await corio::open_connection("127.0.0.1", server.port());
+  auto client = co_await corio::start_tls(std::move(plain.first), std::move(plain.second),
+                                          "127.0.0.1", tls_options());
   co_return co_await joined(std::move(server), std::move(client), accepted);
 }
 
@@ -393,9 +406,41 @@ TEST_P(StreamConformance, AbortWhileWritingEndsAtOnce) {
   run_bounded(abort_while_writing(GetParam().make));
 }
 
+// The reader's own try and wait (try_fill, readable), which every kind's
+// transport keeps (transport.hpp's contract): what comes is read, EOF ends
+// it, and a read waiting for a quiet peer holds no buffer.
+Coro<void> try_then_wait(MakePair make) {
+  StreamPair p = co_await make();
+  StreamReader& r = p.a.reader;
+  Task<std::string> waiting = corio::create_task(r.readline());
+  for (int i = 0; i < 3; ++i) co_await corio::sleep(0s);
+  EXPECT_FALSE(waiting.done());
+  EXPECT_EQ(corio::detail::buffer_storage(r), 0u) << "waiting for readability, not in a buffer";
+  p.b.writer.write("ping\n");
+  EXPECT_EQ(co_await waiting, "ping\n");
+  p.b.writer.write("pong");
+  p.b.writer.close();
+  std::optional<std::size_t> got;
+  std::size_t total = 0;
+  do {
+    while (!(got = r.try_fill())) co_await r.readable();
+    total += *got;
+  } while (*got > 0);
+  EXPECT_EQ(total, 4u);
+  EXPECT_EQ(r.buffered(), "pong");
+  r.consume(4);
+  EXPECT_TRUE(r.at_eof());
+  co_await close_both(p);
+}
+
+TEST_P(StreamConformance, TryFillAndReadableReadWhatComesWithNoIdleBuffer) {
+  run_bounded(try_then_wait(GetParam().make));
+}
+
 INSTANTIATE_TEST_SUITE_P(Kinds, StreamConformance,
                          ::testing::Values(Kind{"tcp", tcp_pair}, Kind{"unix", unix_pair},
-                                           Kind{"tls", tls_pair}, Kind{"pipe", pipe_pair}),
+                                           Kind{"tls", tls_pair}, Kind{"start_tls", start_tls_pair},
+                                           Kind{"pipe", pipe_pair}),
                          [](const ::testing::TestParamInfo<Kind>& info) {
                            return info.param.name;
                          });

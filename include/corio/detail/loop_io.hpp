@@ -21,6 +21,11 @@
 //      asking the backend's buffers before the socket (an idle pooled
 //      connection's check: what io_uring's receive took is no longer in
 //      the socket): > 0 bytes, 0 EOF, -errno, -EAGAIN nothing.
+//      try_read() / try_write() are try_recv_into() / try_send() for an fd
+//      that is not a socket (a pipe, a terminal, a regular file as stdin):
+//      read(2) and write(2), or the backend's equivalent. They do not attach
+//      the fd; its first wait does (a regular file, which epoll refuses,
+//      never waits).
 //   3. Waits. park() puts an FdWaiter in its fd's slot (one reader, one
 //      writer: a second is a RuntimeError), unpark() takes it out; the loop
 //      fires it when the edge comes: an IoWait wakes its task, an IoWatch
@@ -77,6 +82,8 @@ class LoopIo {
   std::size_t unsent(const Socket& sock) const noexcept;
   void shutdown(Socket& sock, int how);
   long peek_recv(int fd) const noexcept;
+  std::optional<std::size_t> try_read(int fd, std::span<char> buf);
+  std::size_t try_write(int fd, std::string_view data);
 
   // 3. Waits
   void park(FdWaiter* w);

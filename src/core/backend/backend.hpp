@@ -148,6 +148,15 @@ class IoBackend {
   // (sendfile after a response head) waits for them first, or overtakes them.
   virtual std::size_t unsent(int fd) noexcept = 0;
 
+  // ---- fds that are not sockets (a pipe, a terminal, a regular file) ---------
+  // read(2) and write(2), or what the backend does instead, with try_recv's
+  // and try_send's results (a pipe is a stream: a short read drained it).
+  // The fd need not be attached: its owner attaches it before its first
+  // wait, so a regular file, which never waits and which epoll refuses,
+  // never is.
+  virtual long try_read(int fd, std::span<char> buf) noexcept = 0;
+  virtual long try_write(int fd, std::string_view data) noexcept = 0;
+
   // ---- files (the contract at the top) -----------------------------------------
   // A read, write or fsync on a regular file; false: not native here.
   virtual bool submit_file(FileOp& op) {

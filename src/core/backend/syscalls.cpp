@@ -79,4 +79,12 @@ long shutdown(int fd, int how) noexcept {
   return rc == -ENOTCONN ? 0 : rc;
 }
 
+long read(int fd, std::span<char> buf) noexcept {
+  return retried([&] { return ::read(fd, buf.data(), buf.size()); });
+}
+
+long write(int fd, std::string_view data) noexcept {
+  return retried([&] { return ::write(fd, data.data(), data.size()); });
+}
+
 }  // namespace corio::detail::sys

@@ -1,4 +1,4 @@
-// The non-blocking socket syscalls behind the backends' try_*() operations,
+// The non-blocking syscalls behind the backends' try_*() operations,
 // written once: epoll makes all of them after readiness, a completion
 // backend those it has no native operation for. Each retries EINTR and
 // returns its result (>= 0) or -errno, never throws.
@@ -22,5 +22,11 @@ long connect_result(int fd) noexcept;                      // SO_ERROR, after wr
 long recvfrom(int fd, std::span<char> buf, SocketAddress* from) noexcept;
 long sendto(int fd, std::string_view data, const SocketAddress& to) noexcept;
 long shutdown(int fd, int how) noexcept;  // not connected (any more) is no error
+// Any fd, for the fds that are not sockets (a pipe, a terminal, a file).
+long read(int fd, std::span<char> buf) noexcept;
+// No MSG_NOSIGNAL for a pipe: a reader that is gone raises SIGPIPE, which
+// every EventLoop set to SIG_IGN (unless the program handles it itself), so
+// this is -EPIPE.
+long write(int fd, std::string_view data) noexcept;
 
 }  // namespace corio::detail::sys

@@ -148,16 +148,18 @@ class EpollBackend final : public IoBackend {
   // queue: the next read waits for an edge first. (Not at EOF, which no later
   // edge would announce; not for datagrams, which arrive one per read.)
   long try_recv(int fd, std::span<char> buf, bool stream) noexcept override {
+    return read_after_edge(fds_.find(fd), buf.size(), stream, [&] { return sys::recv(fd, buf); });
+  }
+  // A pipe drains as a stream socket does. Only an attached fd has edges to
+  // go by (try_read may come before the first wait attaches it).
+  long try_read(int fd, std::span<char> buf) noexcept override {
     EpollFd* st = fds_.find(fd);
-    if (st && !st->maybe_readable) return -EAGAIN;
-    const long n = sys::recv(fd, buf);
-    if (st && (n == -EAGAIN || (stream && n > 0 && static_cast<std::size_t>(n) < buf.size()))) {
-      st->drained();
-    }
-    return n;
+    if (st && !(st->registered & EPOLLET)) st = nullptr;
+    return read_after_edge(st, buf.size(), true, [&] { return sys::read(fd, buf); });
   }
   long peek(int fd) noexcept override { return sys::peek(fd); }
   long try_send(int fd, std::string_view data) noexcept override { return sys::send(fd, data); }
+  long try_write(int fd, std::string_view data) noexcept override { return sys::write(fd, data); }
   long try_accept(int fd, SocketAddress* peer) noexcept override { return sys::accept(fd, peer); }
   long start_connect(int fd, const SocketAddress& addr) noexcept override {
     return sys::connect(fd, addr);
@@ -175,6 +177,18 @@ class EpollBackend final : public IoBackend {
   void wakeup() noexcept override { (void)eventfd_write(wakefd_, 1); }
 
  private:
+  // The read syscall `read` of up to `size` bytes, made only when an edge may
+  // have brought something since st (null: no edges known) was drained.
+  template <class Read>
+  static long read_after_edge(EpollFd* st, std::size_t size, bool stream, Read read) noexcept {
+    if (st && !st->maybe_readable) return -EAGAIN;
+    const long n = read();
+    if (st && (n == -EAGAIN || (stream && n > 0 && static_cast<std::size_t>(n) < size))) {
+      st->drained();
+    }
+    return n;
+  }
+
   EpollFd& entry(int fd, const char* what) {
     if (fd < 0) throw std::system_error(EBADF, std::generic_category(), what);
     return fds_.at(fd);

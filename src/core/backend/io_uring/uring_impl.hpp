@@ -67,6 +67,8 @@ class UringBackend final : public IoBackend {
   long try_sendto(int fd, std::string_view data, const SocketAddress& to) noexcept override;
   long shutdown(int fd, int how) noexcept override;
   std::size_t unsent(int fd) noexcept override;
+  long try_read(int fd, std::span<char> buf) noexcept override;
+  long try_write(int fd, std::string_view data) noexcept override;
   bool submit_file(FileOp& op) override;
 
   int poll(int timeout_ms, IoEvent* out, int capacity) override;

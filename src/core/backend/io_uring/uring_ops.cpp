@@ -374,6 +374,21 @@ void UringBackend::flushed(Conn& c) noexcept {
   c.shutdown_how = -1;
 }
 
+// ---- fds that are not sockets ---------------------------------------------------------
+
+// The syscall, and readiness (POLL_ADD: a pipe's Conn is Kind::socket) when
+// it would block: what the pipe transport did on its own before it came
+// through the backend, so a pipe costs what it did. A completion read
+// (IORING_OP_READ) would need a buffer of the backend's per pipe for the
+// bytes to wait in until the task's step takes them (the seam's rule), for
+// pipes that carry little. A socket handed to a pipe transport gets
+// readiness too: the syscalls leave recv_used and send_used unset.
+long UringBackend::try_read(int fd, std::span<char> buf) noexcept { return sys::read(fd, buf); }
+
+long UringBackend::try_write(int fd, std::string_view data) noexcept {
+  return sys::write(fd, data);
+}
+
 // ---- connecting ---------------------------------------------------------------------
 
 long UringBackend::start_connect(int fd, const SocketAddress& addr) noexcept {
