@@ -11,8 +11,9 @@
 //
 // Prints two JSON lines on stdout:
 //   once every connection is set up (or failed, or --timeout passed):
-//     {"established": N, "failed": F, "seconds": S, "deflate": D, "cpu_s": C}
-//     (D: connections whose server agreed permessage-deflate; C: this client's CPU)
+//     {"established": N, "failed": F, "seconds": S, "deflate": D, "no_takeover": T, "cpu_s": C}
+//     (D: connections whose server agreed permessage-deflate, T: of them, those whose
+//     answer also named server_ and client_no_context_takeover; C: this client's CPU)
 //   at the end: {"open": O, "closed": X, "pings": P}
 //     (X: connections the server closed while idle; P: WebSocket pings answered)
 // Errors of the first connections that failed go to stderr.
@@ -83,12 +84,13 @@ struct Conn {
   SSL* ssl = nullptr;
   Phase phase = Phase::connecting;
   int step = 0;
-  bool deflate = false;
+  bool deflate = false, no_takeover = false;
   std::string out, in;  // bytes to send, bytes received and not parsed yet
 };
 
 struct Counts {
-  std::size_t started = 0, established = 0, failed = 0, deflate = 0, closed = 0, pings = 0;
+  std::size_t started = 0, established = 0, failed = 0, deflate = 0, no_takeover = 0, closed = 0,
+              pings = 0;
 };
 
 volatile std::sig_atomic_t g_stop = 0;
@@ -124,9 +126,9 @@ class Client {
     const double cpu = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
                        static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
     std::printf(
-        "{\"established\": %zu, \"failed\": %zu, \"seconds\": %.4f, \"deflate\": %zu, \"cpu_s\": "
-        "%.3f}\n",
-        n_.established, n_.failed, secs, n_.deflate, cpu);
+        "{\"established\": %zu, \"failed\": %zu, \"seconds\": %.4f, \"deflate\": %zu, "
+        "\"no_takeover\": %zu, \"cpu_s\": %.3f}\n",
+        n_.established, n_.failed, secs, n_.deflate, n_.no_takeover, cpu);
     std::fflush(stdout);
   }
 
@@ -241,7 +243,10 @@ class Client {
         if (!idle::parse_answer(c.in, h)) return true;
         if (h.status < 100 || h.status >= 300) return false;
         c.in.erase(0, h.length);
-        if (c.step == 0) c.deflate = h.deflate;
+        if (c.step == 0) {
+          c.deflate = h.deflate;
+          c.no_takeover = h.deflate && h.no_takeover;
+        }
         next_step(c, h);
         continue;
       }
@@ -271,6 +276,7 @@ class Client {
     c.phase = Phase::idle;
     ++n_.established;
     n_.deflate += c.deflate;
+    n_.no_takeover += c.no_takeover;
     std::string().swap(c.in);  // an idle client connection keeps no buffer either
   }
 
@@ -328,7 +334,7 @@ class Client {
   std::vector<Conn> conns_;
   int ep_;
   SSL_CTX* ctx_ = nullptr;
-  const bool ws_ = a_.script.proto == "ws" || a_.script.proto == "ws-deflate";
+  const bool ws_ = a_.script.proto.rfind("ws", 0) == 0;  // ws, ws-deflate, ws-deflate-nct
   Counts n_;
   bool stdin_closed_ = false;
   epoll_event events_[kEvents];

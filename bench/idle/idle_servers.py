@@ -22,6 +22,8 @@ PROTOCOLS = [
      "node-ws"),
     ("ws-deflate", "WebSocket, permessage-deflate agreed, one compressed 128 B echo each",
      ["corio", "node-ws", "python-websockets"], "node-ws"),
+    ("ws-deflate-nct", "WebSocket, permessage-deflate with no context takeover either way, one "
+     "compressed 128 B echo each", ["corio", "node-ws", "python-websockets"], "node-ws"),
     ("mcp", "MCP Streamable HTTP session, initialize + notifications/initialized each",
      ["corio", "ts-sdk"], "ts-sdk"),
 ]
@@ -29,7 +31,8 @@ IMPLS = ["corio", "nginx", "go", "node-ws", "python-websockets", "ts-sdk"]
 NAMES = {"corio": "corio", "nginx": "nginx (1 worker)", "go": "Go net/http", "node-ws": "npm ws",
          "python-websockets": "python websockets", "ts-sdk": "MCP TypeScript SDK"}
 CORIO_TARGETS = {"http": "corio_cli", "tls": "corio_cli", "ws": "example_ws_echo",
-                 "ws-deflate": "example_ws_echo", "mcp": "corio_mcp_echo_server"}
+                 "ws-deflate": "example_ws_echo", "ws-deflate-nct": "example_ws_echo",
+                 "mcp": "corio_mcp_echo_server"}
 NGINX = http_suite.NGINX
 WS_PEERS = ROOT / "tests" / "http" / "ws-peers"  # scripts/setup runs npm ci in it
 MCP_SDK = ROOT / "tests" / "mcp" / "sdk" / "node_modules" / "@modelcontextprotocol" / "sdk"

@@ -114,12 +114,13 @@ class Clients:
 
     def established(self):
         """The clients' first lines merged: established, failed, seconds (the slowest),
-        deflate, cpu_s; None if one did not report in time."""
+        deflate, no_takeover, cpu_s; None if one did not report in time."""
         deadline = time.monotonic() + self.timeout + 30
         lines = [read_json_line(p, deadline) for p in self.procs]
         if any(line is None for line in lines):
             return None
-        merged = {k: sum(line[k] for line in lines) for k in ("established", "failed", "deflate", "cpu_s")}
+        keys = ("established", "failed", "deflate", "no_takeover", "cpu_s")
+        merged = {k: sum(line[k] for line in lines) for k in keys}
         merged["seconds"] = max(line["seconds"] for line in lines)
         return merged
 
@@ -185,6 +186,7 @@ def measure(servers, proto, impl, n, args, loadgen, nofile):
                 f"{proc.poll()})")
             return None
         return {"established": up["established"], "failed": up["failed"], "deflate": up["deflate"],
+                "no_takeover": up["no_takeover"],
                 "closed": None if end is None else end["closed"], "pings": None if end is None else end["pings"],
                 "bytes_per_conn": (mem1["rss"] - mem0["rss"]) / n, "pss_per_conn": (mem1["pss"] - mem0["pss"]) / n,
                 "accept_rate": up["established"] / up["seconds"] if up["seconds"] > 0 else None,
@@ -286,7 +288,8 @@ def table(results):
 
 def notes(proto, impl, get):
     """Anything that makes a row suspect: failures, connections the server closed, and for
-    WebSocket whether permessage-deflate was agreed and how many pings were answered."""
+    WebSocket whether permessage-deflate (and no context takeover) was agreed and how many
+    pings were answered."""
     def count(key):
         return int(get(impl, key) or 0)
     out = []
@@ -296,8 +299,10 @@ def notes(proto, impl, get):
         out.append("no final report from the client")
     elif count("closed"):
         out.append(f"{count('closed'):,} closed while idle")
-    if proto == "ws-deflate" and count("deflate") != count("established"):
+    if proto.startswith("ws-deflate") and count("deflate") != count("established"):
         out.append(f"deflate agreed on {count('deflate'):,} only")
+    if proto == "ws-deflate-nct" and count("no_takeover") != count("deflate"):
+        out.append(f"no context takeover agreed on {count('no_takeover'):,} only")
     if count("pings"):
         out.append(f"{count('pings'):,} pings answered")
     return "; ".join(out)

@@ -20,6 +20,7 @@ struct Head {
   std::size_t length = 0;  // of head + body; 0 while incomplete
   std::string session;     // Mcp-Session-Id
   bool deflate = false;    // Sec-WebSocket-Extensions names permessage-deflate
+  bool no_takeover = false;  // ... with server_ and client_no_context_takeover both
 };
 
 inline bool iequals(std::string_view a, std::string_view b) {
@@ -69,8 +70,11 @@ inline bool parse_answer(std::string_view in, Head& h) {
     if (iequals(name, "transfer-encoding"))
       chunked = value.find("chunked") != std::string_view::npos;
     if (iequals(name, "mcp-session-id")) h.session = std::string(value);
-    if (iequals(name, "sec-websocket-extensions"))
+    if (iequals(name, "sec-websocket-extensions")) {
       h.deflate = value.find("permessage-deflate") != std::string_view::npos;
+      h.no_takeover = value.find("server_no_context_takeover") != std::string_view::npos &&
+                      value.find("client_no_context_takeover") != std::string_view::npos;
+    }
   }
   std::size_t total = end + 4 + (h.status == 101 ? 0 : length);
   if (chunked) total = chunked_end(in, end + 4);
@@ -142,10 +146,22 @@ inline std::string deflate_message(std::string_view text) {
   return out;
 }
 
+// The Sec-WebSocket-Extensions line a WebSocket protocol offers: none (ws), what browsers
+// offer (ws-deflate), or no context taken over either way (ws-deflate-nct: each message
+// compressed on its own, so neither side needs a zlib stream or window between messages).
+inline std::string ws_extensions(std::string_view proto) {
+  if (proto == "ws-deflate")
+    return "Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits\r\n";
+  if (proto == "ws-deflate-nct")
+    return "Sec-WebSocket-Extensions: permessage-deflate; client_no_context_takeover; "
+           "server_no_context_takeover\r\n";
+  return "";
+}
+
 // What a connection says, step by step: the request of `step` (0, 1, ...) of protocol
 // `proto`, or "" after the last. `head` is the previous step's answer.
 struct Script {
-  std::string proto;  // http, ws, ws-deflate, mcp
+  std::string proto;  // http, ws, ws-deflate, ws-deflate-nct, mcp
   std::string path;
   std::string host;
 
@@ -157,10 +173,7 @@ struct Script {
       return "GET " + path + " HTTP/1.1\r\nHost: " + host +
              "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
              "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n" +
-             (proto == "ws-deflate"
-                  ? "Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits\r\n"
-                  : "") +
-             "\r\n";
+             ws_extensions(proto) + "\r\n";
     }
     if (step > 1) return "";
     // 128 bytes of text: above the smallest size servers compress (corio: 64).
