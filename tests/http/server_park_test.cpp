@@ -31,10 +31,22 @@ Coro<bool> tasks_down_to(std::size_t n) {
   co_return false;
 }
 
-Coro<void> parked_connections_answer_again() {
-  Server server(fast_ticks());
+Coro<void> start_hello(Server& server) {
   server.get("/hello", hello);
   co_await server.start("127.0.0.1", 0);
+}
+
+// One GET answered on c, then until its connection parked (false: not
+// within 5 s); `own`: the tasks alive with no connection.
+Coro<bool> get_then_park(RawClient& c, std::size_t own) {
+  c.writer.write(kGet);
+  EXPECT_EQ((co_await read_reply(c.reader)).body, "Hello, World!");
+  co_return co_await tasks_down_to(own);
+}
+
+Coro<void> parked_connections_answer_again() {
+  Server server(fast_ticks());
+  co_await start_hello(server);
   const std::size_t own = tasks_alive();
   std::vector<RawClient> clients;
   for (int i = 0; i < 20; ++i) {
@@ -63,13 +75,10 @@ Coro<void> parked_connection_times_out() {
   ServerOptions opts = fast_ticks();
   opts.idle_timeout = 300ms;
   Server server(std::move(opts));
-  server.get("/hello", hello);
-  co_await server.start("127.0.0.1", 0);
+  co_await start_hello(server);
   const std::size_t own = tasks_alive();
   RawClient c = co_await connect(server.port());
-  c.writer.write(kGet);
-  EXPECT_EQ((co_await read_reply(c.reader)).body, "Hello, World!");
-  CO_ASSERT(co_await tasks_down_to(own));
+  CO_ASSERT(co_await get_then_park(c, own));
   EXPECT_TRUE(co_await closed_by_server(c.reader)) << "idle_timeout ends a parked connection";
   co_await server.shutdown(1s);
 }
@@ -78,27 +87,20 @@ TEST(HttpServerPark, IdleTimeoutEndsAParkedConnection) { run_bounded(parked_conn
 
 Coro<void> shutdown_closes_parked() {
   auto server = std::make_unique<Server>(fast_ticks());
-  server->get("/hello", hello);
-  co_await server->start("127.0.0.1", 0);
+  co_await start_hello(*server);
   const std::size_t own = tasks_alive();
   RawClient a = co_await connect(server->port());
   RawClient b = co_await connect(server->port());
-  for (RawClient* c : {&a, &b}) {
-    c->writer.write(kGet);
-    EXPECT_EQ((co_await read_reply(c->reader)).body, "Hello, World!");
-  }
-  CO_ASSERT(co_await tasks_down_to(own));
+  CO_ASSERT(co_await get_then_park(a, own));
+  CO_ASSERT(co_await get_then_park(b, own));
   co_await server->shutdown(5s);
   EXPECT_TRUE(co_await closed_by_server(a.reader)) << "shutdown closes a parked connection";
   EXPECT_TRUE(co_await closed_by_server(b.reader));
   // The Server's end alone, with no shutdown, ends them too.
   server = std::make_unique<Server>(fast_ticks());
-  server->get("/hello", hello);
-  co_await server->start("127.0.0.1", 0);
+  co_await start_hello(*server);
   RawClient c = co_await connect(server->port());
-  c.writer.write(kGet);
-  EXPECT_EQ((co_await read_reply(c.reader)).body, "Hello, World!");
-  CO_ASSERT(co_await tasks_down_to(own));
+  CO_ASSERT(co_await get_then_park(c, own));
   server.reset();
   EXPECT_TRUE(co_await closed_by_server(c.reader)) << "the Server's end closes a parked one";
 }
@@ -113,13 +115,10 @@ Coro<void> parked_connection_keeps_its_slot() {
   ServerOptions opts = fast_ticks();
   opts.max_connections = 1;
   Server server(std::move(opts));
-  server.get("/hello", hello);
-  co_await server.start("127.0.0.1", 0);
+  co_await start_hello(server);
   const std::size_t own = tasks_alive();
   RawClient a = co_await connect(server.port());
-  a.writer.write(kGet);
-  EXPECT_EQ((co_await read_reply(a.reader)).body, "Hello, World!");
-  CO_ASSERT(co_await tasks_down_to(own));
+  CO_ASSERT(co_await get_then_park(a, own));
   RawClient b = co_await connect(server.port());  // in the backlog: the slot is a's
   b.writer.write(kGet);
   co_await corio::sleep(100ms);
@@ -138,8 +137,7 @@ Coro<void> parked_over_tls() {
   ServerOptions opts = fast_ticks();
   opts.ssl = corio_net_test::test_server();
   Server server(std::move(opts));
-  server.get("/hello", hello);
-  co_await server.start("127.0.0.1", 0);
+  co_await start_hello(server);
   const std::size_t own = tasks_alive();
   auto [reader, writer] = co_await corio::open_connection("127.0.0.1", server.port(),
                                                          corio_net_test::tls_options());
