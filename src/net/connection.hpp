@@ -13,6 +13,7 @@
 //      or a quiet end (flush).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <exception>
 #include <memory>
@@ -29,10 +30,13 @@ namespace corio::detail {
 
 class Connection {
  public:
+  // The sizes below are 32-bit, as every idle connection keeps them: a
+  // stream limit or write-buffer mark past 4 GiB acts as 4 GiB.
+  static std::uint32_t clamp_size(std::size_t n) noexcept {
+    return static_cast<std::uint32_t>(std::min<std::size_t>(n, UINT32_MAX));
+  }
   Connection(EventLoop& loop, std::unique_ptr<Transport> transport, std::size_t limit)
-      : loop(loop),
-        transport(std::move(transport)),
-        limit(limit) {
+      : loop(loop), transport(std::move(transport)), limit(clamp_size(limit)) {
     resumed.set();
     flushed.set();
   }
@@ -80,14 +84,14 @@ class Connection {
 
   // Reader.
   ByteBuffer rbuf;  // no storage while empty (byte_buffer.hpp)
-  std::size_t read_chunk = 4 * 1024;  // the next read's room (stream_reader.cpp)
-  std::size_t limit;
+  std::uint32_t read_chunk = 4 * 1024;  // the next read's room (stream_reader.cpp)
+  std::uint32_t limit;
   std::exception_ptr read_error;
 
   // Writer.
   ByteBuffer wbuf;
-  std::size_t high_water = 64 * 1024;
-  std::size_t low_water = 16 * 1024;
+  std::uint32_t high_water = 64 * 1024;
+  std::uint32_t low_water = 16 * 1024;
   std::exception_ptr write_error;
   Event resumed;  // set while not paused
   Event flushed;  // set while the write buffer is empty

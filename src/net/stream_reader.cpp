@@ -69,7 +69,7 @@ bool closed_under_read(Connection& c) noexcept {
 void committed(Connection& c, std::span<char> room, std::size_t n) noexcept {
   c.rbuf.commit(n);
   if (n == 0) c.eof = true;
-  if (n == room.size() && n < kMaxReadChunk) c.read_chunk = std::min(2 * n, kMaxReadChunk);
+  if (n == room.size() && n < kMaxReadChunk) c.read_chunk = static_cast<std::uint32_t>(std::min(2 * n, kMaxReadChunk));
 }
 
 // One read attempt (the transport's try_read): true once bytes (or EOF)
@@ -77,7 +77,7 @@ void committed(Connection& c, std::span<char> room, std::size_t n) noexcept {
 // buffer gives it back before the caller waits, so that a connection waiting
 // for its peer holds no buffer.
 bool try_fill_once(Connection& c, std::size_t want) {
-  const std::span<char> room = c.rbuf.prepare(std::max(want, c.read_chunk));
+  const std::span<char> room = c.rbuf.prepare(std::max<std::size_t>(want, c.read_chunk));
   std::optional<std::size_t> got;
   try {
     got = c.transport->try_read(room);

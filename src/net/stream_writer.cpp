@@ -242,8 +242,8 @@ void StreamWriter::set_write_buffer_limits(std::optional<std::size_t> high,
   if (!high) high = low ? 4 * *low : 64 * 1024;
   if (!low) low = *high / 4;
   if (*high < *low) throw ValueError("high must be >= low");
-  c_->high_water = *high;
-  c_->low_water = *low;
+  c_->high_water = Connection::clamp_size(*high);
+  c_->low_water = Connection::clamp_size(*low);
   c_->update_pause();
 }
 
