@@ -13,8 +13,12 @@
 //      Registration member unregisters it).
 //   4. A RequestState is an HttpConnection's from its request's first byte
 //      until the connection waits for the next one with nothing received
-//      (or ends); in between it is the LoopServer's, kept for the next
-//      request of any of its connections (at most kSpareRequestStates).
+//      (or ends), or until take_connection() hands the connection over; in
+//      between it is the LoopServer's, kept for the next request of any of
+//      its connections (at most kSpareRequestStates).
+//   5. A request's head lives in its own block, so that a taken connection
+//      keeps it alone (shrunk to fit) for its handler's Request, as long as
+//      the handler runs, and gives the rest of its RequestState back.
 #pragma once
 
 #include <chrono>
@@ -49,14 +53,18 @@ struct ServerShared {
 class HttpConnection;
 
 // What a request in progress needs, and an idle connection does not: the
-// parser, the head, the body's decoder, the answers not yet handed to the
-// writer. Reused from request to request, with the capacity its strings and
-// field list grew to.
+// parser, the head, the body's decoder, the handler's answer, the answers not
+// yet handed to the writer. Reused from request to request, with the capacity
+// its strings and field list grew to. The answer is here rather than in the
+// frame that awaits the handler, which a WebSocket's handler keeps for the
+// connection's life (lifetime rule 5).
 struct RequestState {
-  explicit RequestState(const Limits& limits) : parser(limits) {}
+  explicit RequestState(const Limits& limits)
+      : parser(limits), head(std::make_unique<RequestHead>()) {}
   RequestParser parser;
-  RequestHead head;
+  std::unique_ptr<RequestHead> head;  // never null (lifetime rule 5)
   std::optional<BodyDecoder> body;
+  Response resp;    // the handler's answer, moved out of its frame
   std::string out;  // responses not yet handed to the writer (pipelining batches them)
   std::chrono::steady_clock::time_point started;  // for the access log
 };
@@ -148,16 +156,19 @@ class HttpConnection {
   void close() noexcept { writer_.close(); }
 
  private:
+  struct HandlerAnswer;  // respond()'s wait for the handler
   bool park();  // before the wait for a request: false when none is to come
   Coro<bool> read_head();
   Coro<void> handle_request();
-  Coro<void> dispatch(Request& req, Response& resp);
-  Coro<Response> start_handler(Request& req, Response& resp);
+  Coro<void> respond();
+  Coro<Response> start_handler(Request& req);
   static Coro<Response> unmatched_through_middleware(const ServerShared& shared, Request& req,
                                                      HTTPException error);
-  void handler_failed(Request& req, Response& resp);
+  void handler_failed(Request& req);
+  void answer(Response resp);  // into st_->resp, unless the connection was taken
+  RequestHead& head() noexcept { return *st_->head; }
   Coro<bool> discard_body(Response& answer);
-  Coro<void> reject(int status, std::string_view message);
+  Coro<void> reject(int status, std::string message);
   Coro<void> linger();
   Coro<void> under_send_timeout(Coro<void> wait);
   void use_absolute_form();
@@ -197,6 +208,7 @@ class HttpConnection {
   StreamReader reader_;
   StreamWriter writer_;
   std::unique_ptr<RequestState> st_;  // lifetime rule 4
+  std::unique_ptr<RequestHead> taken_head_;  // lifetime rule 5
   // ServerOptions::min_send_rate's window: the bytes the kernel had taken
   // when it began, the waiting for the peer it holds so far, and when the
   // current wait began (0: not waiting).
