@@ -1,7 +1,8 @@
 // Request::take_connection under its two users besides WebSocket: an
 // Upgrade to a made-up protocol whose first bytes came with the request,
-// and a CONNECT tunnel opened with open_tunnel; and the WebSocket sender's
-// backpressure against a peer that never reads.
+// and a CONNECT tunnel opened with open_tunnel; the WebSocket sender's
+// backpressure against a peer that never reads; and the Request a handler
+// keeps reading after the switch.
 #include <corio/http/tunnel.hpp>
 
 #include "http/client_support.hpp"
@@ -194,6 +195,49 @@ Coro<void> backpressure_body() {
 }
 
 TEST(WebSocketPeer, SlowPeerSuspendsTheSender) { run_bounded(backpressure_body()); }
+
+// Answers the first message with what the handler's Request says then.
+Coro<Response> describe(Request& req) {
+  WebSocket ws = co_await WebSocketResponse::prepare(req);
+  const std::optional<WsMessage> go = co_await ws.receive();
+  EXPECT_TRUE(go.has_value());
+  const std::optional<std::string_view> seat = req.query().get("seat");
+  co_await ws.send_str(req.method() + " " + req.path() + " " + std::string(req.param("room")) + " " +
+                       std::string(seat.value_or("-")) + " " +
+                       std::string(req.headers().get_or("X-Token", "-")));
+  co_await ws.close();
+  co_return Response{};
+}
+
+// After the switch the request state goes back to the server (lifetime rule
+// 5 in src/http/server/server_connection.hpp) and the handler keeps the head
+// alone: still its own when another request has reused the state meanwhile.
+Coro<void> request_after_prepare_body() {
+  Server server(quiet());
+  server.get("/rooms/{room}", describe);
+  server.get("/hello", corio_http_test::hello);
+  co_await server.start("127.0.0.1", 0);
+  const std::string base = "127.0.0.1:" + std::to_string(server.port());
+  ClientSession session;
+  WsOptions opts;
+  opts.headers.set("X-Token", "a token longer than a short string's buffer");
+  WebSocket ws = co_await session.ws_connect("ws://" + base + "/rooms/blue?seat=7", opts);
+  corio::http::RequestOptions other;
+  other.headers.set("X-Token", "another request's token, as long or longer");
+  corio::http::ClientResponse hello = co_await session.get("http://" + base + "/hello", other);
+  EXPECT_EQ(co_await hello.text(), "Hello, World!");
+  co_await ws.send_str("go");
+  const std::optional<WsMessage> seen = co_await ws.receive();
+  EXPECT_TRUE(seen.has_value());
+  EXPECT_EQ(seen.value_or(WsMessage{}).data, "GET /rooms/blue blue 7 a token longer than a short string's buffer");
+  co_await ws.close();
+  co_await session.close();
+  server.close();
+}
+
+TEST(TakeConnection, TheHandlersRequestStaysReadableAfterTheSwitch) {
+  run_bounded(request_after_prepare_body());
+}
 
 }  // namespace
 }  // namespace corio_ws_test

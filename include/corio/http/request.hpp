@@ -107,7 +107,10 @@ class Request {
   /// more on it, reads no further request from it and applies none of its
   /// timeouts to it; whatever the handler returns afterwards is dropped.
   /// Any unread body is read first (the switch comes after the message).
-  /// RuntimeError when called twice.
+  /// The Request stays readable afterwards while the handler runs (its
+  /// head, query, match info, peername; a chunked body's trailers): the
+  /// server keeps the head alone and takes the rest of the request's state
+  /// back (docs/websocket.md). RuntimeError when called twice.
   Coro<std::pair<StreamReader, StreamWriter>> take_connection(Response answer);
 
  private:

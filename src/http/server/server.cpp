@@ -103,11 +103,12 @@ std::unique_ptr<RequestState> LoopServer::take_request_state() {
 
 void LoopServer::give_back(std::unique_ptr<RequestState> state) noexcept {
   if (spare_.size() >= kSpareRequestStates || state->out.capacity() > kKeepBatch ||
-      state->head.headers.size() > kKeepFields) {
+      state->head->headers.size() > kKeepFields) {
     return;  // freed
   }
-  state->head.headers.clear();  // the fields' own strings go now
+  state->head->headers.clear();  // the fields' own strings go now
   state->body.reset();
+  state->resp = Response();  // set when a request ended early (respond() empties it)
   state->out.clear();
   spare_.push_back(std::move(state));  // no allocation: reserved in the constructor
 }

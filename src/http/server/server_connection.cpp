@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <memory>
 
 #include <corio/errors.hpp>
 #include <corio/event_loop.hpp>
@@ -33,20 +34,6 @@ namespace {
 constexpr std::size_t kMaxBatch = 64 * 1024;
 
 double loop_time() { return get_running_loop().time(); }
-
-// Awaits a handler and moves its answer into `into`: g++ would keep the
-// Response a plain `resp = co_await handler` returns in the awaiting frame,
-// for as long as the handler runs.
-struct AnswerInto {
-  Coro<Response>::Awaiter inner;
-  Response& into;
-  bool await_ready() const noexcept { return false; }
-  template <class P>
-  bool await_suspend(std::coroutine_handle<P> awaiting) noexcept {
-    return inner.await_suspend(awaiting);
-  }
-  void await_resume() { into = inner.await_resume(); }
-};
 
 double deadline_after(milliseconds timeout) {
   return loop_time() + std::chrono::duration<double>(timeout).count();
@@ -137,7 +124,7 @@ bool HttpConnection::rest() {
   if (server_.stopping()) return false;
   if (st_) server_.give_back(std::move(st_));
   idle = true;
-  idle_ticks_ = 0;
+  idle_seen_ = false;
   if (deadline == 0) {
     const ServerOptions& opts = shared().options;
     deadline = deadline_after(served_one_ ? opts.idle_timeout : opts.header_timeout);
@@ -159,7 +146,11 @@ bool HttpConnection::try_park() {
 // Woken, its task finds nothing to read and parks. A connection lingering
 // (idle too) takes the wake as any spurious one, and ends as it would.
 void HttpConnection::tick() noexcept {
-  if (!idle || parked_ || ++idle_ticks_ < 2) return;
+  if (!idle || parked_) return;
+  if (!idle_seen_) {
+    idle_seen_ = true;
+    return;
+  }
   park_wanted_ = true;
   corio::detail::interrupt_wait(reader_);
 }
@@ -285,14 +276,14 @@ Coro<bool> HttpConnection::read_head() {
     std::size_t n = 0;
     std::optional<ParseError> error;
     try {
-      n = st_->parser.parse(reader_.buffered(), st_->head);
+      n = st_->parser.parse(reader_.buffered(), head());
     } catch (const ParseError& e) {
       error = e;
     }
     if (error) {
-      st_->head.method.clear();  // for the access log: no request to name
-      st_->head.target.clear();
-      st_->head.headers.clear();  // half parsed: nothing in it for the error hook to trust
+      head().method.clear();  // for the access log: no request to name
+      head().target.clear();
+      head().headers.clear();  // half parsed: nothing in it for the error hook to trust
       co_await reject(error->status(), error->what());
       co_return false;
     }
@@ -321,45 +312,82 @@ void HttpConnection::start_clock() {
 }
 
 bool HttpConnection::check_expect() {
-  const std::optional<std::string_view> expect = st_->head.headers.get("Expect");
+  const std::optional<std::string_view> expect = head().headers.get("Expect");
   expect_continue_ = false;
   if (!expect) return true;
   if (!iequals(*expect, "100-continue")) return false;
-  expect_continue_ = st_->head.version_minor >= 1;
+  expect_continue_ = head().version_minor >= 1;
   return true;
 }
 
+// Awaits the handler and moves its answer into st_->resp (a plain `resp =
+// co_await handler` would keep a Response in the awaiting frame); an
+// exception is shaped there instead (handler_failed), so that no frame with
+// a try block waits between respond() and the handler.
+struct HttpConnection::HandlerAnswer {
+  Coro<Response>::Awaiter inner;
+  HttpConnection& conn;
+  Request& req;
+  bool await_ready() const noexcept { return false; }
+  template <class P>
+  bool await_suspend(std::coroutine_handle<P> awaiting) noexcept {
+    return inner.await_suspend(awaiting);
+  }
+  void await_resume() {
+    try {
+      if (conn.taken_) {
+        (void)inner.await_resume();  // dropped: the connection is another protocol's
+      } else {
+        conn.st_->resp = inner.await_resume();
+      }
+    } catch (...) {
+      conn.handler_failed(req);
+    }
+  }
+};
+
+// Not a coroutine itself: what comes before the handler needs no frame,
+// and the frame that awaits the handler (respond()'s) is kept small, since a
+// WebSocket's handler keeps it for the connection's life.
 Coro<void> HttpConnection::handle_request() {
   start_clock();
   served_one_ = true;
-  keep_alive_ = keep_alive(st_->head.version_minor, st_->head.headers) && !server_.stopping();
-  head_only_ = st_->head.method == "HEAD";
+  keep_alive_ = keep_alive(head().version_minor, head().headers) && !server_.stopping();
+  head_only_ = head().method == "HEAD";
   body_failed_ = false;
-  std::optional<ParseError> error;
   try {
-    st_->body.emplace(request_framing(st_->head), shared().options.limits);
+    st_->body.emplace(request_framing(head()), shared().options.limits);
   } catch (const ParseError& e) {
-    error = e;
-  }
-  if (error) {
     st_->body.reset();
-    co_await reject(error->status(), error->what());
-    co_return;
+    return reject(e.status(), e.what());
   }
   use_absolute_form();
-  if (st_->head.method == "CONNECT") keep_alive_ = false;  // no tunnels: see server.hpp
-  Response resp(417);
-  Request req(st_->head, this);
+  if (head().method == "CONNECT") keep_alive_ = false;  // no tunnels: see server.hpp
+  return respond();
+}
+
+// The answer is st_->resp's: every way here assigns it whole (the handler's,
+// an error's), and it is emptied once sent.
+Coro<void> HttpConnection::respond() {
+  Request req(head(), this);
   if (check_expect()) {
-    co_await dispatch(req, resp);
+    Coro<Response> handler;
+    try {
+      handler = start_handler(req);
+    } catch (...) {
+      handler_failed(req);
+    }
+    if (handler.valid()) {
+      // Named: g++ 12 destroys an aggregate temporary inside a co_await twice.
+      HandlerAnswer awaiting{std::move(handler).operator co_await(), *this, req};
+      co_await awaiting;
+    }
   } else {
-    resp = shape_error(shared(), req, HTTPException(417, "Expect supports only 100-continue"));
+    answer(shape_error(shared(), req, HTTPException(417, "Expect supports only 100-continue")));
     keep_alive_ = false;
   }
-  if (taken_) {
-    log_access(0);
-    co_return;
-  }
+  if (taken_) co_return;  // logged at the switch, and the request state is gone
+  Response& resp = st_->resp;
   // Known before the answer, so that it says "Connection: close": a broken
   // body, one the client holds back until a 100 that will not come, or the
   // rest of one the handler left unread that is too long (or broken) to
@@ -372,55 +400,42 @@ Coro<void> HttpConnection::handle_request() {
   if (!keep_alive_ && !st_->body->done()) linger_ = true;
   const std::uint64_t bytes = needs_wait(resp) ? co_await send(resp) : send_body(resp);
   log_access(bytes);
+  // Its body's memory goes now, not with the request state. Destroyed and
+  // made anew in place: what the frame's own Response cost, where an
+  // assignment from an empty one would cost a move more per request.
+  std::destroy_at(&resp);
+  std::construct_at(&resp);
 }
 
 // RFC 9112 section 3.2.2: an absolute-form target is routed by its path,
 // and its authority replaces the Host field (the parser let no target
 // through that is neither this nor origin-, asterisk- or authority-form).
 void HttpConnection::use_absolute_form() {
-  if (st_->head.target.front() == '/' || st_->head.target == "*" || st_->head.method == "CONNECT") return;
-  const std::optional<target::AbsoluteForm> form = target::split_absolute_form(st_->head.target);
+  if (head().target.front() == '/' || head().target == "*" || head().method == "CONNECT") return;
+  const std::optional<target::AbsoluteForm> form = target::split_absolute_form(head().target);
   if (!form) return;
-  st_->head.headers.set("Host", std::string(form->authority));
+  head().headers.set("Host", std::string(form->authority));
   std::string origin = form->path_and_query.empty() || form->path_and_query.front() == '?'
                            ? "/"
                            : "";
   origin += form->path_and_query;
-  st_->head.target = std::move(origin);
-}
-
-// The answer goes into resp, not out as a Coro<Response>: one move of it
-// fewer per request. The handler may run for the connection's whole life (a
-// WebSocket's), with this frame suspended under it: routing and error
-// shaping are done outside it (start_handler, handler_failed), so that it
-// holds little more than the one handler it awaits.
-Coro<void> HttpConnection::dispatch(Request& req, Response& resp) {
-  try {
-    Coro<Response> handler = start_handler(req, resp);
-    if (handler.valid()) {
-      // Named: g++ 12 destroys an aggregate temporary inside a co_await twice.
-      AnswerInto answer{std::move(handler).operator co_await(), resp};
-      co_await answer;
-    }
-  } catch (...) {
-    handler_failed(req, resp);
-  }
+  head().target = std::move(origin);
 }
 
 // The route's handler, through the middleware if any; an empty Coro when
-// resp is already the answer (an unmatched route without middleware).
-Coro<Response> HttpConnection::start_handler(Request& req, Response& resp) {
-  const bool connect = st_->head.method == "CONNECT";
-  const std::string connect_path = connect ? "/" + st_->head.target : std::string();
+// st_->resp is already the answer (an unmatched route without middleware).
+Coro<Response> HttpConnection::start_handler(Request& req) {
+  const bool connect = head().method == "CONNECT";
+  const std::string connect_path = connect ? "/" + head().target : std::string();
   const Router::Match match = shared().router.resolve(
-      st_->head.method, connect ? std::string_view(connect_path) : req.raw_path(), req.match_info());
+      head().method, connect ? std::string_view(connect_path) : req.raw_path(), req.match_info());
   if (match.handler) {
     if (shared().middleware.empty()) return (*match.handler)(req);
     return Next(shared(), 0, *match.handler)(req);  // each middleware holds its Next by value
   }
   HTTPException error = connect ? HTTPException(501, "CONNECT is not supported") : unmatched(match);
   if (shared().middleware.empty()) {
-    resp = shape_error(shared(), req, error);
+    answer(shape_error(shared(), req, error));
     return {};
   }
   return unmatched_through_middleware(shared(), req, std::move(error));
@@ -435,27 +450,30 @@ Coro<Response> HttpConnection::unmatched_through_middleware(const ServerShared& 
   co_return co_await chain(req);
 }
 
-// Called in dispatch()'s catch: the handler's exception shaped into resp.
-void HttpConnection::handler_failed(Request& req, Response& resp) {
+// Called in a catch block: the handler's exception shaped into the answer.
+void HttpConnection::handler_failed(Request& req) {
   try {
     throw;
   } catch (const HTTPException& e) {
-    resp = shape_error(shared(), req, e);
+    answer(shape_error(shared(), req, e));
   } catch (const ParseError& e) {
     body_failed_ = true;  // the body cannot be skipped: answer and close
-    resp = shape_error(shared(), req, HTTPException(e.status(), e.what()));
+    answer(shape_error(shared(), req, HTTPException(e.status(), e.what())));
   } catch (const std::exception& e) {
     // A taken-over connection whose peer went away: nobody to answer, nothing to report.
-    if (taken_ && dynamic_cast<const std::system_error*>(&e) != nullptr) {
-      resp = Response{};
-      return;
-    }
+    if (taken_ && dynamic_cast<const std::system_error*>(&e) != nullptr) return;
     EventLoop& loop = get_running_loop();
     loop.call_exception_handler(
-        {"Error handling request " + st_->head.method + " " + st_->head.target, std::current_exception(),
+        {"Error handling request " + req.method() + " " + req.target(), std::current_exception(),
          reported_task()});
-    resp = shape_error(shared(), req, HTTPException(500, "Internal Server Error"));
+    answer(shape_error(shared(), req, HTTPException(500, "Internal Server Error")));
   }
+}
+
+// A taken connection's request state went back to the server: no answer is
+// sent on it, so none is kept.
+void HttpConnection::answer(Response resp) {
+  if (!taken_) st_->resp = std::move(resp);
 }
 
 void HttpConnection::send_continue() {
@@ -467,7 +485,8 @@ void HttpConnection::send_continue() {
 
 Coro<std::string> HttpConnection::read_chunk() {
   std::string piece;
-  if (!st_->body || st_->body->done()) co_return piece;
+  if (!st_ || !st_->body || st_->body->done()) co_return piece;  // !st_: taken, read before
+
   send_continue();
   try {
     for (;;) {
@@ -507,14 +526,27 @@ Coro<std::pair<StreamReader, StreamWriter>> HttpConnection::take_connection(Resp
   flush();
   deadline = 0;
   co_await writer_.drain();
+  log_access(0);  // the HTTP exchange ends here
   release_for_new_protocol();
   co_return std::pair<StreamReader, StreamWriter>(reader_, writer_);
 }
 
 // The connection may now idle for hours under its new owner, with the
-// handler suspended above us: its Request (head, trailers) stays valid, the
-// answers' batch (the 101 went out through it) goes.
-void HttpConnection::release_for_new_protocol() { std::string().swap(st_->out); }
+// handler suspended above us: its Request stays valid (lifetime rule 5)
+// with the head alone, copied to fit (a copy's field list and values have
+// no spare capacity), and the rest of the request state goes back to the
+// server. A body's trailers are the one thing the head does not carry: a
+// request that had them keeps its state, without the answers' batch.
+void HttpConnection::release_for_new_protocol() {
+  if (st_->body && !st_->body->trailers().empty()) {
+    std::string().swap(st_->out);
+    return;
+  }
+  taken_head_ = std::move(st_->head);
+  *taken_head_ = RequestHead(*taken_head_);
+  st_->head = std::make_unique<RequestHead>();
+  server_.give_back(std::move(st_));
+}
 
 const Headers& HttpConnection::trailers() const noexcept {
   static const Headers kNone;
@@ -528,7 +560,7 @@ const Headers& HttpConnection::trailers() const noexcept {
 // same when it discards a body): the request was not what it said.
 Coro<bool> HttpConnection::discard_body(Response& answer) {
   const std::uint64_t max_drain = shared().options.max_drain;
-  const BodyFraming framing = request_framing(st_->head);  // it passed once, in handle_request
+  const BodyFraming framing = request_framing(head());  // it passed once, in handle_request
   if (framing.kind == BodyFraming::Kind::length &&
       framing.length - st_->body->body_bytes() > max_drain) {
     co_return false;  // too long to skip: not a byte of it is waited for
@@ -546,20 +578,20 @@ Coro<bool> HttpConnection::discard_body(Response& answer) {
       deadline = 0;
     }
   } catch (const ParseError& e) {
-    answer = shape_error(shared(), Request(st_->head, this), HTTPException(e.status(), e.what()));
+    answer = shape_error(shared(), Request(head(), this), HTTPException(e.status(), e.what()));
     co_return false;
   }
   co_return true;
 }
 
 // Answers a request we cannot read; serve() then closes in stages.
-Coro<void> HttpConnection::reject(int status, std::string_view message) {
+Coro<void> HttpConnection::reject(int status, std::string message) {
   keep_alive_ = false;
   linger_ = true;
   head_only_ = false;
   start_clock();
   Response resp =
-      shape_error(shared(), Request(st_->head, this), HTTPException(status, std::string(message)));
+      shape_error(shared(), Request(head(), this), HTTPException(status, std::move(message)));
   const std::uint64_t bytes = co_await send(resp);
   log_access(bytes);
 }

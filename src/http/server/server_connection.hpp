@@ -16,8 +16,12 @@
 //      construction to its destruction.
 //   4. A RequestState is an HttpConnection's from its request's first byte
 //      until the connection waits for the next one with nothing received
-//      (or ends); in between it is the LoopServer's, kept for the next
-//      request of any of its connections (at most kSpareRequestStates).
+//      (or ends), or until take_connection() hands the connection over; in
+//      between it is the LoopServer's, kept for the next request of any of
+//      its connections (at most kSpareRequestStates).
+//   5. A request's head lives in its own block, so that a taken connection
+//      keeps it alone (shrunk to fit) for its handler's Request, as long as
+//      the handler runs, and gives the rest of its RequestState back.
 #pragma once
 
 #include <chrono>
@@ -53,14 +57,18 @@ struct ServerShared {
 class HttpConnection;
 
 // What a request in progress needs, and an idle connection does not: the
-// parser, the head, the body's decoder, the answers not yet handed to the
-// writer. Reused from request to request, with the capacity its strings and
-// field list grew to.
+// parser, the head, the body's decoder, the handler's answer, the answers not
+// yet handed to the writer. Reused from request to request, with the capacity
+// its strings and field list grew to. The answer is here rather than in the
+// frame that awaits the handler, which a WebSocket's handler keeps for the
+// connection's life (lifetime rule 5).
 struct RequestState {
-  explicit RequestState(const Limits& limits) : parser(limits) {}
+  explicit RequestState(const Limits& limits)
+      : parser(limits), head(std::make_unique<RequestHead>()) {}
   RequestParser parser;
-  RequestHead head;
+  std::unique_ptr<RequestHead> head;  // never null (lifetime rule 5)
   std::optional<BodyDecoder> body;
+  Response resp;    // the handler's answer, moved out of its frame
   std::string out;  // responses not yet handed to the writer (pipelining batches them)
   std::chrono::steady_clock::time_point started;  // for the access log
   int sent_status = 0;                            // of the last head written, for the access log
@@ -162,18 +170,21 @@ class HttpConnection : private corio::detail::IoWatch {
   void unpark() noexcept;  // for end(): the watch goes, nothing starts
 
  private:
+  struct HandlerAnswer;  // respond()'s wait for the handler
   bool rest();  // before the wait for a request: false when none is to come
   bool try_park();
   static void on_edge(corio::detail::IoWatch* self, bool closed) noexcept;
   Coro<bool> read_head();
   Coro<void> handle_request();
-  Coro<void> dispatch(Request& req, Response& resp);
-  Coro<Response> start_handler(Request& req, Response& resp);
+  Coro<void> respond();
+  Coro<Response> start_handler(Request& req);
   static Coro<Response> unmatched_through_middleware(const ServerShared& shared, Request& req,
                                                      HTTPException error);
-  void handler_failed(Request& req, Response& resp);
+  void handler_failed(Request& req);
+  void answer(Response resp);  // into st_->resp, unless the connection was taken
+  RequestHead& head() noexcept { return *st_->head; }
   Coro<bool> discard_body(Response& answer);
-  Coro<void> reject(int status, std::string_view message);
+  Coro<void> reject(int status, std::string message);
   Coro<void> linger();
   Coro<void> under_send_timeout(Coro<void> wait);
   void use_absolute_form();
@@ -214,6 +225,7 @@ class HttpConnection : private corio::detail::IoWatch {
   StreamReader reader_;
   StreamWriter writer_;
   std::unique_ptr<RequestState> st_;  // lifetime rule 4
+  std::unique_ptr<RequestHead> taken_head_;  // lifetime rule 5
   // ServerOptions::min_send_rate's window: the bytes the kernel had taken
   // when it began, the waiting for the peer it holds so far, and when the
   // current wait began (0: not waiting).
@@ -221,22 +233,23 @@ class HttpConnection : private corio::detail::IoWatch {
   std::uint64_t window_mark_ = 0;
   double window_waited_ = 0;
   double wait_began_ = 0;
-  bool served_one_ = false;       // a request was answered: the idle clock applies
-  bool keep_alive_ = true;
-  bool head_only_ = false;        // HEAD: the head alone
-  bool expect_continue_ = false;  // "100 Continue" still owed before reading the body
-  bool body_failed_ = false;      // the body broke the protocol: close after answering
-  bool linger_ = false;           // the peer may still be sending: close in stages
-  bool tls_ = false;
-  bool taken_ = false;  // handed over by take_connection(): no longer ours
-  bool parked_ = false;
-  bool park_wanted_ = false;     // the sweeper's: park at the next chance
-  std::uint8_t idle_ticks_ = 0;  // sweeper ticks seen in the current wait for a request
+  // Bits: with the index they fit the word after the pointers, and the
+  // object one 128-byte chunk.
+  bool served_one_ : 1 = false;       // a request was answered: the idle clock applies
+  bool keep_alive_ : 1 = true;
+  bool head_only_ : 1 = false;        // HEAD: the head alone
+  bool expect_continue_ : 1 = false;  // "100 Continue" still owed before reading the body
+  bool body_failed_ : 1 = false;      // the body broke the protocol: close after answering
+  bool linger_ : 1 = false;           // the peer may still be sending: close in stages
+  bool tls_ : 1 = false;
+  bool taken_ : 1 = false;  // handed over by take_connection(): no longer ours
+  bool parked_ : 1 = false;
+  bool park_wanted_ : 1 = false;  // the sweeper's: park at the next chance
+  bool idle_seen_ : 1 = false;    // by the sweeper's last tick, in the current wait for a request
 
  public:
-  // For LoopServer, here to share the flags' word (a parked connection is
-  // this object and its streams: 120 bytes, a 128-byte chunk).
-  bool idle = false;        // waiting for a request, nothing of it received
+  // For LoopServer, here to share the flags' word.
+  bool idle : 1 = false;    // waiting for a request, nothing of it received
   std::uint32_t index = 0;  // in LoopServer's list
 };
 

@@ -186,7 +186,7 @@ void HttpConnection::write_head(const Response& resp, std::optional<std::uint64_
   const bool switching = taken_;
   const Framing framing = has_no_body(resp.status) || switching ? Framing::none
                           : length                 ? Framing::length
-                          : st_->head.version_minor >= 1 ? Framing::chunked
+                          : head().version_minor >= 1 ? Framing::chunked
                                                      : Framing::none;  // 1.0: until close
   if (framing == Framing::none && !length && !has_no_body(resp.status)) keep_alive_ = false;
 
@@ -205,7 +205,7 @@ void HttpConnection::write_head(const Response& resp, std::optional<std::uint64_
   }
   if (!keep_alive_ && !switching) {  // a switching head's Connection is the handler's
     st_->out += "Connection: close\r\n";
-  } else if (st_->head.version_minor == 0 && !switching) {
+  } else if (head().version_minor == 0 && !switching) {
     st_->out += "Connection: keep-alive\r\n";
   }
   for (const Header& h : resp.headers) {
@@ -217,7 +217,7 @@ void HttpConnection::write_head(const Response& resp, std::optional<std::uint64_
 bool HttpConnection::needs_wait(Response& resp) {
   if (!valid_fields(resp.headers)) {
     get_running_loop().call_exception_handler(
-        {"A handler set a header field with a line break or a bad name (" + st_->head.target + ")",
+        {"A handler set a header field with a line break or a bad name (" + head().target + ")",
          nullptr, reported_task()});
     resp = Response::text("Internal Server Error", 500);
   }
@@ -253,7 +253,7 @@ Coro<std::uint64_t> HttpConnection::send_file(Response& resp) {
   }
   // A handler's own status (a 404 page from a file) is sent whole, as is.
   const FileAnswer answer =
-      resp.status == 200 ? answer_for(st_->head, validate(resp, file)) : FileAnswer{resp.status, {}};
+      resp.status == 200 ? answer_for(head(), validate(resp, file)) : FileAnswer{resp.status, {}};
   switch (answer.status) {
     case 304:
       co_return not_modified(resp);
@@ -373,7 +373,7 @@ Coro<std::uint64_t> HttpConnection::send_stream(Response& resp) {
   write_head(resp, std::nullopt);
   if (head_only_ || has_no_body(resp.status)) co_return 0;
   flush();
-  const bool chunked = st_->head.version_minor >= 1;
+  const bool chunked = head().version_minor >= 1;
   BodyStream stream(*this, writer_, chunked);
   try {
     co_await resp.producer(stream);
@@ -385,7 +385,7 @@ Coro<std::uint64_t> HttpConnection::send_stream(Response& resp) {
     // The head is out: too late for a 500. Cut the connection, so the peer
     // sees a truncated body rather than a complete-looking one.
     get_running_loop().call_exception_handler(
-        {"Error producing the body of " + st_->head.target, std::current_exception(), reported_task()});
+        {"Error producing the body of " + head().target, std::current_exception(), reported_task()});
     keep_alive_ = false;
     writer_.abort();
     co_return stream.bytes;
@@ -403,7 +403,7 @@ void HttpConnection::log_access(std::uint64_t bytes) {
   const std::string remote = peername();
   const auto took = std::chrono::duration_cast<std::chrono::microseconds>(
       std::chrono::steady_clock::now() - st_->started);
-  log(AccessLogEntry{remote, st_->head.method, st_->head.target, st_->sent_status, bytes, took});
+  log(AccessLogEntry{remote, head().method, head().target, st_->sent_status, bytes, took});
 }
 
 }  // namespace corio::http::detail

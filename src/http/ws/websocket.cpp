@@ -19,6 +19,7 @@ namespace corio::http {
 using detail::Opcode;
 using detail::WsEvent;
 using detail::WsRole;
+using detail::WsSettings;
 using detail::WsState;
 
 namespace {
@@ -75,7 +76,7 @@ Coro<void> heartbeat_loop(std::shared_ptr<WsState> s, std::chrono::milliseconds 
     co_await sleep(std::chrono::duration<double>(p / 2));
     if (s->done) co_return;
     if (s->last_heard < sent) {
-      s->heartbeat.reset();  // this task: nothing to cancel
+      s->rare().heartbeat.reset();  // this task: nothing to cancel
       s->end(ws_close::abnormal, "no answer to the heartbeat's ping", true);
       co_return;
     }
@@ -96,17 +97,37 @@ Coro<bool> drained(WsState& s) {
 
 namespace detail {
 
+// Read by every connection whose settings are these (no WsRare).
+namespace {
+const WsOptions kDefaultOptions;
+const WsSettings kDefaultSettings(kDefaultOptions);
+const std::string kNone;
+}  // namespace
+
 WsState::WsState(StreamReader r, StreamWriter w, WsSetup setup)
     : reader(std::move(r)),
       writer(std::move(w)),
       parser(reader_config(setup)),
       deflater(make_deflater(setup)),
-      protocol(std::move(setup.protocol)),
       last_heard(now()),
-      close_timeout(setup.options.close_timeout),
-      max_fragment(setup.options.max_fragment),
-      min_compressed(setup.options.deflate.min_size),
-      role(setup.role) {}
+      role(setup.role) {
+  const WsOptions& o = setup.options;
+  const WsOptions& d = kDefaultOptions;
+  if (!setup.protocol.empty() || o.close_timeout != d.close_timeout || o.max_fragment != d.max_fragment ||
+      o.deflate.min_size != d.deflate.min_size) {
+    rare_ = std::make_unique<WsRare>(o);
+    rare_->protocol = std::move(setup.protocol);
+  }
+}
+
+WsRare& WsState::rare() {
+  if (!rare_) rare_ = std::make_unique<WsRare>(kDefaultOptions);
+  return *rare_;
+}
+
+const WsSettings& WsState::settings() const noexcept { return rare_ ? rare_->settings : kDefaultSettings; }
+const std::string& WsState::protocol() const noexcept { return rare_ ? rare_->protocol : kNone; }
+const std::string& WsState::reason() const noexcept { return rare_ ? rare_->reason : kNone; }
 
 std::optional<std::uint32_t> WsState::next_mask() {
   if (role == WsRole::server) return std::nullopt;
@@ -140,18 +161,18 @@ void WsState::write_frame(Opcode op, bool fin, bool rsv1, std::string_view paylo
 void WsState::end(int close_code, std::string why, bool abort_transport) {
   if (!code) {
     code = close_code;
-    reason = std::move(why);
+    if (!why.empty()) rare().reason = std::move(why);
   }
   done = true;
-  finished.set();
+  if (rare_) rare_->finished.set();
   if (abort_transport) {
     writer.abort();
   } else {
     writer.close();
   }
-  if (heartbeat) {
-    heartbeat->cancel();
-    heartbeat.reset();
+  if (rare_ && rare_->heartbeat) {
+    rare_->heartbeat->cancel();
+    rare_->heartbeat.reset();
   }
 }
 
@@ -160,7 +181,7 @@ void WsState::end(int close_code, std::string why, bool abort_transport) {
 WebSocket::WebSocket(StreamReader reader, StreamWriter writer, detail::WsSetup setup) {
   const std::optional<std::chrono::milliseconds> period = setup.options.heartbeat;
   s_ = std::make_shared<WsState>(std::move(reader), std::move(writer), std::move(setup));
-  if (period) s_->heartbeat.emplace(create_task(heartbeat_loop(s_, *period), "ws-heartbeat"));
+  if (period) s_->rare().heartbeat.emplace(create_task(heartbeat_loop(s_, *period), "ws-heartbeat"));
 }
 
 static_assert(std::is_nothrow_move_constructible_v<WebSocket> && !std::is_copy_constructible_v<WebSocket>,
@@ -275,11 +296,12 @@ Coro<void> WebSocket::send(const WsMessage& msg) {
   WsState& s = *s_;
   if (s.close_sent || s.done) throw RuntimeError("send on a closing WebSocket");
   auto guard = co_await s.send_lock.scoped_lock();
-  const bool compress = s.deflater && msg.data.size() >= s.min_compressed;
+  const WsSettings& settings = s.settings();
+  const bool compress = s.deflater && msg.data.size() >= settings.min_compressed;
   const std::string compressed = compress ? s.deflater->compress(msg.data) : std::string();
   const std::string_view payload = compress ? std::string_view(compressed) : std::string_view(msg.data);
   const Opcode op = msg.is_text() ? Opcode::text : Opcode::binary;
-  const std::size_t piece = s.max_fragment > 0 ? s.max_fragment : payload.size();
+  const std::size_t piece = settings.max_fragment > 0 ? settings.max_fragment : payload.size();
   std::size_t at = 0;
   do {
     const std::size_t n = std::min(piece, payload.size() - at);
@@ -335,9 +357,9 @@ Coro<void> WebSocket::close(int code, std::string_view reason) {
   }
   try {
     if (s->reading) {
-      co_await wait_for(s->finished.wait(), s->close_timeout);
+      co_await wait_for(s->rare().finished.wait(), s->settings().close_timeout);
     } else {
-      co_await wait_for(read_to_close(*this), s->close_timeout);
+      co_await wait_for(read_to_close(*this), s->settings().close_timeout);
     }
   } catch (const TimeoutError&) {
     s->end(ws_close::abnormal, "no close frame from the peer in time", true);
@@ -350,8 +372,8 @@ void WebSocket::abort() noexcept {
 
 bool WebSocket::closed() const noexcept { return s_->close_sent || s_->done; }
 std::optional<int> WebSocket::close_code() const noexcept { return s_->done ? s_->code : std::nullopt; }
-const std::string& WebSocket::close_reason() const noexcept { return s_->reason; }
-const std::string& WebSocket::protocol() const noexcept { return s_->protocol; }
+const std::string& WebSocket::close_reason() const noexcept { return s_->reason(); }
+const std::string& WebSocket::protocol() const noexcept { return s_->protocol(); }
 bool WebSocket::compressed() const noexcept { return s_->deflater != nullptr; }
 std::string WebSocket::peername() const { return s_->writer.get_extra_info("peername"); }
 

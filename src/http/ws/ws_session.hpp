@@ -33,9 +33,30 @@ struct WsSetup {
 // What a receive() step leaves the coroutine to do (WsState::step).
 enum class WsStep { message, wait, drain, ended };
 
-// Kept for the connection's life, so kept small: of the options only what is
-// read after the handshake, no frame or payload buffer (frames are built on
-// the stack, the parser holds a message only while it arrives).
+// The options read after the handshake.
+struct WsSettings {
+  explicit WsSettings(const WsOptions& o)
+      : close_timeout(o.close_timeout), max_fragment(o.max_fragment), min_compressed(o.deflate.min_size) {}
+  std::chrono::milliseconds close_timeout;
+  std::size_t max_fragment;
+  std::size_t min_compressed;  // WsDeflateOptions::min_size
+};
+
+// What most connections never use, allocated on first use (WsState::rare()):
+// settings off their defaults, a subprotocol, a heartbeat, the reason of the
+// close and the event a close() waits on while another task receives.
+struct WsRare {
+  explicit WsRare(const WsOptions& o) : settings(o) {}
+  WsSettings settings;
+  std::string protocol;
+  std::string reason;
+  Event finished;  // set when the connection ends
+  std::optional<Task<void>> heartbeat;
+};
+
+// Kept for the connection's life, so kept small: no frame or payload buffer
+// (frames are built on the stack, the parser holds a message only while it
+// arrives), and what is seldom used behind rare_.
 struct WsState {
   WsState(StreamReader r, StreamWriter w, WsSetup setup);
 
@@ -44,19 +65,17 @@ struct WsState {
   WsReader parser;
   std::unique_ptr<WsDeflater> deflater;  // permessage-deflate agreed
   Lock send_lock;    // one data message's frames at a time
-  std::string protocol;
-  std::string reason;
-  Event finished;          // set with done
-  std::optional<Task<void>> heartbeat;
   double last_heard = 0;   // loop time bytes last arrived
-  std::chrono::milliseconds close_timeout;  // WsOptions'
-  std::size_t max_fragment;                 // WsOptions'
-  std::size_t min_compressed;               // WsDeflateOptions::min_size
   std::optional<int> code;
   WsRole role;
   bool reading = false;    // a receive() is running
   bool close_sent = false;
   bool done = false;       // the connection ended: closed, failed or aborted
+
+  WsRare& rare();  // made on first use, with the default settings
+  const WsSettings& settings() const noexcept;
+  const std::string& protocol() const noexcept;
+  const std::string& reason() const noexcept;
 
   // A masking key per frame for a client (none for a server).
   std::optional<std::uint32_t> next_mask();
@@ -65,10 +84,14 @@ struct WsState {
   // The connection is over: records why (unless a reason is known),
   // closes or aborts the transport, stops the heartbeat.
   void end(int close_code, std::string why, bool abort_transport);
+
   // receive()'s work between two suspensions, outside its frame: parses what
   // is buffered, answers pings and closes, reads what the socket has. A
   // message goes into msg.
   WsStep step(WsMessage& msg);
+
+ private:
+  std::unique_ptr<WsRare> rare_;
 };
 
 }  // namespace corio::http::detail
