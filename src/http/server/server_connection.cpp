@@ -65,14 +65,32 @@ void HttpConnection::start(const std::shared_ptr<LoopServer>& server, StreamRead
   }
   auto c = std::make_unique<HttpConnection>(*server, std::move(reader), std::move(writer),
                                             std::move(slot));
+  // Until its first byte, it waits parked: a connection that sends nothing
+  // (a preconnect, a scanner) never costs a task.
+  if (c->rest()) {
+    std::optional<std::size_t> got;
+    try {
+      got = c->reader_.try_fill();
+    } catch (const std::system_error&) {
+      got = 0;  // its task meets the end
+    }
+    if (!got && c->try_park()) {
+      c.release();  // the LoopServer's now
+      return;
+    }
+  }
   get_running_loop().create_task(serve(server, std::move(c)));
 }
 
 // Between requests the connection waits here (the request's own frames
 // exist only once its first byte came): with nothing received it holds no
 // read buffer, no write buffer, no request state, and no frame below this
-// one but the reader's wait, which lives in it (try_fill, readable). Idle
-// long enough, it parks instead (lifetime rule 3), and this task ends.
+// one but the reader's wait, which lives in it (try_fill, readable). It
+// parks instead (lifetime rule 3), and this task ends, at once until its
+// second request began, and after two ticks of the sweeper later: the wait
+// before a connection's second request is the one most likely to be long (a
+// client keeping its connection for later), and a connection that came back
+// is likely busy, and would pay a task per request if it parked each time.
 Coro<void> HttpConnection::serve(std::shared_ptr<LoopServer> server,
                                  std::unique_ptr<HttpConnection> given) {
   // A local, gone before the parameters (in whatever order a compiler ends
@@ -92,7 +110,7 @@ Coro<void> HttpConnection::serve(std::shared_ptr<LoopServer> server,
         if (!c.rest()) break;
         while (c.reader_.buffered().empty() && !c.reader_.at_eof()) {
           if (c.reader_.try_fill()) break;
-          if (c.park_wanted_ && c.try_park()) {
+          if ((c.park_wanted_ || !c.hot_) && c.try_park()) {
             conn.release();  // the LoopServer's now
             co_return;
           }
@@ -101,6 +119,7 @@ Coro<void> HttpConnection::serve(std::shared_ptr<LoopServer> server,
         if (c.reader_.buffered().empty()) break;  // EOF, or closed by a timeout or shutdown
         c.idle = false;
         c.deadline = 0;  // a head began: its own, shorter clock starts in read_head
+        if (c.served_one_) c.hot_ = true;
       }
       if (!c.st_) c.st_ = c.server_.take_request_state();
       if (!co_await c.read_head()) break;

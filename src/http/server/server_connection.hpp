@@ -246,6 +246,7 @@ class HttpConnection : private corio::detail::IoWatch {
   bool parked_ : 1 = false;
   bool park_wanted_ : 1 = false;  // the sweeper's: park at the next chance
   bool idle_seen_ : 1 = false;    // by the sweeper's last tick, in the current wait for a request
+  bool hot_ : 1 = false;          // a second request came: waits park at the sweeper's ticks only
 
  public:
   // For LoopServer, here to share the flags' word.
