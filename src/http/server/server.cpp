@@ -110,6 +110,8 @@ void LoopServer::give_back(std::unique_ptr<RequestState> state) noexcept {
   state->body.reset();
   state->resp = Response();  // set when a request ended early (respond() empties it)
   state->out.clear();
+  state->handed = state->window_mark = 0;  // the send-rate window starts again
+  state->window_waited = state->wait_began = 0;
   spare_.push_back(std::move(state));  // no allocation: reserved in the constructor
 }
 

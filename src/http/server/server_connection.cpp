@@ -208,7 +208,7 @@ void HttpConnection::flush() {
 void HttpConnection::write(std::string_view bytes) {
   // Aborted under us (a timeout, a shutdown): what is left has nowhere to go.
   if (writer_.is_closing()) return;
-  handed_ += bytes.size();
+  if (st_) st_->handed += bytes.size();  // none once a taken connection gave its state back
   writer_.write(bytes);
 }
 
@@ -238,11 +238,12 @@ Coro<void> HttpConnection::under_send_timeout(Coro<void> wait) {
   const double read_deadline = deadline;
   const double now = loop_time();
   deadline = now + std::chrono::duration<double>(shared().options.send_timeout).count();
-  if (window_waited_ == 0) window_mark_ = handed_ - writer_.get_write_buffer_size();
-  wait_began_ = now;
+  RequestState& st = *st_;  // only a request sends
+  if (st.window_waited == 0) st.window_mark = st.handed - writer_.get_write_buffer_size();
+  st.wait_began = now;
   co_await std::move(wait);
-  window_waited_ += loop_time() - wait_began_;
-  wait_began_ = 0;
+  st.window_waited += loop_time() - st.wait_began;
+  st.wait_began = 0;
   deadline = read_deadline;
 }
 
@@ -253,7 +254,7 @@ Coro<void> HttpConnection::under_send_timeout(Coro<void> wait) {
 // nginx's reset_timedout_connection does.
 void HttpConnection::time_out() noexcept {
   const int fd = writer_.fileno();
-  if (wait_began_ != 0 && fd >= 0) {
+  if (st_ && st_->wait_began != 0 && fd >= 0) {
     const ::linger reset{1, 0};
     ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
   }
@@ -265,17 +266,18 @@ void HttpConnection::time_out() noexcept {
 // (a client that was fast once may slow down later).
 bool HttpConnection::sends_too_slowly(double now) noexcept {
   const ServerOptions& opts = shared().options;
-  if (opts.min_send_rate == 0 || wait_began_ == 0) return false;
-  const double waited = window_waited_ + (now - wait_began_);
+  if (opts.min_send_rate == 0 || !st_ || st_->wait_began == 0) return false;
+  RequestState& st = *st_;
+  const double waited = st.window_waited + (now - st.wait_began);
   if (waited < std::chrono::duration<double>(opts.min_send_rate_window).count()) return false;
-  const std::uint64_t taken = handed_ - writer_.get_write_buffer_size();
-  if (static_cast<double>(taken - window_mark_) <
+  const std::uint64_t taken = st.handed - writer_.get_write_buffer_size();
+  if (static_cast<double>(taken - st.window_mark) <
       static_cast<double>(opts.min_send_rate) * waited) {
     return true;
   }
-  window_mark_ = taken;
-  window_waited_ = 0;
-  wait_began_ = now;
+  st.window_mark = taken;
+  st.window_waited = 0;
+  st.wait_began = now;
   return false;
 }
 

@@ -72,6 +72,15 @@ struct RequestState {
   std::string out;  // responses not yet handed to the writer (pipelining batches them)
   std::chrono::steady_clock::time_point started;  // for the access log
   int sent_status = 0;                            // of the last head written, for the access log
+  // ServerOptions::min_send_rate's window, over this request's waits for
+  // the peer to take our bytes (an idle connection sends nothing): the
+  // bytes handed to the writer or the socket (minus the writer's buffer:
+  // taken), those taken when the window began, the waiting it holds so far,
+  // and when the current wait began (0: not waiting).
+  std::uint64_t handed = 0;
+  std::uint64_t window_mark = 0;
+  double window_waited = 0;
+  double wait_began = 0;
 };
 
 // One loop's share of a Server: its listener, its connections, the sweeper
@@ -150,7 +159,7 @@ class HttpConnection : private corio::detail::IoWatch {
   Coro<void> drain();
   Coro<void> wait_writable();
   void write(std::string_view bytes);  // to the writer, unless it was aborted
-  void sent_by_hand(std::uint64_t n) noexcept { handed_ += n; }  // sendfile(2)'s bytes
+  void sent_by_hand(std::uint64_t n) noexcept { st_->handed += n; }  // sendfile(2)'s bytes
 
   // For LoopServer.
   double deadline = 0;  // loop time past which the sweeper aborts; 0: none
@@ -226,13 +235,6 @@ class HttpConnection : private corio::detail::IoWatch {
   StreamWriter writer_;
   std::unique_ptr<RequestState> st_;  // lifetime rule 4
   std::unique_ptr<RequestHead> taken_head_;  // lifetime rule 5
-  // ServerOptions::min_send_rate's window: the bytes the kernel had taken
-  // when it began, the waiting for the peer it holds so far, and when the
-  // current wait began (0: not waiting).
-  std::uint64_t handed_ = 0;  // to the writer or the socket; minus the writer's buffer: taken
-  std::uint64_t window_mark_ = 0;
-  double window_waited_ = 0;
-  double wait_began_ = 0;
   // Bits: with the index they fit the word after the pointers, and the
   // object one 128-byte chunk.
   bool served_one_ : 1 = false;       // a request was answered: the idle clock applies
