@@ -56,6 +56,9 @@ struct ServerShared {
 
 class HttpConnection;
 
+// The loop's time `timeout` from now: a connection's deadline.
+double deadline_after(std::chrono::milliseconds timeout);
+
 // What a request in progress needs, and an idle connection does not: the
 // parser, the head, the body's decoder, the handler's answer, the answers not
 // yet handed to the writer. Reused from request to request, with the capacity
