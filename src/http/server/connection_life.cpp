@@ -47,6 +47,10 @@ void HttpConnection::start(const std::shared_ptr<LoopServer>& server, StreamRead
       c.release();  // the LoopServer's now
       return;
     }
+    if (got) {  // bytes (or the end) came with the accept: as in serve()'s wait
+      c->idle = false;
+      c->deadline = 0;
+    }
   }
   get_running_loop().create_task(serve(server, std::move(c)));
 }
