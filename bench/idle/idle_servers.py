@@ -10,7 +10,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from benchlib import PYTHON, ROOT, corio_subcommand_help, log, target_path
+from benchlib import PYTHON, ROOT, build_go, corio_subcommand_help, log, target_path
 import http_suite
 
 # (key, title, implementations in table order, the reference peer of the ratios)
@@ -36,7 +36,6 @@ CORIO_TARGETS = {"http": "corio_cli", "tls": "corio_cli", "ws": "example_ws_echo
 NGINX = http_suite.NGINX
 WS_PEERS = ROOT / "tests" / "http" / "ws-peers"  # scripts/setup runs npm ci in it
 MCP_SDK = ROOT / "tests" / "mcp" / "sdk" / "node_modules" / "@modelcontextprotocol" / "sdk"
-GO_SOURCE = ROOT / "bench" / "peers" / "go_hello.go"
 KEEPALIVE_S = 3600  # no server may close an idle connection during the measurement
 
 
@@ -56,26 +55,13 @@ def make_cert(tmp):
     return cert, key
 
 
-def build_go(bdir):
-    """go_hello built into bdir/bench (go build caches), or None with a message."""
-    if not shutil.which("go"):
-        log("idle: no `go` (scripts/setup bench installs golang-go): no Go rows")
-        return None
-    out = bdir / "bench" / "go_hello"
-    p = subprocess.run(["go", "build", "-o", str(out), str(GO_SOURCE)], capture_output=True, text=True)
-    if p.returncode != 0:
-        log(f"idle: go build failed: {p.stderr.strip()}")
-        return None
-    return out
-
-
 class Servers:
     """Command lines per (protocol, implementation), in the temp dir tmp."""
 
     def __init__(self, bdir, built, tmp, nofile):
         self.bdir, self.built, self.tmp, self.nofile = bdir, built, tmp, nofile
         self.cert = make_cert(tmp)
-        self.go = build_go(bdir) if bdir is not None else None
+        self.go = build_go(bdir, "go_hello") if bdir is not None else None
 
     def command(self, proto, impl, port, conns):
         """(command line, path asked for, "") or (None, None, why not)."""
