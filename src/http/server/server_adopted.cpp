@@ -5,8 +5,10 @@
 
 namespace corio::http::detail {
 
+// The slot goes too: handles may keep the object long after its socket closed.
 void Adopted::release() noexcept {
   if (server_ != nullptr) server_->forget(this);
+  const corio::detail::ServerSlot gone = std::move(slot_);
 }
 
 void LoopServer::adopt(Adopted* a) {

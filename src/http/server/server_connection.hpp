@@ -74,12 +74,12 @@ class Adopted {
   Adopted(const Adopted&) = delete;
   Adopted& operator=(const Adopted&) = delete;
   ~Adopted() { release(); }
-  // Off the server's list (done); nothing if not on one.
+  // Done: off the server's list (if on it), its slot freed.
   void release() noexcept;
 
  private:
   friend class LoopServer;
-  corio::detail::ServerSlot slot_;  // counted until the adopted connection is gone
+  corio::detail::ServerSlot slot_;  // counted until release()
   End end_;
   LoopServer* server_ = nullptr;
   std::uint32_t index_ = 0;
