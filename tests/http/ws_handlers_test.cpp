@@ -58,6 +58,19 @@ WsHandlers<> echo_handlers(Log& log, WsOptions opts = {}) {
   return h;
 }
 
+// log's echo at /ws on a free port.
+Coro<void> serve_echo(Server& server, Log& log, WsOptions opts = {}) {
+  server.ws("/ws", echo_handlers(log, std::move(opts)));
+  co_await server.start("127.0.0.1", 0);
+}
+
+// Ten-second heartbeats, in virtual time.
+WsOptions heartbeat_10s() {
+  WsOptions opts;
+  opts.heartbeat = 10s;
+  return opts;
+}
+
 std::size_t tasks_alive() { return corio::get_running_loop().stats().tasks_alive; }
 
 // Until at most n tasks are alive; false after 5 s.
@@ -69,8 +82,7 @@ Coro<bool> tasks_down_to(std::size_t n) {
 Coro<void> echo_in_order_body(bool compress) {
   Log log;
   Server server(quiet());
-  server.ws("/ws", echo_handlers(log));
-  co_await server.start("127.0.0.1", 0);
+  co_await serve_echo(server, log);
   ClientSession session;
   WsOptions copts;
   copts.deflate.enabled = compress;
@@ -134,8 +146,7 @@ TEST(WsHandlers, MessageIsRequired) {
 Coro<void> parks_body() {
   Log log;
   Server server(quiet());
-  server.ws("/ws", echo_handlers(log));
-  co_await server.start("127.0.0.1", 0);
+  co_await serve_echo(server, log);
   const std::size_t own = tasks_alive();
   ClientSession session;
   WebSocket ws = co_await session.ws_connect(ws_url(server.port()));
@@ -211,8 +222,7 @@ TEST(WsHandlers, SlowHandlerPushesBackOnThePeer) { run_bounded(back_pressure_bod
 Coro<void> broadcast_body() {
   Log log;
   Server server(quiet());
-  server.ws("/ws", echo_handlers(log));
-  co_await server.start("127.0.0.1", 0);
+  co_await serve_echo(server, log);
   ClientSession session;
   WebSocket a = co_await session.ws_connect(ws_url(server.port()));
   WebSocket b = co_await session.ws_connect(ws_url(server.port()));
@@ -251,8 +261,7 @@ Coro<void> server_closes_body() {
   corio::get_running_loop().set_exception_handler(
       [&reported](corio::EventLoop&, const corio::ExceptionContext&) { ++reported; });
   Server server(quiet());
-  server.ws("/ws", echo_handlers(log));
-  co_await server.start("127.0.0.1", 0);
+  co_await serve_echo(server, log);
   ClientSession session;
   WebSocket ws = co_await session.ws_connect(ws_url(server.port()));
   co_await ws.send_str("quit");
@@ -281,8 +290,7 @@ TEST(WsHandlers, ServerSideCloseAndAThrowingHandler) { run_bounded(server_closes
 Coro<void> server_goes_away_body(bool graceful) {
   Log log;
   Server server(quiet());
-  server.ws("/ws", echo_handlers(log));
-  co_await server.start("127.0.0.1", 0);
+  co_await serve_echo(server, log);
   ClientSession session;
   WebSocket ws = co_await session.ws_connect(ws_url(server.port()));
   co_await ws.send_str("hi");
@@ -307,11 +315,8 @@ TEST(WsHandlers, ServerShutdownSaysGoingAway) { run_bounded(server_goes_away_bod
 // (1006) 15 s into its silence, while parked.
 Coro<void> heartbeat_body() {
   Log log;
-  WsOptions opts;
-  opts.heartbeat = 10s;
   Server server(quiet());
-  server.ws("/ws", echo_handlers(log, opts));
-  co_await server.start("127.0.0.1", 0);
+  co_await serve_echo(server, log, heartbeat_10s());
   const double t0 = corio::get_running_loop().time();
   corio_http_test::RawClient peer = co_await raw_ws(server.port());  // never reads or answers
   co_await log.closed.wait();
@@ -337,11 +342,8 @@ Coro<void> keep_receiving(WebSocket& ws, corio::Event& ended) {
 // A peer that answers (corio's client, receiving) stays for an hour.
 Coro<void> heartbeat_answered_body() {
   Log log;
-  WsOptions opts;
-  opts.heartbeat = 10s;
   Server server(quiet());
-  server.ws("/ws", echo_handlers(log, opts));
-  co_await server.start("127.0.0.1", 0);
+  co_await serve_echo(server, log, heartbeat_10s());
   corio::http::ClientOptions copts;
   copts.timeout.total = std::nullopt;
   ClientSession session(copts);
