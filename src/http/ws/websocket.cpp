@@ -293,7 +293,7 @@ Coro<std::optional<WsMessage>> WebSocket::receive() {
 
 namespace detail {
 
-Coro<void> send_message(WsState& s, const WsMessage& msg) {
+Coro<void> send_message(WsState& s, const WsMessage& msg, std::shared_ptr<void> /*keep*/) {
   if (s.close_sent || s.done) throw RuntimeError("send on a closing WebSocket");
   auto guard = co_await s.send_lock.scoped_lock();
   const WsSettings& settings = s.settings();

@@ -265,11 +265,9 @@ std::function<Coro<Response>(Request&)> ws_route_handler(std::shared_ptr<const W
 }
 
 // The handle's sends keep the connection's state: the handle itself may go
-// while one waits (a broadcast's list edited by a `close`).
-Coro<void> ServerWebSocketBase::send(const WsMessage& msg) const {
-  const WsServedPtr keep = s_;
-  co_await send_message(keep->state(), msg);
-}
+// while one waits (a broadcast's list edited by a `close`). Not a coroutine:
+// send_message's frame holds the reference.
+Coro<void> ServerWebSocketBase::send(const WsMessage& msg) const { return send_message(s_->state(), msg, s_); }
 
 Coro<void> ServerWebSocketBase::send_str(std::string_view text) const {
   const WsServedPtr keep = s_;

@@ -107,8 +107,9 @@ struct WsState {
 };
 
 // The sends of WebSocket and ServerWebSocket (websocket.cpp). The state
-// must outlive the returned Coro.
-Coro<void> send_message(WsState& s, const WsMessage& msg);
+// must outlive the returned Coro: `keep` may own it (a ServerWebSocket's
+// send keeps its connection so, with no frame of its own).
+Coro<void> send_message(WsState& s, const WsMessage& msg, std::shared_ptr<void> keep = {});
 Coro<void> send_control(WsState& s, Opcode op, std::string_view payload);
 // close()'s checks (ValueError).
 void check_close(int code, std::string_view reason);
