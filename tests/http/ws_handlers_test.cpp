@@ -303,6 +303,7 @@ Coro<void> server_goes_away_body(bool graceful) {
   }
   EXPECT_FALSE(co_await reading);
   EXPECT_EQ(ws.close_code(), 1001);
+  co_await log.closed.wait();
   CO_ASSERT(log.closes.size() == 1u);
   EXPECT_EQ(log.closes[0].first, 1001);
   co_await session.close();
