@@ -367,5 +367,34 @@ TEST(WsHandlers, HeartbeatKeepsAnAnsweringPeer) {
   corio::run(heartbeat_answered_body(), {.clock = clock});
 }
 
+// One echo on a raw client, then until the server's connection parked.
+Coro<void> echo_then_park(Server& server, Log& log, corio_http_test::RawClient& peer) {
+  co_await serve_echo(server, log);
+  const std::size_t own = tasks_alive();
+  peer = co_await raw_ws(server.port());
+  peer.writer.write(client_frame(Opcode::text, "hi"));
+  const WsEvent echo = co_await read_server_frame(peer.reader);
+  EXPECT_EQ(echo.data, "hi");
+  EXPECT_TRUE(co_await tasks_down_to(own));
+}
+
+// The loop closes under a parked connection (its watch, no task): the
+// connection ends there (1006), once, and nothing is left (ASan's leak
+// check in the sanitizer runs).
+TEST(WsHandlers, TheLoopsCloseEndsAParkedConnection) {
+  Log log;
+  corio::EventLoop loop;
+  {
+    corio_http_test::RawClient peer;
+    Server server(quiet());
+    loop.run_until_complete(echo_then_park(server, log, peer));
+    EXPECT_TRUE(log.closes.empty());
+    loop.close();
+    ASSERT_EQ(log.closes.size(), 1u);
+    EXPECT_EQ(log.closes[0].first, 1006);
+    EXPECT_TRUE(log.open.empty());
+  }
+}
+
 }  // namespace
 }  // namespace corio_ws_test
