@@ -50,6 +50,7 @@ LoopServer::~LoopServer() {
   for (HttpConnection* c : left) {
     if (c->parked()) end(c, &HttpConnection::abort);
   }
+  end_adopted(false);
 }
 
 Coro<void> LoopServer::start(std::string host, std::uint16_t port, bool reuse_port) {
@@ -84,7 +85,7 @@ void LoopServer::remove(HttpConnection* c) noexcept {
   conns_[c->index] = last;
   last->index = c->index;
   conns_.pop_back();
-  if (conns_.empty()) drained_.set();
+  if (conns_.empty() && adopted_.empty()) drained_.set();
 }
 
 void LoopServer::end(HttpConnection* c, void (HttpConnection::*how)() noexcept) noexcept {
@@ -151,6 +152,7 @@ void LoopServer::close() {
   if (listener_.is_serving()) listener_.close();
   const std::vector<HttpConnection*> all = conns_;  // an ending connection edits conns_
   for (HttpConnection* c : all) end(c, &HttpConnection::abort);
+  end_adopted(false);
   stopped_.set();
 }
 
@@ -161,6 +163,7 @@ Coro<void> LoopServer::shutdown(std::chrono::milliseconds deadline) {
   for (HttpConnection* c : idle_now) {
     if (c->idle) end(c, &HttpConnection::close);
   }
+  end_adopted(true);
   try {
     co_await corio::wait_for(drained_.wait(), deadline);
   } catch (const TimeoutError&) {
@@ -172,6 +175,7 @@ Coro<void> LoopServer::shutdown(std::chrono::milliseconds deadline) {
     end(c, &HttpConnection::abort);
     if (task.task() != nullptr) task.cancel("server shutdown");
   }
+  end_adopted(false);
   co_await drained_.wait();
   stopped_.set();
 }

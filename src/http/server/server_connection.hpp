@@ -22,6 +22,11 @@
 //   5. A request's head lives in its own block, so that a taken connection
 //      keeps it alone (shrunk to fit) for its handler's Request, as long as
 //      the handler runs, and gives the rest of its RequestState back.
+//   6. An Adopted connection (a WebSocket served by a handler set) outlives
+//      the HttpConnection it came from, with its max_connections slot: the
+//      LoopServer lists it from adopt() until it says it is done (release())
+//      or until close() (or shutdown() past its deadline) ended it; either
+//      way it is off the list when close() or shutdown() returns.
 #pragma once
 
 #include <chrono>
@@ -55,6 +60,30 @@ struct ServerShared {
 };
 
 class HttpConnection;
+class LoopServer;
+
+// A connection another protocol serves once its handler returned, with no
+// HttpConnection and no task while it idles (lifetime rule 6; a WebSocket's
+// handler set, src/http/ws/ws_served.hpp). `end` is how the LoopServer ends
+// it: graceful (shutdown(): a goodbye, then release() when done) or not
+// (close(), or shutdown() past its deadline: at once, and off the list).
+class Adopted {
+ public:
+  using End = void (*)(Adopted* self, bool graceful) noexcept;
+  Adopted(End end, corio::detail::ServerSlot slot) noexcept : slot_(std::move(slot)), end_(end) {}
+  Adopted(const Adopted&) = delete;
+  Adopted& operator=(const Adopted&) = delete;
+  ~Adopted() { release(); }
+  // Done: off the server's list (if on it), its slot freed.
+  void release() noexcept;
+
+ private:
+  friend class LoopServer;
+  corio::detail::ServerSlot slot_;  // counted until release()
+  End end_;
+  LoopServer* server_ = nullptr;
+  std::uint32_t index_ = 0;
+};
 
 // The loop's time `timeout` from now: a connection's deadline.
 double deadline_after(std::chrono::milliseconds timeout);
@@ -103,6 +132,11 @@ class LoopServer : public std::enable_shared_from_this<LoopServer> {
 
   void add(HttpConnection* c);
   void remove(HttpConnection* c) noexcept;
+  // Lifetime rule 6 (server_adopted.cpp). end_adopted(): each adopted
+  // connection's End, graceful or not; not graceful, each is off the list.
+  void adopt(Adopted* a);
+  void forget(Adopted* a) noexcept;
+  void end_adopted(bool graceful) noexcept;
   // Ends c by `how` (abort, close, time_out); a parked connection, which no
   // task will end, is unwatched first and destroyed after.
   void end(HttpConnection* c, void (HttpConnection::*how)() noexcept) noexcept;
@@ -123,6 +157,7 @@ class LoopServer : public std::enable_shared_from_this<LoopServer> {
   corio::Server listener_;
   std::uint16_t port_ = 0;
   std::vector<HttpConnection*> conns_;
+  std::vector<Adopted*> adopted_;  // lifetime rule 6
   std::vector<std::unique_ptr<RequestState>> spare_;
   std::optional<TimerHandle> sweeper_;
   DateCache date_;
@@ -156,6 +191,10 @@ class HttpConnection : private corio::detail::IoWatch {
   // For Request: an Upgrade's or a CONNECT's switch (request.hpp).
   Coro<std::pair<StreamReader, StreamWriter>> take_connection(Response answer);
   void release_for_new_protocol();
+  // For a taken connection's new owner that outlives the handler (lifetime
+  // rule 6): its max_connections slot, and the LoopServer to be adopted by.
+  corio::detail::ServerSlot give_slot() noexcept { return std::move(slot_); }
+  LoopServer& loop_server() noexcept { return server_; }
 
   // For the response writers: until the writer took our bytes, or until it
   // can take more, each wait within send_timeout (then the sweeper aborts).
