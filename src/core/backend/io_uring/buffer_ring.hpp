@@ -26,11 +26,11 @@ namespace corio::detail::uring {
 
 class BufferRing {
  public:
-  // 64 buffers of 64 KiB: 4 MiB per loop, mapped lazily, but all of it
-  // resident once the ring has cycled (the kernel takes buffers in FIFO
-  // order, so every buffer passes through the cache in turn: fewer buffers,
-  // warmer ones). Server CPU per echo round trip, same runs, 64 against 128
-  // buffers: 64 KiB x 10 connections 19.5 against 20.1 us, 64 KiB x 100 19.5
+  // 64 buffers of 64 KiB: 4 MiB per loop, mapped lazily, resident only as
+  // far as the largest burst reached (buffers are published warmest first,
+  // above). Measured when the ring still cycled through every buffer (fewer
+  // buffers were warmer ones then), server CPU per echo round trip, same
+  // runs, 64 against 128 buffers: 64 KiB x 10 connections 19.5 against 20.1 us, 64 KiB x 100 19.5
   // against 23.3, 1 KiB x 1,000 5.0 against 5.2 (32 buffers: no better at
   // 64 KiB x 100). The HTTP client's streaming test holds corio to 16 MiB of
   // growth, which leaves no room for many more anyway. 64 KiB takes a 64 KiB
@@ -47,6 +47,7 @@ class BufferRing {
   BufferRing(const BufferRing&) = delete;
   BufferRing& operator=(const BufferRing&) = delete;
 
+  // Published at least, so that a quiet loop's first receives find buffers.
   static constexpr unsigned kMinPublished = 8;
 
   // Registers the ring and publishes the first buffers; throws std::system_error.
