@@ -26,8 +26,7 @@ HttpConnection::HttpConnection(LoopServer& server, StreamReader reader, StreamWr
 }
 
 HttpConnection::~HttpConnection() {
-  if (st_) server_.give_back(std::move(st_));
-  if (taken_) server_.drop_taken_head(this);
+  if (st_) server_.give_back(st_.take());
   server_.remove(this);
 }
 
@@ -119,7 +118,7 @@ Coro<void> HttpConnection::serve(std::shared_ptr<LoopServer> server,
 // (before the first request, the header clock, from the accept).
 bool HttpConnection::rest() {
   if (server_.stopping()) return false;
-  if (st_) server_.give_back(std::move(st_));
+  if (st_) server_.give_back(st_.take());
   idle = true;
   if (!wait_clock_runs()) start_wait_clock(served_one_ ? Wait::idle : Wait::header);
   return true;

@@ -93,10 +93,6 @@ std::unique_ptr<RequestState> LoopServer::take_request_state() {
   return state;
 }
 
-void LoopServer::keep_taken_head(const HttpConnection* c, std::unique_ptr<RequestHead> head) {
-  taken_heads_[c] = std::move(head);
-}
-
 void LoopServer::give_back(std::unique_ptr<RequestState> state) noexcept {
   if (spare_.size() >= kSpareRequestStates || state->out.capacity() > kKeepBatch ||
       state->head->headers.size() > kKeepFields) {

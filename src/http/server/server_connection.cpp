@@ -408,8 +408,8 @@ void HttpConnection::release_for_new_protocol() {
   std::unique_ptr<RequestHead> head = std::move(st_->head);
   *head = RequestHead(*head);
   st_->head = std::make_unique<RequestHead>();
-  server_.keep_taken_head(this, std::move(head));
-  server_.give_back(std::move(st_));
+  server_.give_back(st_.take());
+  st_.keep_head_alone(std::move(head));
 }
 
 const Headers& HttpConnection::trailers() const noexcept {

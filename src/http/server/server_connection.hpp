@@ -21,9 +21,9 @@
 //      its connections (at most kSpareRequestStates).
 //   5. A request's head lives in its own block, so that a taken connection
 //      keeps it alone (shrunk to fit) for its handler's Request, as long as
-//      the handler runs, and gives the rest of its RequestState back. The
-//      LoopServer holds that head (taken_heads_), not the connection: few
-//      connections are taken, and every other one would carry the pointer.
+//      the handler runs, and gives the rest of its RequestState back. It
+//      holds that head in its state's pointer (RequestSlot): few connections
+//      are taken, and every other one would carry a second pointer.
 //   6. Every HttpConnection is in exactly one of its LoopServer's wait lists
 //      (sweeper.cpp), from its construction to its destruction: the list of
 //      its timed wait, or the untimed one.
@@ -35,7 +35,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include <corio/detail/io_wait.hpp>
@@ -105,6 +104,50 @@ struct RequestState {
   double wait_began = 0;
 };
 
+// Lifetime rules 4 and 5 in one pointer's room: a connection's request
+// state (or none), or, once a taken connection gave its state back, its
+// head alone. Bit 0 (free: both types are 8-aligned) tells them apart, as
+// LLVM's PointerIntPair does; to the request loop, a slot with a head alone
+// is empty.
+class RequestSlot {
+ public:
+  RequestSlot() noexcept = default;
+  RequestSlot(const RequestSlot&) = delete;
+  RequestSlot& operator=(const RequestSlot&) = delete;
+  ~RequestSlot() { reset(); }
+  explicit operator bool() const noexcept { return state() != nullptr; }
+  RequestState* operator->() const noexcept { return state(); }
+  RequestState& operator*() const noexcept { return *state(); }
+  RequestSlot& operator=(std::unique_ptr<RequestState> s) noexcept {
+    reset();
+    p_ = reinterpret_cast<std::uintptr_t>(s.release());
+    return *this;
+  }
+  std::unique_ptr<RequestState> take() noexcept {
+    std::unique_ptr<RequestState> s(state());
+    if (s) p_ = 0;
+    return s;
+  }
+  void keep_head_alone(std::unique_ptr<RequestHead> head) noexcept {
+    reset();
+    p_ = reinterpret_cast<std::uintptr_t>(head.release()) | 1;
+  }
+
+ private:
+  RequestState* state() const noexcept {
+    return (p_ & 1) != 0 ? nullptr : reinterpret_cast<RequestState*>(p_);
+  }
+  void reset() noexcept {
+    if ((p_ & 1) != 0) {
+      delete reinterpret_cast<RequestHead*>(p_ & ~std::uintptr_t{1});
+    } else {
+      delete state();
+    }
+    p_ = 0;
+  }
+  std::uintptr_t p_ = 0;
+};
+
 // One loop's share of a Server: its listener, its connections, the sweeper
 // that enforces their timeouts (sweeper.cpp).
 class LoopServer : public std::enable_shared_from_this<LoopServer> {
@@ -129,9 +172,6 @@ class LoopServer : public std::enable_shared_from_this<LoopServer> {
   std::unique_ptr<RequestState> take_request_state();
   void give_back(std::unique_ptr<RequestState> state) noexcept;
   std::size_t spare_request_states() const noexcept { return spare_.size(); }
-  // Lifetime rule 5.
-  void keep_taken_head(const HttpConnection* c, std::unique_ptr<RequestHead> head);
-  void drop_taken_head(const HttpConnection* c) noexcept { taken_heads_.erase(c); }
 
   // The sweeper (sweeper.cpp): c's clock for a wait of kind w runs until
   // `deadline` (w's timeout from now, or any time for Wait::linger or a
@@ -165,7 +205,6 @@ class LoopServer : public std::enable_shared_from_this<LoopServer> {
   corio::Server listener_;
   std::uint16_t port_ = 0;
   std::vector<std::unique_ptr<RequestState>> spare_;
-  std::unordered_map<const HttpConnection*, std::unique_ptr<RequestHead>> taken_heads_;
   std::array<WaitList, kWaitKinds> lists_;
   std::size_t conns_ = 0;
   HttpConnection* park_cursor_ = nullptr;  // the first idle one not yet nudged (sweeper.cpp)
@@ -288,7 +327,7 @@ class HttpConnection : private corio::detail::IoWatch {
   LoopServer& server_;
   StreamReader reader_;
   StreamWriter writer_;
-  std::unique_ptr<RequestState> st_;  // lifetime rule 4
+  RequestSlot st_;  // lifetime rules 4 and 5
   // Bits: with the deadline they fit the word after the pointers, and the
   // object (88 bytes with the wait links) one 96-byte chunk.
   bool served_one_ : 1 = false;       // a request was answered: the idle clock applies
