@@ -44,6 +44,7 @@ std::uint64_t sweeper_tick_ms(const ServerOptions& opts) {
 
 LoopServer::LoopServer(std::shared_ptr<const ServerShared> shared)
     : shared_(std::move(shared)),
+      timeout_ms_(timeouts_ms(shared_->options)),
       tick_ms_(sweeper_tick_ms(shared_->options)),
       date_(shared_->options.server_name) {
   drained_.set();

@@ -73,7 +73,7 @@ Coro<std::size_t> HttpConnection::start_read(Wait w) {
 // The rate window (sends_too_slowly) counts the time spent here only: the
 // peer is not to blame for a handler that takes its time to produce.
 Coro<void> HttpConnection::under_send_timeout(Coro<void> wait) {
-  const auto read_wait = static_cast<Wait>(wait_kind);
+  const Wait read_wait = timed_wait();
   const std::uint32_t read_deadline = deadline;
   start_wait_clock(Wait::send);
   RequestState& st = *st_;  // only a request sends

@@ -26,7 +26,8 @@
 //      are taken, and every other one would carry a second pointer.
 //   6. Every HttpConnection is in exactly one of its LoopServer's wait lists
 //      (sweeper.cpp), from its construction to its destruction: the list of
-//      its timed wait, or the untimed one.
+//      its timed wait (or of its last one, its clock stopped), or the
+//      untimed one.
 #pragma once
 
 #include <chrono>
@@ -173,12 +174,11 @@ class LoopServer : public std::enable_shared_from_this<LoopServer> {
   void give_back(std::unique_ptr<RequestState> state) noexcept;
   std::size_t spare_request_states() const noexcept { return spare_.size(); }
 
-  // The sweeper (sweeper.cpp): c's clock for a wait of kind w runs until
-  // `deadline` (w's timeout from now, or any time for Wait::linger or a
-  // clock put back); disarm() stops it.
+  // The sweeper (sweeper.cpp): c's clock for a wait of kind w runs for w's
+  // timeout from now (start_clock), or until `deadline` (arm: Wait::linger,
+  // or a clock put back). HttpConnection::stop_wait_clock() stops it.
+  void start_clock(HttpConnection* c, Wait w) noexcept;
   void arm(HttpConnection* c, Wait w, std::uint32_t deadline) noexcept;
-  void disarm(HttpConnection* c) noexcept;
-  std::chrono::milliseconds timeout_of(Wait w) const noexcept;
 
   const ServerShared& shared() const noexcept { return *shared_; }
   DateCache& date() noexcept { return date_; }
@@ -193,6 +193,9 @@ class LoopServer : public std::enable_shared_from_this<LoopServer> {
   WaitList& list(Wait w) noexcept { return lists_[static_cast<std::size_t>(w)]; }
   void link(HttpConnection* c, Wait w) noexcept;
   void unlink(HttpConnection* c) noexcept;
+  void to_untimed(HttpConnection* c) noexcept;
+  void arm_at(HttpConnection* c, Wait w, std::uint32_t deadline, std::uint64_t now) noexcept;
+  static std::array<std::uint32_t, kWaitKinds> timeouts_ms(const ServerOptions& opts);
   std::vector<HttpConnection*> all() const;  // a copy: ending a connection edits the lists
   void sweep(std::uint64_t at);
   void end_due(Wait w, std::uint64_t now);
@@ -208,6 +211,7 @@ class LoopServer : public std::enable_shared_from_this<LoopServer> {
   std::array<WaitList, kWaitKinds> lists_;
   std::size_t conns_ = 0;
   HttpConnection* park_cursor_ = nullptr;  // the first idle one not yet nudged (sweeper.cpp)
+  std::array<std::uint32_t, kWaitKinds> timeout_ms_;  // per Wait, clamped (loop_ms)
   std::uint64_t tick_ms_;
   std::optional<TimerHandle> sweeper_;
   std::uint64_t sweep_at_ = 0;  // when sweeper_ fires, in loop ms (not wrapped)
@@ -270,11 +274,12 @@ class HttpConnection : private corio::detail::IoWatch {
   struct HandlerAnswer;  // respond()'s wait for the handler
   bool rest();  // before the wait for a request: false when none is to come
   // The clock of a wait (lifetime rule 6): from now, or put back.
-  void start_wait_clock(Wait w) noexcept {
-    server_.arm(this, w, deadline_after(server_.timeout_of(w)));
-  }
-  void stop_wait_clock() noexcept { server_.disarm(this); }
-  bool wait_clock_runs() const noexcept { return wait_kind != 0; }
+  void start_wait_clock(Wait w) noexcept { server_.start_clock(this, w); }
+  // Stopped, a clock leaves the connection where it is in its list (the
+  // sweeper or its next clock moves it): a request costs one move, not two.
+  void stop_wait_clock() noexcept { clock_on = false; }
+  bool wait_clock_runs() const noexcept { return clock_on; }
+  Wait timed_wait() const noexcept { return clock_on ? static_cast<Wait>(wait_kind) : Wait::none; }
   bool try_park();
   static void on_edge(corio::detail::IoWatch* self, bool closed) noexcept;
   Coro<bool> read_head();
@@ -346,6 +351,7 @@ class HttpConnection : private corio::detail::IoWatch {
   // For LoopServer, here to share the flags' word.
   bool idle : 1 = false;  // waiting for a request, nothing of it received
   std::uint8_t wait_kind : 3 = 0;  // a Wait: the list this connection is in (lifetime rule 6)
+  bool clock_on : 1 = false;       // its wait's clock runs (else the list's order is all it keeps)
   std::uint32_t deadline = 0;      // of the wait's clock, unless Wait::none (loop_ms)
   HttpConnection* wait_prev = nullptr;
   HttpConnection* wait_next = nullptr;
