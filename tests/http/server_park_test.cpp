@@ -129,6 +129,29 @@ Coro<void> parked_connection_times_out() {
 
 TEST(HttpServerPark, IdleTimeoutEndsAParkedConnection) { run_bounded(parked_connection_times_out()); }
 
+// With only parked connections and no deadline near, the sweeper does not
+// wake: the loop sleeps through 300 ms but for the test's own timer. (It
+// used to wake every tick, here every 10 ms: some 30 passes.)
+Coro<void> parked_connections_keep_the_loop_asleep() {
+  ServerOptions opts = fast_ticks();
+  opts.idle_timeout = 60s;
+  Server server(std::move(opts));
+  co_await start_hello(server);
+  const std::size_t own = tasks_alive();
+  std::vector<RawClient> clients = co_await kept_alive_clients(server.port(), 5);
+  CO_ASSERT(co_await tasks_down_to(own));
+  co_await corio::sleep(100ms);  // past the sweeper's look a tick after they went idle
+  const std::uint64_t before = corio::get_running_loop().stats().iterations;
+  co_await corio::sleep(300ms);
+  const std::uint64_t passes = corio::get_running_loop().stats().iterations - before;
+  EXPECT_LE(passes, 5u) << "the loop woke while nothing was due";
+  co_await close_then_shutdown(server, std::move(clients));
+}
+
+TEST(HttpServerPark, ParkedConnectionsKeepTheLoopAsleep) {
+  run_bounded(parked_connections_keep_the_loop_asleep());
+}
+
 Coro<void> shutdown_closes_parked() {
   auto server = std::make_unique<Server>(fast_ticks());
   co_await start_hello(*server);
