@@ -19,6 +19,13 @@ ServerOptions fast_ticks(ServerOptions opts = {}) {
   return opts;
 }
 
+// fast_ticks() with this idle_timeout.
+ServerOptions fast_ticks_idle(std::chrono::milliseconds idle_timeout) {
+  ServerOptions opts = fast_ticks();
+  opts.idle_timeout = idle_timeout;
+  return opts;
+}
+
 std::size_t tasks_alive() { return corio::get_running_loop().stats().tasks_alive; }
 
 // Until at most `n` tasks are alive (this test's own); false after 5 s.
@@ -104,9 +111,7 @@ bool ended_now(RawClient& c) {
 // timeout brings the count down too). Seen parked twice in a row, 5 ms
 // apart: the client sees the end within a loop pass of the task's.
 Coro<void> parked_connection_times_out() {
-  ServerOptions opts = fast_ticks();
-  opts.idle_timeout = 300ms;
-  Server server(std::move(opts));
+  Server server(fast_ticks_idle(300ms));
   co_await start_hello(server);
   const std::size_t own = tasks_alive();
   RawClient c = co_await connect(server.port());
@@ -133,9 +138,7 @@ TEST(HttpServerPark, IdleTimeoutEndsAParkedConnection) { run_bounded(parked_conn
 // wake: the loop sleeps through 300 ms but for the test's own timer. (It
 // used to wake every tick, here every 10 ms: some 30 passes.)
 Coro<void> parked_connections_keep_the_loop_asleep() {
-  ServerOptions opts = fast_ticks();
-  opts.idle_timeout = 60s;
-  Server server(std::move(opts));
+  Server server(fast_ticks_idle(60s));
   co_await start_hello(server);
   const std::size_t own = tasks_alive();
   std::vector<RawClient> clients = co_await kept_alive_clients(server.port(), 5);
