@@ -117,8 +117,10 @@ class RequestSlot {
   RequestSlot& operator=(const RequestSlot&) = delete;
   ~RequestSlot() { reset(); }
   explicit operator bool() const noexcept { return state() != nullptr; }
-  RequestState* operator->() const noexcept { return state(); }
-  RequestState& operator*() const noexcept { return *state(); }
+  // Unchecked (the request loop's every field access): only when a state
+  // is there, which every use tests first or is sure of.
+  RequestState* operator->() const noexcept { return reinterpret_cast<RequestState*>(p_); }
+  RequestState& operator*() const noexcept { return *operator->(); }
   RequestSlot& operator=(std::unique_ptr<RequestState> s) noexcept {
     reset();
     p_ = reinterpret_cast<std::uintptr_t>(s.release());
