@@ -28,7 +28,6 @@
 // waits began), and with a min_send_rate every connection in a send wait is
 // checked each tick (those are sending: busy, not idle ones).
 #include <algorithm>
-#include <limits>
 
 #include <corio/event_loop.hpp>
 
@@ -51,8 +50,8 @@ std::uint64_t loop_ms64(bool round_up) {
 
 // A wrapped deadline, unwrapped near `now` (deadlines are within 2^31 ms of it).
 std::uint64_t unwrap(std::uint32_t deadline, std::uint64_t now) noexcept {
-  return now + static_cast<std::uint64_t>(
-                   static_cast<std::int64_t>(static_cast<std::int32_t>(deadline - static_cast<std::uint32_t>(now))));
+  return now + static_cast<std::uint64_t>(static_cast<std::int64_t>(
+                   static_cast<std::int32_t>(deadline - static_cast<std::uint32_t>(now))));
 }
 
 }  // namespace
@@ -198,7 +197,8 @@ void LoopServer::end_due(Wait w, std::uint64_t now) {
 
 void LoopServer::nudge_idle(std::uint64_t now) {
   const std::uint64_t idle_ms = timeout_ms_[static_cast<std::size_t>(Wait::idle)];
-  while (park_cursor_ != nullptr && unwrap(park_cursor_->deadline, now) + tick_ms_ <= now + idle_ms) {
+  while (park_cursor_ != nullptr &&
+         unwrap(park_cursor_->deadline, now) + tick_ms_ <= now + idle_ms) {
     HttpConnection* c = park_cursor_;
     park_cursor_ = c->wait_next;
     if (c->clock_on) c->nudge();
