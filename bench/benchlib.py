@@ -35,6 +35,21 @@ def target_path(bdir, target):
     return bdir / ("bin" if target.startswith("example_") else "bench") / target
 
 
+def build_go(bdir, name):
+    """bench/peers/<name>.go built into bdir/bench (go build caches): its path, or None
+    with a message (scripts/setup bench installs golang-go)."""
+    if not shutil.which("go"):
+        log(f"no `go` (scripts/setup bench installs golang-go): no {name}")
+        return None
+    out = Path(bdir) / "bench" / name
+    p = subprocess.run(["go", "build", "-o", str(out), str(HERE / "peers" / f"{name}.go")],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        log(f"go build {name} failed: {p.stderr.strip()}")
+        return None
+    return out
+
+
 def run_json_lines(cmd, timeout=None):
     """Run cmd; the JSON objects it printed one per line on stdout ([] if it timed out)."""
     log("+", " ".join(map(str, cmd)))

@@ -3,28 +3,27 @@ turns by echo/loadgen.cpp, and its tables. See bench/echo/README.md for the prot
 """
 from pathlib import Path
 
-from benchlib import (HERE, PYTHON, capacity, corio_subcommand_help, cpu_cells, load_turns, num,
+from benchlib import (HERE, PYTHON, build_go, capacity, corio_subcommand_help, cpu_cells, load_turns, num,
                       ratio, show, show_peak_rss, target_path)
 
 # (message size, connections); implementations in table order.
-# 1,000 connections with 1 KiB only: at 64 KiB that is 64 MB in flight per turn.
-COMBOS = [(1024, 10), (1024, 100), (1024, 1000), (65536, 10), (65536, 100)]
+COMBOS = [(1024, 10), (1024, 100), (1024, 1000), (65536, 10), (65536, 100), (65536, 1000)]
 # corio-uring is the same corio server on its io_uring backend (CORIO_BACKEND=io_uring);
 # uring-fixed the C io_uring server with --fixed-files (issue 19; not in the default
 # --impl list: ask for it). corio-base and corio-uring-base are the same two from another
 # build (bench/run --base-build-dir: an older commit's), in turns with this one's.
-IMPLS = ["corio", "corio-uring", "corio-base", "corio-uring-base", "epoll", "uring", "uring-fixed", "asio", "libuv", "asyncio",
-         "uvloop"]
+IMPLS = ["corio", "corio-uring", "corio-base", "corio-uring-base", "epoll", "uring", "uring-fixed", "asio", "libuv",
+         "go", "asyncio", "uvloop"]
 TARGETS = {"epoll": "epoll_echo", "uring": "uring_echo", "uring-fixed": "uring_echo",
            "asio": "asio_echo", "libuv": "uv_echo", "corio": "corio_cli", "corio-uring": "corio_cli"}
 NAMES = {"corio": "corio", "corio-uring": "corio (io_uring)", "corio-base": "corio (base build)",
          "corio-uring-base": "corio (io_uring, base build)", "epoll": "epoll (C)",
          "uring": "io_uring (C)", "uring-fixed": "io_uring fixed files (C)", "asio": "Asio",
-         "libuv": "libuv", "asyncio": "asyncio", "uvloop": "uvloop"}
+         "libuv": "libuv", "go": "Go", "asyncio": "asyncio", "uvloop": "uvloop"}
 # (ours, peer) ratio columns: each backend against its own limit, and against each other.
 RATIOS = [("corio", "epoll"), ("corio-uring", "uring"), ("corio-uring", "corio"),
           ("corio", "corio-base"), ("corio-uring", "corio-uring-base"),
-          ("uring-fixed", "uring"), ("corio", "asio"), ("corio", "uvloop")]
+          ("uring-fixed", "uring"), ("corio", "asio"), ("corio", "go"), ("corio", "uvloop")]
 
 
 def targets(impls):
@@ -44,6 +43,9 @@ def server_cmd(impl, bdir, built, base=None):
         base = Path(base).resolve()
         return server_cmd(impl[:-len("-base")], base, {"corio_cli"} if target_path(
             base, "corio_cli").exists() else set())
+    if impl == "go":
+        path = build_go(bdir, "go_echo")
+        return ([str(path)], "") if path else (None, "go_echo not built")
     if impl in ("asyncio", "uvloop"):
         return [PYTHON, str(HERE / "echo" / "asyncio_echo.py")] + (["--uvloop"] if impl == "uvloop" else []), ""
     target = TARGETS[impl]

@@ -10,7 +10,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from benchlib import (CPU_UNITS, HERE, PYTHON, ROOT, capacity, corio_subcommand_help,
+from benchlib import (CPU_UNITS, HERE, PYTHON, ROOT, build_go, capacity, corio_subcommand_help,
                       cpu_cells, cpu_sample, free_loopback_port, log, median_results, num,
                       peak_rss, pinned, ratio, run_json_lines, server_client_cpus, server_cpu,
                       show, start_server, stop_server, target_path)
@@ -18,10 +18,10 @@ from benchlib import (CPU_UNITS, HERE, PYTHON, ROOT, capacity, corio_subcommand_
 # Server participants in table order, and their table names. corio-base is corio's
 # server and client from another build (bench/run --base-build-dir: an older commit's);
 # corio-uring is corio's server on its io_uring backend (CORIO_BACKEND=io_uring).
-SERVERS = ["corio", "corio-uring", "corio-base", "nginx", "beast", "aiohttp", "aiohttp-uvloop"]
+SERVERS = ["corio", "corio-uring", "corio-base", "nginx", "go", "beast", "aiohttp", "aiohttp-uvloop"]
 # Client participants (10,000 GETs against nginx), in table order.
 CLIENTS = ["corio", "corio-base", "curl", "aiohttp", "aiohttp-uvloop"]
-NAMES = {"corio": "corio", "corio-uring": "corio (io_uring)", "corio-base": "corio (base build)", "nginx": "nginx", "beast": "Beast",
+NAMES = {"corio": "corio", "corio-uring": "corio (io_uring)", "corio-base": "corio (base build)", "nginx": "nginx", "go": "Go net/http", "beast": "Beast",
          "aiohttp": "aiohttp", "aiohttp-uvloop": "aiohttp+uvloop", "curl": "libcurl multi"}
 # The issue's goals for the server: (peer, bound on the ratio corio/peer, strictly above
 # it or not, wording). aiohttp's goal is on asyncio's own loop, as Debian ships it.
@@ -32,6 +32,9 @@ TARGETS = {"corio": "corio_cli", "beast": "beast_hello", "curl": "curl_multi_get
 CORIO_CLIENT_HEADER = ROOT / "include" / "corio" / "http" / "client.hpp"  # corio_get needs it
 NGINX = "/usr/sbin/nginx"
 REQUESTS, CONCURRENCY = 10000, 100  # the client part: GETs, and how many in flight
+# wrk's connections per server run: the first is the suite's classic table (metrics
+# http_*), the others add their own (http_c<N>_*).
+WRK_CONNS = [100, 1000]
 # Below this a server's core was waiting for wrk: its requests/s is wrk's, not its own.
 SATURATED_PCT = 90.0
 
@@ -133,8 +136,11 @@ def server_cmd(impl, port, bdir, built, tmp):
     if impl == "nginx":
         if not os.access(NGINX, os.X_OK):
             return None, f"{NGINX} not installed"
-        (tmp / "nginx.conf").write_text(nginx_conf(tmp, port))
+        (tmp / "nginx.conf").write_text(nginx_conf(tmp, port, worker_connections=4 * max(WRK_CONNS)))
         return [NGINX, "-p", str(tmp), "-c", "nginx.conf", "-e", str(tmp / "error.log")], ""
+    if impl == "go":
+        path = build_go(bdir, "go_hello")
+        return ([str(path), "-port", str(port)], "") if path else (None, "go_hello not built")
     if impl in ("aiohttp", "aiohttp-uvloop"):
         cmd = [PYTHON, str(HERE / "http" / "aiohttp_hello.py"), "--port", str(port)]
         return cmd + (["--uvloop"] if impl == "aiohttp-uvloop" else []), ""
@@ -200,14 +206,18 @@ def wrk(url, duration, cpu, latency, conns=CONCURRENCY, script=None, env=None):
     return report
 
 
-def measured_wrk(impl, proc, port, duration, cpu):
+def metric_prefix(conns):
+    return "http_" if conns == WRK_CONNS[0] else f"http_c{conns}_"
+
+
+def measured_wrk(impl, proc, port, duration, cpu, conns):
     """A 1 s warm-up, then one measured wrk run with the serving process's CPU sampled
     just before and after it: {metric: (value, unit)}."""
     url = f"http://127.0.0.1:{port}/hello"
-    wrk(url, 1, cpu, latency=False)
+    wrk(url, 1, cpu, latency=False, conns=conns)
     pid = serving_pid(impl, proc)
     before = cpu_sample(pid)
-    report = wrk(url, duration, cpu, latency=True) or {}
+    report = wrk(url, duration, cpu, latency=True, conns=conns) or {}
     after = cpu_sample(pid)
     units = {"rps": "req/s", "p50": "us", "p99": "us", "errors": "count"}
     out = {k: (v, units[k]) for k, v in report.items() if k in units}
@@ -219,13 +229,15 @@ def server_rounds(servers, duration, rounds, cpu):
     """wrk against each server in turn, `rounds` times."""
     samples = {}
     for _ in range(rounds):
-        for impl, (proc, port) in list(servers.items()):
-            for key, (value, unit) in measured_wrk(impl, proc, port, duration, cpu).items():
-                samples.setdefault((impl, f"http_{key}"), []).append(
-                    {"impl": impl, "metric": f"http_{key}", "value": value, "unit": unit})
-            if proc.poll() is not None:
-                log(f"http: {impl} server exited with {proc.returncode}")
-                del servers[impl]
+        for conns in WRK_CONNS:
+            for impl, (proc, port) in list(servers.items()):
+                prefix = metric_prefix(conns)
+                for key, (value, unit) in measured_wrk(impl, proc, port, duration, cpu, conns).items():
+                    samples.setdefault((impl, prefix + key), []).append(
+                        {"impl": impl, "metric": prefix + key, "value": value, "unit": unit})
+                if proc.poll() is not None:
+                    log(f"http: {impl} server exited with {proc.returncode}")
+                    del servers[impl]
     results = median_results(samples)
     for impl, (proc, _) in servers.items():
         rss = peak_rss(serving_pid(impl, proc))
@@ -317,8 +329,28 @@ def server_tables(results, duration, rounds):
     if not impls:
         print("\nHTTP server: no participant ran.")
         return
-    rps = {i: val[(i, "http_rps")] for i in impls}
-    cpu = {i: (val.get((i, "http_cpu_user_us")), val.get((i, "http_cpu_sys_us"))) for i in impls}
+    rps, cap = None, None
+    for conns in WRK_CONNS:
+        got = server_table(val, [i for i in impls if (i, metric_prefix(conns) + "rps") in val],
+                           conns, duration, rounds)
+        rps, cap = (rps, cap) if rps is not None else got
+    goals = [[f"corio/{NAMES[p]}", f"{'>' if strict else '>='} {g:g}x ({why})",
+              ratio(rps["corio"], rps[p]), _verdict(rps["corio"], rps[p], g, strict),
+              ratio(cap["corio"], cap[p]), _verdict(cap["corio"], cap[p], g, strict)]
+             for p, g, strict, why in SERVER_GOALS if "corio" in impls and p in impls]
+    if goals:
+        show(f"HTTP server goals (issue 5, at -c{WRK_CONNS[0]}), on throughput and on capacity",
+             ["ratio", "goal", "requests/s", "verdict", "requests/CPU-s", "verdict"], goals)
+    server_footnotes(val, impls)
+
+
+def server_table(val, impls, conns, duration, rounds):
+    """The throughput and capacity tables of the wrk runs with `conns` connections:
+    ({impl: requests/s}, {impl: requests per CPU-second})."""
+    prefix = metric_prefix(conns)
+    rps = {i: val[(i, prefix + "rps")] for i in impls}
+    cpu = {i: (val.get((i, prefix + "cpu_user_us")), val.get((i, prefix + "cpu_sys_us")))
+           for i in impls}
     cap = {i: capacity(*cpu[i]) for i in impls}
     corio = "corio" in impls
 
@@ -327,25 +359,19 @@ def server_tables(results, duration, rounds):
 
     def row(i):
         rss = val.get((i, "http_peak_rss"))
-        cells = [NAMES[i], _rate_cell(val, i, "http_"), num(val.get((i, "http_p50"))),
-                 num(val.get((i, "http_p99")))] + cpu_cells(*cpu[i], val.get((i, "http_busy_pct")))
+        cells = [NAMES[i], _rate_cell(val, i, prefix), num(val.get((i, prefix + "p50"))),
+                 num(val.get((i, prefix + "p99")))] + \
+            cpu_cells(*cpu[i], val.get((i, prefix + "busy_pct")))
         cells.append("n/a" if rss is None else f"{rss / 2**20:.1f}")
         return cells + ([vs_corio(rps, i)] if corio else [])
 
-    show(f"HTTP server: wrk -t1 -c100 -d{duration:g}s GET /hello, median of {rounds} round(s)",
+    show(f"HTTP server: wrk -t1 -c{conns} -d{duration:g}s GET /hello, median of {rounds} round(s)",
          ["server", "requests/s", "p50 (us)", "p99 (us)", "server CPU µs/req (user+sys)", "busy %",
           "peak RSS (MiB)"] + (["corio/server"] if corio else []), [row(i) for i in impls])
-    show("HTTP server capacity: requests per server CPU-second (1e6 / CPU µs per request)",
-         ["server", "requests/CPU-s"] + (["corio/server"] if corio else []),
+    show(f"HTTP server capacity at -c{conns}: requests per server CPU-second (1e6 / CPU µs per "
+         "request)", ["server", "requests/CPU-s"] + (["corio/server"] if corio else []),
          [[NAMES[i], num(cap[i])] + ([vs_corio(cap, i)] if corio else []) for i in impls])
-    goals = [[f"corio/{NAMES[p]}", f"{'>' if strict else '>='} {g:g}x ({why})",
-              ratio(rps["corio"], rps[p]), _verdict(rps["corio"], rps[p], g, strict),
-              ratio(cap["corio"], cap[p]), _verdict(cap["corio"], cap[p], g, strict)]
-             for p, g, strict, why in SERVER_GOALS if corio and p in impls]
-    if goals:
-        show("HTTP server goals (issue 5), on throughput and on capacity",
-             ["ratio", "goal", "requests/s", "verdict", "requests/CPU-s", "verdict"], goals)
-    server_footnotes(val, impls)
+    return rps, cap
 
 
 def server_footnotes(val, impls):
@@ -359,13 +385,14 @@ def server_footnotes(val, impls):
           "req/s on this machine, so a server whose core is not ~100% busy is waiting for wrk, "
           "its requests/s is wrk's limit and throughput ratios shrink toward 1; requests per "
           "CPU-second is what its core could serve on its own.")
+    prefixes = [metric_prefix(c) for c in WRK_CONNS]
     waiting = [NAMES[i] for i in impls
-               if (i, "http_busy_pct") in val and val[(i, "http_busy_pct")] < SATURATED_PCT]
+               if any(val.get((i, p + "busy_pct"), 100) < SATURATED_PCT for p in prefixes)]
     if waiting:
         print(f"Below {SATURATED_PCT:g}% busy (waiting for wrk, or sharing core 0 with other "
               f"work on a busy machine; judge them on capacity): "
               f"{', '.join(waiting)}.")
-    if any(val.get((i, "http_errors")) for i in impls):
+    if any(val.get((i, p + "errors")) for i in impls for p in prefixes):
         print("A row marked 'errors!' had socket errors or non-2xx answers: its rate is suspect.")
     if "corio" not in impls:
         print("corio: not run (no `corio serve --port` in this build, or --impl left it out).")

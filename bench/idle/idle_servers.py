@@ -10,7 +10,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from benchlib import PYTHON, ROOT, corio_subcommand_help, log, target_path
+from benchlib import PYTHON, ROOT, build_go, corio_subcommand_help, log, target_path
 import http_suite
 
 # (key, title, implementations in table order, the reference peer of the ratios)
@@ -18,25 +18,39 @@ PROTOCOLS = [
     ("http", "HTTP/1.1 keep-alive, one GET /hello each", ["corio", "nginx", "go"], "nginx"),
     ("tls", "HTTPS keep-alive (TLS 1.3, ECDSA P-256), one GET /hello each", ["corio", "nginx", "go"],
      "nginx"),
-    ("ws", "WebSocket, no extension, one 128 B echo each", ["corio", "node-ws", "python-websockets"],
-     "node-ws"),
+    ("ws", "WebSocket, no extension, one 128 B echo each",
+     ["corio", "corio-handlers", "node-ws", "python-websockets"], "node-ws"),
     ("ws-deflate", "WebSocket, permessage-deflate agreed, one compressed 128 B echo each",
-     ["corio", "node-ws", "python-websockets"], "node-ws"),
+     ["corio", "corio-handlers", "node-ws", "python-websockets"], "node-ws"),
     ("ws-deflate-nct", "WebSocket, permessage-deflate with no context takeover either way, one "
-     "compressed 128 B echo each", ["corio", "node-ws", "python-websockets"], "node-ws"),
+     "compressed 128 B echo each", ["corio", "corio-handlers", "node-ws", "python-websockets"], "node-ws"),
     ("mcp", "MCP Streamable HTTP session, initialize + notifications/initialized each",
      ["corio", "ts-sdk"], "ts-sdk"),
 ]
 IMPLS = ["corio", "nginx", "go", "node-ws", "python-websockets", "ts-sdk"]
 NAMES = {"corio": "corio", "nginx": "nginx (1 worker)", "go": "Go net/http", "node-ws": "npm ws",
-         "python-websockets": "python websockets", "ts-sdk": "MCP TypeScript SDK"}
+         "python-websockets": "python websockets", "ts-sdk": "MCP TypeScript SDK",
+         "corio-handlers": "corio (handler set)"}
+# corio serves WebSocket in two styles (docs/websocket.md): a route handler looping on
+# receive() (the "corio" rows) and a handler set run per message (example_ws_echo
+# --handlers); `--impl corio` measures both.
+WS_NAMES = {"corio": "corio (coroutine)"}
+VARIANTS = {"corio": ["corio-handlers"]}
+
+
+def selected(impls):
+    """impls with the variants their names bring along."""
+    return set(impls).union(*(VARIANTS.get(i, []) for i in impls))
+
+
+def name(proto, impl):
+    return WS_NAMES.get(impl, NAMES[impl]) if proto.startswith("ws") else NAMES[impl]
 CORIO_TARGETS = {"http": "corio_cli", "tls": "corio_cli", "ws": "example_ws_echo",
                  "ws-deflate": "example_ws_echo", "ws-deflate-nct": "example_ws_echo",
                  "mcp": "corio_mcp_echo_server"}
 NGINX = http_suite.NGINX
 WS_PEERS = ROOT / "tests" / "http" / "ws-peers"  # scripts/setup runs npm ci in it
 MCP_SDK = ROOT / "tests" / "mcp" / "sdk" / "node_modules" / "@modelcontextprotocol" / "sdk"
-GO_SOURCE = ROOT / "bench" / "peers" / "go_hello.go"
 KEEPALIVE_S = 3600  # no server may close an idle connection during the measurement
 
 
@@ -56,26 +70,13 @@ def make_cert(tmp):
     return cert, key
 
 
-def build_go(bdir):
-    """go_hello built into bdir/bench (go build caches), or None with a message."""
-    if not shutil.which("go"):
-        log("idle: no `go` (scripts/setup bench installs golang-go): no Go rows")
-        return None
-    out = bdir / "bench" / "go_hello"
-    p = subprocess.run(["go", "build", "-o", str(out), str(GO_SOURCE)], capture_output=True, text=True)
-    if p.returncode != 0:
-        log(f"idle: go build failed: {p.stderr.strip()}")
-        return None
-    return out
-
-
 class Servers:
     """Command lines per (protocol, implementation), in the temp dir tmp."""
 
     def __init__(self, bdir, built, tmp, nofile):
         self.bdir, self.built, self.tmp, self.nofile = bdir, built, tmp, nofile
         self.cert = make_cert(tmp)
-        self.go = build_go(bdir) if bdir is not None else None
+        self.go = build_go(bdir, "go_hello") if bdir is not None else None
 
     def command(self, proto, impl, port, conns):
         """(command line, path asked for, "") or (None, None, why not)."""
@@ -83,8 +84,8 @@ class Servers:
         if tls and self.cert is None:
             return None, None, "no certificate"
         tls_files = [str(f) for f in self.cert] if tls else []
-        if impl == "corio":
-            return self.corio(proto, port, conns, tls_files)
+        if impl in ("corio", "corio-handlers"):
+            return self.corio(proto, port, conns, tls_files, impl == "corio-handlers")
         if impl == "nginx":
             if not os.access(NGINX, os.X_OK):
                 return None, None, f"{NGINX} not installed"
@@ -109,7 +110,7 @@ class Servers:
                 "/hello", ""
         return self.scripted(proto, impl, port)
 
-    def corio(self, proto, port, conns, tls_files):
+    def corio(self, proto, port, conns, tls_files, handlers=False):
         target = CORIO_TARGETS[proto]
         if target not in self.built:
             return None, None, f"{target} not built"
@@ -118,7 +119,7 @@ class Servers:
             return [path, "--http", str(port), "--max-sessions", str(conns + 1000),
                     "--idle-timeout", str(KEEPALIVE_S)], "/mcp", ""
         if proto.startswith("ws"):
-            return [path, "--port", str(port)], "/ws", ""
+            return [path, "--port", str(port)] + (["--handlers"] if handlers else []), "/ws", ""
         help_text = corio_subcommand_help(path, "serve") or ""
         if tls_files and "--tls-cert" not in help_text:
             return None, None, "this `corio serve` has no --tls-cert"

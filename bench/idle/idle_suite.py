@@ -29,7 +29,7 @@ from pathlib import Path
 from benchlib import (HERE, PYTHON, cpu_sample, free_loopback_port, log, num, pinned, ratio,
                       run_json_lines, server_client_cpus, show, start_server, stop_server,
                       target_path)
-from idle_servers import IMPLS, NAMES, PROTOCOLS, Servers, serving_pid, targets  # noqa: F401
+from idle_servers import IMPLS, NAMES, PROTOCOLS, Servers, name, selected, serving_pid, targets  # noqa: F401
 
 QUICK_N = [1_000]
 INFLIGHT = 128
@@ -214,7 +214,7 @@ def run(args, impls, bdir, built):
                     f"RLIMIT_NOFILE's hard limit here is {nofile:,} (raising it needs CAP_SYS_RESOURCE)")
                 continue
             for proto, _, proto_impls, _ in PROTOCOLS:
-                for impl in (i for i in proto_impls if i in impls):
+                for impl in (i for i in proto_impls if i in selected(impls)):
                     r = measure(servers, proto, impl, n, args, loadgen, nofile)
                     if r is None:
                         continue
@@ -261,7 +261,7 @@ def table(results):
             for impl in proto_impls:
                 if get(impl, "bytes_per_conn") is None:
                     continue
-                rows.append([NAMES[impl], f"{n:,}", num(get(impl, "bytes_per_conn")),
+                rows.append([name(proto, impl), f"{n:,}", num(get(impl, "bytes_per_conn")),
                              ratio(get(impl, "bytes_per_conn"), get(ref, "bytes_per_conn")),
                              num(get(impl, "accept_rate")), num(get(impl, "accept_cpu_us"), 1),
                              ratio(get(impl, "accept_cpu_us"), get(ref, "accept_cpu_us")),

@@ -3,7 +3,12 @@
 // SIGTERM closes every WebSocket with 1001 (going away), then the server,
 // and the program exits with 0.
 //
-// Usage: example_ws_echo [--port P]   (default 8080; 0 picks a free one)
+// Two styles (docs/websocket.md): by default a route handler that loops
+// on receive(), suspended between messages; with --handlers a handler set
+// (Server::ws), run per message, with nothing suspended between messages
+// (the server's shutdown says 1001 to those itself).
+//
+// Usage: example_ws_echo [--port P] [--handlers]   (port 8080 by default; 0 picks a free one)
 //
 // The first line on stdout is "listening on ws://127.0.0.1:PORT/ws".
 //
@@ -41,18 +46,25 @@ Coro<Response> echo(Request& req, Open& open) {
   co_return Response{};  // dropped: the connection was the WebSocket's
 }
 
+// The handler-set style: this runs per message.
+Coro<void> echo_message(ServerWebSocket<> ws, WsMessage msg) { co_await ws.send(msg); }
+
 Coro<void> close_all(Open& open) {
   std::vector<Coro<void>> closing;
   for (WebSocket* ws : open) closing.push_back(ws->close(ws_close::going_away, "server shutting down"));
   co_await corio::gather(std::move(closing));
 }
 
-Coro<int> serve(std::uint16_t port) {
+Coro<int> serve(std::uint16_t port, bool handlers) {
   Open open;
   ServerOptions opts;
   opts.access_log = {};
   Server server(opts);
-  server.get("/ws", [&open](Request& req) { return echo(req, open); });
+  if (handlers) {
+    server.ws("/ws", {.message = echo_message});
+  } else {
+    server.get("/ws", [&open](Request& req) { return echo(req, open); });
+  }
   co_await server.start("127.0.0.1", port);
   std::printf("listening on ws://127.0.0.1:%u/ws\n", static_cast<unsigned>(server.port()));
   std::fflush(stdout);
@@ -73,13 +85,16 @@ Coro<int> serve(std::uint16_t port) {
 
 int main(int argc, char** argv) {
   std::uint16_t port = 8080;
+  bool handlers = false;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--port") && i + 1 < argc) {
       port = static_cast<std::uint16_t>(std::atoi(argv[++i]));
+    } else if (!std::strcmp(argv[i], "--handlers")) {
+      handlers = true;
     } else {
-      std::fprintf(stderr, "usage: %s [--port P]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--port P] [--handlers]\n", argv[0]);
       return 2;
     }
   }
-  return corio::run_main(serve(port));
+  return corio::run_main(serve(port, handlers));
 }

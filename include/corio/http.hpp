@@ -26,3 +26,4 @@
 #include <corio/http/tunnel.hpp>
 #include <corio/http/url.hpp>
 #include <corio/http/websocket.hpp>
+#include <corio/http/ws_handlers.hpp>

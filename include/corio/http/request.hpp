@@ -43,10 +43,14 @@
 namespace corio::http {
 
 class Response;
+class Request;
 
 namespace detail {
 class HttpConnection;
-}
+/// For the server's own protocols (a WebSocket's handler set): the
+/// connection a request came on.
+HttpConnection& connection_of(Request& req) noexcept;
+}  // namespace detail
 
 /// The values of a route's {name} parameters, percent-decoded, in order.
 using MatchInfo = std::vector<std::pair<std::string, std::string>>;
@@ -114,6 +118,7 @@ class Request {
   Coro<std::pair<StreamReader, StreamWriter>> take_connection(Response answer);
 
  private:
+  friend detail::HttpConnection& detail::connection_of(Request& req) noexcept;
   const RequestHead& head_;
   detail::HttpConnection* conn_;
   MatchInfo match_info_;

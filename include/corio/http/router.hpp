@@ -25,6 +25,7 @@
 #include <corio/coro.hpp>
 #include <corio/http/request.hpp>
 #include <corio/http/response.hpp>
+#include <corio/http/ws_handlers.hpp>
 
 namespace corio::http {
 
@@ -44,6 +45,12 @@ class Router {
   /// ValueError for a pattern not starting with "/", or a bad {...}.
   /// Routes method on pattern to handler.
   void add(std::string method, std::string_view pattern, Handler handler);
+  /// A WebSocket route served by a handler set (ws_handlers.hpp): GET on
+  /// pattern answers the handshake, then handlers serve the connection.
+  template <class Data = std::monostate>
+  void ws(std::string_view pattern, WsHandlers<Data> handlers) {
+    add("GET", pattern, ws_handler(std::move(handlers)));
+  }
   /// Finds the handler of method on the raw (still percent-encoded) path;
   /// fills params with the decoded parameters.
   Match resolve(std::string_view method, std::string_view raw_path, MatchInfo& params) const;

@@ -177,6 +177,11 @@ class Server {
   void put(std::string_view pattern, Handler h) { route("PUT", pattern, std::move(h)); }  ///< route("PUT", ...)
   void patch(std::string_view pattern, Handler h) { route("PATCH", pattern, std::move(h)); }  ///< route("PATCH", ...)
   void del(std::string_view pattern, Handler h) { route("DELETE", pattern, std::move(h)); }  ///< route("DELETE", ...)
+  /// A WebSocket route served by a handler set (ws_handlers.hpp), as Router::ws.
+  template <class Data = std::monostate>
+  void ws(std::string_view pattern, WsHandlers<Data> handlers) {
+    route("GET", pattern, ws_handler(std::move(handlers)));
+  }
 
   /// Files under root at prefix + path: no escape from root by ".." or a
   /// symlink (403), a directory serves its index.html.

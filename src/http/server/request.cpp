@@ -67,6 +67,8 @@ Coro<std::pair<StreamReader, StreamWriter>> Request::take_connection(Response an
   return conn_->take_connection(std::move(answer));
 }
 
+detail::HttpConnection& detail::connection_of(Request& req) noexcept { return *req.conn_; }
+
 Coro<nlohmann::json> Request::json() {
   const std::string body = co_await read();
   try {

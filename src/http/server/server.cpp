@@ -58,6 +58,7 @@ LoopServer::~LoopServer() {
   for (HttpConnection* c : all()) {
     if (c->parked()) end(c, &HttpConnection::abort);
   }
+  end_adopted(false);
 }
 
 Coro<void> LoopServer::start(std::string host, std::uint16_t port, bool reuse_port) {
@@ -112,6 +113,7 @@ void LoopServer::close() {
   stopping_ = true;
   if (listener_.is_serving()) listener_.close();
   for (HttpConnection* c : all()) end(c, &HttpConnection::abort);
+  end_adopted(false);
   stopped_.set();
 }
 
@@ -121,6 +123,7 @@ Coro<void> LoopServer::shutdown(std::chrono::milliseconds deadline) {
   for (HttpConnection* c : all()) {
     if (c->idle) end(c, &HttpConnection::close);
   }
+  end_adopted(true);
   try {
     co_await corio::wait_for(drained_.wait(), deadline);
   } catch (const TimeoutError&) {
@@ -131,6 +134,7 @@ Coro<void> LoopServer::shutdown(std::chrono::milliseconds deadline) {
     end(c, &HttpConnection::abort);
     if (task.task() != nullptr) task.cancel("server shutdown");
   }
+  end_adopted(false);
   co_await drained_.wait();
   stopped_.set();
 }

@@ -24,7 +24,12 @@
 //      the handler runs, and gives the rest of its RequestState back. It
 //      holds that head in its state's pointer (RequestSlot): few connections
 //      are taken, and every other one would carry a second pointer.
-//   6. Every HttpConnection is in exactly one of its LoopServer's wait lists
+//   6. An Adopted connection (a WebSocket served by a handler set) outlives
+//      the HttpConnection it came from, with its max_connections slot: the
+//      LoopServer lists it from adopt() until it says it is done (release())
+//      or until close() (or shutdown() past its deadline) ended it; either
+//      way it is off the list when close() or shutdown() returns.
+//   7. Every HttpConnection is in exactly one of its LoopServer's wait lists
 //      (sweeper.cpp), from its construction to its destruction: the list of
 //      its timed wait (or of its last one, its clock stopped), or the
 //      untimed one.
@@ -62,6 +67,30 @@ struct ServerShared {
 };
 
 class HttpConnection;
+class LoopServer;
+
+// A connection another protocol serves once its handler returned, with no
+// HttpConnection and no task while it idles (lifetime rule 6; a WebSocket's
+// handler set, src/http/ws/ws_served.hpp). `end` is how the LoopServer ends
+// it: graceful (shutdown(): a goodbye, then release() when done) or not
+// (close(), or shutdown() past its deadline: at once, and off the list).
+class Adopted {
+ public:
+  using End = void (*)(Adopted* self, bool graceful) noexcept;
+  Adopted(End end, corio::detail::ServerSlot slot) noexcept : slot_(std::move(slot)), end_(end) {}
+  Adopted(const Adopted&) = delete;
+  Adopted& operator=(const Adopted&) = delete;
+  ~Adopted() { release(); }
+  // Done: off the server's list (if on it), its slot freed.
+  void release() noexcept;
+
+ private:
+  friend class LoopServer;
+  corio::detail::ServerSlot slot_;  // counted until release()
+  End end_;
+  LoopServer* server_ = nullptr;
+  std::uint32_t index_ = 0;
+};
 
 // What a connection waits for, each with its own clock (server_connection.cpp
 // says which), and so its own list in the sweeper (sweeper.cpp). `none`: no
@@ -168,6 +197,11 @@ class LoopServer : public std::enable_shared_from_this<LoopServer> {
 
   void add(HttpConnection* c);
   void remove(HttpConnection* c) noexcept;
+  // Lifetime rule 6 (server_adopted.cpp). end_adopted(): each adopted
+  // connection's End, graceful or not; not graceful, each is off the list.
+  void adopt(Adopted* a);
+  void forget(Adopted* a) noexcept;
+  void end_adopted(bool graceful) noexcept;
   // Ends c by `how` (abort, close, time_out); a parked connection, which no
   // task will end, is unwatched first and destroyed after.
   void end(HttpConnection* c, void (HttpConnection::*how)() noexcept) noexcept;
@@ -209,6 +243,7 @@ class LoopServer : public std::enable_shared_from_this<LoopServer> {
   std::shared_ptr<const ServerShared> shared_;
   corio::Server listener_;
   std::uint16_t port_ = 0;
+  std::vector<Adopted*> adopted_;  // lifetime rule 6
   std::vector<std::unique_ptr<RequestState>> spare_;
   std::array<WaitList, kWaitKinds> lists_;
   std::size_t conns_ = 0;
@@ -248,6 +283,10 @@ class HttpConnection : private corio::detail::IoWatch {
   // For Request: an Upgrade's or a CONNECT's switch (request.hpp).
   Coro<std::pair<StreamReader, StreamWriter>> take_connection(Response answer);
   void release_for_new_protocol();
+  // For a taken connection's new owner that outlives the handler (lifetime
+  // rule 6): its max_connections slot, and the LoopServer to be adopted by.
+  corio::detail::ServerSlot give_slot() noexcept { return std::move(slot_); }
+  LoopServer& loop_server() noexcept { return server_; }
 
   // For the response writers: until the writer took our bytes, or until it
   // can take more, each wait within send_timeout (then the sweeper aborts).
@@ -275,7 +314,7 @@ class HttpConnection : private corio::detail::IoWatch {
  private:
   struct HandlerAnswer;  // respond()'s wait for the handler
   bool rest();  // before the wait for a request: false when none is to come
-  // The clock of a wait (lifetime rule 6): from now, or put back.
+  // The clock of a wait (lifetime rule 7): from now, or put back.
   void start_wait_clock(Wait w) noexcept { server_.start_clock(this, w); }
   // Stopped, a clock leaves the connection where it is in its list (the
   // sweeper or its next clock moves it): a request costs one move, not two.
@@ -352,7 +391,7 @@ class HttpConnection : private corio::detail::IoWatch {
  public:
   // For LoopServer, here to share the flags' word.
   bool idle : 1 = false;  // waiting for a request, nothing of it received
-  std::uint8_t wait_kind : 3 = 0;  // a Wait: the list this connection is in (lifetime rule 6)
+  std::uint8_t wait_kind : 3 = 0;  // a Wait: the list this connection is in (lifetime rule 7)
   bool clock_on : 1 = false;       // its wait's clock runs (else the list's order is all it keeps)
   std::uint32_t deadline = 0;      // of the wait's clock, unless Wait::none (loop_ms)
   HttpConnection* wait_prev = nullptr;

@@ -85,7 +85,7 @@ void LoopServer::add(HttpConnection* c) {
 
 void LoopServer::remove(HttpConnection* c) noexcept {
   unlink(c);
-  if (--conns_ == 0) drained_.set();
+  if (--conns_ == 0 && adopted_.empty()) drained_.set();
 }
 
 // Inserted from the back, after the last one due no later: the back itself

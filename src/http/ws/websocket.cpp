@@ -83,7 +83,10 @@ Coro<void> heartbeat_loop(std::shared_ptr<WsState> s, std::chrono::milliseconds 
   }
 }
 
-// drain(), false for a connection that failed.
+}  // namespace
+
+namespace detail {
+
 Coro<bool> drained(WsState& s) {
   try {
     co_await s.writer.drain();
@@ -92,10 +95,6 @@ Coro<bool> drained(WsState& s) {
   }
   co_return true;
 }
-
-}  // namespace
-
-namespace detail {
 
 // Read by every connection whose settings are these (no WsRare).
 namespace {
@@ -283,7 +282,7 @@ Coro<std::optional<WsMessage>> WebSocket::receive() {
         }
         break;
       case detail::WsStep::drain:
-        if (!co_await drained(s)) {
+        if (!co_await detail::drained(s)) {
           s.end(ws_close::abnormal, "the connection failed", true);
           co_return std::nullopt;
         }
@@ -292,8 +291,9 @@ Coro<std::optional<WsMessage>> WebSocket::receive() {
   }
 }
 
-Coro<void> WebSocket::send(const WsMessage& msg) {
-  WsState& s = *s_;
+namespace detail {
+
+Coro<void> send_message(WsState& s, const WsMessage& msg, std::shared_ptr<void> /*keep*/) {
   if (s.close_sent || s.done) throw RuntimeError("send on a closing WebSocket");
   auto guard = co_await s.send_lock.scoped_lock();
   const WsSettings& settings = s.settings();
@@ -312,6 +312,29 @@ Coro<void> WebSocket::send(const WsMessage& msg) {
   } while (at < payload.size());
 }
 
+Coro<void> send_control(WsState& s, Opcode op, std::string_view payload) {
+  if (payload.size() > kMaxControlPayload) throw ValueError("a control frame's payload is at most 125 bytes");
+  if (s.close_sent || s.done) throw RuntimeError("ping or pong on a closing WebSocket");
+  s.write_frame(op, true, false, payload);
+  co_await s.writer.drain();
+}
+
+void check_close(int code, std::string_view reason) {
+  if (!is_valid_close_code(code)) throw ValueError("close code " + std::to_string(code) + " may not be sent");
+  if (reason.size() > kMaxControlPayload - 2) throw ValueError("a close reason is at most 123 bytes");
+}
+
+void WsState::send_close(int close_code, std::string_view reason) {
+  if (close_sent) return;
+  close_sent = true;
+  write_frame(Opcode::close, true, false, close_payload(close_code, reason));
+}
+
+}  // namespace detail
+
+// Not coroutines: the sends' frames are detail's, shared with ServerWebSocket.
+Coro<void> WebSocket::send(const WsMessage& msg) { return detail::send_message(*s_, msg); }
+
 // The message named first: g++ 12 frees a temporary inside a co_await twice.
 Coro<void> WebSocket::send_str(std::string_view text) {
   const WsMessage msg{WsMsgType::text, std::string(text)};
@@ -325,13 +348,6 @@ Coro<void> WebSocket::send_bytes(std::string_view data) {
 
 namespace {
 
-Coro<void> send_control(WsState& s, Opcode op, std::string_view payload) {
-  if (payload.size() > detail::kMaxControlPayload) throw ValueError("a control frame's payload is at most 125 bytes");
-  if (s.close_sent || s.done) throw RuntimeError("ping or pong on a closing WebSocket");
-  s.write_frame(op, true, false, payload);
-  co_await s.writer.drain();
-}
-
 // Reads (and drops) until the peer's close frame or the end.
 Coro<void> read_to_close(WebSocket& ws) {
   // Named, not tested inside the condition: g++ 12 miscompiles a co_await
@@ -342,19 +358,15 @@ Coro<void> read_to_close(WebSocket& ws) {
 
 }  // namespace
 
-Coro<void> WebSocket::ping(std::string_view payload) { co_await send_control(*s_, Opcode::ping, payload); }
+Coro<void> WebSocket::ping(std::string_view payload) { co_await detail::send_control(*s_, Opcode::ping, payload); }
 
-Coro<void> WebSocket::pong(std::string_view payload) { co_await send_control(*s_, Opcode::pong, payload); }
+Coro<void> WebSocket::pong(std::string_view payload) { co_await detail::send_control(*s_, Opcode::pong, payload); }
 
 Coro<void> WebSocket::close(int code, std::string_view reason) {
-  if (!detail::is_valid_close_code(code)) throw ValueError("close code " + std::to_string(code) + " may not be sent");
-  if (reason.size() > detail::kMaxControlPayload - 2) throw ValueError("a close reason is at most 123 bytes");
+  detail::check_close(code, reason);
   const std::shared_ptr<WsState> s = s_;  // this WebSocket may be moved from meanwhile
   if (s->done) co_return;
-  if (!s->close_sent) {
-    s->close_sent = true;
-    s->write_frame(Opcode::close, true, false, close_payload(code, reason));
-  }
+  s->send_close(code, reason);
   try {
     if (s->reading) {
       co_await wait_for(s->rare().finished.wait(), s->settings().close_timeout);

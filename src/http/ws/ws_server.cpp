@@ -54,26 +54,35 @@ bool WebSocketResponse::can_prepare(const Request& req) noexcept {
   return req.method() == "GET" && req.headers().has_token("upgrade", "websocket");
 }
 
-Coro<WebSocket> WebSocketResponse::prepare(Request& req, WsOptions opts) {
+namespace detail {
+
+WsAccept accept_handshake(const Request& req, WsOptions opts) {
   check_handshake(req);
   const Headers& h = req.headers();
-  Response answer(101);
+  WsAccept a{Response(101), {}};
+  Response& answer = a.answer;
   answer.headers.add("Upgrade", "websocket");
   answer.headers.add("Connection", "Upgrade");
-  answer.headers.add("Sec-WebSocket-Accept", detail::ws_accept(*h.get("sec-websocket-key")));
-  detail::WsSetup setup;
-  setup.role = detail::WsRole::server;
+  answer.headers.add("Sec-WebSocket-Accept", ws_accept(*h.get("sec-websocket-key")));
+  WsSetup& setup = a.setup;
+  setup.role = WsRole::server;
   setup.protocol = pick_protocol(h, opts.protocols);
   if (!setup.protocol.empty()) answer.headers.add("Sec-WebSocket-Protocol", setup.protocol);
-  std::optional<detail::DeflateAccept> deflate =
-      detail::accept_deflate(detail::joined(h, "sec-websocket-extensions"), opts.deflate);
+  std::optional<DeflateAccept> deflate = accept_deflate(joined(h, "sec-websocket-extensions"), opts.deflate);
   if (deflate) {
     answer.headers.add("Sec-WebSocket-Extensions", deflate->answer);
     setup.deflate = deflate->agreed;
   }
   setup.options = std::move(opts);
-  auto [reader, writer] = co_await req.take_connection(std::move(answer));
-  co_return WebSocket(std::move(reader), std::move(writer), std::move(setup));
+  return a;
+}
+
+}  // namespace detail
+
+Coro<WebSocket> WebSocketResponse::prepare(Request& req, WsOptions opts) {
+  detail::WsAccept a = detail::accept_handshake(req, std::move(opts));
+  auto [reader, writer] = co_await req.take_connection(std::move(a.answer));
+  co_return WebSocket(std::move(reader), std::move(writer), std::move(a.setup));
 }
 
 Coro<WebSocket> WebSocketResponse::prepare(Request& req) { return prepare(req, WsOptions{}); }

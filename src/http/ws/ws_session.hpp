@@ -14,6 +14,8 @@
 #include <string>
 
 #include <corio/event.hpp>
+#include <corio/http/request.hpp>
+#include <corio/http/response.hpp>
 #include <corio/http/websocket.hpp>
 #include <corio/lock.hpp>
 #include <corio/task.hpp>
@@ -29,6 +31,14 @@ struct WsSetup {
   std::string protocol;
   std::optional<DeflateAgreement> deflate;
 };
+
+// The server's half of the opening handshake (ws_server.cpp): the 101 to
+// send and the connection's setup; HTTPException when req is not one.
+struct WsAccept {
+  Response answer;
+  WsSetup setup;
+};
+WsAccept accept_handshake(const Request& req, WsOptions opts);
 
 // What a receive() step leaves the coroutine to do (WsState::step).
 enum class WsStep { message, wait, drain, ended };
@@ -89,9 +99,21 @@ struct WsState {
   // is buffered, answers pings and closes, reads what the socket has. A
   // message goes into msg.
   WsStep step(WsMessage& msg);
+  // The closing handshake's first half, once: our close frame.
+  void send_close(int close_code, std::string_view reason);
 
  private:
   std::unique_ptr<WsRare> rare_;
 };
+
+// The sends of WebSocket and ServerWebSocket (websocket.cpp). The state
+// must outlive the returned Coro: `keep` may own it (a ServerWebSocket's
+// send keeps its connection so, with no frame of its own).
+Coro<void> send_message(WsState& s, const WsMessage& msg, std::shared_ptr<void> keep = {});
+Coro<void> send_control(WsState& s, Opcode op, std::string_view payload);
+// close()'s checks (ValueError).
+void check_close(int code, std::string_view reason);
+// drain(), false for a connection that failed.
+Coro<bool> drained(WsState& s);
 
 }  // namespace corio::http::detail
