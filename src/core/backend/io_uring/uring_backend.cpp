@@ -232,8 +232,8 @@ void UringBackend::prepare_own_recv(Conn& c) {
 void UringBackend::prepare_accept(Conn& c) {
   if (c.accept_cancel && c.accept_armed) (void)prep_cancel(c, kAccept);
   c.accept_cancel = false;
-  if (!c.accept_on || c.accept_armed || c.accept_error != 0) return;
-  if (c.accepted.size() > kAcceptCap / 2) return;
+  if (!c.accept_on || c.accept_armed || c.accepts->error != 0) return;
+  if (c.accepts->accepted.size() > kAcceptCap / 2) return;
   io_uring_sqe* s = sqe();
   io_uring_prep_multishot_accept(s, c.fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
   io_uring_sqe_set_data64(s, tag(&c, kAccept));
@@ -241,16 +241,16 @@ void UringBackend::prepare_accept(Conn& c) {
 }
 
 void UringBackend::prepare_send(Conn& c) {
-  if (c.send_inflight || c.send_error != 0) return;
-  if (c.out_off == c.inflight.size() && !c.pending.empty()) {
-    c.inflight.clear();
-    c.inflight.swap(c.pending);  // pending may grow freely while this one is in the ring
-    c.out_off = 0;
+  if (!c.out || c.send_inflight || c.send_error != 0) return;
+  SendQueue& q = *c.out;
+  if (q.off == q.inflight.size() && !q.pending.empty()) {
+    q.inflight.clear();
+    q.inflight.swap(q.pending);  // pending may grow freely while this one is in the ring
+    q.off = 0;
   }
-  if (c.out_off == c.inflight.size()) return;
+  if (q.off == q.inflight.size()) return;
   io_uring_sqe* s = sqe();
-  io_uring_prep_send(s, c.fd, c.inflight.data() + c.out_off, c.inflight.size() - c.out_off,
-                     MSG_NOSIGNAL);
+  io_uring_prep_send(s, c.fd, q.inflight.data() + q.off, q.inflight.size() - q.off, MSG_NOSIGNAL);
   io_uring_sqe_set_data64(s, tag(&c, kSend));
   c.send_inflight = true;
 }
@@ -278,7 +278,7 @@ void UringBackend::prepare_poll(Conn& c) {
   io_uring_sqe* s = sqe();
   io_uring_prep_poll_add(s, c.fd, want);
   io_uring_sqe_set_data64(s, tag(&c, kPoll));
-  c.poll_mask = want;
+  c.poll_mask = static_cast<std::uint16_t>(want);
 }
 
 // ---- 2. wait -----------------------------------------------------------------------

@@ -91,10 +91,10 @@ void UringBackend::on_accept(Conn& c, int res, unsigned flags) {
       ::close(res);
       return;
     }
-    c.accepted.push_back(res);
-    if (c.accept_armed && c.accepted.size() >= kAcceptCap) c.accept_cancel = true;
+    c.accepts->accepted.push_back(res);
+    if (c.accept_armed && c.accepts->accepted.size() >= kAcceptCap) c.accept_cancel = true;
   } else if (res != -ECANCELED && !c.detached) {
-    c.accept_error = res;  // EMFILE and the like, for the next try_accept
+    c.accepts->error = res;  // EMFILE and the like, for the next try_accept
     c.accept_on = false;   // until a waiter arms again
   }
   if (!c.detached && (c.accept_cancel || !c.accept_armed)) mark_prep(c);
@@ -103,16 +103,12 @@ void UringBackend::on_accept(Conn& c, int res, unsigned flags) {
 void UringBackend::on_send(Conn& c, int res) {
   c.send_inflight = false;
   if (res < 0 && c.send_error == 0) c.send_error = res;  // sticky
-  if (res > 0) c.out_off += static_cast<std::size_t>(res);  // short: the rest goes next
-  if (c.send_error != 0) {  // what was still owed is lost with the connection
-    c.inflight.clear();
-    c.pending.clear();
-    c.out_off = 0;
-  }
-  if (c.queued_out() > 0) {
+  if (res > 0) c.out->off += static_cast<std::size_t>(res);  // short: the rest goes next
+  // After an error what was still owed is lost with the connection.
+  if (c.send_error == 0 && c.queued_out() > 0) {
     mark_prep(c);
   } else {
-    keep_send_buffers(c);
+    give_back_queue(c);
     c.drained = true;
     flushed(c);
   }
@@ -122,11 +118,11 @@ void UringBackend::on_poll(Conn& c, int res) {
   c.poll_mask = 0;
   c.poll_removing = false;
   if (res >= 0) {
-    c.revents |= static_cast<unsigned>(res);
+    c.revents = static_cast<std::uint16_t>(c.revents | res);
   } else if (res == -EBADF) {
     c.poll_dead = true;  // closed behind our back: nothing to wait for
   } else if (res != -ECANCELED) {
-    c.revents |= POLLERR;  // the waiter's syscall says what it is
+    c.revents = static_cast<std::uint16_t>(c.revents | POLLERR);  // the waiter's syscall says what it is
   }
   if (!c.detached) mark_prep(c);
 }
@@ -139,7 +135,7 @@ bool UringBackend::readable(const Conn& c) const noexcept {
       if (!c.recv_used) break;
       return !c.chunks.empty() || c.eof || c.recv_error != 0 || c.send_error != 0;
     case Kind::listener:
-      return !c.accepted.empty() || c.accept_error != 0;
+      return c.accepts && (!c.accepts->accepted.empty() || c.accepts->error != 0);
     default:
       break;
   }

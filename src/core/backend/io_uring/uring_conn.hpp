@@ -43,61 +43,78 @@ struct Chunk {
 constexpr std::uint16_t kOwnBuffer = 0xffff;
 constexpr std::size_t kOwnBufferSize = 16 * 1024;
 
+// What a stream's sends still owe: `inflight` is in the ring from `off` on,
+// `pending` waits for it (one send in flight keeps the order). A Conn holds
+// one only while it owes bytes: it comes from the backend's spares and goes
+// back to them when the queue drains (kSendSpares in uring_impl.hpp).
+struct SendQueue {
+  std::string inflight, pending;
+  std::size_t off = 0;
+  std::size_t size() const noexcept { return inflight.size() - off + pending.size(); }
+};
+
+// A listener's accepted fds, not yet claimed by try_accept().
+struct AcceptQueue {
+  Fifo<int> accepted;
+  int error = 0;  // -errno, handed to one try_accept
+};
+
+// The fields are packed (flags in bits, rare state behind pointers): every
+// connected socket has a Conn for its whole life, idle or not (96 bytes of
+// heap on x86-64, where it once took 224).
 struct Conn {
   Conn(int fd_, Kind kind_) : fd(fd_), kind(kind_) {}
 
   int fd;
   Kind kind;
-  bool detached = false;  // the loop let go of the fd; it lives on for its requests
-  bool owns_fd = false;   // fd is a dup made at detach() for the sends still owed
+  std::int8_t shutdown_how = -1;  // a shutdown() waiting for the sends before it
+  // ---- readiness (POLL_ADD): add_reader/add_writer's, the poll in the ring
+  // (0: none), what completed polls saw and was not reported yet ----
+  std::uint16_t interest = 0, poll_mask = 0, revents = 0;
 
+  bool detached : 1 = false;  // the loop let go of the fd; it lives on for its requests
+  bool owns_fd : 1 = false;   // fd is a dup made at detach() for the sends still owed
   // Whether the stream's reads and writes go through try_recv/try_send. Code
   // that waits for readiness and makes its own syscalls (a pipe transport
   // handed a socket, a TLS library) gets readiness (POLL_ADD) instead, or a
   // multishot recv would take its bytes.
-  bool recv_used = false, send_used = false;
+  bool recv_used : 1 = false, send_used : 1 = false;
 
   // ---- receiving (stream) ----
-  Fifo<Chunk> chunks;
-  bool recv_on = false;      // a reader armed once: keep a receive going while below the cap
-  bool recv_armed = false;   // the multishot recv is in the ring
-  bool recv_cancel = false;  // past the cap: cancel it at the next submit
-  bool starved = false;      // the ring ran dry: re-armed once buffers come back
+  bool recv_on : 1 = false;      // a reader armed once: keep a receive going while below the cap
+  bool recv_armed : 1 = false;   // the multishot recv is in the ring
+  bool recv_cancel : 1 = false;  // past the cap: cancel it at the next submit
+  bool starved : 1 = false;      // the ring ran dry: re-armed once buffers come back
   // While starved, a parked reader still progresses: one-shot recvs into a
-  // buffer of its own, one at a time, so that readers that do not read
-  // cannot stall the ones that do by holding every buffer of the ring.
-  std::unique_ptr<char[]> own;
-  bool own_armed = false, own_queued = false;
-  bool eof = false;          // sticky
-  int recv_error = 0;        // sticky, -errno
+  // buffer of its own (`own`), one at a time, so that readers that do not
+  // read cannot stall the ones that do by holding every buffer of the ring.
+  bool own_armed : 1 = false, own_queued : 1 = false;
+  bool eof : 1 = false;  // sticky
 
   // ---- accepting (listener) ----
-  Fifo<int> accepted;
-  bool accept_on = false, accept_armed = false, accept_cancel = false;
-  int accept_error = 0;  // -errno, handed to one try_accept
+  bool accept_on : 1 = false, accept_armed : 1 = false, accept_cancel : 1 = false;
 
-  // ---- sending (stream): `inflight` is in the ring from `out_off` on,
-  // `pending` waits for it; one send in flight keeps the order ----
-  std::string inflight, pending;
-  std::size_t out_off = 0;
-  bool send_inflight = false;
-  int send_error = 0;     // sticky, -errno
-  bool drained = false;   // the queue emptied since a writer was last told
-  int shutdown_how = -1;  // a shutdown() waiting for the sends before it
+  // ---- sending (stream) ----
+  bool send_inflight : 1 = false;
+  bool drained : 1 = false;  // the queue emptied since a writer was last told
 
-  // ---- readiness (POLL_ADD) ----
-  unsigned interest = 0;     // add_reader/add_writer: POLLIN | POLLOUT
-  unsigned poll_mask = 0;    // of the poll in the ring (0: none)
-  bool poll_removing = false;
-  bool poll_dead = false;    // the fd went bad (EBADF): no more polls
-  unsigned revents = 0;      // what completed polls saw, not yet reported
-  bool connecting = false;   // start_connect() said EINPROGRESS
+  // ---- readiness ----
+  bool poll_removing : 1 = false;
+  bool poll_dead : 1 = false;   // the fd went bad (EBADF): no more polls
+  bool connecting : 1 = false;  // start_connect() said EINPROGRESS
 
   // ---- what the loop waits for (arm()) and the backend's work lists ----
-  bool want_read = false, want_write = false;
-  bool in_prep = false, in_ready = false;
+  bool want_read : 1 = false, want_write : 1 = false;
+  bool in_prep : 1 = false, in_ready : 1 = false;
 
-  std::size_t queued_out() const noexcept { return inflight.size() - out_off + pending.size(); }
+  int recv_error = 0;  // sticky, -errno
+  int send_error = 0;  // sticky, -errno
+  Fifo<Chunk> chunks;
+  std::unique_ptr<char[]> own;
+  std::unique_ptr<AcceptQueue> accepts;  // a listener's, from its first try_accept()
+  std::unique_ptr<SendQueue> out;        // while sends are owed
+
+  std::size_t queued_out() const noexcept { return out ? out->size() : 0; }
   bool sends_owed() const noexcept { return send_inflight || queued_out() > 0; }
   bool in_ring() const noexcept {
     return recv_armed || own_armed || accept_armed || send_inflight || poll_mask != 0;

@@ -24,14 +24,13 @@ namespace corio::detail::uring {
 constexpr std::size_t kRecvCap = 8;  // buffers: up to 512 KiB, a socket receive buffer's worth
 constexpr std::size_t kSendCap = 256 * 1024;
 constexpr std::size_t kAcceptCap = 64;
-// A drained send queue's buffer goes to the backend's spares, for the next
-// send of any fd: an idle connection holds none, and a busy one reuses a
-// buffer rather than allocating one per answer. At most kSendSpares are kept,
-// none grown past kKeepSendBuffer, so that a burst does not pin its peak.
+// A drained send queue goes to the backend's spares, buffers and all, for
+// the next send of any fd: an idle connection holds none, and a busy one
+// reuses a queue rather than allocating one per answer. At most kSendSpares
+// are kept, none grown past kKeepSendBuffer, so that a burst does not pin
+// its peak.
 constexpr std::size_t kSendSpares = 64;
 constexpr std::size_t kKeepSendBuffer = 16 * 1024;
-// Past a std::string's inline capacity (15 in libstdc++): on the heap.
-inline const std::size_t kSendBufferOnHeap = std::string().capacity() + 1;
 // try_send() on an idle stream sends this much or more at once (send(2));
 // less goes into the queue, for the next submit (see try_send).
 constexpr std::size_t kDirectSend = 16 * 1024;
@@ -111,23 +110,9 @@ class UringBackend final : public IoBackend {
   void caught_up(Conn& c) noexcept;
   static int within_fd_limit(int& fd) noexcept;
   void flushed(Conn& c) noexcept;
-  void lend_send_buffer(Conn& c) noexcept;
-  void keep_send_buffer(std::string& buffer) noexcept;
-  // Inline: a send that fits in the string's own bytes, or a queue that
-  // holds nothing on the heap, costs a compare.
-  void lend_send_buffer(Conn& c, std::size_t need) noexcept {
-    if (c.pending.capacity() < need && c.pending.empty() && !send_spares_.empty()) lend_send_buffer(c);
-  }
-  // The queue is empty: every byte of `inflight` went, `pending` has none.
-  void keep_send_buffers(Conn& c) noexcept {
-    if (c.inflight.capacity() >= kSendBufferOnHeap) {
-      keep_send_buffer(c.inflight);
-    } else {
-      c.inflight.clear();
-    }
-    if (c.pending.capacity() >= kSendBufferOnHeap) keep_send_buffer(c.pending);
-    c.out_off = 0;
-  }
+  SendQueue& new_send_queue(Conn& c);
+  SendQueue& send_queue(Conn& c) { return c.out ? *c.out : new_send_queue(c); }
+  void give_back_queue(Conn& c) noexcept;
 
   // ---- uring_file.cpp ----
   void prepare_files();
@@ -159,7 +144,7 @@ class UringBackend final : public IoBackend {
   FdTable<Entry> table_;
   std::vector<Conn*> prep_, ready_, starved_;
   std::vector<Conn*> detached_;  // freed when their last request completes
-  std::vector<std::string> send_spares_;  // empty, with capacity (kSendSpares)
+  std::vector<std::unique_ptr<SendQueue>> send_spares_;  // drained queues (kSendSpares)
   // File requests: submitted, not yet prepared (FIFO through FileOp::next),
   // and in the ring (their CQE not reaped yet).
   FileOp* files_head_ = nullptr;

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <new>
 #include <system_error>
 
 #include "core/backend/io_uring/uring_impl.hpp"
@@ -80,7 +81,7 @@ void UringBackend::set_interest(int fd, bool read, bool write) {
     if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) throw_err(EPERM, "add_reader/add_writer");
     c = e.conn = new Conn(fd, Kind::watched);
   }
-  c->interest = mask;
+  c->interest = static_cast<std::uint16_t>(mask);
   mark_prep(*c);
 }
 
@@ -132,7 +133,7 @@ void UringBackend::keep_sending(Conn& c, bool fd_open) noexcept {
     c.owns_fd = true;
     return;
   }
-  c.pending.clear();
+  if (c.out) c.out->pending.clear();
   c.send_error = -ECONNRESET;  // what the cancelled send reports is dropped (on_send)
 }
 
@@ -164,7 +165,9 @@ void UringBackend::consumed(Conn& c, const Chunk& k) noexcept {
 
 void UringBackend::drop_received(Conn& c) noexcept {
   for (; !c.chunks.empty(); c.chunks.pop_front()) consumed(c, c.chunks.front());
-  for (; !c.accepted.empty(); c.accepted.pop_front()) ::close(c.accepted.front());
+  if (!c.accepts) return;
+  Fifo<int>& fds = c.accepts->accepted;
+  for (; !fds.empty(); fds.pop_front()) ::close(fds.front());
 }
 
 // ---- waiting ------------------------------------------------------------------------
@@ -278,19 +281,24 @@ int UringBackend::within_fd_limit(int& fd) noexcept {
 
 long UringBackend::try_accept(int fd, SocketAddress* peer) noexcept {
   Conn* c = conn(fd);
-  if (c != nullptr && c->kind == Kind::stream) c->kind = Kind::listener;
-  if (c == nullptr || c->kind != Kind::listener) return sys::accept(fd, peer);
-  if (c->accepted.empty()) {
-    if (c->accept_error == 0) return -EAGAIN;
-    return std::exchange(c->accept_error, 0);  // told once, as accept4 would
+  if (c != nullptr && c->kind == Kind::stream) {
+    c->accepts.reset(new (std::nothrow) AcceptQueue);
+    if (!c->accepts) return -ENOMEM;
+    c->kind = Kind::listener;
   }
-  const int nfd = within_fd_limit(c->accepted.front());
+  if (c == nullptr || c->kind != Kind::listener) return sys::accept(fd, peer);
+  Fifo<int>& fds = c->accepts->accepted;
+  if (fds.empty()) {
+    if (c->accepts->error == 0) return -EAGAIN;
+    return std::exchange(c->accepts->error, 0);  // told once, as accept4 would
+  }
+  const int nfd = within_fd_limit(fds.front());
   if (nfd < 0) return nfd;  // the connection stays queued, as in the backlog
-  c->accepted.pop_front();
+  fds.pop_front();
   // Multishot accept gives no address; a peer gone since leaves it empty.
   socklen_t len = SocketAddress::capacity();
   peer->resize(::getpeername(nfd, peer->data(), &len) == 0 ? len : 0);
-  if (!c->accept_armed && c->accepted.size() <= kAcceptCap / 2) mark_prep(*c);
+  if (!c->accept_armed && fds.size() <= kAcceptCap / 2) mark_prep(*c);
   return nfd;
 }
 
@@ -322,9 +330,8 @@ long UringBackend::try_send(int fd, std::string_view data) noexcept {
   const std::size_t queued = c->queued_out();
   if (queued >= kSendCap) return sent > 0 ? static_cast<long>(sent) : data.empty() ? 0 : -EAGAIN;
   const std::size_t take = std::min(kSendCap - queued, data.size());
-  lend_send_buffer(*c, take);
   try {
-    c->pending.append(data.data(), take);
+    send_queue(*c).pending.append(data.data(), take);
     c->drained = false;
     mark_prep(*c);
   } catch (const std::bad_alloc&) {
@@ -351,20 +358,29 @@ std::size_t UringBackend::unsent(int fd) noexcept {
   return c != nullptr && c->kind == Kind::stream ? c->queued_out() : 0;
 }
 
-// An empty queue too small for the next send takes a spare (kSendSpares).
-void UringBackend::lend_send_buffer(Conn& c) noexcept {
-  c.pending.swap(send_spares_.back());
-  send_spares_.pop_back();
+// A queue for a Conn that owes nothing yet: a spare (warm buffers), or a new one.
+SendQueue& UringBackend::new_send_queue(Conn& c) {
+  if (send_spares_.empty()) {
+    c.out = std::make_unique<SendQueue>();
+  } else {
+    c.out = std::move(send_spares_.back());
+    send_spares_.pop_back();
+  }
+  return *c.out;
 }
 
-// Emptied, with heap capacity: to the spares, or freed.
-void UringBackend::keep_send_buffer(std::string& buffer) noexcept {
-  buffer.clear();
-  if (send_spares_.size() < kSendSpares && buffer.capacity() <= kKeepSendBuffer) {
-    send_spares_.emplace_back().swap(buffer);  // reserved: no allocation
-  } else {
-    buffer.shrink_to_fit();  // empty: back to the inline buffer
+// Drained (or failed): the queue goes to the spares with its buffers, unless
+// the spares are full or a buffer grew past kKeepSendBuffer.
+void UringBackend::give_back_queue(Conn& c) noexcept {
+  std::unique_ptr<SendQueue> q = std::move(c.out);
+  if (!q || send_spares_.size() >= kSendSpares || q->inflight.capacity() > kKeepSendBuffer ||
+      q->pending.capacity() > kKeepSendBuffer) {
+    return;
   }
+  q->inflight.clear();
+  q->pending.clear();
+  q->off = 0;
+  send_spares_.push_back(std::move(q));  // reserved: no allocation
 }
 
 // The last owed send completed (or failed): a shutdown that waited goes now.
