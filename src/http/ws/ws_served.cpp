@@ -84,7 +84,7 @@ Coro<void> WsServed::run(WsServedPtr self, Request* req) {
         c.served_one_ = true;
         c.busy_ = true;
         try {
-          co_await c.route_->message(self, std::move(msg));
+          co_await c.route_->message(*c.route_, WsServedPtr(self), std::move(msg));
         } catch (const CancelledError&) {
           throw;
         } catch (...) {
