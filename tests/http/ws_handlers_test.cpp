@@ -1,8 +1,9 @@
 // WebSocket routes served by a handler set (ws_handlers.hpp): echo and
-// order, open's Request and typed data, back-pressure from a slow handler,
-// broadcast from another task and sending after the close, close codes both
-// ways, a throwing handler (1011), the heartbeat while parked (virtual
-// time), the server's close and shutdown (1001), and no task while idle.
+// order, a plain function as `message`, open's Request and typed data,
+// back-pressure from a slow handler, broadcast from another task and sending
+// after the close, close codes both ways, a throwing handler (1011), the
+// heartbeat while parked (virtual time), the server's close and shutdown
+// (1001), and no task while idle (a busy connection: ws_handlers_hot_test.cpp).
 #include "http/ws/ws_served.hpp"
 #include "http/ws_handlers_support.hpp"
 #include <corio/testing/virtual_clock.hpp>
@@ -69,6 +70,24 @@ Coro<void> typed_data_body() {
 }
 
 TEST(WsHandlers, OpenFillsTypedDataFromTheRequest) { run_bounded(typed_data_body()); }
+
+// A plain function as `message` (what the docs show) is called without its
+// std::function (WsErase): it echoes as a lambda does.
+Coro<void> plain_echo(ServerWebSocket<> ws, WsMessage msg) { co_await ws.send(msg); }
+
+Coro<void> plain_function_body() {
+  Server server(quiet());
+  server.ws("/ws", WsHandlers<>{.message = plain_echo});
+  co_await server.start("127.0.0.1", 0);
+  ClientSession session;
+  WebSocket ws = co_await session.ws_connect(ws_url(server.port()));
+  EXPECT_EQ(co_await expect_echoes(ws), 5u);
+  co_await ws.close();
+  co_await session.close();
+  server.close();
+}
+
+TEST(WsHandlers, APlainFunctionAsMessage) { run_bounded(plain_function_body()); }
 
 TEST(WsHandlers, MessageIsRequired) {
   Server server(quiet());
