@@ -1,7 +1,8 @@
 // A handler set's busy ("hot") connection (ws_served.hpp, rule 2): from its
 // second message on it waits for the next one in its task, and parks only
 // once idle at two of the server's hot ticks (1 to 2 s, virtual time here);
-// whatever ends it while hot ends it once, with the right close code.
+// whatever ends it while hot ends it once, with the right close code (the
+// loop's close: ws_handlers_test.cpp).
 #include "http/ws_handlers_support.hpp"
 #include <corio/testing/virtual_clock.hpp>
 
@@ -17,13 +18,20 @@ Coro<void> echo_once(WebSocket& ws, const std::string& text) {
   EXPECT_TRUE(back && back->data == text);
 }
 
+// log's echo served, then a client connected to it; own: the tasks alive
+// before the connection.
+Coro<WebSocket> connect_echo(Server& server, Log& log, ClientSession& session, std::size_t& own) {
+  co_await serve_echo(server, log);
+  own = tasks_alive();
+  co_return co_await session.ws_connect(ws_url(server.port()));
+}
+
 Coro<void> hot_then_parks_body() {
   Log log;
   Server server(quiet());
-  co_await serve_echo(server, log);
-  const std::size_t own = tasks_alive();
   ClientSession session;
-  WebSocket ws = co_await session.ws_connect(ws_url(server.port()));
+  std::size_t own = 0;
+  WebSocket ws = co_await connect_echo(server, log, session, own);
   // Half a second apart: never idle at two ticks in a row.
   for (int i = 0; i < 10; ++i) {
     co_await echo_once(ws, "m" + std::to_string(i));
@@ -58,10 +66,9 @@ enum class End { server_close, server_shutdown, handle_close, handle_abort };
 Coro<void> hot_ends_body(End how, int code) {
   Log log;
   Server server(quiet());
-  co_await serve_echo(server, log);
-  const std::size_t own = tasks_alive();
   ClientSession session;
-  WebSocket ws = co_await session.ws_connect(ws_url(server.port()));
+  std::size_t own = 0;
+  WebSocket ws = co_await connect_echo(server, log, session, own);
   co_await echo_once(ws, "one");
   co_await echo_once(ws, "two");
   CO_ASSERT(tasks_alive() == own + 1);  // hot: waiting in its task
@@ -91,36 +98,6 @@ TEST(WsHandlersHot, ServerCloseSaysGoingAway) { run_bounded(hot_ends_body(End::s
 TEST(WsHandlersHot, ServerShutdownSaysGoingAway) { run_bounded(hot_ends_body(End::server_shutdown, 1001)); }
 TEST(WsHandlersHot, HandleCloseSendsItsCode) { run_bounded(hot_ends_body(End::handle_close, 4002)); }
 TEST(WsHandlersHot, HandleAbortIs1006) { run_bounded(hot_ends_body(End::handle_abort, 1006)); }
-
-// Two echoes on a raw client: the server's connection is hot.
-Coro<void> echo_twice(Server& server, Log& log, corio_http_test::RawClient& peer) {
-  co_await serve_echo(server, log);
-  const std::size_t own = tasks_alive();
-  peer = co_await raw_ws(server.port());
-  for (const char* text : {"one", "two"}) {
-    peer.writer.write(client_frame(Opcode::text, text));
-    const WsEvent echo = co_await read_server_frame(peer.reader);
-    EXPECT_EQ(echo.data, text);
-  }
-  EXPECT_EQ(tasks_alive(), own + 1);
-}
-
-// The loop closes under a hot connection: its task's frame is destroyed,
-// and the connection ends there (1006), once.
-TEST(WsHandlersHot, TheLoopsCloseEndsAHotConnection) {
-  Log log;
-  corio::EventLoop loop;
-  {
-    corio_http_test::RawClient peer;
-    Server server(quiet());
-    loop.run_until_complete(echo_twice(server, log, peer));
-    EXPECT_TRUE(log.closes.empty());
-    loop.close();
-    ASSERT_EQ(log.closes.size(), 1u);
-    EXPECT_EQ(log.closes[0].first, 1006);
-    EXPECT_TRUE(log.open.empty());
-  }
-}
 
 }  // namespace
 }  // namespace corio_ws_test

@@ -319,27 +319,34 @@ TEST(WsHandlers, HeartbeatKeepsAnAnsweringPeer) {
   corio::run(heartbeat_answered_body(), {.clock = clock});
 }
 
-// One echo on a raw client, then until the server's connection parked.
-Coro<void> echo_then_park(Server& server, Log& log, corio_http_test::RawClient& peer) {
+// `echoes` echoes on a raw client: after one the server's connection parks
+// (no task), after two it waits in its task (hot, ws_handlers_hot_test.cpp).
+Coro<void> echo_on_raw(Server& server, Log& log, corio_http_test::RawClient& peer, int echoes) {
   co_await serve_echo(server, log);
   const std::size_t own = tasks_alive();
   peer = co_await raw_ws(server.port());
-  peer.writer.write(client_frame(Opcode::text, "hi"));
-  const WsEvent echo = co_await read_server_frame(peer.reader);
-  EXPECT_EQ(echo.data, "hi");
-  EXPECT_TRUE(co_await tasks_down_to(own));
+  for (int i = 0; i < echoes; ++i) {
+    peer.writer.write(client_frame(Opcode::text, "hi"));
+    const WsEvent echo = co_await read_server_frame(peer.reader);
+    EXPECT_EQ(echo.data, "hi");
+  }
+  if (echoes == 1) {
+    EXPECT_TRUE(co_await tasks_down_to(own));
+  } else {
+    EXPECT_EQ(tasks_alive(), own + 1);
+  }
 }
 
-// The loop closes under a parked connection (its watch, no task): the
-// connection ends there (1006), once, and nothing is left (ASan's leak
-// check in the sanitizer runs).
-TEST(WsHandlers, TheLoopsCloseEndsAParkedConnection) {
+// The loop closes under a parked connection (its watch, no task) or a hot
+// one (its task's frame): the connection ends there (1006), once, and
+// nothing is left (ASan's leak check in the sanitizer runs).
+void loops_close_ends_it(int echoes) {
   Log log;
   corio::EventLoop loop;
   {
     corio_http_test::RawClient peer;
     Server server(quiet());
-    loop.run_until_complete(echo_then_park(server, log, peer));
+    loop.run_until_complete(echo_on_raw(server, log, peer, echoes));
     EXPECT_TRUE(log.closes.empty());
     loop.close();
     ASSERT_EQ(log.closes.size(), 1u);
@@ -347,6 +354,9 @@ TEST(WsHandlers, TheLoopsCloseEndsAParkedConnection) {
     EXPECT_TRUE(log.open.empty());
   }
 }
+
+TEST(WsHandlers, TheLoopsCloseEndsAParkedConnection) { loops_close_ends_it(1); }
+TEST(WsHandlers, TheLoopsCloseEndsAHotConnection) { loops_close_ends_it(2); }
 
 }  // namespace
 }  // namespace corio_ws_test
