@@ -382,23 +382,35 @@ void EventLoop::wait_executor_calls() noexcept {
 
 namespace {
 
-// A watch (IoWatch) has no frame for the close to destroy: each is taken
-// out of its slot and told its fd is gone, and ends what it watches (a
-// parked connection). Collected first: ending one closes sockets.
-void end_watches(detail::LoopState& im) noexcept {
-  std::vector<detail::FdWaiter*> watches;
+// Calls f with each fd slot entry that holds a watch.
+template <class F>
+void for_each_watch(detail::LoopState& im, F f) {
   for (int fd = 0; detail::FdSlot* slot = im.backend->find(fd); ++fd) {
     for (detail::FdWaiter** w : {&slot->read_wait, &slot->write_wait}) {
-      if (*w == nullptr || !(*w)->is_watch()) continue;
-      try {
-        watches.push_back(*w);
-      } catch (...) {
-        continue;  // out of memory: that one stays, as before watches existed
-      }
-      *w = nullptr;
-      --im.parked_io;
+      if (*w != nullptr && (*w)->is_watch()) f(w);
     }
   }
+}
+
+// A watch (IoWatch) has no frame for the close to destroy: each is taken
+// out of its slot and told its fd is gone, and ends what it watches (a
+// parked connection). Collected first: ending one closes sockets. Counted
+// before that, so that the one allocation comes before any slot changes:
+// out of memory, every watch stays, as before watches existed.
+void end_watches(detail::LoopState& im) noexcept {
+  std::size_t n = 0;
+  for_each_watch(im, [&n](detail::FdWaiter**) { ++n; });
+  std::vector<detail::FdWaiter*> watches;
+  try {
+    watches.reserve(n);
+  } catch (...) {
+    return;
+  }
+  for_each_watch(im, [&](detail::FdWaiter** w) {
+    watches.push_back(*w);  // reserved: cannot throw
+    *w = nullptr;
+    --im.parked_io;
+  });
   for (detail::FdWaiter* w : watches) w->fire(true);
 }
 

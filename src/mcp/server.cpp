@@ -154,6 +154,7 @@ Server::Connection::Connection(Server& server, Transport& transport)
   session_.max_in_flight(server.max_in_flight);
   peer_.session = &session_;
   server.install(session_, peer_);
+  peer_.index = peers_->size();
   peers_->push_back(&peer_);
 }
 
@@ -162,7 +163,16 @@ Server::Connection::~Connection() {
   if (peer_.notifier) peer_.notifier->cancel();  // it refers to the session: it ends first
 }
 
-void Server::Connection::leave() noexcept { std::erase(*peers_, &peer_); }
+// Called twice when close() came first: the second is nothing. The order of
+// peers_ is not kept (a broadcast's order across clients means nothing).
+void Server::Connection::leave() noexcept {
+  if (peer_.index == Peer::kGone) return;
+  Peer* last = peers_->back();
+  (*peers_)[peer_.index] = last;
+  last->index = peer_.index;
+  peers_->pop_back();
+  peer_.index = Peer::kGone;
+}
 
 bool Server::Connection::idle() const noexcept {
   return session_.in_flight() == 0 && (!peer_.notifier || peer_.notifier->done());
@@ -323,7 +333,6 @@ Server::Builtin Server::builtin(std::string_view method) {
        [](Server& sv, Peer& peer, const json& params, const RequestContext& rc) -> Coro<json> {
          co_return sv.initialize(params, rc.session, peer);
        }},
-      {"ping", [](Server&, Peer&, const json&, const RequestContext&) -> Coro<json> { co_return json::object(); }},
       {"logging/setLevel",
        [](Server&, Peer& peer, const json& params, const RequestContext&) -> Coro<json> {
          const auto level = log_level_from_string(string_param(params, "level"));
@@ -331,16 +340,18 @@ Server::Builtin Server::builtin(std::string_view method) {
          peer.min_log_level = *level;
          co_return json::object();
        }},
+      {"ping", [](Server&, Peer&, const json&, const RequestContext&) -> Coro<json> { co_return json::object(); }},
+      {"tools/call",
+       [](Server& sv, Peer& peer, const json& params, const RequestContext& rc) -> Coro<json> {
+         co_return co_await sv.call_tool(params, rc, peer);
+       }},
       {"tools/list",
        [](Server& sv, Peer&, const json& params, const RequestContext&) -> Coro<json> {
          co_return paginate(sv.tools_.size(), sv.page_size, params, "tools",
                             [&sv](std::size_t i) { return tool_json(sv.tools_[i]->tool); });
        }},
-      {"tools/call",
-       [](Server& sv, Peer& peer, const json& params, const RequestContext& rc) -> Coro<json> {
-         co_return co_await sv.call_tool(params, rc, peer);
-       }},
   };
+  static_assert(sorted_by_name(kTable));
   return find_named(kTable, method);
 }
 

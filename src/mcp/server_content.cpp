@@ -237,20 +237,19 @@ json prompt_json(const Prompt& p) {
 
 Server::Builtin Server::content_builtin(std::string_view method) const {
   static constexpr std::pair<std::string_view, Builtin> kTable[] = {
+      {"prompts/get",
+       [](Server& sv, Peer&, const json& params, const RequestContext&) -> Coro<json> {
+         co_return co_await sv.get_prompt(params);
+       }},
+      {"prompts/list",
+       [](Server& sv, Peer&, const json& params, const RequestContext&) -> Coro<json> {
+         co_return paginate(sv.prompts_.size(), sv.page_size, params, "prompts",
+                            [&sv](std::size_t i) { return prompt_json(sv.prompts_[i]->prompt); });
+       }},
       {"resources/list",
        [](Server& sv, Peer&, const json& params, const RequestContext&) -> Coro<json> {
          co_return paginate(sv.resources_.size(), sv.page_size, params, "resources",
                             [&sv](std::size_t i) { return resource_json(sv.resources_[i]->resource); });
-       }},
-      {"resources/templates/list",
-       [](Server& sv, Peer&, const json& params, const RequestContext&) -> Coro<json> {
-         co_return paginate(sv.templates_.size(), sv.page_size, params, "resourceTemplates", [&sv](std::size_t i) {
-           const ResourceTemplate& t = sv.templates_[i]->tmpl;
-           json j = describe("uriTemplate", t.uri_template, t);
-           put_if(j, "annotations", t.annotations);
-           put_if(j, "icons", t.icons);
-           return j;
-         });
        }},
       {"resources/read",
        [](Server& sv, Peer&, const json& params, const RequestContext&) -> Coro<json> {
@@ -263,20 +262,21 @@ Server::Builtin Server::content_builtin(std::string_view method) const {
          peer.subscriptions.insert(string_param(params, "uri"));
          co_return json::object();
        }},
+      {"resources/templates/list",
+       [](Server& sv, Peer&, const json& params, const RequestContext&) -> Coro<json> {
+         co_return paginate(sv.templates_.size(), sv.page_size, params, "resourceTemplates", [&sv](std::size_t i) {
+           const ResourceTemplate& t = sv.templates_[i]->tmpl;
+           json j = describe("uriTemplate", t.uri_template, t);
+           put_if(j, "annotations", t.annotations);
+           put_if(j, "icons", t.icons);
+           return j;
+         });
+       }},
       {"resources/unsubscribe",
        [](Server&, Peer& peer, const json& params, const RequestContext&) -> Coro<json> {
          const auto it = peer.subscriptions.find(string_param(params, "uri"));
          if (it != peer.subscriptions.end()) peer.subscriptions.erase(it);
          co_return json::object();
-       }},
-      {"prompts/list",
-       [](Server& sv, Peer&, const json& params, const RequestContext&) -> Coro<json> {
-         co_return paginate(sv.prompts_.size(), sv.page_size, params, "prompts",
-                            [&sv](std::size_t i) { return prompt_json(sv.prompts_[i]->prompt); });
-       }},
-      {"prompts/get",
-       [](Server& sv, Peer&, const json& params, const RequestContext&) -> Coro<json> {
-         co_return co_await sv.get_prompt(params);
        }},
   };
   if (method == "completion/complete" && completion_) {
@@ -284,6 +284,7 @@ Server::Builtin Server::content_builtin(std::string_view method) const {
       co_return co_await sv.complete(params);
     };
   }
+  static_assert(sorted_by_name(kTable));
   return find_named(kTable, method);
 }
 

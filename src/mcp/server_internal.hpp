@@ -39,13 +39,21 @@ std::shared_ptr<const Entry> find_by(const std::vector<std::shared_ptr<const Ent
   return it == entries.end() ? nullptr : *it;
 }
 
-// The value named name in a table of (name, value) pairs; Value() if none.
+// Whether a table of (name, value) pairs is in name order, as find_named
+// needs (a static_assert at each table).
+template <class Value, std::size_t N>
+constexpr bool sorted_by_name(const std::pair<std::string_view, Value> (&table)[N]) {
+  return std::is_sorted(std::begin(table), std::end(table),
+                        [](const auto& a, const auto& b) { return a.first < b.first; });
+}
+
+// The value named name in a table of (name, value) pairs in name order;
+// Value() if none. A binary search: a method's dispatch is O(log n).
 template <class Value, std::size_t N>
 Value find_named(const std::pair<std::string_view, Value> (&table)[N], std::string_view name) {
-  for (const auto& [n, value] : table) {
-    if (n == name) return value;
-  }
-  return Value();
+  const auto it = std::lower_bound(std::begin(table), std::end(table), name,
+                                   [](const auto& entry, std::string_view n) { return entry.first < n; });
+  return it != std::end(table) && it->first == name ? it->second : Value();
 }
 
 // Erases the entries pred picks; whether there was one.

@@ -238,23 +238,25 @@ Coro<std::unique_ptr<Transport>> handshake(ServerState& s, ClientNode& node,
   co_return tls;
 }
 
-// An adopting server's connection, handed over with its slot (rule 4).
-void hand_over(ServerState& s, ServerSlot slot, std::unique_ptr<Transport> transport) {
+// The connection's streams, made from its transport and given to their
+// owner: an adopting server takes them at once, with the slot (rule 4), and
+// an empty Coro comes back; otherwise the handler's coroutine, for
+// run_client to await (node keeps the writer, for close()). Not a coroutine
+// itself: the connection's frames while it waits are the handler's and
+// run_client's.
+Coro<void> give_streams(ServerState& s, ServerSlot& slot, ClientNode* node,
+                        std::unique_ptr<Transport> transport) {
   auto [reader, writer] = make_streams(std::move(transport), s.limit);
+  if (!s.adopt) {
+    node->writer = writer;
+    return s.handler(std::move(reader), std::move(writer));
+  }
   try {
     s.adopt(std::move(reader), std::move(writer), std::move(slot));
   } catch (...) {
     report_handler_failure(s, std::current_exception());
   }
-}
-
-// The handler's coroutine, made and awaited; its failure reported. Not a
-// coroutine itself: the connection's frames while it waits are the
-// handler's and run_client's.
-Coro<void> run_handler(ServerState& s, ClientNode& node, std::unique_ptr<Transport> transport) {
-  auto [reader, writer] = make_streams(std::move(transport), s.limit);
-  node.writer = writer;
-  return s.handler(std::move(reader), std::move(writer));
+  return {};
 }
 
 // The transport is made before the task (its frame keeps no Socket). The
@@ -266,12 +268,10 @@ Coro<void> run_client(ServerSlot slot, std::unique_ptr<Transport> transport) {
     transport = co_await handshake(s, node, std::move(transport));
     if (!transport) co_return;
   }
-  if (s.adopt) {
-    hand_over(s, std::move(slot), std::move(transport));
-    co_return;
-  }
   try {
-    co_await run_handler(s, node, std::move(transport));
+    Coro<void> handler = give_streams(s, slot, &node, std::move(transport));
+    if (!handler.valid()) co_return;  // adopted
+    co_await std::move(handler);
   } catch (const CancelledError&) {
     throw;
   } catch (...) {
@@ -297,7 +297,7 @@ void ServerState::start_client(Socket sock) {
   ServerSlot slot(Ref<ServerState>::share(this));
   auto transport = std::make_unique<SocketTransport>(loop, std::move(sock));
   if (adopt && !ssl) {
-    hand_over(*this, std::move(slot), std::move(transport));
+    static_cast<void>(give_streams(*this, slot, nullptr, std::move(transport)));  // adopted
   } else {
     loop.create_task(run_client(std::move(slot), std::move(transport)));
   }

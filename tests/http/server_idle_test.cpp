@@ -12,8 +12,6 @@ namespace {
 
 using corio::detail::BufferPool;
 
-const std::string kGet = "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n";
-
 // Counts the body's bytes as they stream in, holding none of them.
 Coro<Response> count_body(Request& req) {
   std::size_t total = 0;
@@ -34,17 +32,11 @@ Coro<void> start(Server& server) {
 Coro<void> idle_connections_hold_no_buffer() {
   Server server(quiet());
   co_await start(server);
-  std::vector<RawClient> clients;
-  for (int i = 0; i < 20; ++i) {
-    clients.push_back(co_await connect(server.port()));
-    clients.back().writer.write(kGet);
-    EXPECT_EQ((co_await read_reply(clients.back().reader)).body, "Hello, World!");
-  }
+  std::vector<RawClient> clients = co_await kept_alive_clients(server.port(), 20);
   // Every answer was read whole, so the clients' buffers are drained too:
   // on this thread, nobody holds a block.
   EXPECT_EQ(BufferPool::blocks_out(), 0u) << "20 idle keep-alive connections hold no buffer";
-  for (RawClient& c : clients) c.writer.close();
-  co_await server.shutdown(1s);
+  co_await close_then_shutdown(server, std::move(clients));
 }
 
 TEST(HttpServerIdle, KeptAliveConnectionsHoldNoBuffer) {
@@ -57,13 +49,12 @@ Coro<void> pipelined_in_one_read() {
   RawClient c = co_await connect(server.port());
   // One send: the second request is in the same read as the first, and the
   // third's body too; the connection never waits in between.
-  c.writer.write(kGet + "POST /count HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nabcde" + kGet);
+  c.writer.write(kGetHello + "POST /count HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nabcde" + kGetHello);
   EXPECT_EQ((co_await read_reply(c.reader)).body, "Hello, World!");
   EXPECT_EQ((co_await read_reply(c.reader)).body, "5");
   EXPECT_EQ((co_await read_reply(c.reader)).body, "Hello, World!");
   EXPECT_EQ(BufferPool::blocks_out(), 0u);
-  c.writer.close();
-  co_await server.shutdown(1s);
+  co_await close_then_shutdown(server, c);
 }
 
 TEST(HttpServerIdle, PipelinedRequestsInOneReadAreServed) { run_bounded(pipelined_in_one_read()); }
@@ -85,8 +76,7 @@ Coro<void> post_twice(std::string body, std::size_t piece) {
     EXPECT_EQ((co_await read_reply(c.reader)).body, std::to_string(body.size()));
   }
   EXPECT_EQ(BufferPool::blocks_out(), 0u) << "the request's buffers went back once it was read";
-  c.writer.close();
-  co_await server.shutdown(1s);
+  co_await close_then_shutdown(server, c);
 }
 
 TEST(HttpServerIdle, ARequestSplitByteByByteIsParsed) { run_bounded(post_twice("xyz", 1)); }

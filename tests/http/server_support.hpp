@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "net/net_support.hpp"  // run_bounded, CO_ASSERT
 #include <corio/corio.hpp>
@@ -104,6 +105,31 @@ inline Coro<double> seconds_until_closed(StreamReader& r) {
 }
 
 inline Coro<Response> hello(Request&) { co_return Response::text("Hello, World!"); }
+
+inline const std::string kGetHello = "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n";
+
+// n clients of a server that answers GET /hello, each answered once: n
+// idle keep-alive connections.
+inline Coro<std::vector<RawClient>> kept_alive_clients(std::uint16_t port, int n) {
+  std::vector<RawClient> clients;
+  for (int i = 0; i < n; ++i) {
+    clients.push_back(co_await connect(port));
+    clients.back().writer.write(kGetHello);
+    EXPECT_EQ((co_await read_reply(clients.back().reader)).body, "Hello, World!") << "client " << i;
+  }
+  co_return clients;
+}
+
+// A test's end: its clients leave, then the server shuts down.
+inline Coro<void> close_then_shutdown(Server& server, std::vector<RawClient> clients) {
+  for (RawClient& c : clients) c.writer.close();
+  co_await server.shutdown(1s);
+}
+
+// (Not `{c}` at the call: g++ 12 cannot take an initializer list in a coroutine's call.)
+inline Coro<void> close_then_shutdown(Server& server, RawClient client) {
+  co_await close_then_shutdown(server, std::vector<RawClient>(1, std::move(client)));
+}
 
 // `corio serve`'s first line, "listening on http://127.0.0.1:40123 (1 worker)" -> 40123.
 inline std::uint16_t port_of(const std::string& line) {

@@ -159,6 +159,10 @@ class Server {
     ElicitationIds url_elicitations;                    // sent to it, not yet completed
     std::vector<json> outbox;  // notifications of the server's own, to send
     Session* session = nullptr;  // the session it speaks on
+    // Where it is in the server's peers_ (a leave is a swap with the last,
+    // not a search); kGone once it left.
+    static constexpr std::size_t kGone = static_cast<std::size_t>(-1);
+    std::size_t index = kGone;
     // Sends the outbox; started when it fills, ends when it is sent (an
     // idle client has no task waiting for notifications).
     std::optional<Task<void>> notifier;

@@ -10,6 +10,10 @@
 
 namespace corio::http::detail {
 
+// An idle connection's budget (with its streams and the loop's watch): one
+// 96-byte malloc chunk.
+static_assert(sizeof(HttpConnection) <= 88);
+
 HttpConnection::HttpConnection(LoopServer& server, StreamReader reader, StreamWriter writer,
                                corio::detail::ServerSlot slot)
     : IoWatch(&HttpConnection::on_edge),
@@ -22,7 +26,7 @@ HttpConnection::HttpConnection(LoopServer& server, StreamReader reader, StreamWr
 }
 
 HttpConnection::~HttpConnection() {
-  if (st_) server_.give_back(std::move(st_));
+  if (st_) server_.give_back(st_.take());
   server_.remove(this);
 }
 
@@ -49,7 +53,7 @@ void HttpConnection::start(const std::shared_ptr<LoopServer>& server, StreamRead
     }
     if (got) {  // bytes (or the end) came with the accept: as in serve()'s wait
       c->idle = false;
-      c->deadline = 0;
+      c->stop_wait_clock();
     }
   }
   get_running_loop().create_task(serve(server, std::move(c)));
@@ -60,7 +64,7 @@ void HttpConnection::start(const std::shared_ptr<LoopServer>& server, StreamRead
 // read buffer, no write buffer, no request state, and no frame below this
 // one but the reader's wait, which lives in it (try_fill, readable). It
 // parks instead (lifetime rule 3), and this task ends, at once until its
-// second request began, and after two ticks of the sweeper later: the wait
+// second request began, and at the sweeper's nudge later: the wait
 // before a connection's second request is the one most likely to be long (a
 // client keeping its connection for later), and a connection that came back
 // is likely busy, and would pay a task per request if it parked each time.
@@ -91,7 +95,7 @@ Coro<void> HttpConnection::serve(std::shared_ptr<LoopServer> server,
         }
         if (c.reader_.buffered().empty()) break;  // EOF, or closed by a timeout or shutdown
         c.idle = false;
-        c.deadline = 0;  // a head began: its own, shorter clock starts in read_head
+        c.stop_wait_clock();  // a head began: its own, shorter clock starts in read_head
         if (c.served_one_) c.hot_ = true;
       }
       if (!c.st_) c.st_ = c.server_.take_request_state();
@@ -114,13 +118,9 @@ Coro<void> HttpConnection::serve(std::shared_ptr<LoopServer> server,
 // (before the first request, the header clock, from the accept).
 bool HttpConnection::rest() {
   if (server_.stopping()) return false;
-  if (st_) server_.give_back(std::move(st_));
+  if (st_) server_.give_back(st_.take());
   idle = true;
-  idle_seen_ = false;
-  if (deadline == 0) {
-    const ServerOptions& opts = shared().options;
-    deadline = deadline_after(served_one_ ? opts.idle_timeout : opts.header_timeout);
-  }
+  if (!wait_clock_runs()) start_wait_clock(served_one_ ? Wait::idle : Wait::header);
   return true;
 }
 
@@ -135,14 +135,10 @@ bool HttpConnection::try_park() {
   return true;
 }
 
-// Woken, its task finds nothing to read and parks. A connection lingering
-// (idle too) takes the wake as any spurious one, and ends as it would.
-void HttpConnection::tick() noexcept {
-  if (!idle || parked_) return;
-  if (!idle_seen_) {
-    idle_seen_ = true;
-    return;
-  }
+// Woken, its task finds nothing to read and parks. One that is not hot
+// waits in its task only when it could not park: it is not woken again.
+void HttpConnection::nudge() noexcept {
+  if (!idle || parked_ || !hot_) return;
   park_wanted_ = true;
   corio::detail::interrupt_wait(reader_);
 }

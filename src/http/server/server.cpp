@@ -1,11 +1,7 @@
 // Server, LoopServer and the middleware chain (see server.hpp and
 // server_connection.hpp).
 //
-// Timeouts: rather than a timer per connection re-armed per request, one
-// sweeper per loop wakes a few times per shortest timeout and aborts the
-// connections past their deadline. A request then costs a store of a
-// double, and the sweeper's cost is proportional to the connections, a
-// few times a second.
+// Timeouts: one sweeper per loop (sweeper.cpp).
 #include <algorithm>
 #include <csignal>
 
@@ -34,10 +30,23 @@ constexpr std::size_t kSpareRequestStates = 64;
 constexpr std::size_t kKeepBatch = 16 * 1024;
 constexpr std::size_t kKeepFields = 64;
 
+// The sweeper's tick: a quarter of the shortest timeout (sweeper.cpp).
+std::uint64_t sweeper_tick_ms(const ServerOptions& opts) {
+  const auto rate_window = opts.min_send_rate > 0 ? opts.min_send_rate_window : opts.send_timeout;
+  const auto shortest = std::min({opts.header_timeout, opts.idle_timeout, opts.body_timeout,
+                                  opts.send_timeout, opts.lingering_timeout, rate_window});
+  const auto tick = std::clamp(shortest / 4, std::chrono::milliseconds(10),
+                               std::chrono::milliseconds(1000));
+  return static_cast<std::uint64_t>(tick.count());
+}
+
 }  // namespace
 
 LoopServer::LoopServer(std::shared_ptr<const ServerShared> shared)
-    : shared_(std::move(shared)), date_(shared_->options.server_name) {
+    : shared_(std::move(shared)),
+      timeout_ms_(timeouts_ms(shared_->options)),
+      tick_ms_(sweeper_tick_ms(shared_->options)),
+      date_(shared_->options.server_name) {
   drained_.set();
   spare_.reserve(kSpareRequestStates);
 }
@@ -46,8 +55,7 @@ LoopServer::LoopServer(std::shared_ptr<const ServerShared> shared)
 // no task will end them.
 LoopServer::~LoopServer() {
   if (sweeper_) sweeper_->cancel();
-  const std::vector<HttpConnection*> left = conns_;
-  for (HttpConnection* c : left) {
+  for (HttpConnection* c : all()) {
     if (c->parked()) end(c, &HttpConnection::abort);
   }
   end_adopted(false);
@@ -72,21 +80,6 @@ Coro<void> LoopServer::start(std::string host, std::uint16_t port, bool reuse_po
 }
 
 Coro<void> LoopServer::wait_stopped() { co_await stopped_.wait(); }
-
-void LoopServer::add(HttpConnection* c) {
-  c->index = static_cast<std::uint32_t>(conns_.size());
-  conns_.push_back(c);
-  drained_.clear();
-  if (!sweeper_) arm_sweeper();
-}
-
-void LoopServer::remove(HttpConnection* c) noexcept {
-  HttpConnection* last = conns_.back();
-  conns_[c->index] = last;
-  last->index = c->index;
-  conns_.pop_back();
-  if (conns_.empty() && adopted_.empty()) drained_.set();
-}
 
 void LoopServer::end(HttpConnection* c, void (HttpConnection::*how)() noexcept) noexcept {
   const bool parked = c->parked();
@@ -116,42 +109,10 @@ void LoopServer::give_back(std::unique_ptr<RequestState> state) noexcept {
   spare_.push_back(std::move(state));  // no allocation: reserved in the constructor
 }
 
-void LoopServer::arm_sweeper() {
-  const ServerOptions& opts = shared_->options;
-  const auto rate_window = opts.min_send_rate > 0 ? opts.min_send_rate_window : opts.send_timeout;
-  const auto shortest = std::min({opts.header_timeout, opts.idle_timeout, opts.body_timeout,
-                                  opts.send_timeout, opts.lingering_timeout, rate_window});
-  const auto tick = std::clamp(shortest / 4, std::chrono::milliseconds(10),
-                               std::chrono::milliseconds(1000));
-  sweeper_ = get_running_loop().call_later(tick, [this] {
-    sweeper_.reset();
-    sweep();
-  });
-}
-
-void LoopServer::sweep() {
-  const double now = get_running_loop().time();
-  // Collected first: an abort may end a connection, which edits conns_.
-  std::vector<HttpConnection*> late;
-  for (HttpConnection* c : conns_) {
-    if ((c->deadline != 0 && now >= c->deadline) || c->sends_too_slowly(now)) {
-      late.push_back(c);
-    } else {
-      c->tick();
-    }
-  }
-  for (HttpConnection* c : late) {
-    c->deadline = 0;
-    end(c, &HttpConnection::time_out);
-  }
-  if (!conns_.empty()) arm_sweeper();
-}
-
 void LoopServer::close() {
   stopping_ = true;
   if (listener_.is_serving()) listener_.close();
-  const std::vector<HttpConnection*> all = conns_;  // an ending connection edits conns_
-  for (HttpConnection* c : all) end(c, &HttpConnection::abort);
+  for (HttpConnection* c : all()) end(c, &HttpConnection::abort);
   end_adopted(false);
   stopped_.set();
 }
@@ -159,8 +120,7 @@ void LoopServer::close() {
 Coro<void> LoopServer::shutdown(std::chrono::milliseconds deadline) {
   stopping_ = true;
   if (listener_.is_serving()) listener_.close();
-  const std::vector<HttpConnection*> idle_now = conns_;
-  for (HttpConnection* c : idle_now) {
+  for (HttpConnection* c : all()) {
     if (c->idle) end(c, &HttpConnection::close);
   }
   end_adopted(true);
@@ -169,8 +129,7 @@ Coro<void> LoopServer::shutdown(std::chrono::milliseconds deadline) {
   } catch (const TimeoutError&) {
     // Past the deadline: what is still running is cancelled below.
   }
-  const std::vector<HttpConnection*> left = conns_;
-  for (HttpConnection* c : left) {
+  for (HttpConnection* c : all()) {
     TaskRef task = c->task;  // none if parked; then c goes with end()
     end(c, &HttpConnection::abort);
     if (task.task() != nullptr) task.cancel("server shutdown");

@@ -27,7 +27,7 @@ void LoopServer::forget(Adopted* a) noexcept {
   last->index_ = a->index_;
   adopted_.pop_back();
   a->server_ = nullptr;
-  if (conns_.empty() && adopted_.empty()) drained_.set();
+  if (conns_ == 0 && adopted_.empty()) drained_.set();
 }
 
 // Collected first: an End may release its connection (and so edit the

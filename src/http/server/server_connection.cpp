@@ -37,10 +37,6 @@ double loop_time() { return get_running_loop().time(); }
 
 }  // namespace
 
-double deadline_after(milliseconds timeout) {
-  return loop_time() + std::chrono::duration<double>(timeout).count();
-}
-
 void HttpConnection::flush() {
   if (!st_ || st_->out.empty()) return;
   write(st_->out);
@@ -56,19 +52,19 @@ void HttpConnection::write(std::string_view bytes) {
 
 // Not a coroutine itself: when the writer took every byte (the usual
 // case) the caller awaits the reader's read directly, one frame fewer.
-Coro<std::size_t> HttpConnection::fill(milliseconds timeout) {
+Coro<std::size_t> HttpConnection::fill(Wait w) {
   flush();  // the peer may be waiting for these before it sends more
-  if (writer_.get_write_buffer_size() > 0) return drain_and_fill(timeout);
-  return start_read(timeout);
+  if (writer_.get_write_buffer_size() > 0) return drain_and_fill(w);
+  return start_read(w);
 }
 
-Coro<std::size_t> HttpConnection::drain_and_fill(milliseconds timeout) {
+Coro<std::size_t> HttpConnection::drain_and_fill(Wait w) {
   co_await drain();
-  co_return co_await start_read(timeout);
+  co_return co_await start_read(w);
 }
 
-Coro<std::size_t> HttpConnection::start_read(milliseconds timeout) {
-  if (deadline == 0) deadline = deadline_after(timeout);
+Coro<std::size_t> HttpConnection::start_read(Wait w) {
+  if (!wait_clock_runs()) start_wait_clock(w);
   return reader_.fill_buffer();
 }
 
@@ -77,16 +73,20 @@ Coro<std::size_t> HttpConnection::start_read(milliseconds timeout) {
 // The rate window (sends_too_slowly) counts the time spent here only: the
 // peer is not to blame for a handler that takes its time to produce.
 Coro<void> HttpConnection::under_send_timeout(Coro<void> wait) {
-  const double read_deadline = deadline;
-  const double now = loop_time();
-  deadline = now + std::chrono::duration<double>(shared().options.send_timeout).count();
+  const Wait read_wait = timed_wait();
+  const std::uint32_t read_deadline = deadline;
+  start_wait_clock(Wait::send);
   RequestState& st = *st_;  // only a request sends
   if (st.window_waited == 0) st.window_mark = st.handed - writer_.get_write_buffer_size();
-  st.wait_began = now;
+  st.wait_began = loop_time();
   co_await std::move(wait);
   st.window_waited += loop_time() - st.wait_began;
   st.wait_began = 0;
-  deadline = read_deadline;
+  if (read_wait == Wait::none) {
+    stop_wait_clock();
+  } else {
+    server_.arm(this, read_wait, read_deadline);
+  }
 }
 
 // Past a deadline, or too slow. During a send wait, a reset rather than a
@@ -152,7 +152,7 @@ Coro<bool> HttpConnection::read_head() {
     }
     if (n > 0) {
       reader_.consume(n);
-      deadline = 0;
+      stop_wait_clock();
       idle = false;
       // A peer pipelining without reading: push back. The writer's buffer
       // counts too, since a large body skips the batch and goes straight there.
@@ -162,7 +162,7 @@ Coro<bool> HttpConnection::read_head() {
       }
       co_return true;
     }
-    if (co_await fill(shared().options.header_timeout) == 0) {
+    if (co_await fill(Wait::header) == 0) {
       co_return false;  // EOF, or closed by a timeout
     }
   }
@@ -357,8 +357,8 @@ Coro<std::string> HttpConnection::read_chunk() {
       reader_.consume(used);
       if (!piece.empty() || st_->body->done()) break;
       if (used > 0) continue;
-      if (co_await fill(shared().options.body_timeout) == 0) st_->body->finish_at_eof();
-      deadline = 0;
+      if (co_await fill(Wait::body) == 0) st_->body->finish_at_eof();
+      stop_wait_clock();
     }
   } catch (const ParseError&) {
     body_failed_ = true;
@@ -387,7 +387,7 @@ Coro<std::pair<StreamReader, StreamWriter>> HttpConnection::take_connection(Resp
   keep_alive_ = false;
   write_head(answer, std::nullopt);
   flush();
-  deadline = 0;
+  stop_wait_clock();
   co_await writer_.drain();
   log_access(0);  // the HTTP exchange ends here
   release_for_new_protocol();
@@ -405,10 +405,11 @@ void HttpConnection::release_for_new_protocol() {
     std::string().swap(st_->out);
     return;
   }
-  taken_head_ = std::move(st_->head);
-  *taken_head_ = RequestHead(*taken_head_);
+  std::unique_ptr<RequestHead> head = std::move(st_->head);
+  *head = RequestHead(*head);
   st_->head = std::make_unique<RequestHead>();
-  server_.give_back(std::move(st_));
+  server_.give_back(st_.take());
+  st_.keep_head_alone(std::move(head));
 }
 
 const Headers& HttpConnection::trailers() const noexcept {
@@ -437,8 +438,8 @@ Coro<bool> HttpConnection::discard_body(Response& answer) {
       reader_.consume(used);
       if (st_->body->body_bytes() > stop_at) co_return false;
       if (used > 0 || st_->body->done()) continue;
-      if (co_await fill(shared().options.body_timeout) == 0) co_return false;
-      deadline = 0;
+      if (co_await fill(Wait::body) == 0) co_return false;
+      stop_wait_clock();
     }
   } catch (const ParseError& e) {
     answer = shape_error(shared(), Request(head(), this), HTTPException(e.status(), e.what()));
@@ -469,11 +470,12 @@ Coro<void> HttpConnection::linger() {
   flush();
   writer_.write_eof();
   const ServerOptions& opts = shared().options;
-  const double end = deadline_after(opts.lingering_time);
+  const std::uint32_t end = deadline_after(opts.lingering_time);
   idle = true;  // nothing left to answer: a shutdown need not wait for us
   // Past its deadline the sweeper aborts the connection, which ends the read.
-  while (loop_time() < end) {
-    deadline = std::min(end, deadline_after(opts.lingering_timeout));
+  while (earlier(loop_ms(false), end)) {
+    const std::uint32_t next = deadline_after(opts.lingering_timeout);
+    server_.arm(this, Wait::linger, earlier(end, next) ? end : next);
     if (co_await reader_.fill_buffer() == 0) break;
     reader_.consume(reader_.buffered().size());
   }

@@ -21,7 +21,9 @@
 //      its connections (at most kSpareRequestStates).
 //   5. A request's head lives in its own block, so that a taken connection
 //      keeps it alone (shrunk to fit) for its handler's Request, as long as
-//      the handler runs, and gives the rest of its RequestState back.
+//      the handler runs, and gives the rest of its RequestState back. It
+//      holds that head in its state's pointer (RequestSlot): few connections
+//      are taken, and every other one would carry a second pointer.
 //   6. An Adopted connection (a WebSocket served by a handler set) outlives
 //      the HttpConnection it came from, with its max_connections slot: the
 //      LoopServer lists it from adopt() until it says it is done (release())
@@ -30,9 +32,14 @@
 //      by a task between its messages (hot) is also on the LoopServer's hot
 //      list, from heat() until cool() or its forget(): a timer visits that
 //      list once a second, and only while it is not empty.
+//   7. Every HttpConnection is in exactly one of its LoopServer's wait lists
+//      (sweeper.cpp), from its construction to its destruction: the list of
+//      its timed wait (or of its last one, its clock stopped), or the
+//      untimed one.
 #pragma once
 
 #include <chrono>
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -99,8 +106,20 @@ class Adopted {
   std::uint32_t hot_index_ = kCold;  // in the hot list; in index_'s padding
 };
 
-// The loop's time `timeout` from now: a connection's deadline.
-double deadline_after(std::chrono::milliseconds timeout);
+// What a connection waits for, each with its own clock (server_connection.cpp
+// says which), and so its own list in the sweeper (sweeper.cpp). `none`: no
+// clock runs (a handler at work, a taken connection).
+enum class Wait : std::uint8_t { none, header, idle, body, send, linger };
+constexpr std::size_t kWaitKinds = 6;
+
+// Deadlines are the loop's time in whole milliseconds, wrapping at 2^32 (49
+// days), compared by their signed difference: a timeout is at most 2^30 ms
+// (12 days; longer ones are enforced at that).
+std::uint32_t loop_ms(bool round_up);
+std::uint32_t deadline_after(std::chrono::milliseconds timeout);
+inline bool earlier(std::uint32_t a, std::uint32_t b) noexcept {
+  return static_cast<std::int32_t>(a - b) < 0;
+}
 
 // What a request in progress needs, and an idle connection does not: the
 // parser, the head, the body's decoder, the handler's answer, the answers not
@@ -129,8 +148,54 @@ struct RequestState {
   double wait_began = 0;
 };
 
+// Lifetime rules 4 and 5 in one pointer's room: a connection's request
+// state (or none), or, once a taken connection gave its state back, its
+// head alone. Bit 0 (free: both types are 8-aligned) tells them apart, as
+// LLVM's PointerIntPair does; to the request loop, a slot with a head alone
+// is empty.
+class RequestSlot {
+ public:
+  RequestSlot() noexcept = default;
+  RequestSlot(const RequestSlot&) = delete;
+  RequestSlot& operator=(const RequestSlot&) = delete;
+  ~RequestSlot() { reset(); }
+  explicit operator bool() const noexcept { return state() != nullptr; }
+  // Unchecked (the request loop's every field access): only when a state
+  // is there, which every use tests first or is sure of.
+  RequestState* operator->() const noexcept { return reinterpret_cast<RequestState*>(p_); }
+  RequestState& operator*() const noexcept { return *operator->(); }
+  RequestSlot& operator=(std::unique_ptr<RequestState> s) noexcept {
+    reset();
+    p_ = reinterpret_cast<std::uintptr_t>(s.release());
+    return *this;
+  }
+  std::unique_ptr<RequestState> take() noexcept {
+    std::unique_ptr<RequestState> s(state());
+    if (s) p_ = 0;
+    return s;
+  }
+  void keep_head_alone(std::unique_ptr<RequestHead> head) noexcept {
+    reset();
+    p_ = reinterpret_cast<std::uintptr_t>(head.release()) | 1;
+  }
+
+ private:
+  RequestState* state() const noexcept {
+    return (p_ & 1) != 0 ? nullptr : reinterpret_cast<RequestState*>(p_);
+  }
+  void reset() noexcept {
+    if ((p_ & 1) != 0) {
+      delete reinterpret_cast<RequestHead*>(p_ & ~std::uintptr_t{1});
+    } else {
+      delete state();
+    }
+    p_ = 0;
+  }
+  std::uintptr_t p_ = 0;
+};
+
 // One loop's share of a Server: its listener, its connections, the sweeper
-// that enforces their timeouts.
+// that enforces their timeouts (sweeper.cpp).
 class LoopServer : public std::enable_shared_from_this<LoopServer> {
  public:
   explicit LoopServer(std::shared_ptr<const ServerShared> shared);
@@ -161,24 +226,51 @@ class LoopServer : public std::enable_shared_from_this<LoopServer> {
   void give_back(std::unique_ptr<RequestState> state) noexcept;
   std::size_t spare_request_states() const noexcept { return spare_.size(); }
 
+  // The sweeper (sweeper.cpp): c's clock for a wait of kind w runs for w's
+  // timeout from now (start_clock), or until `deadline` (arm: Wait::linger,
+  // or a clock put back). HttpConnection::stop_wait_clock() stops it.
+  void start_clock(HttpConnection* c, Wait w) noexcept;
+  void arm(HttpConnection* c, Wait w, std::uint32_t deadline) noexcept;
+
   const ServerShared& shared() const noexcept { return *shared_; }
   DateCache& date() noexcept { return date_; }
   bool stopping() const noexcept { return stopping_; }
 
  private:
-  void arm_sweeper();
-  void sweep();  // aborts the connections past their deadline
-  void arm_hot_tick();
+  void arm_hot_tick();  // lifetime rule 6 (server_adopted.cpp)
+  // An intrusive list in deadline order (HttpConnection::wait_prev/next).
+  struct WaitList {
+    HttpConnection* head = nullptr;
+    HttpConnection* tail = nullptr;
+  };
+  WaitList& list(Wait w) noexcept { return lists_[static_cast<std::size_t>(w)]; }
+  void link(HttpConnection* c, Wait w) noexcept;
+  void unlink(HttpConnection* c) noexcept;
+  void to_untimed(HttpConnection* c) noexcept;
+  void arm_at(HttpConnection* c, Wait w, std::uint32_t deadline, std::uint64_t now) noexcept;
+  static std::array<std::uint32_t, kWaitKinds> timeouts_ms(const ServerOptions& opts);
+  std::vector<HttpConnection*> all() const;  // a copy: ending a connection edits the lists
+  void sweep(std::uint64_t at);
+  void end_due(Wait w, std::uint64_t now);
+  void nudge_idle(std::uint64_t now);
+  void check_send_rates();
+  std::optional<std::uint64_t> next_due(std::uint64_t now) const noexcept;
+  void schedule(std::uint64_t due) noexcept;
 
   std::shared_ptr<const ServerShared> shared_;
   corio::Server listener_;
   std::uint16_t port_ = 0;
-  std::vector<HttpConnection*> conns_;
   std::vector<Adopted*> adopted_;  // lifetime rule 6
   std::vector<std::pair<Adopted*, Adopted::Tick>> hot_;  // lifetime rule 6
   std::optional<TimerHandle> hot_tick_;                   // armed while hot_ is not empty
   std::vector<std::unique_ptr<RequestState>> spare_;
+  std::array<WaitList, kWaitKinds> lists_;
+  std::size_t conns_ = 0;
+  HttpConnection* park_cursor_ = nullptr;  // the first idle one not yet nudged (sweeper.cpp)
+  std::array<std::uint32_t, kWaitKinds> timeout_ms_;  // per Wait, clamped (loop_ms)
+  std::uint64_t tick_ms_;
   std::optional<TimerHandle> sweeper_;
+  std::uint64_t sweep_at_ = 0;  // when sweeper_ fires, in loop ms (not wrapped)
   DateCache date_;
   Event drained_;  // set while there is no connection
   Event stopped_;
@@ -223,8 +315,7 @@ class HttpConnection : private corio::detail::IoWatch {
   void sent_by_hand(std::uint64_t n) noexcept { st_->handed += n; }  // sendfile(2)'s bytes
 
   // For LoopServer.
-  double deadline = 0;  // loop time past which the sweeper aborts; 0: none
-  TaskRef task;         // the one serving this connection
+  TaskRef task;  // the one serving this connection
   std::optional<TaskRef> reported_task() const {
     return task.task() != nullptr ? std::optional<TaskRef>(task) : std::nullopt;
   }
@@ -232,16 +323,23 @@ class HttpConnection : private corio::detail::IoWatch {
   bool sends_too_slowly(double now) noexcept;  // below ServerOptions::min_send_rate
   void time_out() noexcept;                    // the sweeper's abort
   void close() noexcept { writer_.close(); }
-  // The sweeper's tick: a connection found waiting for a request at two
-  // ticks in a row is woken to park. Not at the first: a busy connection's
-  // requests would each start a task.
-  void tick() noexcept;
+  // The sweeper's nudge, a tick after a busy connection began waiting for
+  // a request in its task: woken, it parks. Not at once: a busy
+  // connection's requests would each start a task.
+  void nudge() noexcept;
   bool parked() const noexcept { return parked_; }
   void unpark() noexcept;  // for end(): the watch goes, nothing starts
 
  private:
   struct HandlerAnswer;  // respond()'s wait for the handler
   bool rest();  // before the wait for a request: false when none is to come
+  // The clock of a wait (lifetime rule 7): from now, or put back.
+  void start_wait_clock(Wait w) noexcept { server_.start_clock(this, w); }
+  // Stopped, a clock leaves the connection where it is in its list (the
+  // sweeper or its next clock moves it): a request costs one move, not two.
+  void stop_wait_clock() noexcept { clock_on = false; }
+  bool wait_clock_runs() const noexcept { return clock_on; }
+  Wait timed_wait() const noexcept { return clock_on ? static_cast<Wait>(wait_kind) : Wait::none; }
   bool try_park();
   static void on_edge(corio::detail::IoWatch* self, bool closed) noexcept;
   Coro<bool> read_head();
@@ -258,9 +356,9 @@ class HttpConnection : private corio::detail::IoWatch {
   Coro<void> linger();
   Coro<void> under_send_timeout(Coro<void> wait);
   void use_absolute_form();
-  Coro<std::size_t> fill(std::chrono::milliseconds timeout);
-  Coro<std::size_t> drain_and_fill(std::chrono::milliseconds timeout);
-  Coro<std::size_t> start_read(std::chrono::milliseconds timeout);
+  Coro<std::size_t> fill(Wait w);  // w: header or body
+  Coro<std::size_t> drain_and_fill(Wait w);
+  Coro<std::size_t> start_read(Wait w);
   void flush();
   void send_continue();
   bool check_expect();
@@ -294,10 +392,9 @@ class HttpConnection : private corio::detail::IoWatch {
   LoopServer& server_;
   StreamReader reader_;
   StreamWriter writer_;
-  std::unique_ptr<RequestState> st_;  // lifetime rule 4
-  std::unique_ptr<RequestHead> taken_head_;  // lifetime rule 5
-  // Bits: with the index they fit the word after the pointers, and the
-  // object one 128-byte chunk.
+  RequestSlot st_;  // lifetime rules 4 and 5
+  // Bits: with the deadline they fit the word after the pointers, and the
+  // object (88 bytes with the wait links) one 96-byte chunk.
   bool served_one_ : 1 = false;       // a request was answered: the idle clock applies
   bool keep_alive_ : 1 = true;
   bool head_only_ : 1 = false;        // HEAD: the head alone
@@ -308,13 +405,16 @@ class HttpConnection : private corio::detail::IoWatch {
   bool taken_ : 1 = false;  // handed over by take_connection(): no longer ours
   bool parked_ : 1 = false;
   bool park_wanted_ : 1 = false;  // the sweeper's: park at the next chance
-  bool idle_seen_ : 1 = false;    // by the sweeper's last tick, in the current wait for a request
-  bool hot_ : 1 = false;          // a second request came: waits park at the sweeper's ticks only
+  bool hot_ : 1 = false;          // a second request came: waits park at the sweeper's nudge only
 
  public:
   // For LoopServer, here to share the flags' word.
-  bool idle : 1 = false;    // waiting for a request, nothing of it received
-  std::uint32_t index = 0;  // in LoopServer's list
+  bool idle : 1 = false;  // waiting for a request, nothing of it received
+  std::uint8_t wait_kind : 3 = 0;  // a Wait: the list this connection is in (lifetime rule 7)
+  bool clock_on : 1 = false;       // its wait's clock runs (else the list's order is all it keeps)
+  std::uint32_t deadline = 0;      // of the wait's clock, unless Wait::none (loop_ms)
+  HttpConnection* wait_prev = nullptr;
+  HttpConnection* wait_next = nullptr;
 };
 
 }  // namespace corio::http::detail

@@ -5,7 +5,9 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <utility>
 #include <system_error>
 
 namespace corio::detail::uring {
@@ -50,14 +52,19 @@ void BufferRing::register_with(io_uring& ring) {
   if (int err = io_uring_register_buf_ring(&ring, &reg, 0); err < 0) {
     throw std::system_error(-err, std::generic_category(), "io_uring_register_buf_ring");
   }
-  for (unsigned bid = 0; bid < kCount; ++bid) give_back(bid);
+  for (unsigned bid = kCount; bid-- > 0;) give_back(bid);  // buffer 0 on top
+  publish();
 }
 
-void BufferRing::give_back(unsigned bid) noexcept {
-  io_uring_buf_ring_add(ring_, data(bid), kSize, static_cast<unsigned short>(bid),
-                        io_uring_buf_ring_mask(kCount), 0);
-  io_uring_buf_ring_advance(ring_, 1);
-  ++free_;
+void BufferRing::publish() noexcept {
+  const unsigned want = std::clamp(2 * std::exchange(taken_, 0), kMinPublished, kCount);
+  int added = 0;
+  for (; published_ < want && stacked_ > 0; ++published_, ++added) {
+    const unsigned bid = stack_[--stacked_];
+    io_uring_buf_ring_add(ring_, data(bid), kSize, static_cast<unsigned short>(bid),
+                          io_uring_buf_ring_mask(kCount), added);
+  }
+  if (added > 0) io_uring_buf_ring_advance(ring_, added);
 }
 
 }  // namespace corio::detail::uring

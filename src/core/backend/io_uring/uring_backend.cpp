@@ -160,6 +160,7 @@ void UringBackend::prepare() {
     wake_armed_ = true;
   }
   prepare_files();
+  bufs_.publish();
   if (!starved_.empty() && bufs_.free_count() > 0) {
     for (Conn* c : starved_) {
       c->starved = false;
