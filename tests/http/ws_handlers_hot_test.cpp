@@ -76,10 +76,18 @@ Coro<void> hot_ends_body(End how, int code) {
   CO_ASSERT(log.open.size() == 1u);
   const ServerWebSocket<> handle = *log.open.begin();
   switch (how) {
-    case End::server_close: server.close(); break;
-    case End::server_shutdown: co_await server.shutdown(5s); break;
-    case End::handle_close: handle.close(code, "done"); break;
-    case End::handle_abort: handle.abort(); break;
+    case End::server_close:
+      server.close();
+      break;
+    case End::server_shutdown:
+      co_await server.shutdown(5s);
+      break;
+    case End::handle_close:
+      handle.close(code, "done");
+      break;
+    case End::handle_abort:
+      handle.abort();
+      break;
   }
   EXPECT_FALSE(co_await reading);
   if (how != End::handle_abort) {
@@ -94,9 +102,15 @@ Coro<void> hot_ends_body(End how, int code) {
   server.close();
 }
 
-TEST(WsHandlersHot, ServerCloseSaysGoingAway) { run_bounded(hot_ends_body(End::server_close, 1001)); }
-TEST(WsHandlersHot, ServerShutdownSaysGoingAway) { run_bounded(hot_ends_body(End::server_shutdown, 1001)); }
-TEST(WsHandlersHot, HandleCloseSendsItsCode) { run_bounded(hot_ends_body(End::handle_close, 4002)); }
+TEST(WsHandlersHot, ServerCloseSaysGoingAway) {
+  run_bounded(hot_ends_body(End::server_close, 1001));
+}
+TEST(WsHandlersHot, ServerShutdownSaysGoingAway) {
+  run_bounded(hot_ends_body(End::server_shutdown, 1001));
+}
+TEST(WsHandlersHot, HandleCloseSendsItsCode) {
+  run_bounded(hot_ends_body(End::handle_close, 4002));
+}
 TEST(WsHandlersHot, HandleAbortIs1006) { run_bounded(hot_ends_body(End::handle_abort, 1006)); }
 
 }  // namespace

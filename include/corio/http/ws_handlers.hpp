@@ -180,12 +180,14 @@ struct WsErase {
     if (const auto* plain = h.message.template target<typename Route::Plain>()) {
       r->plain_message = *plain;
       r->message = [](const WsRoute& route, WsServedPtr&& s, WsMessage&& m) {
-        return static_cast<const Route&>(route).plain_message(ServerWebSocket<Data>(std::move(s)), std::move(m));
+        return static_cast<const Route&>(route).plain_message(ServerWebSocket<Data>(std::move(s)),
+                                                              std::move(m));
       };
     } else {
       r->typed_message = std::move(h.message);
       r->message = [](const WsRoute& route, WsServedPtr&& s, WsMessage&& m) {
-        return static_cast<const Route&>(route).typed_message(ServerWebSocket<Data>(std::move(s)), std::move(m));
+        return static_cast<const Route&>(route).typed_message(ServerWebSocket<Data>(std::move(s)),
+                                                              std::move(m));
       };
     }
     if (h.close) {
