@@ -5,7 +5,7 @@
 //
 // Two styles (docs/websocket.md): by default a route handler that loops
 // on receive(), suspended between messages; with --handlers a handler set
-// (Server::ws), run per message, with nothing suspended between messages
+// (Server::ws), run per message, with nothing suspended once idle
 // (the server's shutdown says 1001 to those itself).
 //
 // Usage: example_ws_echo [--port P] [--handlers]   (port 8080 by default; 0 picks a free one)

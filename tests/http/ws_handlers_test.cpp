@@ -1,83 +1,17 @@
 // WebSocket routes served by a handler set (ws_handlers.hpp): echo and
-// order, open's Request and typed data, back-pressure from a slow handler,
-// broadcast from another task and sending after the close, close codes both
-// ways, a throwing handler (1011), the heartbeat while parked (virtual
-// time), the server's close and shutdown (1001), and no task while idle.
-#include <set>
-
+// order, a plain function as `message`, open's Request and typed data,
+// back-pressure from a slow handler, broadcast from another task and sending
+// after the close, close codes both ways, a throwing handler (1011), the
+// heartbeat while parked (virtual time), the server's close and shutdown
+// (1001), and no task while idle (a busy connection: ws_handlers_hot_test.cpp).
 #include "http/ws/ws_served.hpp"
-#include "http/ws_support.hpp"
-#include <corio/http/ws_handlers.hpp>
+#include "http/ws_handlers_support.hpp"
 #include <corio/testing/virtual_clock.hpp>
 
 namespace corio_ws_test {
 namespace {
 
-using corio::http::ServerWebSocket;
-using corio::http::WsHandlers;
 using corio_http_test::run_bounded;
-
-// What the server's callbacks saw.
-struct Log {
-  std::vector<std::string> messages;
-  std::vector<std::pair<int, std::string>> closes;
-  std::set<ServerWebSocket<>> open;  // the broadcast list
-  corio::Event closed;
-  corio::Event gate;  // slow(): each message waits for it
-  std::size_t bytes = 0;
-};
-
-Coro<void> echo(ServerWebSocket<> ws, WsMessage msg, Log& log) {
-  log.messages.push_back(msg.data);
-  if (msg.data == "quit") {
-    ws.close(4001, "asked to");
-    co_return;
-  }
-  if (msg.data == "throw") throw std::runtime_error("the handler failed");
-  co_await ws.send(msg);
-}
-
-Coro<void> remember(ServerWebSocket<> ws, Request&, Log& log) {
-  log.open.insert(ws);
-  co_return;
-}
-
-void forget(ServerWebSocket<> ws, int code, std::string_view reason, Log& log) {
-  log.open.erase(ws);
-  log.closes.emplace_back(code, std::string(reason));
-  log.closed.set();
-}
-
-// Echo at /ws, with every callback recording into log.
-WsHandlers<> echo_handlers(Log& log, WsOptions opts = {}) {
-  WsHandlers<> h;
-  h.open = [&log](ServerWebSocket<> ws, Request& req) { return remember(std::move(ws), req, log); };
-  h.message = [&log](ServerWebSocket<> ws, WsMessage m) { return echo(std::move(ws), std::move(m), log); };
-  h.close = [&log](ServerWebSocket<> ws, int code, std::string_view why) { forget(std::move(ws), code, why, log); };
-  h.options = std::move(opts);
-  return h;
-}
-
-// log's echo at /ws on a free port.
-Coro<void> serve_echo(Server& server, Log& log, WsOptions opts = {}) {
-  server.ws("/ws", echo_handlers(log, std::move(opts)));
-  co_await server.start("127.0.0.1", 0);
-}
-
-// Ten-second heartbeats, in virtual time.
-WsOptions heartbeat_10s() {
-  WsOptions opts;
-  opts.heartbeat = 10s;
-  return opts;
-}
-
-std::size_t tasks_alive() { return corio::get_running_loop().stats().tasks_alive; }
-
-// Until at most n tasks are alive; false after 5 s.
-Coro<bool> tasks_down_to(std::size_t n) {
-  for (int i = 0; i < 500 && tasks_alive() > n; ++i) co_await corio::sleep(10ms);
-  co_return tasks_alive() <= n;
-}
 
 Coro<void> echo_in_order_body(bool compress) {
   Log log;
@@ -136,6 +70,24 @@ Coro<void> typed_data_body() {
 }
 
 TEST(WsHandlers, OpenFillsTypedDataFromTheRequest) { run_bounded(typed_data_body()); }
+
+// A plain function as `message` (what the docs show) is called without its
+// std::function (WsErase): it echoes as a lambda does.
+Coro<void> plain_echo(ServerWebSocket<> ws, WsMessage msg) { co_await ws.send(msg); }
+
+Coro<void> plain_function_body() {
+  Server server(quiet());
+  server.ws("/ws", WsHandlers<>{.message = plain_echo});
+  co_await server.start("127.0.0.1", 0);
+  ClientSession session;
+  WebSocket ws = co_await session.ws_connect(ws_url(server.port()));
+  EXPECT_EQ(co_await expect_echoes(ws), 5u);
+  co_await ws.close();
+  co_await session.close();
+  server.close();
+}
+
+TEST(WsHandlers, APlainFunctionAsMessage) { run_bounded(plain_function_body()); }
 
 TEST(WsHandlers, MessageIsRequired) {
   Server server(quiet());
@@ -367,27 +319,34 @@ TEST(WsHandlers, HeartbeatKeepsAnAnsweringPeer) {
   corio::run(heartbeat_answered_body(), {.clock = clock});
 }
 
-// One echo on a raw client, then until the server's connection parked.
-Coro<void> echo_then_park(Server& server, Log& log, corio_http_test::RawClient& peer) {
+// `echoes` echoes on a raw client: after one the server's connection parks
+// (no task), after two it waits in its task (hot, ws_handlers_hot_test.cpp).
+Coro<void> echo_on_raw(Server& server, Log& log, corio_http_test::RawClient& peer, int echoes) {
   co_await serve_echo(server, log);
   const std::size_t own = tasks_alive();
   peer = co_await raw_ws(server.port());
-  peer.writer.write(client_frame(Opcode::text, "hi"));
-  const WsEvent echo = co_await read_server_frame(peer.reader);
-  EXPECT_EQ(echo.data, "hi");
-  EXPECT_TRUE(co_await tasks_down_to(own));
+  for (int i = 0; i < echoes; ++i) {
+    peer.writer.write(client_frame(Opcode::text, "hi"));
+    const WsEvent echo = co_await read_server_frame(peer.reader);
+    EXPECT_EQ(echo.data, "hi");
+  }
+  if (echoes == 1) {
+    EXPECT_TRUE(co_await tasks_down_to(own));
+  } else {
+    EXPECT_EQ(tasks_alive(), own + 1);
+  }
 }
 
-// The loop closes under a parked connection (its watch, no task): the
-// connection ends there (1006), once, and nothing is left (ASan's leak
-// check in the sanitizer runs).
-TEST(WsHandlers, TheLoopsCloseEndsAParkedConnection) {
+// The loop closes under a parked connection (its watch, no task) or a hot
+// one (its task's frame): the connection ends there (1006), once, and
+// nothing is left (ASan's leak check in the sanitizer runs).
+void loops_close_ends_it(int echoes) {
   Log log;
   corio::EventLoop loop;
   {
     corio_http_test::RawClient peer;
     Server server(quiet());
-    loop.run_until_complete(echo_then_park(server, log, peer));
+    loop.run_until_complete(echo_on_raw(server, log, peer, echoes));
     EXPECT_TRUE(log.closes.empty());
     loop.close();
     ASSERT_EQ(log.closes.size(), 1u);
@@ -395,6 +354,9 @@ TEST(WsHandlers, TheLoopsCloseEndsAParkedConnection) {
     EXPECT_TRUE(log.open.empty());
   }
 }
+
+TEST(WsHandlers, TheLoopsCloseEndsAParkedConnection) { loops_close_ends_it(1); }
+TEST(WsHandlers, TheLoopsCloseEndsAHotConnection) { loops_close_ends_it(2); }
 
 }  // namespace
 }  // namespace corio_ws_test

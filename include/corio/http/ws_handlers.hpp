@@ -1,7 +1,7 @@
 /// \file
 /// corio::http::WsHandlers: a WebSocket route served by a handler set, run
 /// per message (Bun's `websocket: {open, message, close}`, uWebSockets'
-/// `app.ws<UserData>`), with nothing suspended between messages.
+/// `app.ws<UserData>`), with nothing suspended once idle.
 ///
 ///     struct Chat { std::string name; };
 ///
@@ -25,8 +25,10 @@
 /// ended, with its close code and reason (the peer's close, ours, 1006 for
 /// a reset, an abort, an unanswered heartbeat or the loop's close, 1001 for
 /// the server's close or shutdown). Pings are answered and the closing
-/// handshake is done by the library. Between messages the connection waits
-/// in the loop's watch of its socket: no task, no coroutine frame (docs/websocket.md).
+/// handshake is done by the library. An idle connection waits in the loop's
+/// watch of its socket: no task, no coroutine frame. A busy one (from its
+/// second message on) waits in its task until it has been idle 1 to 2 s,
+/// then parks so (docs/websocket.md).
 ///
 /// A callback that throws closes the connection with 1011 and is reported
 /// through the loop's exception handler, as a route handler's error is.
@@ -66,7 +68,9 @@ void* ws_user_data(const WsServed& s) noexcept;
 struct WsRoute {
   WsOptions options;
   std::function<Coro<void>(WsServedPtr, Request&)> open;
-  std::function<Coro<void>(WsServedPtr, WsMessage)> message;
+  /// Per message, so one indirect call to the user's std::function, not
+  /// two: `route` is the WsTypedRoute<Data> that holds it.
+  Coro<void> (*message)(const WsRoute& route, WsServedPtr&& s, WsMessage&& msg) = nullptr;
   std::function<void(WsServedPtr, int, std::string_view)> close;
   void* (*make_data)() = nullptr;  ///< null: no user data (std::monostate)
   void (*free_data)(void*) noexcept = nullptr;
@@ -112,6 +116,8 @@ class ServerWebSocketBase {
 
 template <class Data>
 struct WsErase;
+template <class Data>
+struct WsTypedRoute;
 }  // namespace detail
 
 /// One WebSocket connection served by a handler set: a copyable handle
@@ -148,21 +154,42 @@ struct WsHandlers {
 
 namespace detail {
 
+template <class Data>
+struct WsTypedRoute final : WsRoute {
+  using Plain = Coro<void> (*)(ServerWebSocket<Data>, WsMessage);
+  std::function<Coro<void>(ServerWebSocket<Data>, WsMessage)> typed_message;
+  Plain plain_message = nullptr;  // typed_message's target when a plain function
+};
+
 // The wrappers hand each callback its typed handle; they are not
 // coroutines: each returns the user's Coro, whose frame holds the handle.
 template <class Data>
 struct WsErase {
   static std::shared_ptr<const WsRoute> route(WsHandlers<Data> h) {
-    auto r = std::make_shared<WsRoute>();
+    auto r = std::make_shared<WsTypedRoute<Data>>();
     r->options = std::move(h.options);
     if (h.open) {
       r->open = [f = std::move(h.open)](WsServedPtr s, Request& req) {
         return f(ServerWebSocket<Data>(std::move(s)), req);
       };
     }
-    r->message = [f = std::move(h.message)](WsServedPtr s, WsMessage m) {
-      return f(ServerWebSocket<Data>(std::move(s)), std::move(m));
-    };
+    // A plain function (what the docs show) is called directly: the
+    // std::function's own call and its copies of the arguments are a few
+    // percent of an echo's instructions.
+    using Route = WsTypedRoute<Data>;
+    if (const auto* plain = h.message.template target<typename Route::Plain>()) {
+      r->plain_message = *plain;
+      r->message = [](const WsRoute& route, WsServedPtr&& s, WsMessage&& m) {
+        return static_cast<const Route&>(route).plain_message(ServerWebSocket<Data>(std::move(s)),
+                                                              std::move(m));
+      };
+    } else {
+      r->typed_message = std::move(h.message);
+      r->message = [](const WsRoute& route, WsServedPtr&& s, WsMessage&& m) {
+        return static_cast<const Route&>(route).typed_message(ServerWebSocket<Data>(std::move(s)),
+                                                              std::move(m));
+      };
+    }
     if (h.close) {
       r->close = [f = std::move(h.close)](WsServedPtr s, int code, std::string_view why) {
         f(ServerWebSocket<Data>(std::move(s)), code, why);

@@ -3,6 +3,8 @@
 // returned, ended by the server's close() and shutdown() as its own are.
 #include "http/server/server_connection.hpp"
 
+#include <corio/event_loop.hpp>
+
 namespace corio::http::detail {
 
 // The slot goes too: handles may keep the object long after its socket closed.
@@ -19,6 +21,7 @@ void LoopServer::adopt(Adopted* a) {
 }
 
 void LoopServer::forget(Adopted* a) noexcept {
+  cool(a);
   Adopted* last = adopted_.back();
   adopted_[a->index_] = last;
   last->index_ = a->index_;
@@ -36,6 +39,42 @@ void LoopServer::end_adopted(bool graceful) noexcept {
     if (!graceful) forget(a);
     a->end_(a, graceful);
   }
+}
+
+void Adopted::heat(Tick tick) {
+  if (!hot() && server_ != nullptr) server_->heat(this, tick);
+}
+
+void Adopted::cool() noexcept {
+  if (hot()) server_->cool(this);
+}
+
+void LoopServer::heat(Adopted* a, Adopted::Tick tick) {
+  hot_.emplace_back(a, tick);
+  a->hot_index_ = static_cast<std::uint32_t>(hot_.size() - 1);
+  if (!hot_tick_) arm_hot_tick();
+}
+
+void LoopServer::cool(Adopted* a) noexcept {
+  if (!a->hot()) return;
+  hot_[a->hot_index_] = hot_.back();
+  hot_[a->hot_index_].first->hot_index_ = a->hot_index_;
+  hot_.pop_back();
+  a->hot_index_ = Adopted::kCold;
+}
+
+// One timer for all the hot connections, not one per connection or per
+// message: a busy connection's cost is a flag cleared per message. Its own
+// timer, not the HTTP sweeper's: it runs only while a connection is hot.
+// Weak: the LoopServer may go first (its connections were forgotten then).
+void LoopServer::arm_hot_tick() {
+  hot_tick_ = get_running_loop().call_later(std::chrono::seconds(1), [w = weak_from_this()] {
+    const std::shared_ptr<LoopServer> self = w.lock();
+    if (!self) return;
+    self->hot_tick_.reset();
+    for (const auto& [a, tick] : self->hot_) tick(a);  // a Tick does not edit the list
+    if (!self->hot_.empty()) self->arm_hot_tick();
+  });
 }
 
 }  // namespace corio::http::detail

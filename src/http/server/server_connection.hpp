@@ -28,7 +28,10 @@
 //      the HttpConnection it came from, with its max_connections slot: the
 //      LoopServer lists it from adopt() until it says it is done (release())
 //      or until close() (or shutdown() past its deadline) ended it; either
-//      way it is off the list when close() or shutdown() returns.
+//      way it is off the list when close() or shutdown() returns. One served
+//      by a task between its messages (hot) is also on the LoopServer's hot
+//      list, from heat() until cool() or its forget(): a timer visits that
+//      list once a second, and only while it is not empty.
 //   7. Every HttpConnection is in exactly one of its LoopServer's wait lists
 //      (sweeper.cpp), from its construction to its destruction: the list of
 //      its timed wait (or of its last one, its clock stopped), or the
@@ -41,6 +44,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <corio/detail/io_wait.hpp>
@@ -84,12 +88,22 @@ class Adopted {
   // Done: off the server's list (if on it), its slot freed.
   void release() noexcept;
 
+  // Lifetime rule 6's hot list: `tick` is called about once a second while
+  // the connection is on it (it may flag and wake, not end the connection).
+  // heat() does nothing when already hot or not on a server's list.
+  using Tick = void (*)(Adopted* self) noexcept;
+  bool hot() const noexcept { return hot_index_ != kCold; }
+  void heat(Tick tick);
+  void cool() noexcept;
+
  private:
   friend class LoopServer;
+  static constexpr std::uint32_t kCold = UINT32_MAX;
   corio::detail::ServerSlot slot_;  // counted until release()
   End end_;
   LoopServer* server_ = nullptr;
   std::uint32_t index_ = 0;
+  std::uint32_t hot_index_ = kCold;  // in the hot list; in index_'s padding
 };
 
 // What a connection waits for, each with its own clock (server_connection.cpp
@@ -202,6 +216,8 @@ class LoopServer : public std::enable_shared_from_this<LoopServer> {
   void adopt(Adopted* a);
   void forget(Adopted* a) noexcept;
   void end_adopted(bool graceful) noexcept;
+  void heat(Adopted* a, Adopted::Tick tick);
+  void cool(Adopted* a) noexcept;
   // Ends c by `how` (abort, close, time_out); a parked connection, which no
   // task will end, is unwatched first and destroyed after.
   void end(HttpConnection* c, void (HttpConnection::*how)() noexcept) noexcept;
@@ -221,6 +237,7 @@ class LoopServer : public std::enable_shared_from_this<LoopServer> {
   bool stopping() const noexcept { return stopping_; }
 
  private:
+  void arm_hot_tick();  // lifetime rule 6 (server_adopted.cpp)
   // An intrusive list in deadline order (HttpConnection::wait_prev/next).
   struct WaitList {
     HttpConnection* head = nullptr;
@@ -244,6 +261,8 @@ class LoopServer : public std::enable_shared_from_this<LoopServer> {
   corio::Server listener_;
   std::uint16_t port_ = 0;
   std::vector<Adopted*> adopted_;  // lifetime rule 6
+  std::vector<std::pair<Adopted*, Adopted::Tick>> hot_;  // lifetime rule 6
+  std::optional<TimerHandle> hot_tick_;                   // armed while hot_ is not empty
   std::vector<std::unique_ptr<RequestState>> spare_;
   std::array<WaitList, kWaitKinds> lists_;
   std::size_t conns_ = 0;

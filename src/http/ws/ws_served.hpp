@@ -11,7 +11,10 @@
 //   2. Parked, it is an IoWatch in its socket's slot: the next byte starts
 //      a task (on_edge), the loop's close ends it (on_edge, closed), and
 //      whatever ends it meanwhile (an abort, a timer, the server) unwatches
-//      it first and finishes it there, since no task will.
+//      it first and finishes it there, since no task will. It parks at once
+//      until its second message came; from then on (hot) its task waits for
+//      the next message, on the LoopServer's hot list, and parks once its
+//      tick found it waiting twice in a row (run()'s comment says why).
 //   3. Served, its task notices the end at its next step (the transport
 //      closed under it); a non-graceful end by the server also cancels it.
 //   4. finish() runs once, whatever ended the connection (the task's frame
@@ -62,6 +65,7 @@ class WsServed : private corio::detail::IoWatch, private Adopted {
   // connection parks again or ends.
   static Coro<void> run(WsServedPtr self, Request* req);
   bool try_park(const WsServedPtr& self);
+  static void on_tick(Adopted* adopted) noexcept;
   static void finish(const WsServedPtr& self) noexcept;
   void failed(const char* callback) noexcept;
   void report(const char* callback) noexcept;
@@ -78,9 +82,12 @@ class WsServed : private corio::detail::IoWatch, private Adopted {
   TimerHandle timer_;     // rule 5
   double ping_sent_ = 0;  // the heartbeat's unanswered ping (0: none)
   TaskRef task_;          // the task serving it, if any
-  bool parked_ = false;
-  bool busy_ = false;  // in `open` or `message`: nothing is read meanwhile
-  bool finished_ = false;
+  bool parked_ : 1 = false;
+  bool busy_ : 1 = false;  // in `open` or `message`: nothing is read meanwhile
+  bool finished_ : 1 = false;
+  bool served_one_ : 1 = false;   // a message was handled: the next one makes it hot
+  bool idle_seen_ : 1 = false;    // the hot tick found it waiting, no message since
+  bool park_wanted_ : 1 = false;  // the hot tick's: park at the next wait
 };
 
 }  // namespace corio::http::detail
