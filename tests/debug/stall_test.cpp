@@ -70,8 +70,11 @@ TEST(StallDetector, ReportsABusyStepWithItsTaskAndNativeStack) {
     if (m.find("hog-0") != std::string::npos) report = m;
   EXPECT_TRUE(corio_testing::starts_with(report, "Stall: executing <Task name='hog-0'>")) << report;
   EXPECT_NE(report.find("threshold 0.100"), std::string::npos) << report;
+  // Taken inside the step: where in it the signal lands (in the busy wait,
+  // or in the clock's vDSO, which the unwinder may step over to the caller)
+  // is chance, the step's own frame is not (as the watchdog test below).
   EXPECT_NE(report.find("Native stack of the loop thread"), std::string::npos) << report;
-  EXPECT_NE(report.find("corio_stall_test_busy_wait"), std::string::npos) << report;
+  EXPECT_NE(report.find("TaskBase::step"), std::string::npos) << report;
   // Where the step ended: hog's second co_await.
   EXPECT_NE(report.find("stall_test.cpp"), std::string::npos) << report;
   EXPECT_GE(loop.stats().stalls, 1u);
