@@ -335,6 +335,7 @@ long UringBackend::try_send(int fd, std::string_view data) noexcept {
     c->drained = false;
     mark_prep(*c);
   } catch (const std::bad_alloc&) {
+    if (!c->sends_owed()) give_back_queue(*c);  // an idle Conn holds no queue
     return sent > 0 ? static_cast<long>(sent) : -ENOMEM;
   }
   return static_cast<long>(sent + take);
