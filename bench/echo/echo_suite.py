@@ -8,7 +8,8 @@ from benchlib import (HERE, PYTHON, build_go, capacity, corio_subcommand_help, c
 
 # (message size, connections); implementations in table order.
 COMBOS = [(1024, 10), (1024, 100), (1024, 1000), (65536, 10), (65536, 100), (65536, 1000)]
-# corio-uring is the same corio server on its io_uring backend (CORIO_BACKEND=io_uring);
+# corio is corio's server on epoll, corio-uring the same on io_uring (the default, `best`,
+# on Linux 6.1 and later): CORIO_BACKEND says which, for both;
 # uring-fixed the C io_uring server with --fixed-files (issue 19; not in the default
 # --impl list: ask for it). corio-base and corio-uring-base are the same two from another
 # build (bench/run --base-build-dir: an older commit's), in turns with this one's.
@@ -16,7 +17,7 @@ IMPLS = ["corio", "corio-uring", "corio-base", "corio-uring-base", "epoll", "uri
          "go", "asyncio", "uvloop"]
 TARGETS = {"epoll": "epoll_echo", "uring": "uring_echo", "uring-fixed": "uring_echo",
            "asio": "asio_echo", "libuv": "uv_echo", "corio": "corio_cli", "corio-uring": "corio_cli"}
-NAMES = {"corio": "corio", "corio-uring": "corio (io_uring)", "corio-base": "corio (base build)",
+NAMES = {"corio": "corio (epoll)", "corio-uring": "corio (io_uring)", "corio-base": "corio (base build)",
          "corio-uring-base": "corio (io_uring, base build)", "epoll": "epoll (C)",
          "uring": "io_uring (C)", "uring-fixed": "io_uring fixed files (C)", "asio": "Asio",
          "libuv": "libuv", "go": "Go", "asyncio": "asyncio", "uvloop": "uvloop"}
@@ -55,8 +56,8 @@ def server_cmd(impl, bdir, built, base=None):
     if impl.startswith("corio"):
         if corio_subcommand_help(path, "echo-server") is None:
             return None, f"{path} has no echo-server subcommand yet"
-        backend = ["env", "CORIO_BACKEND=io_uring"] if impl == "corio-uring" else []
-        return backend + [str(path), "echo-server"], ""
+        backend = "io_uring" if impl.startswith("corio-uring") else "epoll"
+        return ["env", f"CORIO_BACKEND={backend}", str(path), "echo-server"], ""
     return [str(path)] + (["--fixed-files"] if impl == "uring-fixed" else []), ""
 
 

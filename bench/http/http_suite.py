@@ -17,11 +17,12 @@ from benchlib import (CPU_UNITS, HERE, PYTHON, ROOT, build_go, capacity, corio_s
 
 # Server participants in table order, and their table names. corio-base is corio's
 # server and client from another build (bench/run --base-build-dir: an older commit's);
-# corio-uring is corio's server on its io_uring backend (CORIO_BACKEND=io_uring).
+# corio runs on epoll, corio-uring on io_uring (the default, `best`, on Linux 6.1 and later):
+# CORIO_BACKEND says which, for both.
 SERVERS = ["corio", "corio-uring", "corio-base", "nginx", "go", "beast", "aiohttp", "aiohttp-uvloop"]
 # Client participants (10,000 GETs against nginx), in table order.
 CLIENTS = ["corio", "corio-base", "curl", "aiohttp", "aiohttp-uvloop"]
-NAMES = {"corio": "corio", "corio-uring": "corio (io_uring)", "corio-base": "corio (base build)", "nginx": "nginx", "go": "Go net/http", "beast": "Beast",
+NAMES = {"corio": "corio (epoll)", "corio-uring": "corio (io_uring)", "corio-base": "corio (base build)", "nginx": "nginx", "go": "Go net/http", "beast": "Beast",
          "aiohttp": "aiohttp", "aiohttp-uvloop": "aiohttp+uvloop", "curl": "libcurl multi"}
 # The issue's goals for the server: (peer, bound on the ratio corio/peer, strictly above
 # it or not, wording). aiohttp's goal is on asyncio's own loop, as Debian ships it.
@@ -130,9 +131,6 @@ def build_of(impl, bdir, built, args):
 
 def server_cmd(impl, port, bdir, built, tmp):
     """impl's hello server listening on 127.0.0.1:port, or (None, why not)."""
-    if impl == "corio-uring":
-        cmd, why = server_cmd("corio", port, bdir, built, tmp)
-        return (None, why) if cmd is None else (["env", "CORIO_BACKEND=io_uring"] + cmd, "")
     if impl == "nginx":
         if not os.access(NGINX, os.X_OK):
             return None, f"{NGINX} not installed"
@@ -144,7 +142,7 @@ def server_cmd(impl, port, bdir, built, tmp):
     if impl in ("aiohttp", "aiohttp-uvloop"):
         cmd = [PYTHON, str(HERE / "http" / "aiohttp_hello.py"), "--port", str(port)]
         return cmd + (["--uvloop"] if impl == "aiohttp-uvloop" else []), ""
-    target = TARGETS[impl]
+    target = TARGETS["corio" if impl == "corio-uring" else impl]
     if target not in built:
         return None, f"{target} not built"
     path = target_path(bdir, target)
@@ -157,7 +155,8 @@ def server_cmd(impl, port, bdir, built, tmp):
     # No access log, as nginx's and aiohttp's are off.
     extra = (["--workers", "1"] if "--workers" in help_text else []) + \
         (["--quiet"] if "--quiet" in help_text else [])
-    return [str(path), "serve", "--port", str(port)] + extra, ""
+    backend = "io_uring" if impl == "corio-uring" else "epoll"
+    return ["env", f"CORIO_BACKEND={backend}", str(path), "serve", "--port", str(port)] + extra, ""
 
 
 def client_cmd(impl, bdir, built):

@@ -12,8 +12,9 @@
 namespace corio {
 
 /// What the loop runs on (docs/core-design.md, "Backends"). `io_uring` falls back to epoll when the
-/// kernel, its settings or a seccomp profile refuse it (debug mode says why); `best` is epoll until
-/// the benchmarks say otherwise. The environment's CORIO_BACKEND=epoll|io_uring|best overrides it.
+/// kernel, its settings or a seccomp profile refuse it (debug mode says why); `best` is io_uring on
+/// Linux 6.1 and later where io_uring is allowed, else epoll (docs/core-design.md, "Which backend
+/// is best"). The environment's CORIO_BACKEND=epoll|io_uring|best overrides it.
 enum class Backend { best, epoll, io_uring };
 
 /// What the loop does when every task is suspended and nothing can wake any of

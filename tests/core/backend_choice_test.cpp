@@ -54,10 +54,6 @@ TEST(BackendChoice, EpollWhenAskedFor) {
   EXPECT_EQ(backend_of(corio::Backend::epoll), "epoll");
 }
 
-TEST(BackendChoice, BestIsEpollUntilTheBenchmarksSayOtherwise) {
-  ScopedBackendEnv env(nullptr);
-  EXPECT_EQ(backend_of(corio::Backend::best), "epoll");
-}
 
 TEST(BackendChoice, TheEnvironmentOverridesTheProgram) {
   ScopedBackendEnv env("epoll");
@@ -93,6 +89,39 @@ TEST(BackendChoice, TheEnvironmentAsksForIoUring) {
   if (!io_uring_here()) GTEST_SKIP() << corio::detail::probe_io_uring().reason;
   EXPECT_EQ(backend_of(corio::Backend::epoll), "io_uring");
   EXPECT_EQ(backend_of(corio::Backend::best), "io_uring");
+}
+
+// `best` is io_uring where the kernel has what the benchmarks ran with
+// (Linux 6.1), else epoll, and debug mode says why.
+TEST(BackendChoice, BestIsIoUringWhereTheKernelHasWhatTheBenchmarksRanWith) {
+  ScopedBackendEnv env(nullptr);
+  const corio::detail::IoUringSupport s = corio::detail::probe_io_uring();
+  const bool best = s.usable && s.provided_buffer_ring && s.multishot_accept &&
+                    s.multishot_recv && s.defer_taskrun;
+  EXPECT_EQ(corio::detail::io_uring_is_best(s), best);
+  EXPECT_EQ(backend_of(corio::Backend::best), best ? "io_uring" : "epoll");
+  const corio::detail::BackendChoice c = corio::detail::make_backend(corio::Backend::best);
+  EXPECT_EQ(c.fallback_reason.empty(), best) << c.fallback_reason;
+}
+
+TEST(BackendChoice, BestIsEpollWhenTheKernelLacksDeferredTaskRunning) {
+  corio::detail::IoUringSupport s;
+  s.usable = s.provided_buffer_ring = s.multishot_accept = s.multishot_recv = true;
+  EXPECT_FALSE(corio::detail::io_uring_is_best(s));
+  s.defer_taskrun = true;
+  EXPECT_TRUE(corio::detail::io_uring_is_best(s));
+  s.usable = false;
+  EXPECT_FALSE(corio::detail::io_uring_is_best(s));
+}
+
+TEST(BackendChoice, BestIsEpollWhenIoUringIsSwitchedOffWithTheReason) {
+  ScopedBackendEnv env(nullptr);
+  corio::detail::IoUringProbeInputs in;
+  in.disabled_path = ::testing::TempDir() + "io_uring_disabled_2_best";
+  std::ofstream(in.disabled_path) << "2\n";
+  const corio::detail::BackendChoice c = corio::detail::make_backend(corio::Backend::best, in);
+  EXPECT_STREQ(c.backend->name(), "epoll");
+  EXPECT_THAT(c.fallback_reason, HasSubstr("best runs on epoll here: io_uring is switched off"));
 }
 
 // A refused io_uring (here: io_uring_disabled = 2) runs the loop on epoll

@@ -23,15 +23,27 @@ corio::Backend from_environment(corio::Backend wanted, std::string* note) {
 
 }  // namespace
 
-// `best` is epoll until the benchmarks say otherwise (issue 19). io_uring
-// is probed at run time (seccomp profiles, io_uring_disabled, old kernels):
-// when it cannot serve, the loop runs on epoll and keeps the reason.
+// `best` is io_uring where the kernel has everything the benchmarks that
+// chose it ran with (io_uring_is_best: Linux 6.1's DEFER_TASKRUN on top of
+// 6.0's multishot receives), else epoll; docs/core-design.md, "Which backend
+// is best", has the rule and its table. io_uring is probed at run time
+// (seccomp profiles, io_uring_disabled, old kernels): when it cannot serve,
+// the loop runs on epoll and keeps the reason.
 BackendChoice make_backend(corio::Backend wanted, const IoUringProbeInputs& probe) {
   BackendChoice choice;
-  if (from_environment(wanted, &choice.fallback_reason) == corio::Backend::io_uring) {
+  const corio::Backend asked = from_environment(wanted, &choice.fallback_reason);
+  if (asked != corio::Backend::epoll) {
+    const IoUringSupport support = probe_io_uring(probe);
     try {
-      choice.backend = make_io_uring_backend(probe_io_uring(probe));
-      return choice;
+      if (asked == corio::Backend::io_uring || io_uring_is_best(support)) {
+        choice.backend = make_io_uring_backend(support);
+        return choice;
+      }
+      choice.fallback_reason =
+          "best runs on epoll here: " +
+          (support.usable ? "the kernel (" + support.kernel +
+                                ") lacks 6.1's DEFER_TASKRUN or 6.0's multishot receives"
+                          : support.reason);
     } catch (const std::system_error& e) {  // the probe's reason, or the ring setup's errno
       choice.fallback_reason = std::string("io_uring unusable: ") + e.what();
     }

@@ -103,7 +103,10 @@ bool has_buffer_ring(io_uring& ring) {
 
 void probe_ring(IoUringSupport& s, int disabled) {
   io_uring ring{};
-  if (int err = io_uring_queue_init(4, &ring, 0); err < 0) {
+  int err = io_uring_queue_init(4, &ring, IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN);
+  s.defer_taskrun = err == 0;
+  if (err == -EINVAL) err = io_uring_queue_init(4, &ring, 0);  // before 6.1
+  if (err < 0) {
     s.reason = setup_refused(-err, disabled);
     return;
   }
@@ -144,8 +147,20 @@ IoUringSupport probe_io_uring(const IoUringProbeInputs& in) {
     s.reason = "io_uring is switched off (" + in.disabled_path + " = 2)";
     return s;
   }
-  probe_ring(s, disabled);
-  return s;
+  // The ring probe sets up and tears down a ring (about half of what an
+  // io_uring loop's creation costs): once per process. A sysctl changed
+  // after that is not seen, as a kernel upgrade would not be.
+  static const IoUringSupport ring_probe = [&] {
+    IoUringSupport r = s;
+    probe_ring(r, disabled);
+    return r;
+  }();
+  return ring_probe;
+}
+
+bool io_uring_is_best(const IoUringSupport& s) {
+  return s.usable && s.provided_buffer_ring && s.multishot_accept && s.multishot_recv &&
+         s.defer_taskrun;
 }
 
 }  // namespace corio::detail

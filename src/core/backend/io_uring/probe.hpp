@@ -22,7 +22,15 @@ struct IoUringSupport {
   bool provided_buffer_ring = false;  // IORING_REGISTER_PBUF_RING (Linux 5.19)
   bool multishot_accept = false;      // IORING_ACCEPT_MULTISHOT (Linux 5.19)
   bool multishot_recv = false;        // IORING_RECV_MULTISHOT (Linux 6.0)
+  // IORING_SETUP_SINGLE_ISSUER | DEFER_TASKRUN (Linux 6.1): completions run
+  // only when the loop waits. The measurements that made io_uring `best`
+  // were taken with it (docs/core-design.md, "Which backend is best").
+  bool defer_taskrun = false;
 };
+
+// Whether `best` runs on io_uring: usable with every feature the benchmarks
+// that chose it ran with.
+bool io_uring_is_best(const IoUringSupport& s);
 
 // Test hooks: what the probe reads from the environment.
 struct IoUringProbeInputs {
