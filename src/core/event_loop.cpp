@@ -175,13 +175,15 @@ void EventLoop::poll_io(double timeout) {
       detail::FdSlot& w = *slot;
       if (ev.readable && w.read_wait) im.fire(w.read_wait, false);
       if (ev.writable && w.write_wait) im.fire(w.write_wait, false);
-      if (ev.readable && w.reader && !w.reader->queued) {
-        add_ref(w.reader.get());
-        push_handle(w.reader.get());
-      }
-      if (ev.writable && w.writer && !w.writer->queued) {
-        add_ref(w.writer.get());
-        push_handle(w.writer.get());
+      if (detail::FdCallbacks* cb = w.callbacks.get()) {
+        if (ev.readable && cb->reader && !cb->reader->queued) {
+          add_ref(cb->reader.get());
+          push_handle(cb->reader.get());
+        }
+        if (ev.writable && cb->writer && !cb->writer->queued) {
+          add_ref(cb->writer.get());
+          push_handle(cb->writer.get());
+        }
       }
     }
   }
@@ -335,7 +337,7 @@ bool EventLoop::remove_writer(int fd) { return remove_watch(fd, false); }
 
 bool EventLoop::remove_watch(int fd, bool is_reader) {
   detail::FdSlot* w = closed ? nullptr : state_->backend->find(fd);
-  if (!w || !(is_reader ? w->reader : w->writer)) return false;
+  if (!w || !w->callbacks || !(is_reader ? w->callbacks->reader : w->callbacks->writer)) return false;
   state_->watch(fd, is_reader, {});
   return true;
 }

@@ -58,17 +58,20 @@ struct LoopState {
   void watch(int fd, bool is_reader, Ref<CallbackHandle> h) {
     if (fd < 0) throw ValueError("invalid file descriptor " + std::to_string(fd));
     FdSlot& w = backend->slot(fd);
-    const bool was_watched = w.reader || w.writer;
-    const bool read = is_reader ? static_cast<bool>(h) : static_cast<bool>(w.reader);
-    const bool write = is_reader ? static_cast<bool>(w.writer) : static_cast<bool>(h);
+    if (!w.callbacks) w.callbacks = std::make_unique<FdCallbacks>();
+    FdCallbacks& cb = *w.callbacks;
+    const bool was_watched = cb.reader || cb.writer;
+    const bool read = is_reader ? static_cast<bool>(h) : static_cast<bool>(cb.reader);
+    const bool write = is_reader ? static_cast<bool>(cb.writer) : static_cast<bool>(h);
     backend->set_interest(fd, read, write);
-    auto& slot = is_reader ? w.reader : w.writer;
+    auto& slot = is_reader ? cb.reader : cb.writer;
     if (slot) slot->cancelled = true;  // a queued run of the old callback is skipped
     slot = std::move(h);
     if (read || write) {
       if (!was_watched) ++watched_fds;
-    } else if (was_watched) {
-      --watched_fds;
+    } else {
+      if (was_watched) --watched_fds;
+      w.callbacks.reset();
     }
   }
   IoEvent events[kMaxEventsPerPoll];

@@ -49,11 +49,17 @@ namespace corio::detail {
 
 class FdWaiter;
 
+// add_reader/add_writer's callbacks. Few fds have them (pipes, foreign
+// fds), so every socket's entry holds one pointer for them, not two.
+struct FdCallbacks {
+  Ref<CallbackHandle> reader, writer;
+};
+
 // The loop's half of an fd's entry: who waits on it. Each backend's entry
 // type derives from it, so that one table per loop holds both halves.
 struct FdSlot {
-  Ref<CallbackHandle> reader, writer;  // add_reader/add_writer
-  FdWaiter* read_wait = nullptr;       // socket operations, one per direction
+  std::unique_ptr<FdCallbacks> callbacks;  // while add_reader/add_writer watch it
+  FdWaiter* read_wait = nullptr;           // socket operations, one per direction
   FdWaiter* write_wait = nullptr;
 };
 

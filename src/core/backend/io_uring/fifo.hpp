@@ -8,7 +8,12 @@
 // full stays in a cache line or two. Its first entry lives inline: a
 // request-sized message is one received buffer, so a connection that reads
 // as it receives never allocates, and one that drained a burst gives its
-// ring back (an idle connection holds none: 64 bytes of heap each).
+// ring back (an idle connection holds none). The inline entry and the
+// pointer to a grown ring share their bytes, and the counters are 16 bits:
+// 16 bytes in all for a Chunk or an fd, inside every Conn. A queue never
+// nears 2^15 entries: receives are capped by the 64 provided buffers, and
+// accepts by kAcceptCap plus what one reap of the completion queue (4,096
+// entries) adds before the cancel is submitted.
 #pragma once
 
 #include <cstddef>
@@ -23,44 +28,46 @@ class Fifo {
 
  public:
   Fifo() noexcept = default;
-  Fifo(const Fifo&) = delete;  // buf_ may point into this object
+  Fifo(const Fifo&) = delete;
   Fifo& operator=(const Fifo&) = delete;
   ~Fifo() { release(); }
 
   bool empty() const noexcept { return size_ == 0; }
   std::size_t size() const noexcept { return size_; }
-  T& front() noexcept { return buf_[head_]; }
-  const T& front() const noexcept { return buf_[head_]; }
+  T& front() noexcept { return data()[head_]; }
+  const T& front() const noexcept { return cap_ == 1 ? one_ : many_[head_]; }
   void push_back(const T& value) {
     if (size_ == cap_) grow();
-    buf_[(head_ + size_) & (cap_ - 1)] = value;
+    data()[(head_ + size_) & (cap_ - 1)] = value;
     ++size_;
   }
   void pop_front() noexcept {
-    head_ = (head_ + 1) & (cap_ - 1);
-    if (--size_ == 0 && buf_ != &inline_) release();
+    head_ = static_cast<std::uint16_t>((head_ + 1) & (cap_ - 1));
+    if (--size_ == 0) release();
   }
 
  private:
+  T* data() noexcept { return cap_ == 1 ? &one_ : many_; }
   void grow() {
-    const std::uint32_t cap = 2 * cap_;  // a power of two: masks, not modulo
+    const auto cap = static_cast<std::uint16_t>(2 * cap_);  // a power of two: masks, not modulo
     T* bigger = new T[cap];
-    for (std::uint32_t i = 0; i < size_; ++i) bigger[i] = buf_[(head_ + i) & (cap_ - 1)];
+    for (std::uint16_t i = 0; i < size_; ++i) bigger[i] = data()[(head_ + i) & (cap_ - 1)];
     release();
-    buf_ = bigger;
+    many_ = bigger;
     cap_ = cap;
-    head_ = 0;
   }
   void release() noexcept {
-    if (buf_ != &inline_) delete[] buf_;
-    buf_ = &inline_;
+    if (cap_ > 1) delete[] many_;
+    one_ = T{};
     cap_ = 1;
     head_ = 0;
   }
 
-  T* buf_ = &inline_;
-  std::uint32_t cap_ = 1, head_ = 0, size_ = 0;
-  T inline_{};  // last: a 12-byte Chunk packs after the counters
+  union {
+    T one_{};  // while cap_ is 1
+    T* many_;  // a grown ring of cap_ entries
+  };
+  std::uint16_t cap_ = 1, head_ = 0, size_ = 0;
 };
 
 }  // namespace corio::detail::uring

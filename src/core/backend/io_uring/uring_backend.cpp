@@ -222,9 +222,10 @@ void UringBackend::prepare_recv(Conn& c) {
 }
 
 void UringBackend::prepare_own_recv(Conn& c) {
-  if (!c.own) c.own = std::make_unique<char[]>(kOwnBufferSize);
+  if (!c.rare) c.rare = std::make_unique<Rare>();
+  if (!c.rare->own) c.rare->own = std::make_unique<char[]>(kOwnBufferSize);
   io_uring_sqe* s = sqe();
-  io_uring_prep_recv(s, c.fd, c.own.get(), kOwnBufferSize, 0);
+  io_uring_prep_recv(s, c.fd, c.rare->own.get(), kOwnBufferSize, 0);
   io_uring_sqe_set_data64(s, tag(&c, kOwnRecv));
   c.own_armed = true;
 }
@@ -232,8 +233,8 @@ void UringBackend::prepare_own_recv(Conn& c) {
 void UringBackend::prepare_accept(Conn& c) {
   if (c.accept_cancel && c.accept_armed) (void)prep_cancel(c, kAccept);
   c.accept_cancel = false;
-  if (!c.accept_on || c.accept_armed || c.accepts->error != 0) return;
-  if (c.accepts->accepted.size() > kAcceptCap / 2) return;
+  if (!c.accept_on || c.accept_armed || c.rare->accepts.error != 0) return;
+  if (c.rare->accepts.accepted.size() > kAcceptCap / 2) return;
   io_uring_sqe* s = sqe();
   io_uring_prep_multishot_accept(s, c.fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
   io_uring_sqe_set_data64(s, tag(&c, kAccept));

@@ -51,7 +51,7 @@ void UringBackend::on_recv(Conn& c, int res, unsigned flags) {
     bufs_.taken();
     const auto bid = static_cast<std::uint16_t>(flags >> IORING_CQE_BUFFER_SHIFT);
     if (res > 0 && !c.detached) {
-      c.chunks.push_back(Chunk{bid, static_cast<std::uint32_t>(res), 0});
+      c.chunks.push_back(Chunk(bid, static_cast<std::uint32_t>(res)));
     } else {
       bufs_.give_back(bid);
     }
@@ -66,7 +66,7 @@ void UringBackend::on_recv(Conn& c, int res, unsigned flags) {
 void UringBackend::on_own_recv(Conn& c, int res) {
   c.own_armed = false;
   if (res > 0 && !c.detached) {
-    c.chunks.push_back(Chunk{kOwnBuffer, static_cast<std::uint32_t>(res), 0});
+    c.chunks.push_back(Chunk(kOwnBuffer, static_cast<std::uint32_t>(res)));
     c.own_queued = true;
   }
   received(c, res);
@@ -91,10 +91,10 @@ void UringBackend::on_accept(Conn& c, int res, unsigned flags) {
       ::close(res);
       return;
     }
-    c.accepts->accepted.push_back(res);
-    if (c.accept_armed && c.accepts->accepted.size() >= kAcceptCap) c.accept_cancel = true;
+    c.rare->accepts.accepted.push_back(res);
+    if (c.accept_armed && c.rare->accepts.accepted.size() >= kAcceptCap) c.accept_cancel = true;
   } else if (res != -ECANCELED && !c.detached) {
-    c.accepts->error = res;  // EMFILE and the like, for the next try_accept
+    c.rare->accepts.error = res;  // EMFILE and the like, for the next try_accept
     c.accept_on = false;   // until a waiter arms again
   }
   if (!c.detached && (c.accept_cancel || !c.accept_armed)) mark_prep(c);
@@ -135,7 +135,7 @@ bool UringBackend::readable(const Conn& c) const noexcept {
       if (!c.recv_used) break;
       return !c.chunks.empty() || c.eof || c.recv_error != 0 || c.send_error != 0;
     case Kind::listener:
-      return c.accepts && (!c.accepts->accepted.empty() || c.accepts->error != 0);
+      return c.rare && (!c.rare->accepts.accepted.empty() || c.rare->accepts.error != 0);
     default:
       break;
   }

@@ -36,9 +36,11 @@ constexpr std::uintptr_t kOpMask = 7;
 
 // A provided buffer the multishot recv filled, not yet read to its end, or
 // (bid kOwnBuffer) the Conn's own buffer a one-shot recv filled.
+// 8 bytes: a buffer holds at most 64 KiB, so 24 bits count its bytes.
 struct Chunk {
-  std::uint16_t bid;
-  std::uint32_t len, off;
+  Chunk() noexcept = default;
+  Chunk(std::uint16_t buffer, std::uint32_t length) noexcept : bid(buffer), len(length) {}
+  std::uint64_t bid : 16 = 0, len : 24 = 0, off : 24 = 0;
 };
 constexpr std::uint16_t kOwnBuffer = 0xffff;
 constexpr std::size_t kOwnBufferSize = 16 * 1024;
@@ -59,9 +61,17 @@ struct AcceptQueue {
   int error = 0;  // -errno, handed to one try_accept
 };
 
-// The fields are packed (flags in bits, rare state behind pointers): every
-// connected socket has a Conn for its whole life, idle or not (96 bytes of
-// heap on x86-64, where it once took 224).
+// What few Conns need, behind one pointer: a listener's accept queue, or a
+// starved stream's own receive buffer.
+struct Rare {
+  AcceptQueue accepts;
+  std::unique_ptr<char[]> own;
+};
+
+// The fields are packed (flags in bits, errors in 16 bits, rare state
+// behind pointers): every connected socket has a Conn for its whole life,
+// idle or not (56 bytes, a 64-byte heap chunk on x86-64, where it once took
+// 224).
 struct Conn {
   Conn(int fd_, Kind kind_) : fd(fd_), kind(kind_) {}
 
@@ -107,12 +117,11 @@ struct Conn {
   bool want_read : 1 = false, want_write : 1 = false;
   bool in_prep : 1 = false, in_ready : 1 = false;
 
-  int recv_error = 0;  // sticky, -errno
-  int send_error = 0;  // sticky, -errno
+  std::int16_t recv_error = 0;  // sticky, -errno (errno < 4096)
+  std::int16_t send_error = 0;  // sticky, -errno
   Fifo<Chunk> chunks;
-  std::unique_ptr<char[]> own;
-  std::unique_ptr<AcceptQueue> accepts;  // a listener's, from its first try_accept()
-  std::unique_ptr<SendQueue> out;        // while sends are owed
+  std::unique_ptr<Rare> rare;       // a listener's from its first try_accept(), a stream's once starved
+  std::unique_ptr<SendQueue> out;   // while sends are owed
 
   std::size_t queued_out() const noexcept { return out ? out->size() : 0; }
   bool sends_owed() const noexcept { return send_inflight || queued_out() > 0; }
@@ -120,6 +129,8 @@ struct Conn {
     return recv_armed || own_armed || accept_armed || send_inflight || poll_mask != 0;
   }
 };
+
+static_assert(sizeof(Conn) <= 56, "an idle connection's Conn: a 64-byte heap chunk");
 
 inline std::uint64_t tag(const Conn* c, Op op) noexcept {
   return reinterpret_cast<std::uintptr_t>(c) | op;

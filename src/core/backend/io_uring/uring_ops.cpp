@@ -152,7 +152,7 @@ void UringBackend::cancel_now(Conn& c) noexcept {
 }
 
 const char* UringBackend::chunk_data(const Conn& c, const Chunk& k) noexcept {
-  return k.bid == kOwnBuffer ? c.own.get() : bufs_.data(k.bid);
+  return k.bid == kOwnBuffer ? c.rare->own.get() : bufs_.data(k.bid);
 }
 
 void UringBackend::consumed(Conn& c, const Chunk& k) noexcept {
@@ -165,8 +165,8 @@ void UringBackend::consumed(Conn& c, const Chunk& k) noexcept {
 
 void UringBackend::drop_received(Conn& c) noexcept {
   for (; !c.chunks.empty(); c.chunks.pop_front()) consumed(c, c.chunks.front());
-  if (!c.accepts) return;
-  Fifo<int>& fds = c.accepts->accepted;
+  if (!c.rare) return;
+  Fifo<int>& fds = c.rare->accepts.accepted;
   for (; !fds.empty(); fds.pop_front()) ::close(fds.front());
 }
 
@@ -282,15 +282,15 @@ int UringBackend::within_fd_limit(int& fd) noexcept {
 long UringBackend::try_accept(int fd, SocketAddress* peer) noexcept {
   Conn* c = conn(fd);
   if (c != nullptr && c->kind == Kind::stream) {
-    c->accepts.reset(new (std::nothrow) AcceptQueue);
-    if (!c->accepts) return -ENOMEM;
+    c->rare.reset(new (std::nothrow) Rare);
+    if (!c->rare) return -ENOMEM;
     c->kind = Kind::listener;
   }
   if (c == nullptr || c->kind != Kind::listener) return sys::accept(fd, peer);
-  Fifo<int>& fds = c->accepts->accepted;
+  Fifo<int>& fds = c->rare->accepts.accepted;
   if (fds.empty()) {
-    if (c->accepts->error == 0) return -EAGAIN;
-    return std::exchange(c->accepts->error, 0);  // told once, as accept4 would
+    if (c->rare->accepts.error == 0) return -EAGAIN;
+    return std::exchange(c->rare->accepts.error, 0);  // told once, as accept4 would
   }
   const int nfd = within_fd_limit(fds.front());
   if (nfd < 0) return nfd;  // the connection stays queued, as in the backlog
