@@ -11,6 +11,7 @@
 #include <corio/mcp/schema.hpp>
 #include <corio/mcp/server.hpp>
 #include <corio/mcp/session.hpp>
+#include <corio/mcp/stdio_client.hpp>
 #include <corio/mcp/streamable_http.hpp>
 #include <corio/mcp/streamable_http_client.hpp>
 #include <corio/mcp/transport.hpp>

@@ -111,7 +111,7 @@ Coro<json> Session::request(std::string_view method, json params, const json& re
   } forget{*this, id};
   co_await send(make_request(id, method, std::move(params)), related_request);
   // Lost with the output: no answer will come (run() may be over already).
-  if (output_lost_) throw RpcError(error_code::internal_error, "connection closed");
+  if (output_lost_) throw ConnectionClosedError("connection closed: the peer stopped reading");
   bool cancelled = false;
   try {
     co_return co_await shield(answer);
@@ -144,8 +144,7 @@ void Session::deliver(Message answer) {
 void Session::fail_awaiting() noexcept {
   for (auto& [id, answer] : awaiting_) {
     if (!answer.done()) {
-      answer.set_exception(
-          std::make_exception_ptr(RpcError(error_code::internal_error, "connection closed")));
+      answer.set_exception(std::make_exception_ptr(ConnectionClosedError()));
     }
   }
 }

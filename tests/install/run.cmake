@@ -1,9 +1,12 @@
 # Driver for the `install.consumer` CTest test (see tests/CMakeLists.txt).
 #   cmake -DCORIO_BUILD_DIR=... -DCORIO_CONFIG=... -DWORK_DIR=... -DCONSUMER_DIR=...
-#         -DGENERATOR=... -DCXX=... [-DCXX_FLAGS=...] [-DEXE_LINKER_FLAGS=...] -P run.cmake
+#         -DGENERATOR=... -DCXX=... [-DCXX_FLAGS=...] [-DEXE_LINKER_FLAGS=...]
+#         [-DOTHER_CXX=...] -P run.cmake
 # 1. cmake --install the build tree into WORK_DIR/prefix;
-# 2. configure, build and run CONSUMER_DIR against it (find_package(corio CONFIG));
-#    and run the installed `corio demo` (its example programs are installed too);
+# 2. configure, build and run CONSUMER_DIR against it (find_package(corio CONFIG)),
+#    with CXX and, when given, with OTHER_CXX (the other compiler the README names:
+#    one package serves both); and run the installed `corio demo` (its example
+#    programs are installed too);
 # 3. check the version rule: before 1.0 only the same minor version is compatible;
 # 4. compile and run the same main.cpp with flags from `pkg-config corio`, whose
 #    paths must be the prefix's own, normalised.
@@ -35,16 +38,26 @@ file(MAKE_DIRECTORY "${WORK_DIR}")
 step("install" "${CMAKE_COMMAND}" --install "${CORIO_BUILD_DIR}"
   --config "${CORIO_CONFIG}" --prefix "${prefix}")
 
-step("configure consumer" "${CMAKE_COMMAND}"
-  -S "${CONSUMER_DIR}" -B "${build}" -G "${GENERATOR}"
-  "-DCMAKE_BUILD_TYPE=${CORIO_CONFIG}"
-  "-DCMAKE_CXX_COMPILER=${CXX}"
-  "-DCMAKE_CXX_FLAGS=${CXX_FLAGS}"
-  "-DCMAKE_EXE_LINKER_FLAGS=${EXE_LINKER_FLAGS}"
-  "-DCMAKE_PREFIX_PATH=${prefix}"
-  -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF)
-step("build consumer" "${CMAKE_COMMAND}" --build "${build}" --config "${CORIO_CONFIG}")
-step("run consumer (CMake package)" "${build}/corio_consumer")
+# Configures, builds and runs the consumer in dir with compiler cxx.
+function(consumer label dir cxx cxx_flags ld_flags)
+  step("configure consumer (${label})" "${CMAKE_COMMAND}"
+    -S "${CONSUMER_DIR}" -B "${dir}" -G "${GENERATOR}"
+    "-DCMAKE_BUILD_TYPE=${CORIO_CONFIG}"
+    "-DCMAKE_CXX_COMPILER=${cxx}"
+    "-DCMAKE_CXX_FLAGS=${cxx_flags}"
+    "-DCMAKE_EXE_LINKER_FLAGS=${ld_flags}"
+    "-DCMAKE_PREFIX_PATH=${prefix}"
+    -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF)
+  step("build consumer (${label})" "${CMAKE_COMMAND}" --build "${dir}" --config "${CORIO_CONFIG}")
+  step("run consumer (${label})" "${dir}/corio_consumer")
+endfunction()
+consumer("CMake package" "${build}" "${CXX}" "${CXX_FLAGS}" "${EXE_LINKER_FLAGS}")
+# The flags are the build's, for its compiler (its sanitizers): the other
+# compiler gets none, and tests/CMakeLists.txt passes no OTHER_CXX for a
+# sanitized build, whose runtime a plain consumer would lack.
+if(OTHER_CXX)
+  consumer("CMake package, ${OTHER_CXX}" "${WORK_DIR}/consumer-other" "${OTHER_CXX}" "" "")
+endif()
 
 # The installed tool finds the example programs its demo runs (libexec/corio).
 if(EXISTS "${prefix}/bin/corio")

@@ -7,12 +7,18 @@
 ///
 /// Patterns are split into segments: a literal segment matches itself, a
 /// {name} segment any one non-empty segment (percent-decoded into
-/// MatchInfo), a final {name:.*} everything that is left. A path with
-/// routes but none for the method is a 405 with Allow; no route at all, 404.
-/// A HEAD request falls back to the GET handler (the server drops the body).
+/// MatchInfo), a final {name:.*} everything that is left.
+///
+/// Precedence is aiohttp's: the pattern equal to the path first, then the
+/// patterns with more leading literal segments, then the order of adding.
+/// A route that matches the path but has no handler for the method passes to
+/// the next: with post("/a/b") and get("/a/{x}"), GET /a/b is {x}'s. When
+/// routes match the path but none the method, it is a 405 whose Allow lists
+/// their methods; no route at all, 404. A HEAD request falls back to a
+/// route's GET handler (the server drops the body).
 ///
 /// Patterns without parameters are found by one hash lookup of the raw path,
-/// without allocating; the others are tried in the order they were added.
+/// without allocating.
 #pragma once
 
 #include <functional>
@@ -68,6 +74,7 @@ class Router {
   struct Dynamic {
     std::vector<Segment> segments;
     Methods methods;
+    std::size_t literal_prefix = 0;  ///< literal segments before the first parameter
   };
   struct Hash {
     using is_transparent = void;
@@ -75,7 +82,11 @@ class Router {
       return std::hash<std::string_view>{}(s);
     }
   };
-  static Match pick(const Methods& methods, std::string_view method);
+  Match resolve_patterns(std::string_view method, std::string_view raw_path, MatchInfo& params,
+                         const Methods* literal) const;
+  static const Handler* pick(const Methods& methods, std::string_view method);
+  static void refuse(const Methods& methods, Match& refused);
+  static std::size_t literal_prefix(const std::vector<Segment>& segments);
   static bool match(const Dynamic& route, std::string_view raw_path, MatchInfo& params);
   static void add_method(Methods& methods, std::string method, Handler handler);
 

@@ -36,6 +36,10 @@ inline constexpr int invalid_request = -32600;   ///< JSON, but not a valid mess
 inline constexpr int method_not_found = -32601;  ///< no such method
 inline constexpr int invalid_params = -32602;  ///< params wrong for the method
 inline constexpr int internal_error = -32603;  ///< the handler failed
+/// Not JSON-RPC's but the MCP SDKs' (Python's CONNECTION_CLOSED, TypeScript's
+/// ConnectionClosed): the peer went away before it answered. A server may use
+/// -32000 for errors of its own too: ConnectionClosedError tells them apart.
+inline constexpr int connection_closed = -32000;
 }  // namespace error_code
 
 /// An error answer. A method handler throws it to answer its request with
@@ -54,6 +58,18 @@ class RpcError : public std::runtime_error {
  private:
   int code_;
   json data_;
+};
+
+/// The peer went away while a request of ours waited for its answer: it
+/// closed the connection or its output, or its process exited (a stdio
+/// server that died mid-call). Never an answer the peer sent, so, unlike the
+/// code (error_code::connection_closed), the type cannot be a server's own
+/// error.
+class ConnectionClosedError : public RpcError {
+ public:
+  /// why: what ended the connection.
+  explicit ConnectionClosedError(const std::string& why = "connection closed")
+      : RpcError(error_code::connection_closed, why) {}
 };
 
 /// JSON that is not a valid message. id is the message's id when one could

@@ -134,7 +134,7 @@ class Session {
                     const json& related_request = nullptr);
   /// Sends a request and waits for its answer: the result, or the peer's
   /// error as an RpcError. Needs run() going (it reads the answer). If the
-  /// peer closes first, RpcError(internal_error, "connection closed").
+  /// peer closes first, ConnectionClosedError (code -32000).
   /// Cancelling the wait tells the peer with notifications/cancelled.
   /// related_request: the peer's request it is sent while serving (a
   /// server's sampling during a tool call), as for notify().

@@ -76,23 +76,39 @@ void Router::add(std::string method, std::string_view pattern, Handler handler) 
     }
   }
   add_method(route.methods, std::move(method), std::move(handler));
-  dynamic_.push_back(std::move(route));
+  route.literal_prefix = literal_prefix(route.segments);
+  // aiohttp's order: more leading literal segments first, then the order of adding.
+  auto at = dynamic_.begin();
+  while (at != dynamic_.end() && at->literal_prefix >= route.literal_prefix) ++at;
+  dynamic_.insert(at, std::move(route));
 }
 
-Router::Match Router::pick(const Methods& methods, std::string_view method) {
+const Handler* Router::pick(const Methods& methods, std::string_view method) {
   const MethodHandler* get = nullptr;
   for (const MethodHandler& m : methods) {
-    if (m.method == method) return Match{&m.handler, 200, {}};
+    if (m.method == method) return &m.handler;
     if (m.method == "GET") get = &m;
   }
-  if (get && method == "HEAD") return Match{&get->handler, 200, {}};
-  Match m{nullptr, 405, {}};
-  for (const MethodHandler& mh : methods) {
-    if (!m.allow.empty()) m.allow += ", ";
-    m.allow += mh.method;
+  return get && method == "HEAD" ? &get->handler : nullptr;
+}
+
+// A route that matched the path but not the method: its methods join the
+// 405's Allow, each once (aiohttp's set of allowed methods), HEAD with GET.
+void Router::refuse(const Methods& methods, Match& refused) {
+  refused.status = 405;
+  const auto add = [&refused](std::string_view m) {
+    for (std::string_view rest = refused.allow; !rest.empty();) {
+      const std::size_t comma = rest.find(", ");
+      if (rest.substr(0, comma) == m) return;
+      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 2);
+    }
+    if (!refused.allow.empty()) refused.allow += ", ";
+    refused.allow += m;
+  };
+  for (const MethodHandler& m : methods) add(m.method);
+  for (const MethodHandler& m : methods) {
+    if (m.method == "GET") add("HEAD");
   }
-  if (get) m.allow += ", HEAD";
-  return m;
 }
 
 bool Router::match(const Dynamic& route, std::string_view raw_path, MatchInfo& params) {
@@ -126,22 +142,39 @@ bool Router::match(const Dynamic& route, std::string_view raw_path, MatchInfo& p
   return false;
 }
 
+// aiohttp's precedence: the exact path first, then the patterns with more
+// leading literal segments; a route that matches the path but not the method
+// passes to the next, and only when none takes the method is it a 405.
 Router::Match Router::resolve(std::string_view method, std::string_view raw_path,
                               MatchInfo& params) const {
   auto it = static_.find(raw_path);
   if (it == static_.end() && raw_path.find('%') != std::string_view::npos) {
     it = static_.find(decode_segment(raw_path));
   }
-  if (it != static_.end()) return pick(it->second, method);
-  Match not_allowed{nullptr, 404, {}};
+  if (it == static_.end()) return resolve_patterns(method, raw_path, params, nullptr);
+  if (const Handler* h = pick(it->second, method)) return Match{h, 200, {}};
+  return resolve_patterns(method, raw_path, params, &it->second);
+}
+
+// The patterns, after the exact path found nothing or was refused (literal).
+// Apart from resolve() so that its exact-path hit builds no refusal.
+Router::Match Router::resolve_patterns(std::string_view method, std::string_view raw_path,
+                                       MatchInfo& params, const Methods* literal) const {
+  Match refused{nullptr, 404, {}};
+  if (literal) refuse(*literal, refused);
   for (const Dynamic& route : dynamic_) {
     if (!match(route, raw_path, params)) continue;
-    Match m = pick(route.methods, method);
-    if (m.handler) return m;
+    if (const Handler* h = pick(route.methods, method)) return Match{h, 200, {}};
     params.clear();
-    if (not_allowed.status == 404) not_allowed = std::move(m);
+    refuse(route.methods, refused);
   }
-  return not_allowed;
+  return refused;
+}
+
+std::size_t Router::literal_prefix(const std::vector<Segment>& segments) {
+  std::size_t n = 0;
+  while (n < segments.size() && segments[n].kind == Segment::literal) ++n;
+  return n;
 }
 
 }  // namespace corio::http
