@@ -114,24 +114,26 @@ TEST(BackendChoice, BestIsEpollWhenTheKernelLacksDeferredTaskRunning) {
   EXPECT_FALSE(corio::detail::io_uring_is_best(s));
 }
 
-TEST(BackendChoice, BestIsEpollWhenIoUringIsSwitchedOffWithTheReason) {
-  ScopedBackendEnv env(nullptr);
-  corio::detail::IoUringProbeInputs in;
-  in.disabled_path = ::testing::TempDir() + "io_uring_disabled_2_best";
-  std::ofstream(in.disabled_path) << "2\n";
-  const corio::detail::BackendChoice c = corio::detail::make_backend(corio::Backend::best, in);
-  EXPECT_STREQ(c.backend->name(), "epoll");
-  EXPECT_THAT(c.fallback_reason, HasSubstr("best runs on epoll here: io_uring is switched off"));
-}
-
-// A refused io_uring (here: io_uring_disabled = 2) runs the loop on epoll
-// and keeps the probe's reason for debug mode.
-TEST(BackendChoice, ARefusedIoUringFallsBackToEpollWithTheReason) {
+// What make_backend gives for `wanted` where io_uring is switched off
+// (io_uring_disabled = 2).
+corio::detail::BackendChoice choice_with_io_uring_off(corio::Backend wanted) {
   ScopedBackendEnv env(nullptr);
   corio::detail::IoUringProbeInputs in;
   in.disabled_path = ::testing::TempDir() + "io_uring_disabled_2";
   std::ofstream(in.disabled_path) << "2\n";
-  const corio::detail::BackendChoice c = corio::detail::make_backend(corio::Backend::io_uring, in);
+  return corio::detail::make_backend(wanted, in);
+}
+
+TEST(BackendChoice, BestIsEpollWhenIoUringIsSwitchedOffWithTheReason) {
+  const corio::detail::BackendChoice c = choice_with_io_uring_off(corio::Backend::best);
+  EXPECT_STREQ(c.backend->name(), "epoll");
+  EXPECT_THAT(c.fallback_reason, HasSubstr("best runs on epoll here: io_uring is switched off"));
+}
+
+// A refused io_uring runs the loop on epoll and keeps the probe's reason
+// for debug mode.
+TEST(BackendChoice, ARefusedIoUringFallsBackToEpollWithTheReason) {
+  const corio::detail::BackendChoice c = choice_with_io_uring_off(corio::Backend::io_uring);
   EXPECT_STREQ(c.backend->name(), "epoll");
   EXPECT_THAT(c.fallback_reason, HasSubstr("io_uring unusable: io_uring is switched off"));
 }
