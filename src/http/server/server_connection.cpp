@@ -19,6 +19,7 @@
 #include <corio/event_loop.hpp>
 #include <corio/http/request.hpp>
 
+#include "http/h2/h2_connection.hpp"
 #include "http/server/dispatch.hpp"
 #include "http/server/server_connection.hpp"
 #include "http/server/server_errors.hpp"
@@ -145,6 +146,7 @@ Coro<bool> HttpConnection::read_head() {
       error = e;
     }
     if (error) {
+      if (h2_preface()) co_return false;  // the connection is HTTP/2's now
       head().method.clear();  // for the access log: no request to name
       head().target.clear();
       head().headers.clear();  // half parsed: nothing in it for the error hook to trust
@@ -167,6 +169,27 @@ Coro<bool> HttpConnection::read_head() {
       co_return false;  // EOF, or closed by a timeout
     }
   }
+}
+
+// h2c with prior knowledge (RFC 9113 section 3.3): the client preface's
+// first line is a request line the parser refuses (505), so the HTTP/1.1
+// path pays nothing for the check. Only as a connection's first request;
+// nghttp2 checks the rest of the preface.
+bool HttpConnection::h2_preface() {
+  if (served_one_ || !shared().options.http2 || !reader_.buffered().starts_with(kH2PrefaceLine)) {
+    return false;
+  }
+  to_h2();
+  return true;
+}
+
+// Handed over as a taken connection is (nothing more of HTTP/1.1 on it),
+// with its max_connections slot.
+void HttpConnection::to_h2() {
+  taken_ = true;
+  keep_alive_ = false;
+  stop_wait_clock();
+  H2Connection::start(server_, reader_, writer_, give_slot());
 }
 
 // The clock is read for the access log only: a clock read per request

@@ -341,6 +341,8 @@ class HttpConnection : private corio::detail::IoWatch {
   bool try_park();
   static void on_edge(corio::detail::IoWatch* self, bool closed) noexcept;
   Coro<bool> read_head();
+  bool h2_preface();
+  void to_h2();
   Coro<void> handle_request();
   Coro<void> respond();
   void handler_failed(Request& req);
