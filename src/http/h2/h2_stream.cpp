@@ -139,9 +139,11 @@ Coro<void> H2Stream::respond() {
   Request req(head_, static_cast<Exchange*>(this));
   Response resp = co_await answer(req);
   if (closed_) co_return;
+  if (!valid_fields(resp.headers)) refuse_bad_fields(resp, head_.target, current_task());
   std::uint64_t bytes = 0;
   if (!resp.file_path.empty()) {
     bytes = co_await send_file(*this, resp);
+    end_stream();  // a file's body has no end of its own on HTTP/1.1: its length says it
   } else if (resp.producer) {
     bytes = co_await send_stream(*this, resp, current_task());
   } else {

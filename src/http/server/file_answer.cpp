@@ -89,6 +89,13 @@ class BodyStream final : public StreamResponseWriter {
 
 bool has_no_body(int status) noexcept { return status < 200 || status == 204 || status == 304; }
 
+void refuse_bad_fields(Response& resp, std::string_view target, std::optional<TaskRef> task) {
+  get_running_loop().call_exception_handler(
+      {"A handler set a header field with a line break or a bad name (" + std::string(target) + ")",
+       nullptr, std::move(task)});
+  resp = Response::text("Internal Server Error", 500);
+}
+
 std::string read_piece(int fd, std::uint64_t offset, std::uint64_t left) {
   std::string piece(std::min<std::uint64_t>(left, kFilePiece), '\0');
   const ssize_t n = ::pread(fd, piece.data(), piece.size(), static_cast<off_t>(offset));

@@ -65,29 +65,6 @@ bool passes_through(const Header& h, Field f, bool switching) {
   return switching || (!iequals(h.value, "close") && !iequals(h.value, "keep-alive"));
 }
 
-// What may not be in a field name a handler set: what would end the name
-// or split the head. A table, not find_first_of, which calls memchr once
-// per character of the name.
-constexpr std::array<bool, 256> kNotInName = [] {
-  std::array<bool, 256> t{};
-  for (char c : std::string_view(":\r\n \t")) t[static_cast<unsigned char>(c)] = true;
-  return t;
-}();
-
-bool valid_name(std::string_view name) noexcept {
-  return !name.empty() && std::none_of(name.begin(), name.end(), [](char c) {
-    return kNotInName[static_cast<unsigned char>(c)];
-  });
-}
-
-// A field a handler set that would split the head (response splitting).
-bool valid_fields(const Headers& headers) {
-  return std::all_of(headers.begin(), headers.end(), [](const Header& h) {
-    return valid_name(h.name) && h.value.find('\r') == std::string::npos &&
-           h.value.find('\n') == std::string::npos;
-  });
-}
-
 // Which of those a handler's answer has, in one pass.
 struct Present {
   bool server = false;
@@ -172,12 +149,7 @@ void HttpConnection::write_head(const Response& resp, std::optional<std::uint64_
 }
 
 bool HttpConnection::needs_wait(Response& resp) {
-  if (!valid_fields(resp.headers)) {
-    get_running_loop().call_exception_handler(
-        {"A handler set a header field with a line break or a bad name (" + head().target + ")",
-         nullptr, reported_task()});
-    resp = Response::text("Internal Server Error", 500);
-  }
+  if (!valid_fields(resp.headers)) refuse_bad_fields(resp, head().target, reported_task());
   return !resp.file_path.empty() || resp.producer;
 }
 
