@@ -51,7 +51,7 @@ class Request;
 
 namespace detail {
 class HttpConnection;
-class Exchange;
+class RequestSource;
 /// For the server's own protocols (a WebSocket's handler set): the
 /// connection a request came on.
 HttpConnection& connection_of(Request& req) noexcept;
@@ -75,8 +75,8 @@ class Request {
   Request(const RequestHead& head, detail::HttpConnection* conn)
       : head_(head), via_(reinterpret_cast<std::uintptr_t>(conn)) {}
   /// Made by the server for a request that came on an HTTP/2 stream.
-  Request(const RequestHead& head, detail::Exchange* exchange)
-      : head_(head), via_(reinterpret_cast<std::uintptr_t>(exchange) | 1) {}
+  Request(const RequestHead& head, detail::RequestSource* source)
+      : head_(head), via_(reinterpret_cast<std::uintptr_t>(source) | 1) {}
   Request(const Request&) = delete;
   Request& operator=(const Request&) = delete;
 
@@ -144,15 +144,15 @@ class Request {
   friend detail::HttpConnection& detail::connection_of(Request& req) noexcept;
   // What the request came on: an HTTP/1.1 connection, called directly
   // (its hot path pays no virtual call), or, with bit 0 set (both are
-  // 8-aligned), an HTTP/2 stream's Exchange (src/http/server/exchange.hpp).
+  // 8-aligned), an HTTP/2 stream's RequestSource (src/http/server/request_source.hpp).
   // One word, as the connection's pointer was: a WebSocket's handler keeps
   // its Request for the connection's life.
   bool over_h1() const noexcept { return (via_ & 1) == 0; }
   detail::HttpConnection* conn() const noexcept {
     return reinterpret_cast<detail::HttpConnection*>(via_);
   }
-  detail::Exchange* exchange() const noexcept {
-    return reinterpret_cast<detail::Exchange*>(via_ & ~std::uintptr_t{1});
+  detail::RequestSource* source() const noexcept {
+    return reinterpret_cast<detail::RequestSource*>(via_ & ~std::uintptr_t{1});
   }
   const RequestHead& head_;
   std::uintptr_t via_;

@@ -136,7 +136,7 @@ Coro<void> H2Stream::run(H2Stream* self) {
 
 Coro<void> H2Stream::respond() {
   if (conn_.shared().options.access_log) started_ = std::chrono::steady_clock::now();
-  Request req(head_, static_cast<Exchange*>(this));
+  Request req(head_, static_cast<RequestSource*>(this));
   Response resp = co_await answer(req);
   if (closed_) co_return;
   if (!valid_fields(resp.headers)) refuse_bad_fields(resp, head_.target, current_task());

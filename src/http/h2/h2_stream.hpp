@@ -1,5 +1,5 @@
 // One HTTP/2 stream of an H2Connection: its request as the handler's
-// Request sees it (an Exchange: the body read from nghttp2's DATA frames),
+// Request sees it (a RequestSource: the body read from nghttp2's DATA frames),
 // its answer as the shared answer code writes it (an AnswerSink: the head
 // submitted to nghttp2, the body through a data provider reading this
 // stream's buffer), and the task that runs its handler.
@@ -29,13 +29,13 @@
 #include <corio/task.hpp>
 
 #include "http/server/answer_sink.hpp"
-#include "http/server/exchange.hpp"
+#include "http/server/request_source.hpp"
 
 namespace corio::http::detail {
 
 class H2Connection;
 
-class H2Stream final : public Exchange, public AnswerSink {
+class H2Stream final : public RequestSource, public AnswerSink {
  public:
   H2Stream(H2Connection& conn, std::int32_t id);
   H2Stream(const H2Stream&) = delete;
@@ -61,7 +61,7 @@ class H2Stream final : public Exchange, public AnswerSink {
   bool is_closed() const noexcept { return closed_; }
   std::int32_t id() const noexcept { return id_; }
 
-  // Exchange.
+  // RequestSource.
   Coro<std::string> read_chunk() override;
   Coro<std::string> read_all() override;
   const Headers& trailers() const noexcept override { return trailers_; }

@@ -9,7 +9,7 @@
 #include <corio/json/schema.hpp>
 #include <corio/http/response.hpp>
 
-#include "http/server/exchange.hpp"
+#include "http/server/request_source.hpp"
 #include "http/server/server_connection.hpp"
 
 namespace corio::http {
@@ -48,7 +48,7 @@ const QueryParams& Request::query() const {
 }
 
 std::string Request::peername() const {
-  return over_h1() ? conn()->peername() : exchange()->peername();
+  return over_h1() ? conn()->peername() : source()->peername();
 }
 
 std::string_view Request::param(std::string_view name) const noexcept {
@@ -58,14 +58,14 @@ std::string_view Request::param(std::string_view name) const noexcept {
   return {};
 }
 
-Coro<std::string> Request::read() { return over_h1() ? conn()->read_all() : exchange()->read_all(); }
+Coro<std::string> Request::read() { return over_h1() ? conn()->read_all() : source()->read_all(); }
 
 Coro<std::string> Request::read_chunk() {
-  return over_h1() ? conn()->read_chunk() : exchange()->read_chunk();
+  return over_h1() ? conn()->read_chunk() : source()->read_chunk();
 }
 
 const Headers& Request::trailers() const noexcept {
-  return over_h1() ? conn()->trailers() : exchange()->trailers();
+  return over_h1() ? conn()->trailers() : source()->trailers();
 }
 
 bool Request::is_upgrade() const noexcept { return over_h1() && http::is_upgrade(head_); }

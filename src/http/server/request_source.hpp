@@ -1,5 +1,5 @@
 // The seam between a handler's Request and a protocol other than HTTP/1.1
-// (an HTTP/2 stream, src/http/h2/): what a Request asks of the exchange it
+// (an HTTP/2 stream, src/http/h2/): what a Request asks of the stream it
 // came on. An HTTP/1.1 Request calls its HttpConnection's same-named
 // functions directly instead: no virtual call on that hot path, and no
 // vtable pointer in an idle HttpConnection (its 88-byte budget).
@@ -12,7 +12,7 @@
 
 namespace corio::http::detail {
 
-class Exchange {
+class RequestSource {
  public:
   // The body, as Request::read_chunk() and read(); their limits and errors.
   virtual Coro<std::string> read_chunk() = 0;
@@ -21,7 +21,7 @@ class Exchange {
   virtual std::string peername() const = 0;
 
  protected:
-  ~Exchange() = default;
+  ~RequestSource() = default;
 };
 
 }  // namespace corio::http::detail
