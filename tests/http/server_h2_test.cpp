@@ -208,5 +208,98 @@ Coro<void> limits_body() {
 
 TEST(ServerH2, HeadAndBodyLimitsAnswer431And413) { run_bounded(limits_body(), 10s); }
 
+
+// The types of the frames the server sends until it closes the connection.
+Coro<std::vector<int>> frames_until_eof(StreamReader& r) {
+  std::vector<int> types;
+  for (;;) {
+    const std::string_view in = r.buffered();
+    if (in.size() >= 9) {
+      const std::size_t length = (static_cast<unsigned char>(in[0]) << 16) |
+                                 (static_cast<unsigned char>(in[1]) << 8) |
+                                 static_cast<unsigned char>(in[2]);
+      if (in.size() >= 9 + length) {
+        types.push_back(static_cast<unsigned char>(in[3]));
+        r.consume(9 + length);
+        continue;
+      }
+    }
+    if (co_await r.fill_buffer() == 0) co_return types;
+  }
+}
+
+constexpr int kGoaway = 7;
+
+// A connection with no stream for idle_timeout says goodbye and closes.
+Coro<void> idle_body() {
+  ServerOptions opts = quiet();
+  opts.idle_timeout = 50ms;
+  Server server(opts);
+  co_await server.start("127.0.0.1", 0);
+  RawClient c = co_await connect(server.port());
+  c.writer.write(std::string(kPreface) + std::string(kEmptySettings));
+  const std::vector<int> types = co_await frames_until_eof(c.reader);
+  CO_ASSERT(!types.empty());
+  EXPECT_EQ(types.back(), kGoaway);
+  server.close();
+}
+
+TEST(ServerH2, IdleConnectionGetsGoawayAndCloses) { run_bounded(idle_body(), 10s); }
+
+// close() sends GOAWAY before it closes an h2 connection.
+Coro<void> close_body() {
+  Server server(quiet());
+  co_await server.start("127.0.0.1", 0);
+  RawClient c = co_await connect(server.port());
+  c.writer.write(std::string(kPreface) + std::string(kEmptySettings));
+  while (c.reader.buffered().size() < 9) CO_ASSERT(co_await c.reader.fill_buffer() > 0);
+  server.close();
+  const std::vector<int> types = co_await frames_until_eof(c.reader);
+  CO_ASSERT(!types.empty());
+  EXPECT_EQ(types.back(), kGoaway);
+}
+
+TEST(ServerH2, CloseSendsGoaway) { run_bounded(close_body(), 10s); }
+
+// Handlers held in pairs at a barrier, six requests sent before the
+// client saw the server's SETTINGS: with max_concurrent_streams 2 no more
+// than two run at once, and a stream past the cap is refused
+// (REFUSED_STREAM, safe to retry), never left waiting.
+struct InFlight {
+  corio::Barrier pairs{2};
+  int now = 0;
+  int most = 0;
+};
+
+Coro<Response> paired(InFlight* f, Request&) {
+  f->most = std::max(f->most, ++f->now);
+  co_await f->pairs.wait();
+  --f->now;
+  co_return Response::text("ok");
+}
+
+Coro<void> streams_cap_body() {
+  InFlight in_flight;
+  ServerOptions opts = quiet();
+  opts.max_concurrent_streams = 2;
+  Server server(opts);
+  server.get("/pair", [&in_flight](Request& r) { return paired(&in_flight, r); });
+  co_await server.start("127.0.0.1", 0);
+  std::vector<H2Request> requests;
+  for (int i = 0; i < 6; ++i) requests.push_back(req("GET", "/pair"));
+  const std::vector<H2Reply> r = co_await h2_requests(server.port(), std::move(requests));
+  int answered = 0;
+  for (const H2Reply& reply : r) {
+    if (reply.reset == NGHTTP2_REFUSED_STREAM) continue;
+    EXPECT_EQ(reply.body, "ok");
+    ++answered;
+  }
+  EXPECT_GE(answered, 2);
+  EXPECT_EQ(in_flight.most, 2);
+  server.close();
+}
+
+TEST(ServerH2, MaxConcurrentStreamsCapsTheStreams) { run_bounded(streams_cap_body(), 10s); }
+
 }  // namespace
 }  // namespace corio_http_test
