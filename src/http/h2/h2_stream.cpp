@@ -162,6 +162,8 @@ Coro<Response> H2Stream::answer(Request& req) {
   } catch (const CancelledError&) {
     throw;
   } catch (...) {
+    // A stream the peer reset has nobody to answer, and nothing to report.
+    if (closed_) co_return Response();
     bool broken = false;  // on its own stream, a broken body harms no other request
     resp = failure_answer(shared, req, broken, current_task());
   }
