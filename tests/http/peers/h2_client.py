@@ -41,9 +41,13 @@ def request(conn, stream_id, method, path, end_stream=True):
 
 
 def events(sock, conn):
-    """Yields the connection's events until the server closes it."""
+    """Yields the connection's events until the server closes it (a close
+    with our last bytes unread is a reset: the end too)."""
     while True:
-        data = sock.recv(65536)
+        try:
+            data = sock.recv(65536)
+        except ConnectionResetError:
+            return
         if not data:
             return
         for event in conn.receive_data(data):
@@ -102,7 +106,10 @@ def goaway(port):
     buf = b""
     body = b""
     while True:
-        data = sock.recv(65536)
+        try:
+            data = sock.recv(65536)
+        except ConnectionResetError:
+            break
         if not data:
             break
         buf += data
