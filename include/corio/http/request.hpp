@@ -65,7 +65,7 @@ using MatchInfo = std::vector<std::pair<std::string, std::string>>;
 struct HttpVersion {
   int major = 1;  ///< 1 or 2
   int minor = 1;  ///< 1 for HTTP/1.1, 0 for HTTP/1.0 and HTTP/2
-  friend bool operator==(HttpVersion, HttpVersion) = default;
+  friend bool operator==(HttpVersion, HttpVersion) = default;  ///< both parts equal
 };
 
 /// One request as its handler sees it; valid during the handler call only.
