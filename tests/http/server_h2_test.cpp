@@ -246,6 +246,25 @@ Coro<void> idle_body() {
 
 TEST(ServerH2, IdleConnectionGetsGoawayAndCloses) { run_bounded(idle_body(), 10s); }
 
+// A request head that never completes (a HEADERS frame whose CONTINUATION
+// never comes) is no request: the idle timeout still ends the connection.
+Coro<void> trickle_body() {
+  ServerOptions opts = quiet();
+  opts.idle_timeout = 50ms;
+  Server server(opts);
+  co_await server.start("127.0.0.1", 0);
+  RawClient c = co_await connect(server.port());
+  // HEADERS on stream 1 without END_HEADERS: ":method: GET" (HPACK index 2).
+  constexpr std::string_view kOpenHead{"\0\0\x01\x01\0\0\0\0\x01\x82", 10};
+  c.writer.write(std::string(kPreface) + std::string(kEmptySettings) + std::string(kOpenHead));
+  const std::vector<int> types = co_await frames_until_eof(c.reader);
+  CO_ASSERT(!types.empty());
+  EXPECT_EQ(types.back(), kGoaway);
+  server.close();
+}
+
+TEST(ServerH2, AnUnfinishedHeadDoesNotHoldTheConnection) { run_bounded(trickle_body(), 10s); }
+
 // close() sends GOAWAY before it closes an h2 connection.
 Coro<void> close_body() {
   Server server(quiet());

@@ -149,11 +149,17 @@ void H2Connection::on_server_end(Adopted* self, bool graceful) noexcept {
   c->wake();
 }
 
-// With no stream open for idle_timeout, the connection says goodbye.
+// With no request for idle_timeout (none answered or being answered:
+// a stream whose head never completes does not count, so a head trickled
+// in CONTINUATION frames cannot hold the connection), the connection says
+// goodbye and closes once the GOAWAY is out.
 void H2Connection::arm_idle() {
   idle_timer_ = get_running_loop().call_later(shared().options.idle_timeout, [this] {
     idle_timer_.reset();
-    if (streams_.empty()) go_away();
+    if (requests_ > 0) return;
+    going_away_ = true;
+    nghttp2_session_terminate_session(session_, NGHTTP2_NO_ERROR);
+    wake();
   });
 }
 
@@ -176,16 +182,17 @@ H2Stream* H2Connection::stream(std::int32_t id) const noexcept {
 }
 
 void H2Connection::open_stream(std::int32_t id) {
-  if (idle_timer_) {
-    idle_timer_->cancel();
-    idle_timer_.reset();
-  }
   streams_.emplace(id, std::make_unique<H2Stream>(*this, id));
 }
 
 void H2Connection::start_request(H2Stream& s) {
   s.started(get_running_loop().create_task(H2Stream::run(&s)));
   ++running_;
+  ++requests_;
+  if (idle_timer_) {
+    idle_timer_->cancel();
+    idle_timer_.reset();
+  }
 }
 
 void H2Connection::close_stream(std::int32_t id) noexcept {
@@ -202,8 +209,10 @@ void H2Connection::stream_done(H2Stream* s) noexcept {
 }
 
 void H2Connection::erase(std::int32_t id) noexcept {
-  streams_.erase(id);
-  if (streams_.empty() && !going_away_ && !idle_timer_) {
+  const auto it = streams_.find(id);
+  if (it->second->had_request()) --requests_;
+  streams_.erase(it);
+  if (requests_ == 0 && !going_away_ && !idle_timer_) {
     try {
       arm_idle();
     } catch (...) {

@@ -89,7 +89,8 @@ class H2Connection final : public Adopted {
   StreamWriter writer_;
   nghttp2_session* session_ = nullptr;
   std::unordered_map<std::int32_t, std::unique_ptr<H2Stream>> streams_;
-  std::size_t running_ = 0;  // stream tasks not yet ended
+  std::size_t running_ = 0;   // stream tasks not yet ended
+  std::size_t requests_ = 0;  // streams whose request started, until they go: not idle
   Event tasks_ended_;        // set when running_ drops to 0
   std::optional<TimerHandle> idle_timer_;
   bool waiting_ = false;     // the serving task waits for the socket

@@ -58,6 +58,7 @@ class H2Stream final : public RequestSource, public AnswerSink {
   }
   void cancel() noexcept;
   bool task_ended() const noexcept { return task_ended_; }  // or none started
+  bool had_request() const noexcept { return task_.task() != nullptr; }
   bool is_closed() const noexcept { return closed_; }
   std::int32_t id() const noexcept { return id_; }
 
