@@ -265,6 +265,27 @@ Coro<void> trickle_body() {
 
 TEST(ServerH2, AnUnfinishedHeadDoesNotHoldTheConnection) { run_bounded(trickle_body(), 10s); }
 
+// A request and the client's end in one read: the request's task is
+// cancelled before its first step, and the connection still ends (a
+// shutdown does not wait for it until its deadline, far past the bound).
+Coro<void> gone_body() {
+  Server server(quiet());
+  server.get("/", version);
+  co_await server.start("127.0.0.1", 0);
+  RawClient c = co_await connect(server.port());
+  // HEADERS on stream 1, END_STREAM | END_HEADERS: GET / http, :authority "h".
+  constexpr std::string_view kGet{"\0\0\x06\x01\x05\0\0\0\x01\x82\x84\x86\x41\x01h", 15};
+  c.writer.write(std::string(kPreface) + std::string(kEmptySettings) + std::string(kGet));
+  c.writer.close();
+  co_await c.writer.wait_closed();
+  // Time for the server to read both; were the shutdown first, the test
+  // would pass without the case it is for, never fail.
+  co_await corio::sleep(10ms);
+  co_await server.shutdown(60s);
+}
+
+TEST(ServerH2, ARequestCancelledBeforeItRanStillEnds) { run_bounded(gone_body(), 10s); }
+
 // close() sends GOAWAY before it closes an h2 connection.
 Coro<void> close_body() {
   Server server(quiet());

@@ -185,8 +185,13 @@ void H2Connection::open_stream(std::int32_t id) {
   streams_.emplace(id, std::make_unique<H2Stream>(*this, id));
 }
 
+// The task's end is a done-callback, not the task's own last step: a task
+// cancelled before its first step (the connection ended in the same read
+// that brought the request) never runs.
 void H2Connection::start_request(H2Stream& s) {
-  s.started(get_running_loop().create_task(H2Stream::run(&s)));
+  Task<void> task = get_running_loop().create_task(H2Stream::run(&s));
+  task.add_done_callback([stream = &s](const Future<void>&) { stream->task_done(); });
+  s.started(std::move(task));
   ++running_;
   ++requests_;
   if (idle_timer_) {

@@ -115,9 +115,6 @@ Coro<std::string> H2Stream::read_all() {
   co_return body;
 }
 
-// Lifetime rule 2 of h2_connection.hpp: whatever the handler did, the
-// task tells its connection it ended, after respond()'s frame (and the
-// Request in it) is gone.
 Coro<void> H2Stream::run(H2Stream* self) {
   try {
     co_await self->respond();
@@ -125,13 +122,19 @@ Coro<void> H2Stream::run(H2Stream* self) {
     // Cancelled (the connection ends), or the stream went away under the
     // answer: nobody to answer, nothing to report.
   }
-  self->task_ended_ = true;
-  self->discard_ = true;
-  if (!self->in_.empty()) {
-    nghttp2_session_consume(self->conn_.session(), self->id_, self->in_.size());
-    std::string().swap(self->in_);
+}
+
+// Lifetime rule 2 of h2_connection.hpp: however the task ended (run() may
+// never have run), its connection hears of it; its frame (and the Request
+// in it) is gone by then.
+void H2Stream::task_done() noexcept {
+  task_ended_ = true;
+  discard_ = true;
+  if (!in_.empty()) {
+    nghttp2_session_consume(conn_.session(), id_, in_.size());
+    std::string().swap(in_);
   }
-  self->conn_.stream_done(self);  // may destroy self
+  conn_.stream_done(this);  // may destroy this
 }
 
 Coro<void> H2Stream::respond() {

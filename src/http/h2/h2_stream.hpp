@@ -50,8 +50,10 @@ class H2Stream final : public RequestSource, public AnswerSink {
   void closed() noexcept;  // nghttp2 is done with it (lifetime rule 2)
   ssize_t read_out(std::uint8_t* buf, std::size_t length, std::uint32_t* flags) noexcept;
 
-  // The handler's task; stream_done() when it ends.
+  // The handler's task; task_done() (its done-callback) tells the
+  // connection when it ended.
   static Coro<void> run(H2Stream* self);
+  void task_done() noexcept;
   void started(TaskRef task) noexcept {
     task_ = std::move(task);
     task_ended_ = false;
