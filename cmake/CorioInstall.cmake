@@ -84,6 +84,7 @@ endforeach()
 if(LIBURING_FOUND)
   list(APPEND _corio_pc_optional liburing)
 endif()
+list(APPEND _corio_pc_optional libnghttp2)  # the http layer's HTTP/2
 foreach(_pc IN LISTS _corio_pc_optional)
   if(BUILD_SHARED_LIBS)
     string(APPEND CORIO_PC_REQUIRES_PRIVATE " ${_pc}")

@@ -22,9 +22,13 @@
 /// (a bad chunk, over the limit) throws ParseError, which the server turns
 /// into its status and a closed connection.
 ///
+/// The same Request serves HTTP/1.1 and HTTP/2 (docs/http-server.md,
+/// "HTTP/2"): a handler tells them apart only if it asks (version()).
+///
 /// Valid only during the handler call: it refers to the connection's buffers.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -47,6 +51,7 @@ class Request;
 
 namespace detail {
 class HttpConnection;
+class RequestSource;
 /// For the server's own protocols (a WebSocket's handler set): the
 /// connection a request came on.
 HttpConnection& connection_of(Request& req) noexcept;
@@ -55,11 +60,23 @@ HttpConnection& connection_of(Request& req) noexcept;
 /// The values of a route's {name} parameters, percent-decoded, in order.
 using MatchInfo = std::vector<std::pair<std::string, std::string>>;
 
+/// A request's protocol version, as aiohttp's request.version: {1, 1},
+/// {1, 0}, or {2, 0} for HTTP/2.
+struct HttpVersion {
+  int major = 1;  ///< 1 or 2
+  int minor = 1;  ///< 1 for HTTP/1.1, 0 for HTTP/1.0 and HTTP/2
+  friend bool operator==(HttpVersion, HttpVersion) = default;  ///< both parts equal
+};
+
 /// One request as its handler sees it; valid during the handler call only.
 class Request {
  public:
   /// Made by the server for each request, over the connection it came on.
-  Request(const RequestHead& head, detail::HttpConnection* conn) : head_(head), conn_(conn) {}
+  Request(const RequestHead& head, detail::HttpConnection* conn)
+      : head_(head), via_(reinterpret_cast<std::uintptr_t>(conn)) {}
+  /// Made by the server for a request that came on an HTTP/2 stream.
+  Request(const RequestHead& head, detail::RequestSource* source)
+      : head_(head), via_(reinterpret_cast<std::uintptr_t>(source) | 1) {}
   Request(const Request&) = delete;
   Request& operator=(const Request&) = delete;
 
@@ -73,6 +90,10 @@ class Request {
   const QueryParams& query() const;  ///< parsed on first use
   const Headers& headers() const noexcept { return head_.headers; }  ///< the request's header block
   int version_minor() const noexcept { return head_.version_minor; }  ///< 1 for HTTP/1.1, 0 for HTTP/1.0
+  /// {1, 1}, {1, 0}, or {2, 0} for a request that came on an HTTP/2 stream.
+  HttpVersion version() const noexcept {
+    return over_h1() ? HttpVersion{1, head_.version_minor} : HttpVersion{2, 0};
+  }
   std::string peername() const;  ///< "127.0.0.1:50312"
 
   MatchInfo& match_info() noexcept { return match_info_; }  ///< the route's path parameters
@@ -114,13 +135,27 @@ class Request {
   /// The Request stays readable afterwards while the handler runs (its
   /// head, query, match info, peername; a chunked body's trailers): the
   /// server keeps the head alone and takes the rest of the request's state
-  /// back (docs/websocket.md). RuntimeError when called twice.
+  /// back (docs/websocket.md). RuntimeError when called twice, or on an
+  /// HTTP/2 request (an h2 stream cannot be handed over; is_upgrade() is
+  /// false there).
   Coro<std::pair<StreamReader, StreamWriter>> take_connection(Response answer);
 
  private:
   friend detail::HttpConnection& detail::connection_of(Request& req) noexcept;
+  // What the request came on: an HTTP/1.1 connection, called directly
+  // (its hot path pays no virtual call), or, with bit 0 set (both are
+  // 8-aligned), an HTTP/2 stream's RequestSource (src/http/server/request_source.hpp).
+  // One word, as the connection's pointer was: a WebSocket's handler keeps
+  // its Request for the connection's life.
+  bool over_h1() const noexcept { return (via_ & 1) == 0; }
+  detail::HttpConnection* conn() const noexcept {
+    return reinterpret_cast<detail::HttpConnection*>(via_);
+  }
+  detail::RequestSource* source() const noexcept {
+    return reinterpret_cast<detail::RequestSource*>(via_ & ~std::uintptr_t{1});
+  }
   const RequestHead& head_;
-  detail::HttpConnection* conn_;
+  std::uintptr_t via_;
   MatchInfo match_info_;
   mutable std::optional<std::string> path_;
   mutable std::optional<QueryParams> query_;

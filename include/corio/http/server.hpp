@@ -1,5 +1,5 @@
 /// \file
-/// corio::http::Server: an HTTP/1.1 server with routing and middleware
+/// corio::http::Server: an HTTP/1.1 and HTTP/2 server with routing and middleware
 /// (aiohttp's web.Application + AppRunner in one object).
 ///
 ///     Coro<Response> hello(Request&) { co_return Response::text("Hello, World!"); }
@@ -123,6 +123,23 @@ struct ServerOptions {
   bool reuse_port = false;  ///< forced on when workers > 1
   int backlog = 1024;  ///< the listen(2) backlog
   std::optional<SslContext> ssl;  ///< HTTPS
+
+  /// HTTP/2 (docs/http-server.md, "HTTP/2"): h2c with prior knowledge on
+  /// plain TCP (a connection that opens with the client preface), h2 over
+  /// TLS chosen by ALPN (the context then offers "h2" and "http/1.1"). The
+  /// same routes, middleware and handlers serve both versions. Off: HTTP/1.1
+  /// only, as before.
+  bool http2 = true;
+  /// Streams a client may have open at once on one connection (nginx's and
+  /// Go's default); past it nghttp2 refuses new ones (REFUSED_STREAM). The
+  /// head of each request is held to limits.max_head_bytes (advertised as
+  /// SETTINGS_MAX_HEADER_LIST_SIZE) and limits.max_headers; its body to
+  /// limits.max_body.
+  std::uint32_t max_concurrent_streams = 100;
+  /// Request body bytes a client may send on a stream ahead of the
+  /// handler's reads (its flow-control window; RFC 9113's default). The
+  /// connection's window is 16 of those (1 MiB by default).
+  std::uint32_t initial_window_size = 65'535;
   std::string server_name = "corio";  ///< the Server header; "" sends none
   AccessLog access_log = log_to_stderr;  ///< empty: no access log
 };
@@ -162,7 +179,7 @@ class Next {
   const Handler* handler_;
 };
 
-/// An HTTP/1.1 server: routes, middleware, and its connections.
+/// An HTTP/1.1 and HTTP/2 server: routes, middleware, and its connections.
 class Server {
  public:
   explicit Server(ServerOptions options = {});  ///< not yet listening: see start()

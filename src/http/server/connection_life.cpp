@@ -38,6 +38,12 @@ void HttpConnection::start(const std::shared_ptr<LoopServer>& server, StreamRead
   }
   auto c = std::make_unique<HttpConnection>(*server, std::move(reader), std::move(writer),
                                             std::move(slot));
+  // h2 chosen by ALPN (Server::start offered it): HTTP/2 from the first byte.
+  if (c->tls_ && server->shared().options.http2 &&
+      c->writer_.get_extra_info("alpn_protocol") == "h2") {
+    c->to_h2();
+    return;
+  }
   // Until its first byte, it waits parked: a connection that sends nothing
   // (a preconnect, a scanner) never costs a task.
   if (c->rest()) {

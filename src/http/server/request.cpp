@@ -9,6 +9,7 @@
 #include <corio/json/schema.hpp>
 #include <corio/http/response.hpp>
 
+#include "http/server/request_source.hpp"
 #include "http/server/server_connection.hpp"
 
 namespace corio::http {
@@ -46,7 +47,9 @@ const QueryParams& Request::query() const {
   return *query_;
 }
 
-std::string Request::peername() const { return conn_->peername(); }
+std::string Request::peername() const {
+  return over_h1() ? conn()->peername() : source()->peername();
+}
 
 std::string_view Request::param(std::string_view name) const noexcept {
   for (const auto& [key, value] : match_info_) {
@@ -55,19 +58,24 @@ std::string_view Request::param(std::string_view name) const noexcept {
   return {};
 }
 
-Coro<std::string> Request::read() { return conn_->read_all(); }
+Coro<std::string> Request::read() { return over_h1() ? conn()->read_all() : source()->read_all(); }
 
-Coro<std::string> Request::read_chunk() { return conn_->read_chunk(); }
-
-const Headers& Request::trailers() const noexcept { return conn_->trailers(); }
-
-bool Request::is_upgrade() const noexcept { return http::is_upgrade(head_); }
-
-Coro<std::pair<StreamReader, StreamWriter>> Request::take_connection(Response answer) {
-  return conn_->take_connection(std::move(answer));
+Coro<std::string> Request::read_chunk() {
+  return over_h1() ? conn()->read_chunk() : source()->read_chunk();
 }
 
-detail::HttpConnection& detail::connection_of(Request& req) noexcept { return *req.conn_; }
+const Headers& Request::trailers() const noexcept {
+  return over_h1() ? conn()->trailers() : source()->trailers();
+}
+
+bool Request::is_upgrade() const noexcept { return over_h1() && http::is_upgrade(head_); }
+
+Coro<std::pair<StreamReader, StreamWriter>> Request::take_connection(Response answer) {
+  if (!over_h1()) throw RuntimeError("take_connection() on an HTTP/2 request");
+  return conn()->take_connection(std::move(answer));
+}
+
+detail::HttpConnection& detail::connection_of(Request& req) noexcept { return *req.conn(); }
 
 Coro<nlohmann::json> Request::json() {
   const std::string body = co_await read();

@@ -181,6 +181,10 @@ void Server::on_error(ErrorHandler handler) {
 
 Coro<void> Server::start(std::string host, std::uint16_t port) {
   if (main_) throw RuntimeError("Server::start() called twice");
+  // Once, before any loop's connections use the context (its copies share it).
+  if (shared_->options.ssl && shared_->options.http2) {
+    shared_->options.ssl->set_alpn_protocols({"h2", "http/1.1"});
+  }
   const ServerOptions& opts = shared_->options;
   const bool reuse_port = opts.reuse_port || opts.workers > 1;
   std::shared_ptr<detail::LoopServer> main = std::make_shared<detail::LoopServer>(shared_);

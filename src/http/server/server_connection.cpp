@@ -19,6 +19,8 @@
 #include <corio/event_loop.hpp>
 #include <corio/http/request.hpp>
 
+#include "http/h2/h2_connection.hpp"
+#include "http/server/dispatch.hpp"
 #include "http/server/server_connection.hpp"
 #include "http/server/server_errors.hpp"
 #include "http/wire/target.hpp"
@@ -144,6 +146,7 @@ Coro<bool> HttpConnection::read_head() {
       error = e;
     }
     if (error) {
+      if (h2_preface()) co_return false;  // the connection is HTTP/2's now
       head().method.clear();  // for the access log: no request to name
       head().target.clear();
       head().headers.clear();  // half parsed: nothing in it for the error hook to trust
@@ -166,6 +169,27 @@ Coro<bool> HttpConnection::read_head() {
       co_return false;  // EOF, or closed by a timeout
     }
   }
+}
+
+// h2c with prior knowledge (RFC 9113 section 3.3): the client preface's
+// first line is a request line the parser refuses (505), so the HTTP/1.1
+// path pays nothing for the check. Only as a connection's first request;
+// nghttp2 checks the rest of the preface.
+bool HttpConnection::h2_preface() {
+  if (served_one_ || !shared().options.http2 || !reader_.buffered().starts_with(kH2PrefaceLine)) {
+    return false;
+  }
+  to_h2();
+  return true;
+}
+
+// Handed over as a taken connection is (nothing more of HTTP/1.1 on it),
+// with its max_connections slot.
+void HttpConnection::to_h2() {
+  taken_ = true;
+  keep_alive_ = false;
+  stop_wait_clock();
+  H2Connection::start(server_, reader_, writer_, give_slot());
 }
 
 // The clock is read for the access log only: a clock read per request
@@ -236,7 +260,7 @@ Coro<void> HttpConnection::respond() {
   if (check_expect()) {
     Coro<Response> handler;
     try {
-      handler = start_handler(req);
+      handler = start_handler(shared(), req, st_->resp);
     } catch (...) {
       handler_failed(req);
     }
@@ -285,52 +309,20 @@ void HttpConnection::use_absolute_form() {
   head().target = std::move(origin);
 }
 
-// The route's handler, through the middleware if any; an empty Coro when
-// st_->resp is already the answer (an unmatched route without middleware).
-Coro<Response> HttpConnection::start_handler(Request& req) {
-  const bool connect = head().method == "CONNECT";
-  const std::string connect_path = connect ? "/" + head().target : std::string();
-  const Router::Match match = shared().router.resolve(
-      head().method, connect ? std::string_view(connect_path) : req.raw_path(), req.match_info());
-  if (match.handler) {
-    if (shared().middleware.empty()) return (*match.handler)(req);
-    return Next(shared(), 0, *match.handler)(req);  // each middleware holds its Next by value
-  }
-  HTTPException error = connect ? HTTPException(501, "CONNECT is not supported") : unmatched(match);
-  if (shared().middleware.empty()) {
-    answer(shape_error(shared(), req, error));
-    return {};
-  }
-  return unmatched_through_middleware(shared(), req, std::move(error));
-}
-
-// Middleware runs for unmatched routes too (CORS, logging): around a handler
-// that raises the error, which lives in this frame while the chain runs.
-Coro<Response> HttpConnection::unmatched_through_middleware(const ServerShared& shared, Request& req,
-                                                           HTTPException error) {
-  const Handler raise = [error](Request&) { return raise_error(error); };
-  const Next chain(shared, 0, raise);
-  co_return co_await chain(req);
-}
-
 // Called in a catch block: the handler's exception shaped into the answer.
 void HttpConnection::handler_failed(Request& req) {
-  try {
-    throw;
-  } catch (const HTTPException& e) {
-    answer(shape_error(shared(), req, e));
-  } catch (const ParseError& e) {
-    body_failed_ = true;  // the body cannot be skipped: answer and close
-    answer(shape_error(shared(), req, HTTPException(e.status(), e.what())));
-  } catch (const std::exception& e) {
-    // A taken-over connection whose peer went away: nobody to answer, nothing to report.
-    if (taken_ && dynamic_cast<const std::system_error*>(&e) != nullptr) return;
-    EventLoop& loop = get_running_loop();
-    loop.call_exception_handler(
-        {"Error handling request " + req.method() + " " + req.target(), std::current_exception(),
-         reported_task()});
-    answer(shape_error(shared(), req, HTTPException(500, "Internal Server Error")));
+  if (taken_) {
+    try {
+      throw;
+    } catch (const std::system_error&) {
+      return;  // a taken-over connection whose peer went away: nobody to answer, nothing to report
+    } catch (...) {
+    }
   }
+  bool broken = false;
+  Response resp = failure_answer(shared(), req, broken, reported_task());
+  if (broken) body_failed_ = true;  // the body cannot be skipped: answer and close
+  answer(std::move(resp));
 }
 
 // A taken connection's request state went back to the server: no answer is

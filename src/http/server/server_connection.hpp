@@ -61,8 +61,6 @@
 
 namespace corio::http::detail {
 
-class OpenFile;
-
 struct ServerShared {
   ServerOptions options;
   Router router;
@@ -343,11 +341,10 @@ class HttpConnection : private corio::detail::IoWatch {
   bool try_park();
   static void on_edge(corio::detail::IoWatch* self, bool closed) noexcept;
   Coro<bool> read_head();
+  bool h2_preface();
+  void to_h2();
   Coro<void> handle_request();
   Coro<void> respond();
-  Coro<Response> start_handler(Request& req);
-  static Coro<Response> unmatched_through_middleware(const ServerShared& shared, Request& req,
-                                                     HTTPException error);
   void handler_failed(Request& req);
   void answer(Response resp);  // into st_->resp, unless the connection was taken
   RequestHead& head() noexcept { return *st_->head; }
@@ -367,19 +364,12 @@ class HttpConnection : private corio::detail::IoWatch {
   // Response writing, in server_response.cpp. A body (most answers) goes
   // out at once, without a coroutine frame: needs_wait() (which also turns
   // an answer with a bad field into a 500) says when to await send()
-  // instead, for a file or a stream.
+  // instead, for a file or a stream (file_answer.cpp, through Sink).
+  struct Sink;
   bool needs_wait(Response& resp);
   std::uint64_t send_body(Response& resp);
   Coro<std::uint64_t> send(Response& resp);
   void write_head(const Response& resp, std::optional<std::uint64_t> content_length);
-  Coro<std::uint64_t> send_stream(Response& resp);
-  // Files (and their ranges, 304s, 412s and 416s: file_ranges.hpp).
-  Coro<std::uint64_t> send_file(Response& resp);
-  FileValidators validate(Response& resp, const OpenFile& file);
-  std::uint64_t not_modified(Response& resp);
-  std::uint64_t send_refusal(int status, std::string content_range);
-  Coro<std::uint64_t> send_ranges(Response& resp, const OpenFile& file,
-                                  const std::vector<ByteRange>& ranges);
   Coro<void> send_range(int fd, ByteRange range);
   Coro<void> sendfile_all(int fd, std::uint64_t from, std::uint64_t size);
   Coro<void> copy_file(int fd, std::uint64_t from, std::uint64_t size);

@@ -16,9 +16,8 @@
 #include <corio/errors.hpp>
 #include <corio/event_loop.hpp>
 
+#include "http/server/answer_sink.hpp"
 #include "http/server/server_connection.hpp"
-#include "http/server/file_ranges.hpp"
-#include "http/wire/body_file.hpp"
 
 namespace corio::http::detail {
 
@@ -27,7 +26,6 @@ namespace {
 // Bodies above this skip the batch buffer: one copy fewer, and a big body
 // does not sit in st_->out while the socket takes it.
 constexpr std::size_t kCopyIntoBatch = 16 * 1024;
-constexpr std::size_t kFilePiece = 64 * 1024;
 
 enum class Framing { length, chunked, none };
 
@@ -65,29 +63,6 @@ bool passes_through(const Header& h, Field f, bool switching) {
   if (!is_framing_field(f)) return true;
   if (f != Field::connection) return false;
   return switching || (!iequals(h.value, "close") && !iequals(h.value, "keep-alive"));
-}
-
-// What may not be in a field name a handler set: what would end the name
-// or split the head. A table, not find_first_of, which calls memchr once
-// per character of the name.
-constexpr std::array<bool, 256> kNotInName = [] {
-  std::array<bool, 256> t{};
-  for (char c : std::string_view(":\r\n \t")) t[static_cast<unsigned char>(c)] = true;
-  return t;
-}();
-
-bool valid_name(std::string_view name) noexcept {
-  return !name.empty() && std::none_of(name.begin(), name.end(), [](char c) {
-    return kNotInName[static_cast<unsigned char>(c)];
-  });
-}
-
-// A field a handler set that would split the head (response splitting).
-bool valid_fields(const Headers& headers) {
-  return std::all_of(headers.begin(), headers.end(), [](const Header& h) {
-    return valid_name(h.name) && h.value.find('\r') == std::string::npos &&
-           h.value.find('\n') == std::string::npos;
-  });
 }
 
 // Which of those a handler's answer has, in one pass.
@@ -135,47 +110,6 @@ void append_content_length(std::string& out, std::uint64_t length) {
   out.append(line, static_cast<std::size_t>(p - line));
 }
 
-bool has_no_body(int status) { return status < 200 || status == 204 || status == 304; }
-
-// The StreamResponseWriter a producer writes to.
-class BodyStream final : public StreamResponseWriter {
- public:
-  BodyStream(HttpConnection& conn, StreamWriter& writer, bool chunked)
-      : conn_(conn), writer_(writer), chunked_(chunked) {}
-  Coro<void> write(std::string_view piece) override {
-    if (piece.empty()) co_return;  // an empty chunk would end the body
-    if (writer_.is_closing()) {
-      throw std::system_error(ECONNRESET, std::generic_category(), "connection closed");
-    }
-    bytes += piece.size();
-    if (chunked_) {
-      std::string frame = fmt::format("{:x}\r\n", piece.size());
-      frame += piece;
-      frame += "\r\n";
-      conn_.write(frame);
-    } else {
-      conn_.write(piece);
-    }
-    // A failed send shows in is_closing() above, at the next piece.
-    co_await conn_.drain();
-  }
-  std::uint64_t bytes = 0;
-
- private:
-  HttpConnection& conn_;
-  StreamWriter& writer_;
-  bool chunked_;
-};
-
-std::string read_piece(int fd, std::uint64_t offset, std::uint64_t left) {
-  std::string piece(std::min<std::uint64_t>(left, kFilePiece), '\0');
-  const ssize_t n = ::pread(fd, piece.data(), piece.size(), static_cast<off_t>(offset));
-  if (n < 0) throw std::system_error(errno, std::generic_category(), "pread");
-  if (n == 0) throw std::system_error(EIO, std::generic_category(), "file shrank while sent");
-  piece.resize(static_cast<std::size_t>(n));
-  return piece;
-}
-
 }  // namespace
 
 void HttpConnection::write_head(const Response& resp, std::optional<std::uint64_t> length) {
@@ -215,12 +149,7 @@ void HttpConnection::write_head(const Response& resp, std::optional<std::uint64_
 }
 
 bool HttpConnection::needs_wait(Response& resp) {
-  if (!valid_fields(resp.headers)) {
-    get_running_loop().call_exception_handler(
-        {"A handler set a header field with a line break or a bad name (" + head().target + ")",
-         nullptr, reported_task()});
-    resp = Response::text("Internal Server Error", 500);
-  }
+  if (!valid_fields(resp.headers)) refuse_bad_fields(resp, head().target, reported_task());
   return !resp.file_path.empty() || resp.producer;
 }
 
@@ -236,94 +165,51 @@ std::uint64_t HttpConnection::send_body(Response& resp) {
   return resp.body.size();
 }
 
+// The AnswerSink of an HTTP/1.1 connection: the head and what follows it
+// into the batch buffer, files by sendfile(2), streams chunked (until
+// close for an HTTP/1.0 peer).
+struct HttpConnection::Sink final : AnswerSink {
+  HttpConnection& c;
+  explicit Sink(HttpConnection& conn) noexcept : c(conn) {}
+  const RequestHead& request() const noexcept override { return c.head(); }
+  bool head_only() const noexcept override { return c.head_only_; }
+  void head(const Response& resp, std::optional<std::uint64_t> length) override {
+    c.write_head(resp, length);
+    // A stream's head goes at once: its first piece may be long in coming (events).
+    if (!length && !c.head_only_ && !has_no_body(resp.status)) c.flush();
+  }
+  void append(std::string_view bytes) override { c.st_->out += bytes; }
+  Coro<void> file_range(int fd, ByteRange range) override { return c.send_range(fd, range); }
+  Coro<void> piece(std::string_view bytes) override {
+    if (c.writer_.is_closing()) {
+      throw std::system_error(ECONNRESET, std::generic_category(), "connection closed");
+    }
+    if (c.head().version_minor >= 1) {
+      std::string frame = fmt::format("{:x}\r\n", bytes.size());
+      frame += bytes;
+      frame += "\r\n";
+      c.write(frame);
+    } else {
+      c.write(bytes);
+    }
+    // A failed send shows in is_closing() above, at the next piece.
+    return c.drain();
+  }
+  void end_stream() override {
+    if (c.head().version_minor >= 1) c.write("0\r\n\r\n");
+  }
+  void abort_stream() noexcept override {
+    c.keep_alive_ = false;
+    c.writer_.abort();
+  }
+  std::uint64_t whole(Response& resp) override { return c.send_body(resp); }
+};
+
 Coro<std::uint64_t> HttpConnection::send(Response& resp) {
   if (!needs_wait(resp)) co_return send_body(resp);
-  if (!resp.file_path.empty()) co_return co_await send_file(resp);
-  co_return co_await send_stream(resp);
-}
-
-Coro<std::uint64_t> HttpConnection::send_file(Response& resp) {
-  const OpenFile file(resp.file_path);
-  if (file.status() != 200) {
-    Response error = Response::text(std::string(reason_phrase(file.status())), file.status());
-    co_return co_await send(error);
-  }
-  if (!resp.headers.contains("Content-Type")) {
-    resp.headers.set("Content-Type", std::string(content_type_for(resp.file_path)));
-  }
-  // A handler's own status (a 404 page from a file) is sent whole, as is.
-  const FileAnswer answer =
-      resp.status == 200 ? answer_for(head(), validate(resp, file)) : FileAnswer{resp.status, {}};
-  switch (answer.status) {
-    case 304:
-      co_return not_modified(resp);
-    case 412:
-      co_return send_refusal(412, {});
-    case 416:
-      co_return send_refusal(416, "bytes */" + std::to_string(file.size()));
-    case 206:
-      co_return co_await send_ranges(resp, file, answer.ranges);
-    default:
-      break;
-  }
-  write_head(resp, file.size());
-  if (head_only_ || file.size() == 0 || has_no_body(resp.status)) co_return 0;
-  co_await send_range(file.fd(), ByteRange{0, file.size() - 1});
-  co_return file.size();
-}
-
-// The file's validators, added to the answer unless the handler set them;
-// a handler's own ETag is the one requests are compared with.
-FileValidators HttpConnection::validate(Response& resp, const OpenFile& file) {
-  FileValidators v = validators_for(file.size(), file.mtime());
-  if (const std::optional<std::string_view> etag = resp.headers.get("ETag")) {
-    v.etag = std::string(*etag);
-  } else {
-    resp.headers.add("ETag", v.etag);
-  }
-  if (!resp.headers.contains("Last-Modified")) resp.headers.add("Last-Modified", v.last_modified);
-  if (!resp.headers.contains("Accept-Ranges")) resp.headers.add("Accept-Ranges", "bytes");
-  return v;
-}
-
-// A 304 carries what a 200 would, for caches to update, but no body and
-// (RFC 9110 section 15.4.5) no representation metadata such as its type.
-std::uint64_t HttpConnection::not_modified(Response& resp) {
-  resp.status = 304;
-  resp.headers.remove("Content-Type");
-  resp.headers.remove("Accept-Ranges");
-  write_head(resp, std::nullopt);
-  return 0;
-}
-
-std::uint64_t HttpConnection::send_refusal(int status, std::string content_range) {
-  Response refusal = Response::text(std::string(reason_phrase(status)), status);
-  if (!content_range.empty()) refusal.headers.add("Content-Range", std::move(content_range));
-  return send_body(refusal);
-}
-
-// A 206: one range with its Content-Range, or several as
-// multipart/byteranges, each part's head from the batch buffer and its
-// bytes by the same sendfile path as a whole file.
-Coro<std::uint64_t> HttpConnection::send_ranges(Response& resp, const OpenFile& file,
-                                                const std::vector<ByteRange>& ranges) {
-  resp.status = 206;
-  if (ranges.size() == 1) {
-    resp.headers.set("Content-Range", content_range(ranges[0], file.size()));
-    write_head(resp, ranges[0].length());
-    co_await send_range(file.fd(), ranges[0]);
-    co_return ranges[0].length();
-  }
-  const ByterangesBody body =
-      byteranges_body(ranges, resp.headers.get_or("Content-Type", ""), file.size());
-  resp.headers.set("Content-Type", "multipart/byteranges; boundary=" + body.boundary);
-  write_head(resp, body.length);
-  for (std::size_t i = 0; i < ranges.size(); ++i) {
-    st_->out += body.heads[i];
-    co_await send_range(file.fd(), ranges[i]);
-  }
-  st_->out += body.tail;
-  co_return body.length;
+  Sink sink(*this);
+  if (!resp.file_path.empty()) co_return co_await send_file(sink, resp);
+  co_return co_await send_stream(sink, resp, reported_task());
 }
 
 // TLS encrypts in user space: the file has to pass through it.
@@ -364,34 +250,6 @@ Coro<void> HttpConnection::copy_file(int fd, std::uint64_t from, std::uint64_t s
     write(piece);
     co_await drain();
   }
-}
-
-Coro<std::uint64_t> HttpConnection::send_stream(Response& resp) {
-  if (!resp.headers.contains("Content-Type")) {
-    resp.headers.set("Content-Type", "application/octet-stream");
-  }
-  write_head(resp, std::nullopt);
-  if (head_only_ || has_no_body(resp.status)) co_return 0;
-  flush();
-  const bool chunked = head().version_minor >= 1;
-  BodyStream stream(*this, writer_, chunked);
-  try {
-    co_await resp.producer(stream);
-  } catch (const std::system_error&) {
-    keep_alive_ = false;  // the peer went away mid-body: nothing to report
-    writer_.abort();
-    co_return stream.bytes;
-  } catch (const std::exception&) {
-    // The head is out: too late for a 500. Cut the connection, so the peer
-    // sees a truncated body rather than a complete-looking one.
-    get_running_loop().call_exception_handler(
-        {"Error producing the body of " + head().target, std::current_exception(), reported_task()});
-    keep_alive_ = false;
-    writer_.abort();
-    co_return stream.bytes;
-  }
-  if (chunked) write("0\r\n\r\n");
-  co_return stream.bytes;
 }
 
 // The status of the head that went out: a handler's 200 for a file can

@@ -1,0 +1,164 @@
+// H2Stream's answer side, the AnswerSink (see h2_stream.hpp): the head as
+// a HEADERS frame, the body through nghttp2's data provider out of the
+// stream's bounded buffer.
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <system_error>
+#include <vector>
+
+#include <corio/errors.hpp>
+
+#include "http/h2/h2_connection.hpp"
+#include "http/h2/h2_session.hpp"
+#include "http/h2/h2_stream.hpp"
+
+namespace corio::http::detail {
+
+namespace {
+
+// A producer (a stream, a file) waits in its write while more than this of
+// its body is in the stream's buffer, not yet taken by nghttp2.
+constexpr std::size_t kOutBuffer = 64 * 1024;
+
+// Fields HTTP/2 forbids (RFC 9113 section 8.2.2), and the framing ones
+// the server sets itself.
+bool dropped(std::string_view lower) {
+  static constexpr std::string_view kDropped[] = {"connection", "keep-alive", "proxy-connection",
+                                                  "transfer-encoding", "upgrade", "content-length"};
+  return std::find(std::begin(kDropped), std::end(kDropped), lower) != std::end(kDropped);
+}
+
+// The answer's fields as nghttp2 takes them: lower-case names (RFC 9113
+// section 8.2.1), :status first, then Date, Server and Content-Length
+// unless the handler set its own Date and Server. nghttp2 copies them.
+class FieldList {
+ public:
+  FieldList(const Response& resp, std::optional<std::uint64_t> length, LoopServer& server) {
+    strings_.reserve(2 * resp.headers.size() + 8);
+    add(":status", std::to_string(resp.status));
+    bool date = false;
+    bool name = false;
+    for (const Header& h : resp.headers) {
+      std::string lower = h.name;
+      std::transform(lower.begin(), lower.end(), lower.begin(),
+                     [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+      if (dropped(lower)) continue;
+      date = date || lower == "date";
+      name = name || lower == "server";
+      add(std::move(lower), h.value);
+    }
+    if (!date) add("date", std::string(server.date().now()));
+    const std::string& server_name = server.shared().options.server_name;
+    if (!name && !server_name.empty()) add("server", server_name);
+    if (length && !has_no_body(resp.status)) add("content-length", std::to_string(*length));
+  }
+  const nghttp2_nv* data() const noexcept { return nv_.data(); }
+  std::size_t size() const noexcept { return nv_.size(); }
+
+ private:
+  void add(std::string name, std::string value) {
+    strings_.push_back(std::move(name));
+    strings_.push_back(std::move(value));
+    const std::string& n = strings_[strings_.size() - 2];
+    const std::string& v = strings_.back();
+    nv_.push_back({reinterpret_cast<std::uint8_t*>(const_cast<char*>(n.data())),
+                   reinterpret_cast<std::uint8_t*>(const_cast<char*>(v.data())), n.size(), v.size(),
+                   NGHTTP2_NV_FLAG_NONE});
+  }
+  std::vector<std::string> strings_;  // reserved: the pointers in nv_ stay valid
+  std::vector<nghttp2_nv> nv_;
+};
+
+}  // namespace
+
+// A body follows unless there is none to send: then the HEADERS frame ends
+// the stream.
+void H2Stream::head(const Response& resp, std::optional<std::uint64_t> length) {
+  const FieldList fields(resp, length, conn_.loop_server());
+  const bool body = !head_only_ && !has_no_body(resp.status) && (!length || *length > 0);
+  const nghttp2_data_provider provider = body_provider(this);
+  const int rv = nghttp2_submit_response(conn_.session(), id_, fields.data(), fields.size(),
+                                         body ? &provider : nullptr);
+  if (rv != 0) throw std::system_error(ECONNRESET, std::generic_category(), nghttp2_strerror(rv));
+  out_done_ = !body;
+  conn_.wake();
+}
+
+void H2Stream::append(std::string_view bytes) {
+  out_ += bytes;
+  resume();
+}
+
+Coro<void> H2Stream::file_range(int fd, ByteRange range) {
+  for (std::uint64_t at = range.first; at <= range.last;) {
+    const std::string bytes = read_piece(fd, at, range.last + 1 - at);
+    at += bytes.size();
+    co_await piece(bytes);
+  }
+}
+
+// Above kOutBuffer the producer waits for nghttp2 to take the bytes, as
+// the peer's window lets it (within send_timeout: a window that stays
+// shut resets the stream).
+Coro<void> H2Stream::piece(std::string_view bytes) {
+  if (closed_) throw std::system_error(ECONNRESET, std::generic_category(), "HTTP/2 stream reset");
+  append(bytes);
+  while (pending() > kOutBuffer) {
+    co_await wait(conn_.shared().options.send_timeout);
+    if (closed_) throw std::system_error(ECONNRESET, std::generic_category(), "HTTP/2 stream reset");
+  }
+}
+
+void H2Stream::end_stream() {
+  out_done_ = true;
+  resume();
+}
+
+void H2Stream::abort_stream() noexcept { reset(NGHTTP2_INTERNAL_ERROR); }
+
+// The body moves into the stream's buffer: no copy before nghttp2's own.
+std::uint64_t H2Stream::whole(Response& resp) {
+  head(resp, resp.body.size());
+  if (out_done_) return 0;  // HEAD, or a status without a body
+  out_ = std::move(resp.body);
+  out_at_ = 0;
+  end_stream();
+  return out_.size();
+}
+
+void H2Stream::resume() noexcept {
+  if (deferred_) {
+    deferred_ = false;
+    nghttp2_session_resume_data(conn_.session(), id_);
+  }
+  conn_.wake();
+}
+
+// nghttp2's pull, as the peer's windows allow. Taken bytes are dropped
+// from the buffer's front once they are half of it, so that a body that
+// never drains completely does not grow it.
+ssize_t H2Stream::read_out(std::uint8_t* buf, std::size_t length, std::uint32_t* flags) noexcept {
+  const std::size_t n = std::min(length, pending());
+  if (n == 0 && !out_done_) {
+    deferred_ = true;
+    return NGHTTP2_ERR_DEFERRED;
+  }
+  std::memcpy(buf, out_.data() + out_at_, n);
+  out_at_ += n;
+  if (pending() == 0) {
+    out_.clear();
+    out_at_ = 0;
+    if (out_done_) {
+      *flags |= NGHTTP2_DATA_FLAG_EOF;
+      std::string().swap(out_);  // the whole answer went: its memory too
+    }
+  } else if (out_at_ > out_.size() / 2) {
+    out_.erase(0, out_at_);
+    out_at_ = 0;
+  }
+  if (pending() <= kOutBuffer) wake_.set();
+  return static_cast<ssize_t>(n);
+}
+
+}  // namespace corio::http::detail

@@ -1,0 +1,229 @@
+// H2Connection's serving task and its streams' table (see h2_connection.hpp).
+#include "http/h2/h2_connection.hpp"
+
+#include <algorithm>
+
+#include <corio/errors.hpp>
+#include <corio/event_loop.hpp>
+#include <corio/timeout.hpp>
+
+#include "http/h2/h2_session.hpp"
+#include "http/h2/h2_stream.hpp"
+
+namespace corio::http::detail {
+
+namespace {
+
+// nghttp2's frames are handed to the writer until it holds this much; then
+// the serving task waits for the peer to take them (the writer's own
+// high-water mark, so that drain() waits exactly then).
+constexpr std::size_t kWriteHigh = 64 * 1024;
+
+}  // namespace
+
+void H2Connection::start(LoopServer& server, StreamReader reader, StreamWriter writer,
+                         corio::detail::ServerSlot slot) {
+  auto c = std::make_unique<H2Connection>(server, std::move(reader), std::move(writer),
+                                          std::move(slot));
+  server.adopt(c.get());  // now: a shutdown must not find the server drained in between
+  if (server.stopping()) c->go_away();
+  get_running_loop().create_task(serve(server.shared_from_this(), std::move(c)));
+}
+
+H2Connection::H2Connection(LoopServer& server, StreamReader reader, StreamWriter writer,
+                           corio::detail::ServerSlot slot)
+    : Adopted(&H2Connection::on_server_end, std::move(slot)),
+      server_(server),
+      reader_(std::move(reader)),
+      writer_(std::move(writer)),
+      session_(new_server_session(*this, server.shared().options)) {}
+
+H2Connection::~H2Connection() {
+  streams_.clear();  // before the session: a stream's destructor may still speak to it
+  nghttp2_session_del(session_);
+}
+
+// Lifetime rules 1 and 3: whatever ends the connection, its streams' tasks
+// end before it does. `server` keeps the LoopServer alive while it runs.
+Coro<void> H2Connection::serve([[maybe_unused]] std::shared_ptr<LoopServer> server,
+                               std::unique_ptr<H2Connection> conn) {
+  H2Connection& c = *conn;
+  std::exception_ptr cancelled;
+  try {
+    co_await c.run();
+  } catch (const CancelledError&) {
+    cancelled = std::current_exception();
+    c.writer_.abort();
+  } catch (const std::system_error&) {
+    // The peer reset or went away: this connection ends, quietly.
+  }
+  c.writer_.close();  // what nghttp2 last gave (a GOAWAY) goes out first
+  co_await c.end_streams();
+  c.release();
+  if (cancelled) std::rethrow_exception(cancelled);
+}
+
+Coro<void> H2Connection::run() {
+  arm_idle();
+  for (;;) {
+    if (!co_await send_pending()) break;
+    if (nghttp2_session_want_read(session_) == 0 && nghttp2_session_want_write(session_) == 0) {
+      break;  // GOAWAY went both ways (or one way with no stream left)
+    }
+    if (going_away_ && streams_.empty()) break;
+    if (reader_.buffered().empty()) {
+      const std::optional<std::size_t> got = reader_.try_fill();
+      if (!got) {
+        waiting_ = true;
+        co_await reader_.readable();
+        waiting_ = false;
+        continue;  // bytes, or a stream's wake(): send first, then read
+      }
+      if (*got == 0) break;  // EOF, or closed by the server
+    }
+    if (!feed()) {
+      co_await send_pending();  // nghttp2's GOAWAY for the error, if it has one
+      break;
+    }
+  }
+}
+
+bool H2Connection::feed() {
+  const std::string_view in = reader_.buffered();
+  const ssize_t n = nghttp2_session_mem_recv(
+      session_, reinterpret_cast<const std::uint8_t*>(in.data()), in.size());
+  if (n < 0) return false;  // a bad preface, a connection error: nghttp2 queued its GOAWAY
+  reader_.consume(in.size());
+  return true;
+}
+
+// Bounded by the writer: past kWriteHigh the frames wait in nghttp2 (which
+// pulls DATA from the streams only as it sends), not in our memory.
+Coro<bool> H2Connection::send_pending() {
+  for (;;) {
+    while (writer_.get_write_buffer_size() < kWriteHigh) {
+      const std::uint8_t* data = nullptr;
+      const ssize_t n = nghttp2_session_mem_send(session_, &data);
+      if (n < 0) co_return false;
+      if (n == 0) co_return true;
+      if (writer_.is_closing()) co_return false;
+      writer_.write(std::string_view(reinterpret_cast<const char*>(data), static_cast<std::size_t>(n)));
+    }
+    try {
+      co_await wait_for(writer_.drain(), shared().options.send_timeout);
+    } catch (const TimeoutError&) {
+      writer_.abort();  // a peer that does not read: as HTTP/1.1's send_timeout
+      co_return false;
+    }
+  }
+}
+
+void H2Connection::wake() noexcept {
+  if (waiting_) corio::detail::interrupt_wait(reader_);
+}
+
+// Graceful: the streams the peer opened so far finish; nghttp2 ignores
+// newer ones (RFC 9113 section 6.8).
+void H2Connection::go_away() noexcept {
+  if (going_away_) return;
+  going_away_ = true;
+  nghttp2_submit_goaway(session_, NGHTTP2_FLAG_NONE, nghttp2_session_get_last_proc_stream_id(session_),
+                        NGHTTP2_NO_ERROR, nullptr, 0);
+  wake();
+}
+
+// Graceful (shutdown()): a GOAWAY, and the streams in flight finish within
+// the shutdown's deadline. Not graceful (close(), or past that deadline):
+// the GOAWAY too, handed to the writer at once, then the connection closes
+// and the serving task cancels what still runs.
+void H2Connection::on_server_end(Adopted* self, bool graceful) noexcept {
+  auto* c = static_cast<H2Connection*>(self);
+  c->go_away();
+  if (graceful) return;
+  const std::uint8_t* data = nullptr;
+  ssize_t n = 0;
+  while (!c->writer_.is_closing() && (n = nghttp2_session_mem_send(c->session_, &data)) > 0) {
+    c->writer_.write(std::string_view(reinterpret_cast<const char*>(data), static_cast<std::size_t>(n)));
+  }
+  c->writer_.close();
+  c->wake();
+}
+
+// With no request for idle_timeout (none answered or being answered:
+// a stream whose head never completes does not count, so a head trickled
+// in CONTINUATION frames cannot hold the connection), the connection says
+// goodbye and closes once the GOAWAY is out.
+void H2Connection::arm_idle() {
+  idle_timer_ = get_running_loop().call_later(shared().options.idle_timeout, [this] {
+    idle_timer_.reset();
+    if (requests_ > 0) return;
+    going_away_ = true;
+    nghttp2_session_terminate_session(session_, NGHTTP2_NO_ERROR);
+    wake();
+  });
+}
+
+Coro<void> H2Connection::end_streams() {
+  if (idle_timer_) idle_timer_->cancel();
+  idle_timer_.reset();
+  for (const auto& [id, s] : streams_) {
+    if (!s->task_ended()) s->cancel();
+  }
+  while (running_ > 0) {
+    tasks_ended_.clear();
+    co_await tasks_ended_.wait();
+  }
+  streams_.clear();
+}
+
+H2Stream* H2Connection::stream(std::int32_t id) const noexcept {
+  const auto it = streams_.find(id);
+  return it == streams_.end() ? nullptr : it->second.get();
+}
+
+void H2Connection::open_stream(std::int32_t id) {
+  streams_.emplace(id, std::make_unique<H2Stream>(*this, id));
+}
+
+// The task's end is a done-callback, not the task's own last step: a task
+// cancelled before its first step (the connection ended in the same read
+// that brought the request) never runs.
+void H2Connection::start_request(H2Stream& s) {
+  Task<void> task = get_running_loop().create_task(H2Stream::run(&s));
+  task.add_done_callback([stream = &s](const Future<void>&) { stream->task_done(); });
+  s.started(std::move(task));
+  ++running_;
+  ++requests_;
+  if (idle_timer_) {
+    idle_timer_->cancel();
+    idle_timer_.reset();
+  }
+}
+
+void H2Connection::close_stream(std::int32_t id) noexcept {
+  H2Stream* s = stream(id);
+  if (s == nullptr) return;
+  s->closed();
+  if (s->task_ended()) erase(id);
+}
+
+void H2Connection::stream_done(H2Stream* s) noexcept {
+  if (--running_ == 0) tasks_ended_.set();
+  if (s->is_closed()) erase(s->id());
+  wake();  // its last DATA (or RST_STREAM) may be waiting
+}
+
+void H2Connection::erase(std::int32_t id) noexcept {
+  const auto it = streams_.find(id);
+  if (it->second->had_request()) --requests_;
+  streams_.erase(it);
+  if (requests_ == 0 && !going_away_ && !idle_timer_) {
+    try {
+      arm_idle();
+    } catch (...) {
+      go_away();  // out of memory for a timer: end the connection rather than keep it unwatched
+    }
+  }
+}
+
+}  // namespace corio::http::detail

@@ -1,0 +1,100 @@
+// One HTTP/2 connection (RFC 9113) of a Server, on nghttp2: nghttp2 owns
+// the frames, HPACK, stream states and flow control; corio owns the I/O,
+// the tasks and the handler API.
+//
+// One task drives the session: it feeds what the reader got to
+// nghttp2_session_mem_recv, and hands what nghttp2_session_mem_send gives
+// to the writer, waiting (under send_timeout) while the writer is above its
+// high-water mark; with nothing to do it waits for the socket, and a stream
+// with something to send wakes that wait (wake()). Each stream's request
+// runs in a task of its own (h2_stream.hpp), through the same dispatch as
+// HTTP/1.1's (dispatch.hpp).
+//
+// Lifetime rules:
+//   1. An H2Connection is its serving task's (serve()'s frame owns it); it
+//      is on its LoopServer's adopted list (server_connection.hpp, lifetime
+//      rule 6) from start() until that task's end.
+//   2. A stream is the connection's, from its first HEADERS frame until
+//      both nghttp2 closed it (on_stream_close) and its task ended
+//      (stream_done()); whichever comes second destroys it. nghttp2 reads a
+//      stream's answer from the stream's own buffer, so it stays while
+//      nghttp2 may ask.
+//   3. The serving task ends only after every stream's task ended: it
+//      cancels what still runs, then waits. A stream's task may therefore
+//      hold its connection by reference.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include <nghttp2/nghttp2.h>
+
+#include <corio/event.hpp>
+#include <corio/handle.hpp>
+#include <corio/stream_reader.hpp>
+#include <corio/stream_writer.hpp>
+
+#include "http/server/server_connection.hpp"
+
+namespace corio::http::detail {
+
+class H2Stream;
+
+// The client's connection preface starts so (RFC 9113 section 3.4); the
+// HTTP/1.1 parser refuses it (505) once it read this much.
+inline constexpr std::string_view kH2PrefaceLine = "PRI * HTTP/2.0\r\n";
+
+class H2Connection final : public Adopted {
+ public:
+  // Serves reader and writer as HTTP/2 in a task of its own; whatever the
+  // reader buffered (the preface) is the first input.
+  static void start(LoopServer& server, StreamReader reader, StreamWriter writer,
+                    corio::detail::ServerSlot slot);
+  H2Connection(LoopServer& server, StreamReader reader, StreamWriter writer,
+               corio::detail::ServerSlot slot);
+  H2Connection(const H2Connection&) = delete;
+  H2Connection& operator=(const H2Connection&) = delete;
+  ~H2Connection();
+
+  // For its streams.
+  nghttp2_session* session() const noexcept { return session_; }
+  LoopServer& loop_server() const noexcept { return server_; }
+  const ServerShared& shared() const noexcept { return server_.shared(); }
+  std::string peername() const { return writer_.get_extra_info("peername"); }
+  void wake() noexcept;                     // there is output: the serving task sends it
+  void stream_done(H2Stream* s) noexcept;   // its task ended (lifetime rule 2)
+
+  // For the nghttp2 callbacks (h2_callbacks.cpp).
+  H2Stream* stream(std::int32_t id) const noexcept;
+  void open_stream(std::int32_t id);
+  void start_request(H2Stream& s);  // its head is complete: its task starts
+  void close_stream(std::int32_t id) noexcept;
+
+ private:
+  static Coro<void> serve(std::shared_ptr<LoopServer> server, std::unique_ptr<H2Connection> c);
+  Coro<void> run();
+  Coro<bool> send_pending();  // false: the session failed, or the peer is too slow
+  bool feed();                // the reader's bytes to nghttp2; false on a connection error
+  Coro<void> end_streams();
+  void go_away() noexcept;
+  void arm_idle();
+  void erase(std::int32_t id) noexcept;
+  static void on_server_end(Adopted* self, bool graceful) noexcept;
+
+  LoopServer& server_;
+  StreamReader reader_;
+  StreamWriter writer_;
+  nghttp2_session* session_ = nullptr;
+  std::unordered_map<std::int32_t, std::unique_ptr<H2Stream>> streams_;
+  std::size_t running_ = 0;   // stream tasks not yet ended
+  std::size_t requests_ = 0;  // streams whose request started, until they go: not idle
+  Event tasks_ended_;        // set when running_ drops to 0
+  std::optional<TimerHandle> idle_timer_;
+  bool waiting_ = false;     // the serving task waits for the socket
+  bool going_away_ = false;  // GOAWAY submitted: the streams in flight finish, then the end
+};
+
+}  // namespace corio::http::detail

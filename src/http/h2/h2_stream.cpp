@@ -1,0 +1,185 @@
+// H2Stream's request side and its task (see h2_stream.hpp): the head and
+// body as nghttp2 delivers them, the handler run through the server's
+// dispatch, the answer through the shared answer code (h2_answer.cpp).
+#include "http/h2/h2_stream.hpp"
+
+#include <corio/errors.hpp>
+#include <corio/event_loop.hpp>
+#include <corio/timeout.hpp>
+
+#include "http/h2/h2_connection.hpp"
+#include "http/server/dispatch.hpp"
+#include "http/server/server_errors.hpp"
+
+namespace corio::http::detail {
+
+H2Stream::H2Stream(H2Connection& conn, std::int32_t id) : conn_(conn), id_(id) {
+  head_.version_minor = 0;  // Request::version() says {2, 0}
+}
+
+// Nothing the handler read is owed back to the peer's window any more, but
+// the connection's window still counts what was left unread.
+H2Stream::~H2Stream() {
+  if (!in_.empty()) nghttp2_session_consume_connection(conn_.session(), in_.size());
+}
+
+// Pseudo-header fields make the request line (nghttp2 checked that they
+// come first, once each, and that no connection-specific field is there);
+// :authority stands in for Host (RFC 9113 section 8.3.1). Past the limits
+// the head is not kept, and the answer is a 431.
+void H2Stream::add_field(std::string_view name, std::string_view value) {
+  const Limits& limits = conn_.shared().options.limits;
+  head_bytes_ += name.size() + value.size() + 4;  // as "name: value\r\n"
+  Headers& fields = in_trailers_ ? trailers_ : head_.headers;
+  if (head_bytes_ > limits.max_head_bytes || fields.size() >= limits.max_headers) {
+    too_large_ = true;
+    return;
+  }
+  if (in_trailers_ || name.empty() || name[0] != ':') {
+    fields.add(std::string(name), std::string(value));
+  } else if (name == ":method") {
+    head_.method = value;
+    head_only_ = value == "HEAD";
+  } else if (name == ":path") {
+    head_.target = value;
+  } else if (name == ":authority") {
+    if (!head_.headers.contains("host")) head_.headers.add("host", std::string(value));
+    if (head_.target.empty()) head_.target = value;  // CONNECT's authority-form
+  }
+}
+
+void H2Stream::body_data(std::string_view bytes) {
+  in_total_ += bytes.size();
+  if (in_total_ > conn_.shared().options.limits.max_body) over_limit_ = true;
+  if (discard_ || over_limit_) {
+    nghttp2_session_consume(conn_.session(), id_, bytes.size());  // nobody will read it
+  } else {
+    in_ += bytes;
+  }
+  wake_.set();
+}
+
+void H2Stream::body_end() noexcept {
+  in_done_ = true;
+  wake_.set();
+}
+
+void H2Stream::closed() noexcept {
+  closed_ = true;
+  wake_.set();
+}
+
+void H2Stream::cancel() noexcept {
+  if (!task_ended_ && task_.task() != nullptr) task_.cancel("HTTP/2 connection closed");
+}
+
+std::string H2Stream::peername() const { return conn_.peername(); }
+
+// Waits for wake_ within limit; then the stream is reset (the peer's
+// fault: a body that stopped coming, a window that stays shut).
+Coro<void> H2Stream::wait(std::chrono::milliseconds limit) {
+  wake_.clear();
+  try {
+    co_await wait_for(wake_.wait(), limit);
+  } catch (const TimeoutError&) {
+    reset(NGHTTP2_CANCEL);
+    throw std::system_error(ETIMEDOUT, std::generic_category(), "HTTP/2 stream timed out");
+  }
+}
+
+void H2Stream::reset(std::uint32_t code) noexcept {
+  if (closed_) return;
+  nghttp2_submit_rst_stream(conn_.session(), NGHTTP2_FLAG_NONE, id_, code);
+  conn_.wake();
+}
+
+Coro<std::string> H2Stream::read_chunk() {
+  for (;;) {
+    if (over_limit_) throw ParseError(413, "the request body is over the limit");
+    if (!in_.empty()) {
+      std::string piece = std::move(in_);
+      in_.clear();
+      nghttp2_session_consume(conn_.session(), id_, piece.size());  // the window opens again
+      conn_.wake();
+      co_return piece;
+    }
+    if (in_done_) co_return std::string();
+    if (closed_) throw std::system_error(ECONNRESET, std::generic_category(), "HTTP/2 stream reset");
+    co_await wait(conn_.shared().options.body_timeout);
+  }
+}
+
+Coro<std::string> H2Stream::read_all() {
+  std::string body;
+  for (std::string piece; !(piece = co_await read_chunk()).empty();) body += piece;
+  co_return body;
+}
+
+Coro<void> H2Stream::run(H2Stream* self) {
+  try {
+    co_await self->respond();
+  } catch (...) {
+    // Cancelled (the connection ends), or the stream went away under the
+    // answer: nobody to answer, nothing to report.
+  }
+}
+
+// Lifetime rule 2 of h2_connection.hpp: however the task ended (run() may
+// never have run), its connection hears of it; its frame (and the Request
+// in it) is gone by then.
+void H2Stream::task_done() noexcept {
+  task_ended_ = true;
+  discard_ = true;
+  if (!in_.empty()) {
+    nghttp2_session_consume(conn_.session(), id_, in_.size());
+    std::string().swap(in_);
+  }
+  conn_.stream_done(this);  // may destroy this
+}
+
+Coro<void> H2Stream::respond() {
+  if (conn_.shared().options.access_log) started_ = std::chrono::steady_clock::now();
+  Request req(head_, static_cast<RequestSource*>(this));
+  Response resp = co_await answer(req);
+  if (closed_) co_return;
+  if (!valid_fields(resp.headers)) refuse_bad_fields(resp, head_.target, current_task());
+  std::uint64_t bytes = 0;
+  if (!resp.file_path.empty()) {
+    bytes = co_await send_file(*this, resp);
+    end_stream();  // a file's body has no end of its own on HTTP/1.1: its length says it
+  } else if (resp.producer) {
+    bytes = co_await send_stream(*this, resp, current_task());
+  } else {
+    bytes = whole(resp);
+  }
+  log_access(resp.status, bytes);
+}
+
+Coro<Response> H2Stream::answer(Request& req) {
+  const ServerShared& shared = conn_.shared();
+  Response resp;
+  if (too_large_) co_return shape_error(shared, req, HTTPException(431, "request header fields too large"));
+  try {
+    Coro<Response> handler = start_handler(shared, req, resp);
+    if (handler.valid()) resp = co_await std::move(handler);
+  } catch (const CancelledError&) {
+    throw;
+  } catch (...) {
+    // A stream the peer reset has nobody to answer, and nothing to report.
+    if (closed_) co_return Response();
+    bool broken = false;  // on its own stream, a broken body harms no other request
+    resp = failure_answer(shared, req, broken, current_task());
+  }
+  co_return resp;
+}
+
+void H2Stream::log_access(int status, std::uint64_t bytes) {
+  const AccessLog& log = conn_.shared().options.access_log;
+  if (!log) return;
+  const std::string remote = peername();
+  const auto took = std::chrono::duration_cast<std::chrono::microseconds>(
+      std::chrono::steady_clock::now() - started_);
+  log(AccessLogEntry{remote, head_.method, head_.target, status, bytes, took});
+}
+
+}  // namespace corio::http::detail

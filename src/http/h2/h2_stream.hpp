@@ -1,0 +1,117 @@
+// One HTTP/2 stream of an H2Connection: its request as the handler's
+// Request sees it (a RequestSource: the body read from nghttp2's DATA frames),
+// its answer as the shared answer code writes it (an AnswerSink: the head
+// submitted to nghttp2, the body through a data provider reading this
+// stream's buffer), and the task that runs its handler.
+//
+// Flow control is back-pressure both ways, each bounded:
+//   - the request body: nghttp2's automatic WINDOW_UPDATE is off; the
+//     bytes the handler reads are given back to the peer's window
+//     (nghttp2_session_consume), so a stream buffers at most its window
+//     (ServerOptions::initial_window_size) of unread body;
+//   - the answer: the data provider takes from the stream's buffer as the
+//     peer's window allows, and says NGHTTP2_ERR_DEFERRED when it is empty;
+//     a producer (a stream, a file) that got more than kOutBuffer ahead of
+//     it waits in its write, within send_timeout, so a peer that never
+//     opens its window pins that buffer and no more.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <nghttp2/nghttp2.h>
+
+#include <corio/event.hpp>
+#include <corio/http/parser.hpp>
+#include <corio/http/request.hpp>
+#include <corio/task.hpp>
+
+#include "http/server/answer_sink.hpp"
+#include "http/server/request_source.hpp"
+
+namespace corio::http::detail {
+
+class H2Connection;
+
+class H2Stream final : public RequestSource, public AnswerSink {
+ public:
+  H2Stream(H2Connection& conn, std::int32_t id);
+  H2Stream(const H2Stream&) = delete;
+  H2Stream& operator=(const H2Stream&) = delete;
+  ~H2Stream();
+
+  // From the nghttp2 callbacks (h2_callbacks.cpp).
+  void add_field(std::string_view name, std::string_view value);  // the head's, then trailers'
+  void head_done() noexcept { in_trailers_ = true; }
+  void body_data(std::string_view bytes);
+  void body_end() noexcept;
+  void closed() noexcept;  // nghttp2 is done with it (lifetime rule 2)
+  ssize_t read_out(std::uint8_t* buf, std::size_t length, std::uint32_t* flags) noexcept;
+
+  // The handler's task; task_done() (its done-callback) tells the
+  // connection when it ended.
+  static Coro<void> run(H2Stream* self);
+  void task_done() noexcept;
+  void started(TaskRef task) noexcept {
+    task_ = std::move(task);
+    task_ended_ = false;
+  }
+  void cancel() noexcept;
+  bool task_ended() const noexcept { return task_ended_; }  // or none started
+  bool had_request() const noexcept { return task_.task() != nullptr; }
+  bool is_closed() const noexcept { return closed_; }
+  std::int32_t id() const noexcept { return id_; }
+
+  // RequestSource.
+  Coro<std::string> read_chunk() override;
+  Coro<std::string> read_all() override;
+  const Headers& trailers() const noexcept override { return trailers_; }
+  std::string peername() const override;
+
+  // AnswerSink.
+  const RequestHead& request() const noexcept override { return head_; }
+  bool head_only() const noexcept override { return head_only_; }
+  void head(const Response& resp, std::optional<std::uint64_t> length) override;
+  void append(std::string_view bytes) override;
+  Coro<void> file_range(int fd, ByteRange range) override;
+  Coro<void> piece(std::string_view bytes) override;
+  void end_stream() override;
+  void abort_stream() noexcept override;
+  std::uint64_t whole(Response& resp) override;
+
+ private:
+  Coro<void> respond();
+  Coro<Response> answer(Request& req);
+  Coro<void> wait(std::chrono::milliseconds limit);
+  void reset(std::uint32_t code) noexcept;
+  void resume() noexcept;  // more of the answer's body is there
+  std::size_t pending() const noexcept { return out_.size() - out_at_; }
+  void log_access(int status, std::uint64_t bytes);
+
+  H2Connection& conn_;
+  std::int32_t id_;
+  RequestHead head_;
+  Headers trailers_;
+  std::size_t head_bytes_ = 0;
+  std::string in_;                // body bytes received, not yet read
+  std::uint64_t in_total_ = 0;
+  std::string out_;               // the answer's body, from out_at_ on not yet taken by nghttp2
+  std::size_t out_at_ = 0;
+  Event wake_;                    // body bytes came, room was made, or the stream closed
+  TaskRef task_;
+  std::chrono::steady_clock::time_point started_;
+  bool in_trailers_ = false;
+  bool too_large_ = false;        // the head is over the limits: 431
+  bool over_limit_ = false;       // the body is over Limits::max_body: 413
+  bool in_done_ = false;          // END_STREAM received
+  bool discard_ = false;          // the handler is done: body bytes are given back as they come
+  bool out_done_ = false;         // the answer's body is all in out_
+  bool deferred_ = false;         // the data provider said NGHTTP2_ERR_DEFERRED
+  bool head_only_ = false;
+  bool closed_ = false;
+  bool task_ended_ = true;  // no task runs for it: none started yet, or it ended
+};
+
+}  // namespace corio::http::detail
