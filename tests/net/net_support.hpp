@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -123,6 +124,15 @@ inline Coro<RawPeer> connect_to_raw_peer(std::size_t limit = corio::kDefaultStre
   auto [reader, writer] = co_await corio::open_connection("127.0.0.1", lst.local_address().port(), opts);
   auto accepted = co_await corio::get_running_loop().sock_accept(lst);
   co_return RawPeer{std::move(accepted.first), reader, writer};
+}
+
+// Caps the socket buffers between the writer and its raw peer: the kernel's
+// autotuning grows a loopback pair's to tens of MiB (tcp_rmem's maximum is
+// 32 MiB on the CI machine), so a peer that does not read could otherwise
+// take a test's "too big to fit" write whole, sooner or later.
+inline void cap_socket_buffers(RawPeer& p, int bytes = 64 * 1024) {
+  ::setsockopt(p.peer.fd(), SOL_SOCKET, SO_RCVBUF, &bytes, sizeof bytes);
+  ::setsockopt(p.writer.fileno(), SOL_SOCKET, SO_SNDBUF, &bytes, sizeof bytes);
 }
 
 // Sends all of data from a raw socket.

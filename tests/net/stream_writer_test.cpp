@@ -117,6 +117,7 @@ TEST(StreamWriter, WriteEofHalfClosesAndReadingGoesOn) { run_bounded(half_close(
 // Bytes the socket did not take go out without drain(), before the close.
 Coro<void> close_flushes() {
   RawPeer p = co_await connect_to_raw_peer();
+  cap_socket_buffers(p);
   const std::string big(4 << 20, 'b');
   p.writer.write(big);
   EXPECT_GT(p.writer.get_write_buffer_size(), 0u) << "4 MiB should not fit the socket";
@@ -192,6 +193,7 @@ TEST(StreamWriter, AbortClosesAtOnce) { run_bounded(abort_drops_the_buffer()); }
 // after the buffered ones, and EAGAIN waits instead of spinning.
 Coro<void> writes_past_the_buffer() {
   RawPeer p = co_await connect_to_raw_peer();
+  cap_socket_buffers(p);
   Received got;
   Task<void> reader = corio::create_task(slow_reader(&p.peer, &got));
   constexpr std::size_t kBuffered = 4 << 20, kTotal = 32 << 20;
