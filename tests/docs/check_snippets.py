@@ -93,6 +93,12 @@ def main(argv):
     total = len(manifest["programs"]) + len(manifest["fails"])
     print(f"docs snippets: {len(manifest['programs'])} run, {len(manifest['fails'])} checked "
           f"not to compile; {len(problems)} problem(s) in {total}")
+    # The headers' examples without a marker (extract_snippets.py): not
+    # compiled yet, so named here until they are.
+    skipped = manifest.get("headers_not_compiled", [])
+    if skipped:
+        print(f"header examples not compiled yet (no doc: marker): {len(skipped)}\n  "
+              + "\n  ".join(skipped))
     return 1 if problems else 0
 
 

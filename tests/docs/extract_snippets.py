@@ -14,7 +14,10 @@ the rendered page.
                                such as a specialization of a corio template
                                (`template <> struct corio::http::Fields<T>`)
   <!-- doc: body -->           the statements of a corio::Coro<> function,
-                               compiled (they may use the file's fragments)
+                               compiled (they may use the file's fragments);
+                               `body (PARAMS)` gives the function parameters,
+                               for the names a block uses without declaring
+                               them (`body (corio::http::Request& req)`)
   <!-- doc: body run -->       the same, then run with corio::run_main
   <!-- doc: program -->        a whole program with `int main()`, built and run;
                                it must exit with 0, or N with `program exit=N`;
@@ -29,8 +32,16 @@ the rendered page.
                                must be in g++'s messages (the block is compiled
                                as main.cpp; checked with g++ only)
 
-Usage: extract_snippets.py OUTDIR FILE.md...   (paths relative to the source tree)
-Writes OUTDIR/<name>.cpp per Markdown file (one translation unit each),
+The public headers' examples are compiled the same way: a block of `///`
+comment lines indented by four more spaces (Doxygen's code block), with the
+marker on the `///` line before it (`/// <!-- doc: body -->`; Doxygen drops
+HTML comments). A header block without a marker is not compiled yet: the
+manifest counts them, and docs.snippets prints the count.
+
+Usage: extract_snippets.py OUTDIR FILE.md... [--headers FILE.hpp...]
+(paths relative to the source tree)
+Writes OUTDIR/<name>.cpp per Markdown file (one translation unit each), and
+OUTDIR/headers.cpp for all the headers' blocks (one translation unit),
 OUTDIR/fail/<name>_<line>.cpp per fail block, and OUTDIR/manifest.json for
 check_snippets.py. Files are rewritten only when their text changes, so an
 edit to one page recompiles one translation unit.
@@ -80,6 +91,42 @@ def parse_blocks(path):
         elif marker is not None and line.strip():
             raise SnippetError(f"{path}:{marker[2]}: a marker must come right before a code block")
         i += 1
+
+
+HEADER_LINE = re.compile(r"^\s*///(.*)$")
+HEADER_CODE = "    "  # after the `/// ` of a comment line
+
+
+def parse_header_blocks(path, skipped):
+    """Yields the same tuples as parse_blocks for the examples in a
+    header's `///` comments; appends "path:line" of each unmarked one to
+    skipped."""
+    marker = None
+    block = None
+    for i, line in enumerate(path.read_text(encoding="utf-8").splitlines() + [""]):
+        m = HEADER_LINE.match(line)
+        text = m.group(1)[1:] if m else None
+        if text is not None and text.startswith(HEADER_CODE):
+            if block is None:
+                block = (i + 1, [])
+            block[1].append(text[len(HEADER_CODE):])
+        elif block is not None and text is not None and not text.strip():
+            block[1].append("")
+        else:
+            if block is not None:
+                code = "\n".join(block[1]).rstrip("\n").split("\n")
+                if marker is None:
+                    skipped.append(f"{path}:{block[0]}")
+                else:
+                    yield marker[0], marker[1], "cpp", block[0], code
+                marker, block = None, None
+            mm = MARKER.match(text.strip()) if text is not None else None
+            if mm:
+                if mm.group(1) not in KINDS - {"output"}:
+                    raise SnippetError(f"{path}:{i + 1}: unknown snippet kind {mm.group(1)!r}")
+                marker = (mm.group(1), mm.group(2))
+            elif text is None or text.strip():
+                marker = None
 
 
 def split_includes(code):
@@ -143,10 +190,12 @@ class Page:
             self.add_program(arg, lineno, body, where)
 
     def add_body(self, arg, lineno, body, where):
-        if arg not in ("", "run"):
-            raise SnippetError(f"{where}: body takes only 'run'")
-        fn = f"body_{lineno}"
-        self.scope += [f"corio::Coro<> {fn}() {{"] + body + ["  co_return;", "}"]
+        params = re.fullmatch(r"\((.*)\)", arg)
+        if arg not in ("", "run") and params is None:
+            raise SnippetError(f"{where}: body takes only 'run' or (PARAMETERS)")
+        fn = f"body_{len(self.scope)}_{lineno}"
+        signature = f"corio::Coro<> {fn}({params.group(1) if params else ''}) {{"
+        self.scope += [signature] + body + ["  co_return;", "}"]
         if arg == "run":
             self.register(f"[] {{ return corio::run_main(doc_{self.name}::{fn}()); }}", where)
 
@@ -187,25 +236,43 @@ def write_if_changed(path, text):
         path.write_text(text, encoding="utf-8")
 
 
+def write_page(out, page, manifest):
+    """page's translation unit and fail sources, and its manifest entries."""
+    write_if_changed(out / f"{page.name}.cpp", page.translation_unit())
+    manifest["programs"] += page.runs
+    for fail in page.fails:
+        cpp = out / "fail" / f"{page.name}_{fail['where'].rsplit(':', 1)[1]}.cpp"
+        write_if_changed(cpp, page.fail_unit(fail))
+        entry = {k: v for k, v in fail.items() if k != "code"}
+        manifest["fails"].append(dict(entry, source=str(cpp)))
+
+
 def main(argv):
     if len(argv) < 3:
         print(__doc__.split("\n\n")[-2], file=sys.stderr)
         return 2
     out = pathlib.Path(argv[1])
     (out / "fail").mkdir(parents=True, exist_ok=True)
-    manifest = {"programs": [], "fails": []}
+    split = argv.index("--headers") if "--headers" in argv else len(argv)
+    manifest = {"programs": [], "fails": [], "headers_not_compiled": []}
     try:
-        for md in argv[2:]:
+        for md in argv[2:split]:
             page = Page(pathlib.Path(md))
             for block in parse_blocks(page.path):
                 page.add(*block)
-            write_if_changed(out / f"{page.name}.cpp", page.translation_unit())
-            manifest["programs"] += page.runs
-            for fail in page.fails:
-                cpp = out / "fail" / f"{page.name}_{fail['where'].rsplit(':', 1)[1]}.cpp"
-                write_if_changed(cpp, page.fail_unit(fail))
-                entry = {k: v for k, v in fail.items() if k != "code"}
-                manifest["fails"].append(dict(entry, source=str(cpp)))
+            write_page(out, page, manifest)
+        # All the headers' examples in one translation unit (headers.cpp):
+        # one parse of corio.hpp for all of them.
+        page = Page(pathlib.Path("headers"))
+        for hpp in map(pathlib.Path, argv[split + 1:]):
+            blocks = list(parse_header_blocks(hpp, manifest["headers_not_compiled"]))
+            if blocks:
+                page.includes.append(f"#include <{hpp.relative_to('include')}>")
+            page.path = hpp  # for the #line directives and the messages
+            for block in blocks:
+                page.add(*block)
+        page.path = pathlib.Path("include/corio")
+        write_page(out, page, manifest)
     except SnippetError as e:
         print(f"extract_snippets: {e}", file=sys.stderr)
         return 1
