@@ -35,7 +35,8 @@ the rendered page.
 The public headers' examples are compiled the same way: a block of `///`
 comment lines indented by four more spaces (Doxygen's code block), with the
 marker on the `///` line before it (`/// <!-- doc: body -->`; Doxygen drops
-HTML comments). A header block without a marker is not compiled yet: the
+HTML comments); `<!-- doc: text -->` says an indented block is not C++ (a
+diagram, sample output). A header block without a marker is not compiled yet: the
 manifest counts them, and docs.snippets prints the count.
 
 Usage: extract_snippets.py OUTDIR FILE.md... [--headers FILE.hpp...]
@@ -117,12 +118,12 @@ def parse_header_blocks(path, skipped):
                 code = "\n".join(block[1]).rstrip("\n").split("\n")
                 if marker is None:
                     skipped.append(f"{path}:{block[0]}")
-                else:
+                elif marker[0] != "text":
                     yield marker[0], marker[1], "cpp", block[0], code
                 marker, block = None, None
             mm = MARKER.match(text.strip()) if text is not None else None
             if mm:
-                if mm.group(1) not in KINDS - {"output"}:
+                if mm.group(1) not in KINDS - {"output"} | {"text"}:
                     raise SnippetError(f"{path}:{i + 1}: unknown snippet kind {mm.group(1)!r}")
                 marker = (mm.group(1), mm.group(2))
             elif text is None or text.strip():
@@ -264,6 +265,10 @@ def main(argv):
         # All the headers' examples in one translation unit (headers.cpp):
         # one parse of corio.hpp for all of them.
         page = Page(pathlib.Path("headers"))
+        # A header's example names a result to show its type, and may not
+        # use it: `std::size_t index = co_await b.wait();`.
+        page.includes.append('#pragma GCC diagnostic ignored "-Wunused-variable"')
+        page.includes.append("using namespace std::chrono_literals;  // co_await sleep(10s)")
         for hpp in map(pathlib.Path, argv[split + 1:]):
             blocks = list(parse_header_blocks(hpp, manifest["headers_not_compiled"]))
             if blocks:

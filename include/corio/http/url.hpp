@@ -2,11 +2,12 @@
 /// corio::http::Url: absolute http/https URLs (RFC 3986) as the client needs
 /// them, and the query-string helpers both sides use.
 ///
-///     Url u = Url::parse("https://example.org/news?day=today");
-///     u.host;               // "example.org"
-///     u.port;               // 443
-///     u.target();           // "/news?day=today"
-///     u.resolve("../x");    // a redirect's Location, resolved against u
+/// <!-- doc: body -->
+///     corio::http::Url u = corio::http::Url::parse("https://example.org/news?day=today");
+///     std::string host = u.host;       // "example.org"
+///     int port = u.port;               // 443
+///     std::string target = u.target(); // "/news?day=today"
+///     corio::http::Url next = u.resolve("../x");    // a redirect's Location, resolved against u
 ///
 /// A parser with limits like every other: at most 8 KiB, no control
 /// characters or spaces, no user:password@ (credentials in URLs leak into

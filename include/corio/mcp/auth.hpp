@@ -11,6 +11,7 @@
 ///
 /// What happens on a refusal (the transport calls on_refused() for a 401,
 /// or a 403 whose error is insufficient_scope, then repeats the request):
+/// <!-- doc: text -->
 ///     1. the challenge's WWW-Authenticate is read: resource_metadata, scope;
 ///     2. the protected resource's metadata (RFC 9728) from resource_metadata,
 ///        else the well-known URIs (path-based first, then the root); its
