@@ -267,8 +267,10 @@ def main(argv):
         page = Page(pathlib.Path("headers"))
         # A header's example names a result to show its type, and may not
         # use it: `std::size_t index = co_await b.wait();`.
-        page.includes.append('#pragma GCC diagnostic ignored "-Wunused-variable"')
+        page.includes += ['#pragma GCC diagnostic ignored "-Wunused-variable"',
+                          '#pragma GCC diagnostic ignored "-Wunused-but-set-variable"']
         page.includes.append("using namespace std::chrono_literals;  // co_await sleep(10s)")
+        page.includes += ['#include "header_names.hpp"', "using namespace corio_docs;"]
         for hpp in map(pathlib.Path, argv[split + 1:]):
             blocks = list(parse_header_blocks(hpp, manifest["headers_not_compiled"]))
             if blocks:

@@ -57,10 +57,11 @@ struct Url {
 /// get_all() every value, for repeated names ("?tag=a&tag=b"). Names match
 /// exactly (case kept): query names are not case-insensitive like headers.
 ///
-///     const QueryParams& q = req.query();
+/// <!-- doc: body (corio::http::Request& req) -->
+///     const corio::http::QueryParams& q = req.query();
 ///     std::optional<std::string_view> page = q.get("page");   // nullopt if absent
 ///     std::string_view sort = q.get("sort", "name");         // fallback if absent
-///     for (std::string_view tag : q.get_all("tag")) ...
+///     for (std::string_view tag : q.get_all("tag")) std::printf("%.*s\n", int(tag.size()), tag.data());
 ///
 /// The views point into the QueryParams (or at the fallback given).
 class QueryParams : public std::vector<std::pair<std::string, std::string>> {
