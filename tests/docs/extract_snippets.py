@@ -9,6 +9,9 @@ the rendered page.
                                compiled; the fragments of one file share one
                                namespace, in order, so later ones may use
                                earlier ones
+  <!-- doc: fragment in NS -->, <!-- doc: body in NS ... -->
+                               the same, compiled inside namespace NS (a
+                               header's example written as its own code is)
   <!-- doc: global -->         declarations outside that namespace, at global
                                scope, where they are: for what must be there,
                                such as a specialization of a corio template
@@ -178,6 +181,18 @@ class Page:
         includes, rest = split_includes(code)
         self.includes += [i for i in includes if i not in self.includes]
         body = [line_directive(lineno, self.path)] + rest
+        inside = re.fullmatch(r"in ([\w:]+)\s*(.*)", arg)
+        if inside and kind in ("fragment", "body") and inside.group(2) != "run":
+            # Code as the header reads it, inside its namespace: the page's
+            # namespace is closed around it, as for a global block.
+            ns = f"doc_{self.name}"
+            self.scope += [f"}}  // namespace {ns}", f"namespace {inside.group(1)}::doc_{len(self.scope)} {{"]
+            self.add_scoped(kind, inside.group(2), lineno, body, where)
+            self.scope += ["}", f"namespace {ns} {{"]
+        else:
+            self.add_scoped(kind, arg, lineno, body, where)
+
+    def add_scoped(self, kind, arg, lineno, body, where):
         if kind == "fragment":
             self.scope += body
         elif kind == "global":
