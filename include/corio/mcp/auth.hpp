@@ -2,6 +2,7 @@
 /// corio::mcp::OAuth: MCP authorization (2025-11-25) on the client side,
 /// OAuth 2.1 as the spec profiles it, for StreamableHttpClient.
 ///
+/// <!-- doc: body (std::function<corio::Coro<std::string>(std::string)> open_browser_and_wait_for_redirect, std::string url) -->
 ///     corio::mcp::OAuthOptions o;
 ///     o.redirect_uri = "http://localhost:3000/callback";
 ///     o.authorize = open_browser_and_wait_for_redirect;   // the interactive step
