@@ -286,13 +286,18 @@ def main(argv):
                           '#pragma GCC diagnostic ignored "-Wunused-but-set-variable"']
         page.includes.append("using namespace std::chrono_literals;  // co_await sleep(10s)")
         page.includes += ['#include "header_names.hpp"', "using namespace corio_docs;"]
+        blocks = []
         for hpp in map(pathlib.Path, argv[split + 1:]):
-            blocks = list(parse_header_blocks(hpp, manifest["headers_not_compiled"]))
-            if blocks:
+            found = list(parse_header_blocks(hpp, manifest["headers_not_compiled"]))
+            if found:
                 page.includes.append(f"#include <{hpp.relative_to('include')}>")
+            blocks += [(hpp, block) for block in found]
+        # The global blocks first: the types they declare (a struct with its
+        # Fields) are used by other headers' examples, in any order.
+        blocks.sort(key=lambda b: b[1][0] != "global")
+        for hpp, block in blocks:
             page.path = hpp  # for the #line directives and the messages
-            for block in blocks:
-                page.add(*block)
+            page.add(*block)
         page.path = pathlib.Path("include/corio")
         write_page(out, page, manifest)
     except SnippetError as e:

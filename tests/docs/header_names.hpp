@@ -4,10 +4,15 @@
 // Nothing here runs; the definitions only make the examples link.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
+
+#include <nlohmann/json.hpp>
 
 #include <corio/coro.hpp>
+#include <corio/json/fields.hpp>
 
 namespace corio_docs {
 
@@ -20,7 +25,19 @@ struct Sink {
   void write(std::string_view) {}
 };
 
+struct User {
+  std::string name;
+  std::optional<std::string> email;
+};
+
 inline corio::Coro<> make_brief() { co_return; }
 inline int count_lines() { return 0; }
+inline std::string headlines(const nlohmann::json&) { return {}; }
 
 }  // namespace corio_docs
+
+template <>
+struct corio::http::Fields<corio_docs::User> {
+  static constexpr auto list = std::tuple{field("name", &corio_docs::User::name),
+                                          field("email", &corio_docs::User::email)};
+};
