@@ -39,8 +39,8 @@ The public headers' examples are compiled the same way: a block of `///`
 comment lines indented by four more spaces (Doxygen's code block), with the
 marker on the `///` line before it (`/// <!-- doc: body -->`; Doxygen drops
 HTML comments); `<!-- doc: text -->` says an indented block is not C++ (a
-diagram, sample output). A header block without a marker is not compiled yet: the
-manifest counts them, and docs.snippets prints the count.
+diagram, sample output). A header block without a marker is not compiled:
+the manifest lists it, and docs.snippets fails on it.
 
 Usage: extract_snippets.py OUTDIR FILE.md... [--headers FILE.hpp...]
 (paths relative to the source tree)
