@@ -102,12 +102,6 @@ function(corio_target_pch target)
     return()
   endif()
   target_precompile_headers(${target} PRIVATE ${CORIO_PCH_HEADERS} ${arg_EXTRA})
-  # g++ 12 loses "this is a system header" for what comes from a PCH, so a
-  # false -Wstringop-overflow inside libstdc++'s std::string::resize, hidden
-  # without the PCH, stops the build (src/http/ws/ws_deflate.cpp).
-  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_LESS 13)
-    target_compile_options(${target} PRIVATE -Wno-stringop-overflow)
-  endif()
 endfunction()
 
 # corio_target_shared_pch(<target>)
@@ -120,8 +114,5 @@ endfunction()
 function(corio_target_shared_pch target)
   if(CORIO_PCH AND TARGET corio_pch AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
     target_precompile_headers(${target} REUSE_FROM corio_pch)
-    if(CMAKE_CXX_COMPILER_VERSION VERSION_LESS 13)
-      target_compile_options(${target} PRIVATE -Wno-stringop-overflow)  # see corio_target_pch
-    endif()
   endif()
 endfunction()
