@@ -2,7 +2,8 @@
 /// corio::Barrier: asyncio.Barrier, a cyclic barrier for a fixed number of
 /// parties.
 ///
-///     Barrier b(3);
+/// <!-- doc: body -->
+///     corio::Barrier b(3);
 ///     std::size_t index = co_await b.wait();   // in each of 3 tasks
 ///
 /// Suspends: wait() until `parties` tasks have arrived; also, on arrival,

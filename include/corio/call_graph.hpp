@@ -81,6 +81,7 @@ std::optional<FutureCallGraph> capture_call_graph();
 ///   + Call stack:
 ///   |   File 'db.cpp', line 42, in fetch(int)
 ///   + Awaited by:
+/// <!-- doc: text -->
 ///      * Task(name='main', id=1) awaiting gather/wait ...
 std::string format_call_graph(const FutureCallGraph& graph);
 /// format_call_graph(capture_call_graph(task)).

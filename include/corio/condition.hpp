@@ -1,10 +1,11 @@
 /// \file
 /// corio::Condition: asyncio.Condition, a condition variable over a Lock.
 ///
-///     Condition cond;                          // or Condition cond(lock);
+/// <!-- doc: body (std::vector<int>& items) -->
+///     corio::Condition cond;                   // or corio::Condition cond(lock);
 ///     auto guard = co_await cond.scoped_lock();
 ///     co_await cond.wait_for([&] { return !items.empty(); });
-///     ...; cond.notify();                      // with the lock held
+///     cond.notify();                           // with the lock held
 ///
 /// Suspends: wait() until notified, with the lock released meanwhile; then
 /// again until the lock is re-acquired. acquire() and scoped_lock() suspend

@@ -2,7 +2,8 @@
 /// Running a job once a day at a local wall-clock time: an "08:00 daily
 /// brief" without the once-a-minute polling of the Python program it ports.
 ///
-///     std::function<Coro<void>()> job = []() -> Coro<void> { co_await make_brief(); };
+/// <!-- doc: body -->
+///     std::function<corio::Coro<void>()> job = []() -> corio::Coro<void> { co_await make_brief(); };
 ///     co_await corio::run_daily(8, 0, job);   // named first: see getting-started.md
 ///
 /// run_daily sleeps until the next hh:mm in the local time zone, runs the

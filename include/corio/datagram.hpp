@@ -2,7 +2,8 @@
 /// corio::DatagramSocket: UDP the awaitable way, in place of asyncio's
 /// create_datagram_endpoint protocol callbacks.
 ///
-///     auto sock = corio::DatagramSocket::bind(SocketAddress::ip("127.0.0.1", 0));
+/// <!-- doc: body (corio::SocketAddress server) -->
+///     auto sock = corio::DatagramSocket::bind(corio::SocketAddress::ip("127.0.0.1", 0));
 ///     co_await sock.sendto("ping", server);
 ///     auto [data, from] = co_await sock.recvfrom();
 ///

@@ -2,8 +2,9 @@
 /// corio::getaddrinfo: asyncio's loop.getaddrinfo, a name lookup that does not
 /// block the loop.
 ///
+/// <!-- doc: body -->
 ///     auto infos = co_await corio::getaddrinfo("example.org", 443);
-///     for (const AddrInfo& ai : infos) ... ai.address ...
+///     for (const corio::AddrInfo& ai : infos) std::printf("%s\n", ai.address.to_string().c_str());
 ///
 /// A numeric host ("127.0.0.1", "::1") is converted on the spot: no thread, no
 /// resolver, as asyncio's _ipaddr_info does. A name goes to the C library's getaddrinfo(3) on

@@ -2,7 +2,8 @@
 /// corio::Executor and corio::ThreadPoolExecutor: where blocking work goes
 /// (concurrent.futures), so that it does not freeze the loop.
 ///
-///     ThreadPoolExecutor pool(4);
+/// <!-- doc: body (corio::EventLoop& loop) -->
+///     corio::ThreadPoolExecutor pool(4);
 ///     int n = co_await loop.run_in_executor(&pool, count_lines);
 ///     int m = co_await corio::to_thread(count_lines);   // the loop's default pool
 ///

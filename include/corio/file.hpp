@@ -2,6 +2,7 @@
 /// corio::open_file and corio::AsyncFile: files without blocking the loop
 /// (Python's aiofiles).
 ///
+/// <!-- doc: body -->
 ///     corio::AsyncFile f = co_await corio::open_file("data.bin", "rb");
 ///     std::string head = co_await f.read(4096);
 ///     std::string block = co_await f.pread(1 << 20, 4096);

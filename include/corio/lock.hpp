@@ -1,7 +1,8 @@
 /// \file
 /// corio::Lock: asyncio.Lock, FIFO-fair.
 ///
-///     co_await lock.acquire(); ... lock.release();
+/// <!-- doc: body (corio::Lock& lock) -->
+///     co_await lock.acquire(); /* ... */ lock.release();
 ///     auto guard = co_await lock.scoped_lock();   // `async with lock:`
 ///
 /// Suspends: acquire() while the lock is held or others are already waiting

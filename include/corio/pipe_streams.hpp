@@ -3,6 +3,7 @@
 /// asyncio's loop.connect_read_pipe / connect_write_pipe, as a StreamReader
 /// or StreamWriter (the same types a socket connection gives).
 ///
+/// <!-- doc: body -->
 ///     auto in = corio::connect_read_pipe(STDIN_FILENO);
 ///     auto out = corio::connect_write_pipe(STDOUT_FILENO);
 ///     while (true) {

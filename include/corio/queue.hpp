@@ -2,6 +2,7 @@
 /// corio::Queue, corio::LifoQueue, corio::PriorityQueue: asyncio.Queue and its
 /// siblings as of Python 3.13 (shutdown included), FIFO-fair.
 ///
+/// <!-- doc: body (Job job) -->
 ///     corio::Queue<Job> q(4);            // maxsize 4; 0 means unbounded
 ///     co_await q.put(std::move(job));    // producer
 ///     Job j = co_await q.get();          // consumer ...

@@ -1,7 +1,8 @@
 /// \file
 /// corio::Semaphore and corio::BoundedSemaphore: asyncio's, FIFO-fair.
 ///
-///     Semaphore sem(10);
+/// <!-- doc: body -->
+///     corio::Semaphore sem(10);
 ///     auto permit = co_await sem.scoped_acquire();   // `async with sem:`
 ///
 /// Suspends: acquire() while no permit is free, others are already waiting, or

@@ -2,6 +2,7 @@
 /// corio::SslContext: the TLS settings connections are made with (asyncio's
 /// ssl.SSLContext), and the TLS errors.
 ///
+/// <!-- doc: body (corio::ClientConnected handler) -->
 ///     corio::ConnectOptions opts;
 ///     opts.ssl = corio::SslContext::client();  // verifies the chain and the host name
 ///     auto [reader, writer] = co_await corio::open_connection("example.org", 443, opts);
@@ -19,6 +20,7 @@
 ///
 /// What a TLS connection adds to the streams (the TLS transport, OpenSSL over
 /// memory BIOs, sits under the same StreamReader/StreamWriter):
+/// <!-- doc: text -->
 ///     - the handshake runs inside open_connection(), and before the handler
 ///       on a server; ssl_handshake_timeout bounds it (TimeoutError). A server
 ///       closes a connection whose handshake failed and goes on serving; the

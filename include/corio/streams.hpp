@@ -2,13 +2,19 @@
 /// asyncio streams: open_connection(), start_server() and their Unix forms,
 /// over StreamReader, StreamWriter and Server.
 ///
-///     auto [reader, writer] = co_await corio::open_connection("example.org", 80);
-///     writer.write("GET / HTTP/1.0\r\n\r\n");
-///     std::string status = co_await reader.readline();
+/// <!-- doc: fragment in corio -->
+///     Coro<> get_page() {
+///       auto [reader, writer] = co_await corio::open_connection("example.org", 80);
+///       writer.write("GET / HTTP/1.0\r\n\r\n");
+///       std::string status = co_await reader.readline();
+///     }
 ///
-///     Coro<void> echo(StreamReader r, StreamWriter w) { ... }
-///     auto server = co_await corio::start_server(echo, "127.0.0.1", 0);
-///     co_await server.serve_forever();
+///     Coro<void> echo(StreamReader r, StreamWriter w) { w.write(co_await r.readline()); }
+///
+///     Coro<> serve() {
+///       auto server = co_await corio::start_server(echo, "127.0.0.1", 0);
+///       co_await server.serve_forever();
+///     }
 ///
 /// open_connection resolves the host (dns.hpp) and connects with Happy
 /// Eyeballs (RFC 8305, asyncio's happy_eyeballs_delay): addresses alternate

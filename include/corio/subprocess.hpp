@@ -1,12 +1,13 @@
 /// \file
 /// asyncio's subprocesses: create_subprocess_exec() and Process.
 ///
+/// <!-- doc: body -->
 ///     corio::SubprocessOptions opts;
 ///     opts.out = corio::Redirect::pipe;
 ///     std::vector<std::string> args{"-l", "/"};  // named: g++ 12 rejects {...} in co_await
 ///     corio::Process proc = co_await corio::create_subprocess_exec("ls", args, opts);
 ///     std::string listing = co_await proc.out.read();
-///     int status = co_await proc.wait();
+///     if (co_await proc.wait() != 0) throw std::runtime_error("ls failed");
 ///
 /// The child's piped stdin, stdout and stderr are the StreamWriter and
 /// StreamReaders of streams.hpp, over pipes instead of sockets: the same

@@ -2,6 +2,7 @@
 /// corio::TaskGroup: asyncio.TaskGroup. Two shapes, because C++ has no
 /// `async with`:
 ///
+/// <!-- doc: body (std::function<corio::Coro<>(int)> fetch) -->
 ///     co_await corio::task_group([&](corio::TaskGroup& tg) -> corio::Coro<> {
 ///       tg.create_task(fetch(1));
 ///       tg.create_task(fetch(2));
@@ -18,7 +19,8 @@
 /// owner's cancelling() count is what it was, and a cancellation from outside
 /// still arrives as CancelledError with its message.
 ///
-///     TaskGroup tg;                // the classic shape, without a body
+/// <!-- doc: body (std::function<corio::Coro<>(int)> fetch) -->
+///     corio::TaskGroup tg;         // the classic shape, without a body
 ///     tg.create_task(fetch(1));
 ///     co_await tg.wait();          // the end of the `async with` block
 ///

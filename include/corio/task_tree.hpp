@@ -14,6 +14,7 @@ namespace corio {
 
 /// One line per task, in id order, under a header line:
 ///
+/// <!-- doc: text -->
 ///     ID  NAME     STATE      WHERE              AWAITING
 ///      1  main     suspended  crawl.cpp:40       gather/wait on Task(name='fetch a', id=2), ...
 ///      2  fetch a  suspended  crawl.cpp:22       sleep (1.250 s left)

@@ -3,6 +3,7 @@
 ///
 /// Two shapes, because C++ has no `async with`:
 ///
+/// <!-- doc: body (std::function<corio::Coro<>(std::string)> fetch, std::string url, std::function<corio::Coro<>()> step1, std::function<corio::Coro<>()> step2) -->
 ///     co_await corio::timeout(2s, fetch(url));              // a wrapper around one awaitable
 ///     co_await corio::timeout(2s, [&](corio::Timeout& cm) -> corio::Coro<> {
 ///       co_await step1();                                   // a block, with the Timeout object

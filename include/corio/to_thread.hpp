@@ -3,6 +3,7 @@
 /// loop's default thread pool and gives its result (or exception) back to the
 /// awaiting task, while the loop goes on running other tasks.
 ///
+/// <!-- doc: body (std::string (*read_file)(std::string), std::string path) -->
 ///     std::string body = co_await corio::to_thread(read_file, path);
 ///
 /// Like every Coro it is lazy: the function is submitted when awaited.

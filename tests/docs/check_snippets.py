@@ -88,9 +88,13 @@ def main(argv):
         jobs += [pool.submit(check_fail, compiler, gnu, f) for f in manifest["fails"]]
         for job in jobs:
             problems += job.result()
+    total = len(manifest["programs"]) + len(manifest["fails"])
+    # A header's example without a marker (extract_snippets.py) is not
+    # compiled: every one must say what it is.
+    problems += [f"{where}: a header example without a doc: marker (body, fragment, text...)"
+                 for where in manifest["headers_not_compiled"]]
     for p in problems:
         print(p, file=sys.stderr)
-    total = len(manifest["programs"]) + len(manifest["fails"])
     print(f"docs snippets: {len(manifest['programs'])} run, {len(manifest['fails'])} checked "
           f"not to compile; {len(problems)} problem(s) in {total}")
     return 1 if problems else 0

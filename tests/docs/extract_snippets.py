@@ -9,12 +9,18 @@ the rendered page.
                                compiled; the fragments of one file share one
                                namespace, in order, so later ones may use
                                earlier ones
+  <!-- doc: fragment in NS -->, <!-- doc: body in NS ... -->
+                               the same, compiled inside namespace NS (a
+                               header's example written as its own code is)
   <!-- doc: global -->         declarations outside that namespace, at global
                                scope, where they are: for what must be there,
                                such as a specialization of a corio template
                                (`template <> struct corio::http::Fields<T>`)
   <!-- doc: body -->           the statements of a corio::Coro<> function,
-                               compiled (they may use the file's fragments)
+                               compiled (they may use the file's fragments);
+                               `body (PARAMS)` gives the function parameters,
+                               for the names a block uses without declaring
+                               them (`body (corio::http::Request& req)`)
   <!-- doc: body run -->       the same, then run with corio::run_main
   <!-- doc: program -->        a whole program with `int main()`, built and run;
                                it must exit with 0, or N with `program exit=N`;
@@ -29,8 +35,17 @@ the rendered page.
                                must be in g++'s messages (the block is compiled
                                as main.cpp; checked with g++ only)
 
-Usage: extract_snippets.py OUTDIR FILE.md...   (paths relative to the source tree)
-Writes OUTDIR/<name>.cpp per Markdown file (one translation unit each),
+The public headers' examples are compiled the same way: a block of `///`
+comment lines indented by four more spaces (Doxygen's code block), with the
+marker on the `///` line before it (`/// <!-- doc: body -->`; Doxygen drops
+HTML comments); `<!-- doc: text -->` says an indented block is not C++ (a
+diagram, sample output). A header block without a marker is not compiled:
+the manifest lists it, and docs.snippets fails on it.
+
+Usage: extract_snippets.py OUTDIR FILE.md... [--headers FILE.hpp...]
+(paths relative to the source tree)
+Writes OUTDIR/<name>.cpp per Markdown file (one translation unit each), and
+OUTDIR/headers.cpp for all the headers' blocks (one translation unit),
 OUTDIR/fail/<name>_<line>.cpp per fail block, and OUTDIR/manifest.json for
 check_snippets.py. Files are rewritten only when their text changes, so an
 edit to one page recompiles one translation unit.
@@ -82,6 +97,42 @@ def parse_blocks(path):
         i += 1
 
 
+HEADER_LINE = re.compile(r"^\s*///(.*)$")
+HEADER_CODE = "    "  # after the `/// ` of a comment line
+
+
+def parse_header_blocks(path, skipped):
+    """Yields the same tuples as parse_blocks for the examples in a
+    header's `///` comments; appends "path:line" of each unmarked one to
+    skipped."""
+    marker = None
+    block = None
+    for i, line in enumerate(path.read_text(encoding="utf-8").splitlines() + [""]):
+        m = HEADER_LINE.match(line)
+        text = m.group(1)[1:] if m else None
+        if text is not None and text.startswith(HEADER_CODE):
+            if block is None:
+                block = (i + 1, [])
+            block[1].append(text[len(HEADER_CODE):])
+        elif block is not None and text is not None and not text.strip():
+            block[1].append("")
+        else:
+            if block is not None:
+                code = "\n".join(block[1]).rstrip("\n").split("\n")
+                if marker is None:
+                    skipped.append(f"{path}:{block[0]}")
+                elif marker[0] != "text":
+                    yield marker[0], marker[1], "cpp", block[0], code
+                marker, block = None, None
+            mm = MARKER.match(text.strip()) if text is not None else None
+            if mm:
+                if mm.group(1) not in KINDS - {"output"} | {"text"}:
+                    raise SnippetError(f"{path}:{i + 1}: unknown snippet kind {mm.group(1)!r}")
+                marker = (mm.group(1), mm.group(2))
+            elif text is None or text.strip():
+                marker = None
+
+
 def split_includes(code):
     """The block's #include lines (hoisted to the top of the file), and the
     code with each of them blanked so that #line numbers stay right."""
@@ -130,6 +181,18 @@ class Page:
         includes, rest = split_includes(code)
         self.includes += [i for i in includes if i not in self.includes]
         body = [line_directive(lineno, self.path)] + rest
+        inside = re.fullmatch(r"in ([\w:]+)\s*(.*)", arg)
+        if inside and kind in ("fragment", "body") and inside.group(2) != "run":
+            # Code as the header reads it, inside its namespace: the page's
+            # namespace is closed around it, as for a global block.
+            ns = f"doc_{self.name}"
+            self.scope += [f"}}  // namespace {ns}", f"namespace {inside.group(1)}::doc_{len(self.scope)} {{"]
+            self.add_scoped(kind, inside.group(2), lineno, body, where)
+            self.scope += ["}", f"namespace {ns} {{"]
+        else:
+            self.add_scoped(kind, arg, lineno, body, where)
+
+    def add_scoped(self, kind, arg, lineno, body, where):
         if kind == "fragment":
             self.scope += body
         elif kind == "global":
@@ -143,10 +206,12 @@ class Page:
             self.add_program(arg, lineno, body, where)
 
     def add_body(self, arg, lineno, body, where):
-        if arg not in ("", "run"):
-            raise SnippetError(f"{where}: body takes only 'run'")
-        fn = f"body_{lineno}"
-        self.scope += [f"corio::Coro<> {fn}() {{"] + body + ["  co_return;", "}"]
+        params = re.fullmatch(r"\((.*)\)", arg)
+        if arg not in ("", "run") and params is None:
+            raise SnippetError(f"{where}: body takes only 'run' or (PARAMETERS)")
+        fn = f"body_{len(self.scope)}_{lineno}"
+        signature = f"corio::Coro<> {fn}({params.group(1) if params else ''}) {{"
+        self.scope += [signature] + body + ["  co_return;", "}"]
         if arg == "run":
             self.register(f"[] {{ return corio::run_main(doc_{self.name}::{fn}()); }}", where)
 
@@ -187,25 +252,54 @@ def write_if_changed(path, text):
         path.write_text(text, encoding="utf-8")
 
 
+def write_page(out, page, manifest):
+    """page's translation unit and fail sources, and its manifest entries."""
+    write_if_changed(out / f"{page.name}.cpp", page.translation_unit())
+    manifest["programs"] += page.runs
+    for fail in page.fails:
+        cpp = out / "fail" / f"{page.name}_{fail['where'].rsplit(':', 1)[1]}.cpp"
+        write_if_changed(cpp, page.fail_unit(fail))
+        entry = {k: v for k, v in fail.items() if k != "code"}
+        manifest["fails"].append(dict(entry, source=str(cpp)))
+
+
 def main(argv):
     if len(argv) < 3:
         print(__doc__.split("\n\n")[-2], file=sys.stderr)
         return 2
     out = pathlib.Path(argv[1])
     (out / "fail").mkdir(parents=True, exist_ok=True)
-    manifest = {"programs": [], "fails": []}
+    split = argv.index("--headers") if "--headers" in argv else len(argv)
+    manifest = {"programs": [], "fails": [], "headers_not_compiled": []}
     try:
-        for md in argv[2:]:
+        for md in argv[2:split]:
             page = Page(pathlib.Path(md))
             for block in parse_blocks(page.path):
                 page.add(*block)
-            write_if_changed(out / f"{page.name}.cpp", page.translation_unit())
-            manifest["programs"] += page.runs
-            for fail in page.fails:
-                cpp = out / "fail" / f"{page.name}_{fail['where'].rsplit(':', 1)[1]}.cpp"
-                write_if_changed(cpp, page.fail_unit(fail))
-                entry = {k: v for k, v in fail.items() if k != "code"}
-                manifest["fails"].append(dict(entry, source=str(cpp)))
+            write_page(out, page, manifest)
+        # All the headers' examples in one translation unit (headers.cpp):
+        # one parse of corio.hpp for all of them.
+        page = Page(pathlib.Path("headers"))
+        # A header's example names a result to show its type, and may not
+        # use it: `std::size_t index = co_await b.wait();`.
+        page.includes += ['#pragma GCC diagnostic ignored "-Wunused-variable"',
+                          '#pragma GCC diagnostic ignored "-Wunused-but-set-variable"']
+        page.includes.append("using namespace std::chrono_literals;  // co_await sleep(10s)")
+        page.includes += ['#include "header_names.hpp"', "using namespace corio_docs;"]
+        blocks = []
+        for hpp in map(pathlib.Path, argv[split + 1:]):
+            found = list(parse_header_blocks(hpp, manifest["headers_not_compiled"]))
+            if found:
+                page.includes.append(f"#include <{hpp.relative_to('include')}>")
+            blocks += [(hpp, block) for block in found]
+        # The global blocks first: the types they declare (a struct with its
+        # Fields) are used by other headers' examples, in any order.
+        blocks.sort(key=lambda b: b[1][0] != "global")
+        for hpp, block in blocks:
+            page.path = hpp  # for the #line directives and the messages
+            page.add(*block)
+        page.path = pathlib.Path("include/corio")
+        write_page(out, page, manifest)
     except SnippetError as e:
         print(f"extract_snippets: {e}", file=sys.stderr)
         return 1

@@ -2,6 +2,7 @@
 /// corio::http::ClientSession: an HTTP/1.1 client with a connection pool,
 /// cookies, redirects and timeouts (aiohttp's ClientSession).
 ///
+/// <!-- doc: body -->
 ///     corio::http::ClientSession session;
 ///     corio::http::ClientResponse r = co_await session.get("https://example.org/");
 ///     std::string page = co_await r.text();

@@ -1,6 +1,7 @@
 /// \file
 /// The client's exceptions, with aiohttp's names and family tree:
 ///
+/// <!-- doc: text -->
 ///     ClientError
 ///     ├── ClientConnectionError      connect refused, reset, server disconnected
 ///     │   └── ClientSSLError         TLS handshake or certificate refused

@@ -3,8 +3,9 @@
 /// (aiohttp's ClientResponse): the status line and headers at once, the body
 /// when asked for.
 ///
-///     ClientResponse r = co_await session.get("http://example.org/");
-///     r.status();                          // 200
+/// <!-- doc: body (corio::http::ClientSession& session, Sink& out) -->
+///     corio::http::ClientResponse r = co_await session.get("http://example.org/");
+///     int status = r.status();                // 200
 ///     std::string page = co_await r.text();
 ///
 ///     // a large download, a piece at a time, never whole in memory:

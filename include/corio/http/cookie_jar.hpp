@@ -2,6 +2,7 @@
 /// corio::http::CookieJar: the cookies a ClientSession keeps (aiohttp's
 /// CookieJar), RFC 6265 as a user agent applies it.
 ///
+/// <!-- doc: body (corio::http::CookieJar& jar, corio::http::ClientResponse& response, const corio::http::Url& url, const corio::http::Url& next_url) -->
 ///     jar.update_cookies(response.headers().get_all("Set-Cookie"), url);
 ///     std::string header = jar.filter_cookies(next_url);  // "a=1; b=2", or ""
 ///

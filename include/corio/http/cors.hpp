@@ -2,11 +2,12 @@
 /// corio::http::cors: Cross-Origin Resource Sharing as a middleware
 /// (aiohttp-cors, Starlette's CORSMiddleware), per the Fetch standard.
 ///
-///     http::CorsOptions cors;
+/// <!-- doc: body (corio::http::Server& server) -->
+///     corio::http::CorsOptions cors;
 ///     cors.allow_origins = {"https://app.example"};   // or {"*"}, or cors.allow_origin = predicate
 ///     cors.allow_credentials = true;
 ///     cors.expose_headers = {"X-Request-Id"};
-///     server.use(http::cors(std::move(cors)));
+///     server.use(corio::http::cors(std::move(cors)));
 ///
 /// A preflight (OPTIONS with Origin and Access-Control-Request-Method) is
 /// answered by the middleware itself, whatever the routes: 204 with the

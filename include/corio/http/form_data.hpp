@@ -3,10 +3,11 @@
 /// (aiohttp's FormData), fields and files, the files streamed from disk
 /// when the request is sent (never read whole into memory).
 ///
-///     FormData form;
+/// <!-- doc: body (corio::http::ClientSession& session, std::string url) -->
+///     corio::http::FormData form;
 ///     form.add_field("title", "holiday");
 ///     form.add_file("photo", "/tmp/beach.jpg", "beach.jpg", "image/jpeg");
-///     RequestOptions opts;
+///     corio::http::RequestOptions opts;
 ///     opts.multipart = std::move(form);
 ///     co_await session.post(url, std::move(opts));
 ///

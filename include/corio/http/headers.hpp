@@ -2,11 +2,12 @@
 /// corio::http::Headers: an HTTP header block, in order, names compared
 /// without regard to case (RFC 9110 section 5.1), repeats kept.
 ///
-///     Headers h{{"Content-Type", "text/plain"}};
+/// <!-- doc: body -->
+///     corio::http::Headers h{{"Content-Type", "text/plain"}};
 ///     h.add("Set-Cookie", "a=1");
 ///     h.add("Set-Cookie", "b=2");
-///     h.get("content-type");            // "text/plain"
-///     h.get_all("set-cookie");          // {"a=1", "b=2"}
+///     auto type = h.get("content-type");          // "text/plain"
+///     auto cookies = h.get_all("set-cookie");     // {"a=1", "b=2"}
 ///     h.set("Content-Length", "5");     // replaces every field of that name
 ///
 /// A vector, not a map: a message has a dozen fields, where a linear scan

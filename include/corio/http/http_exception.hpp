@@ -4,9 +4,11 @@
 /// web.HTTPException, FastAPI's HTTPException): a status, a body of any type,
 /// and headers.
 ///
-///     throw HTTPException(404, "no such user");                 // text/plain
-///     throw HTTPException::json(422, {{"detail", "bad name"}}); // application/json
-///     throw HTTPException(401, "log in", Headers{{"WWW-Authenticate", "Bearer"}});
+/// <!-- doc: body (int what) -->
+///     using corio::http::HTTPException;
+///     if (what == 1) throw HTTPException(404, "no such user");                 // text/plain
+///     if (what == 2) throw HTTPException::json(422, {{"detail", "bad name"}}); // application/json
+///     throw HTTPException(401, "log in", corio::http::Headers{{"WWW-Authenticate", "Bearer"}});
 ///
 /// The server turns it into the answer (through the error hook,
 /// Server::on_error, when one is set) and keeps the connection. what() is

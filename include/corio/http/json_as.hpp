@@ -2,9 +2,10 @@
 /// Request::json_as<T>(): a request body as a C++ struct (its fields listed
 /// with json_fields.hpp), as FastAPI's typed body parameters:
 ///
+/// <!-- doc: fragment in corio::http -->
 ///     Coro<Response> forecast(Request& req) {
 ///       const Forecast f = co_await req.json_as<Forecast>();
-///       ...
+///       co_return Response::text(f.city);
 ///     }
 ///
 /// Not JSON: HTTPException(400). JSON that does not match the struct's

@@ -3,6 +3,7 @@
 /// (loop.stats(), corio/loop_stats.hpp) in Prometheus' text exposition
 /// format (version 0.0.4), for a /metrics route:
 ///
+/// <!-- doc: body (corio::http::Server& server) -->
 ///     server.get("/metrics", corio::http::metrics_handler());
 ///
 /// Each scrape answers with the stats of the loop serving that connection (a

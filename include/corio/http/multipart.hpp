@@ -3,7 +3,10 @@
 /// (RFC 7578), streamed to the handler part by part (aiohttp's
 /// request.multipart()).
 ///
+/// <!-- doc: fragment in corio::http -->
 ///     Coro<Response> upload(Request& req) {
+///       Sink sink;                                        // a file, say
+///       std::map<std::string, std::string> fields;
 ///       MultipartReader form(req);                        // 415 unless multipart/form-data
 ///       while (std::optional<BodyPart> part = co_await form.next()) {
 ///         if (part->filename()) {

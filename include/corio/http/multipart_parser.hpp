@@ -4,6 +4,7 @@
 /// push-style core under MultipartReader (multipart.hpp) and its fuzz
 /// target. Pure: bytes in, events out, no I/O.
 ///
+/// <!-- doc: body in corio::http (std::string_view boundary, std::string_view buffered) -->
 ///     MultipartParser p(boundary);
 ///     MultipartParser::Step s = p.parse(buffered);   // consume s.used bytes
 ///     // s.event: part (p.headers() hold its header block), data (s.data,

@@ -4,11 +4,12 @@
 /// works on bytes the caller buffered (StreamReader::buffered()), so it is
 /// fuzzed and tested on strings.
 ///
+/// <!-- doc: body in corio::http (StreamReader reader, Limits limits) -->
 ///     RequestParser p(limits);
 ///     RequestHead head;
 ///     std::size_t n;
 ///     while ((n = p.parse(reader.buffered(), head)) == 0) {
-///       if (co_await reader.fill_buffer() == 0) ...;  // EOF mid-head
+///       if (co_await reader.fill_buffer() == 0) co_return;  // EOF mid-head
 ///     }
 ///     reader.consume(n);
 ///     BodyDecoder body(request_framing(head), limits);
@@ -160,9 +161,13 @@ bool keep_alive(int version_minor, const Headers& headers) noexcept;
 
 /// Decodes a body incrementally, in whatever pieces it arrives.
 ///
-///     std::size_t used = dec.decode(reader.buffered(), out);  // appends to out
-///     reader.consume(used);
-///     if (dec.done()) ...  else if (used == 0) co_await reader.fill_buffer() ...
+/// <!-- doc: body in corio::http (StreamReader reader, BodyDecoder& dec, std::string& out) -->
+///     while (true) {
+///       std::size_t used = dec.decode(reader.buffered(), out);  // appends to out
+///       reader.consume(used);
+///       if (dec.done()) break;
+///       if (used == 0 && co_await reader.fill_buffer() == 0) break;  // EOF: cut short
+///     }
 ///
 /// For chunked bodies the chunk framing and the trailer section are
 /// removed (trailers() has the fields). The decoded size is checked against

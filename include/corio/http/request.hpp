@@ -3,11 +3,12 @@
 /// web.Request): the head, the route's path parameters, and the body, read
 /// on demand from the connection.
 ///
+/// <!-- doc: fragment in corio::http -->
 ///     Coro<Response> create_user(Request& req) {
 ///       nlohmann::json body = co_await req.json();      // 400 if it is not JSON (json.hpp's limits)
 ///       User user = co_await req.json_as<User>();       // and 422 if it is not a User (json_as.hpp)
 ///       std::string_view id = req.param("id");          // /users/{id}
-///       ...
+///       co_return Response::json(nlohmann::json{{"id", id}, {"name", user.name}}, 201);
 ///     }
 ///
 /// The body is not read before the handler asks for it: read(), text() and

@@ -3,11 +3,14 @@
 /// web.Response). HTTPException (http_exception.hpp, included here) is the
 /// error a handler throws to answer with a status instead.
 ///
-///     co_return Response::text("Hello, World!");
-///     co_return Response::json(nlohmann::json{{"id", 7}}, 201);
-///     co_return Response::file("/srv/www/index.html");   // sendfile(2) on plain TCP
-///     co_return Response::stream(produce);                // chunked, piece by piece
-///     throw HTTPException(404, "no such user");
+/// <!-- doc: fragment in corio::http -->
+///     Coro<Response> answer(int what, Response::Producer produce) {
+///       if (what == 0) co_return Response::text("Hello, World!");
+///       if (what == 1) co_return Response::json(nlohmann::json{{"id", 7}}, 201);
+///       if (what == 2) co_return Response::file("/srv/www/index.html");   // sendfile(2) on plain TCP
+///       if (what == 3) co_return Response::stream(produce);                // chunked, piece by piece
+///       throw HTTPException(404, "no such user");
+///     }
 ///
 /// The server frames the body itself: Content-Length for a body or a file,
 /// chunked for a stream (until-close for an HTTP/1.0 peer). Date, Server and

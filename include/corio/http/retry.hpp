@@ -3,10 +3,11 @@
 /// (ClientOptions::retry for the session, RequestOptions::retry for one
 /// request), as urllib3's Retry and aiohttp-retry do.
 ///
-///     ClientOptions opts;
+/// <!-- doc: body -->
+///     corio::http::ClientOptions opts;
 ///     opts.retry.attempts = 4;                       // the first one and 3 retries
 ///     opts.retry.backoff = std::chrono::milliseconds(200);
-///     ClientSession session(std::move(opts));
+///     corio::http::ClientSession session(std::move(opts));
 ///
 /// A request is tried again after a connection error (refused, reset, the
 /// server closing before it answered; not a TLS certificate refusal), after

@@ -2,6 +2,7 @@
 /// corio::http::Router: method + path pattern -> handler (aiohttp's
 /// UrlDispatcher).
 ///
+/// <!-- doc: body (corio::http::Router& router, corio::http::Handler get_user, corio::http::Handler serve) -->
 ///     router.add("GET", "/users/{id}", get_user);
 ///     router.add("GET", "/static/{path:.*}", serve);  // {name:.*}: the rest of the path
 ///

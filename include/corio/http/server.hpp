@@ -2,12 +2,15 @@
 /// corio::http::Server: an HTTP/1.1 and HTTP/2 server with routing and middleware
 /// (aiohttp's web.Application + AppRunner in one object).
 ///
+/// <!-- doc: fragment in corio::http -->
 ///     Coro<Response> hello(Request&) { co_return Response::text("Hello, World!"); }
 ///
-///     http::Server server;
-///     server.get("/hello", hello);
-///     co_await server.start("127.0.0.1", 8080);
-///     co_await server.serve_forever();          // or: co_await run_until_signal(server)
+///     Coro<> serve() {
+///       Server server;
+///       server.get("/hello", hello);
+///       co_await server.start("127.0.0.1", 8080);
+///       co_await server.serve_forever();          // or: co_await run_until_signal(server)
+///     }
 ///
 /// Per connection: keep-alive and pipelining (responses strictly in request
 /// order, pipelined ones written together; past 64 KiB of answers waiting

@@ -3,10 +3,11 @@
 /// proxy, with CONNECT (RFC 9110 section 9.3.6), as the client's proxy
 /// support and anyone who wants a raw tunnel use it.
 ///
-///     http::TunnelOptions opts;
+/// <!-- doc: body (std::string credentials) -->
+///     corio::http::TunnelOptions opts;
 ///     opts.headers.set("Proxy-Authorization", "Basic " + credentials);
-///     auto [reader, writer] = co_await http::open_tunnel(
-///         http::Url::parse("http://proxy.local:3128"), "example.org", 443, opts);
+///     auto [reader, writer] = co_await corio::http::open_tunnel(
+///         corio::http::Url::parse("http://proxy.local:3128"), "example.org", 443, opts);
 ///     // bytes written now go to example.org:443, as they are
 ///
 /// The proxy is reached over TLS when its URL is https (proxy_ssl, or the

@@ -2,11 +2,12 @@
 /// corio::http::Url: absolute http/https URLs (RFC 3986) as the client needs
 /// them, and the query-string helpers both sides use.
 ///
-///     Url u = Url::parse("https://example.org/news?day=today");
-///     u.host;               // "example.org"
-///     u.port;               // 443
-///     u.target();           // "/news?day=today"
-///     u.resolve("../x");    // a redirect's Location, resolved against u
+/// <!-- doc: body -->
+///     corio::http::Url u = corio::http::Url::parse("https://example.org/news?day=today");
+///     std::string host = u.host;       // "example.org"
+///     int port = u.port;               // 443
+///     std::string target = u.target(); // "/news?day=today"
+///     corio::http::Url next = u.resolve("../x");    // a redirect's Location, resolved against u
 ///
 /// A parser with limits like every other: at most 8 KiB, no control
 /// characters or spaces, no user:password@ (credentials in URLs leak into
@@ -56,10 +57,11 @@ struct Url {
 /// get_all() every value, for repeated names ("?tag=a&tag=b"). Names match
 /// exactly (case kept): query names are not case-insensitive like headers.
 ///
-///     const QueryParams& q = req.query();
+/// <!-- doc: body (corio::http::Request& req) -->
+///     const corio::http::QueryParams& q = req.query();
 ///     std::optional<std::string_view> page = q.get("page");   // nullopt if absent
 ///     std::string_view sort = q.get("sort", "name");         // fallback if absent
-///     for (std::string_view tag : q.get_all("tag")) ...
+///     for (std::string_view tag : q.get_all("tag")) std::printf("%.*s\n", int(tag.size()), tag.data());
 ///
 /// The views point into the QueryParams (or at the fallback given).
 class QueryParams : public std::vector<std::pair<std::string, std::string>> {

@@ -3,6 +3,7 @@
 /// (aiohttp's WebSocketResponse and ClientWebSocketResponse in one type),
 /// with permessage-deflate (RFC 7692).
 ///
+/// <!-- doc: fragment in corio::http -->
 ///     // server: a route handler takes the connection over from the HTTP server
 ///     Coro<Response> echo(Request& req) {
 ///       WebSocket ws = co_await WebSocketResponse::prepare(req);
@@ -11,10 +12,12 @@
 ///     }
 ///
 ///     // client
-///     WebSocket ws = co_await session.ws_connect("ws://127.0.0.1:8080/ws");
-///     co_await ws.send_str("hello");
-///     std::optional<WsMessage> reply = co_await ws.receive();
-///     co_await ws.close();
+///     Coro<> chat(ClientSession& session) {
+///       WebSocket ws = co_await session.ws_connect("ws://127.0.0.1:8080/ws");
+///       co_await ws.send_str("hello");
+///       std::optional<WsMessage> reply = co_await ws.receive();
+///       co_await ws.close();
+///     }
 ///
 /// receive() gives whole text and binary messages (fragments reassembled;
 /// text checked to be UTF-8, across fragments too) and answers what comes

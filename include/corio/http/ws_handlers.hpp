@@ -3,6 +3,7 @@
 /// per message (Bun's `websocket: {open, message, close}`, uWebSockets'
 /// `app.ws<UserData>`), with nothing suspended once idle.
 ///
+/// <!-- doc: fragment in corio::http -->
 ///     struct Chat { std::string name; };
 ///
 ///     Coro<void> on_open(ServerWebSocket<Chat> ws, Request& req) {
@@ -13,7 +14,9 @@
 ///       co_await ws.send(msg);
 ///     }
 ///
-///     server.ws<Chat>("/chat/{name}", {.open = on_open, .message = on_message});
+///     void routes(Server& server) {
+///       server.ws<Chat>("/chat/{name}", {.open = on_open, .message = on_message});
+///     }
 ///
 /// Per connection: `open` runs once after the 101, with the Request (the
 /// only callback that gets it: the request's head, its field list and the

@@ -6,6 +6,7 @@
 /// (mcp/typed_tool.hpp) are built on it, as FastAPI and FastMCP derive both
 /// from type hints.
 ///
+/// <!-- doc: global -->
 ///     struct Forecast {
 ///       std::string city;
 ///       int days = 0;
@@ -16,8 +17,10 @@
 ///                                               field("days", &Forecast::days, "How many days"),
 ///                                               field("metric", &Forecast::metric)};
 ///     };
-///     nlohmann::json schema = corio::http::json_schema_of<Forecast>();
-///     Forecast f = corio::http::decode_json<Forecast>(body);  // body valid against schema
+///     Forecast read_forecast(const nlohmann::json& body) {
+///       nlohmann::json schema = corio::http::json_schema_of<Forecast>();
+///       return corio::http::decode_json<Forecast>(body);  // body valid against schema
+///     }
 ///
 /// Field types: std::string, bool, integers, floating point, std::vector<T>,
 /// std::map<std::string, T>, nlohmann::json (anything), another struct with

@@ -1,6 +1,7 @@
 /// \file
 /// corio::http::parse_json: JSON from a peer, parsed within limits.
 ///
+/// <!-- doc: body (std::string_view body) -->
 ///     nlohmann::json v = corio::http::parse_json(body);          // JsonError if not
 ///     nlohmann::json w = corio::http::parse_json(body, {.max_depth = 64});
 ///

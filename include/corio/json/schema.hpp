@@ -4,8 +4,9 @@
 /// layer (Request::json(schema), json_as<T>) and the mcp layer
 /// (corio::mcp::validate is this function).
 ///
+/// <!-- doc: body (const nlohmann::json& schema, const nlohmann::json& body) -->
 ///     auto problems = corio::http::validate(schema, body);
-///     if (!problems.empty()) ...  // "/count: must be at most 10", ...
+///     if (!problems.empty()) throw std::invalid_argument(problems[0]);  // "/count: must be at most 10", ...
 ///
 /// Supported: type (a name or a list; "integer" accepts 3.0 as JSON Schema
 /// does), enum, const, properties, required, additionalProperties (false or

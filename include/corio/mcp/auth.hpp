@@ -2,6 +2,7 @@
 /// corio::mcp::OAuth: MCP authorization (2025-11-25) on the client side,
 /// OAuth 2.1 as the spec profiles it, for StreamableHttpClient.
 ///
+/// <!-- doc: body (std::function<corio::Coro<std::string>(std::string)> open_browser_and_wait_for_redirect, std::string url) -->
 ///     corio::mcp::OAuthOptions o;
 ///     o.redirect_uri = "http://localhost:3000/callback";
 ///     o.authorize = open_browser_and_wait_for_redirect;   // the interactive step
@@ -11,6 +12,7 @@
 ///
 /// What happens on a refusal (the transport calls on_refused() for a 401,
 /// or a 403 whose error is insufficient_scope, then repeats the request):
+/// <!-- doc: text -->
 ///     1. the challenge's WWW-Authenticate is read: resource_metadata, scope;
 ///     2. the protected resource's metadata (RFC 9728) from resource_metadata,
 ///        else the well-known URIs (path-based first, then the root); its

@@ -1,13 +1,18 @@
 /// \file
 /// corio::mcp::Client: the client side of an MCP session, for programs that
 /// drive an MCP server (the demo, the daily-brief scheduler, tests).
+/// stdio_client() (stdio_client.hpp) does the same and owns the process.
 ///
-///     auto proc = co_await corio::create_subprocess_exec("./server", {}, pipes);
-///     StdioTransport t(proc.out, proc.in);
-///     Client client(t);
+/// <!-- doc: body (corio::SubprocessOptions pipes) -->
+///     std::vector<std::string> no_args;
+///     corio::Process proc = co_await corio::create_subprocess_exec("./server", no_args, pipes);
+///     corio::mcp::StdioTransport t(proc.out, proc.in);
+///     corio::mcp::Client client(t);
 ///     co_await client.initialize();
-///     json tools = co_await client.list_tools();
-///     json r = co_await client.call_tool("get_nba_news", {{"target_date", "today"}});
+///     nlohmann::json tools = co_await client.list_tools();
+///     // Named, not braced inside the co_await: g++ 12 rejects that.
+///     nlohmann::json args = {{"target_date", "today"}};
+///     nlohmann::json r = co_await client.call_tool("get_nba_news", args);
 ///     co_await client.close();
 ///
 /// The session's reader runs as a task from initialize() on; notifications
@@ -18,7 +23,9 @@
 /// elicitation and roots are served by what the application registers
 /// before initialize(), and initialize declares exactly those capabilities.
 ///
-///     client.on_elicitation([](const json& params, const RequestContext&) -> Coro<json> {
+/// <!-- doc: body (corio::mcp::Client& client) -->
+///     using corio::mcp::json;
+///     client.on_elicitation([](const json&, const corio::mcp::RequestContext&) -> corio::Coro<json> {
 ///       co_return json{{"action", "accept"}, {"content", json::object()}};
 ///     });
 ///

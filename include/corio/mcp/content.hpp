@@ -3,7 +3,9 @@
 /// message carries (text, image, audio, an embedded resource, a link to a
 /// resource), built as the 2025-11-25 schema spells them.
 ///
-///     ToolResult r;
+/// <!-- doc: body (std::string png_bytes) -->
+///     namespace content = corio::mcp::content;
+///     corio::mcp::ToolResult r;
 ///     r.content.push_back(content::text("the chart:"));
 ///     r.content.push_back(content::image(png_bytes, "image/png"));
 ///

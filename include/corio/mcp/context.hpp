@@ -4,6 +4,7 @@
 /// (sampling, elicitation, roots), each request routed with the call (over
 /// Streamable HTTP on the call's own SSE stream).
 ///
+/// <!-- doc: fragment in corio::mcp -->
 ///     Coro<ToolResult> summarize(const json& args, Context& ctx) {
 ///       SamplingResult r = co_await ctx.sample("Summarize: " + args["text"].get<std::string>());
 ///       co_return ToolResult::text(r.text());

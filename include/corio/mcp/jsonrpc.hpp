@@ -2,6 +2,7 @@
 /// JSON-RPC 2.0 messages (https://www.jsonrpc.org/specification), as MCP
 /// uses them: the shapes, their validation, and the standard error codes.
 ///
+/// <!-- doc: body in corio::mcp (std::string line, json result, std::function<void(json)> send) -->
 ///     json j = parse_json(line);           // RpcError(parse_error) if not JSON
 ///     Message m = parse_message(j);        // InvalidMessage if not JSON-RPC
 ///     if (m.is_request()) send(make_response(m.id, result));

@@ -3,6 +3,7 @@
 /// server side, for a Streamable HTTP endpoint: the server is an OAuth
 /// resource server that checks bearer tokens an authorization server issued.
 ///
+/// <!-- doc: body (corio::mcp::TokenVerifier verify_token, corio::http::Server& http, corio::mcp::StreamableHttp& endpoint) -->
 ///     corio::mcp::ProtectedResource guard(
 ///         {.resource = "https://mcp.example.com/mcp",
 ///          .authorization_servers = {"https://auth.example.com"},

@@ -2,16 +2,21 @@
 /// corio::mcp::Server: a Model Context Protocol server, as the Python SDK's
 /// (mcp.server) reads, on a corio Session.
 ///
-///     corio::mcp::Server server("nba-daily-brief", "1.0.0");
-///     server.add_tool("get_nba_news", "NBA headlines for a date",
-///                     json::parse(R"({"type": "object",
-///                                     "properties": {"target_date": {"type": "string"}},
-///                                     "required": ["target_date"]})"),
-///                     [](const json& args, Context& ctx) -> Coro<ToolResult> {
-///                       co_await ctx.info("fetching");
-///                       co_return ToolResult::text(headlines(args["target_date"]));
-///                     });
-///     int main() { corio::run(server.run_stdio()); }
+/// <!-- doc: program build-only -->
+///     using namespace corio::mcp;
+///
+///     int main() {
+///       Server server("nba-daily-brief", "1.0.0");
+///       server.add_tool("get_nba_news", "NBA headlines for a date",
+///                       json::parse(R"({"type": "object",
+///                                       "properties": {"target_date": {"type": "string"}},
+///                                       "required": ["target_date"]})"),
+///                       [](const json& args, Context& ctx) -> corio::Coro<ToolResult> {
+///                         co_await ctx.info("fetching");
+///                         co_return ToolResult::text(headlines(args["target_date"]));
+///                       });
+///       return corio::run_main(server.run_stdio());
+///     }
 ///
 /// Protocol revisions: 2025-11-25 (the latest, what the official SDK 1.32
 /// asks for), 2025-06-18, 2025-03-26 and 2024-11-05. initialize echoes the

@@ -2,8 +2,10 @@
 /// corio::mcp::Session: one JSON-RPC 2.0 peer over a Transport, the engine
 /// under the MCP server.
 ///
-///     Session s(transport);
-///     s.on_request("ping", [](const json&, const RequestContext&) -> Coro<json> {
+/// <!-- doc: body (corio::mcp::Transport& transport) -->
+///     using corio::mcp::json;
+///     corio::mcp::Session s(transport);
+///     s.on_request("ping", [](const json&, const corio::mcp::RequestContext&) -> corio::Coro<json> {
 ///       co_return json::object();
 ///     });
 ///     co_await s.run();   // until the peer closes its side

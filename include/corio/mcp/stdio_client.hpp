@@ -2,10 +2,11 @@
 /// corio::mcp::stdio_client: an MCP client that owns its stdio server's
 /// process (the Python SDK's stdio_client with StdioServerParameters).
 ///
+/// <!-- doc: body (nlohmann::json forecast_args) -->
 ///     std::vector<std::string> args{"--stdio"};  // named: g++ 12 rejects {...} in co_await
-///     std::unique_ptr<mcp::StdioClient> server = co_await mcp::stdio_client("./weather", args);
+///     std::unique_ptr<corio::mcp::StdioClient> server = co_await corio::mcp::stdio_client("./weather", args);
 ///     co_await server->initialize();
-///     json r = co_await server->call_tool("forecast", forecast_args);
+///     nlohmann::json r = co_await server->call_tool("forecast", forecast_args);
 ///     co_await server->close();   // and the server process is gone
 ///
 /// The child's stdin and stdout carry the protocol; its stderr goes to this

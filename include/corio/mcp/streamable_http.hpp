@@ -2,12 +2,14 @@
 /// MCP's Streamable HTTP transport: an mcp::Server on an http::Server's
 /// endpoint, many clients at once, each in a session of its own.
 ///
+/// <!-- doc: body -->
 ///     corio::mcp::Server mcp("nba-daily-brief", "1.0.0");
-///     ... add tools ...
+///     // ... add tools ...
 ///     co_await corio::mcp::serve_streamable_http(mcp, "127.0.0.1", 8000);  // http://127.0.0.1:8000/mcp
 ///
 /// or, beside other routes of an HTTP service:
 ///
+/// <!-- doc: body (corio::mcp::Server& mcp, corio::http::Server& http_server) -->
 ///     corio::mcp::StreamableHttp endpoint(mcp);
 ///     endpoint.mount(http_server);            // POST, GET and DELETE on /mcp
 ///

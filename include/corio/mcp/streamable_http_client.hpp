@@ -2,10 +2,12 @@
 /// The client side of MCP's Streamable HTTP transport (the Python SDK's
 /// streamablehttp_client): an mcp::Client over a server's URL.
 ///
+/// <!-- doc: body -->
 ///     corio::mcp::StreamableHttpClient transport("http://127.0.0.1:8000/mcp");
 ///     corio::mcp::Client client(transport);
 ///     co_await client.initialize();
-///     json r = co_await client.call_tool("get_nba_news", {{"target_date", "today"}});
+///     nlohmann::json args = {{"target_date", "today"}};  // named: g++ 12 rejects {...} in co_await
+///     nlohmann::json r = co_await client.call_tool("get_nba_news", args);
 ///     co_await client.close();
 ///     co_await transport.close();             // DELETE: the server ends the session
 ///

@@ -7,18 +7,23 @@
 /// Request::json_as<T> uses too): corio::mcp::Fields<T> and
 /// corio::http::Fields<T> are two names for one list, specialize either.
 ///
-///     struct Forecast {
+/// <!-- doc: global -->
+///     struct Weather {
 ///       std::string city;
 ///       int days = 0;
 ///       std::optional<bool> metric;
 ///     };
-///     template <> struct corio::mcp::Fields<Forecast> {
-///       static constexpr auto list = std::tuple{field("city", &Forecast::city, "The city"),
-///                                               field("days", &Forecast::days, "How many days"),
-///                                               field("metric", &Forecast::metric)};
+///     template <> struct corio::mcp::Fields<Weather> {
+///       static constexpr auto list = std::tuple{field("city", &Weather::city, "The city"),
+///                                               field("days", &Weather::days, "How many days"),
+///                                               field("metric", &Weather::metric)};
 ///     };
-///     add_tool<Forecast>(server, "forecast", "The weather",
-///                        [](const Forecast& f, Context& ctx) -> Coro<ToolResult> { ... });
+///     void add_weather(corio::mcp::Server& server) {
+///       corio::mcp::add_tool<Weather>(server, "forecast", "The weather",
+///           [](const Weather& w, corio::mcp::Context&) -> corio::Coro<corio::mcp::ToolResult> {
+///             co_return corio::mcp::ToolResult::text(w.city);
+///           });
+///     }
 ///
 /// Field types: std::string, bool, integers, floating point, std::vector<T>,
 /// std::map<std::string, T>, json (anything), another struct with Fields,

@@ -6,8 +6,10 @@
 /// notifications/elicitation/complete (Server::complete_elicitation(),
 /// Client::on_elicitation_complete()).
 ///
+/// <!-- doc: body (corio::mcp::Server& server, bool signed_in) -->
 ///     // A tool that cannot go on before the user signs in elsewhere:
-///     throw UrlElicitationRequiredError({{"login-7", "https://example.com/login", "Sign in first"}});
+///     if (!signed_in)
+///       throw corio::mcp::UrlElicitationRequiredError({{"login-7", "https://example.com/login", "Sign in first"}});
 ///     // ... and once the sign-in page says it is done:
 ///     server.complete_elicitation("login-7");
 #pragma once
