@@ -1,5 +1,7 @@
 // Request (see request.hpp): the head's parts, computed on first use, and
 // the body, read through the connection.
+#include <cassert>
+
 #include <nlohmann/json.hpp>
 
 #include <corio/errors.hpp>
@@ -75,7 +77,10 @@ Coro<std::pair<StreamReader, StreamWriter>> Request::take_connection(Response an
   return conn()->take_connection(std::move(answer));
 }
 
-detail::HttpConnection& detail::connection_of(Request& req) noexcept { return *req.conn(); }
+detail::HttpConnection& detail::connection_of(Request& req) noexcept {
+  assert(req.over_h1());  // callers check the version first (ws_server.cpp)
+  return *req.conn();
+}
 
 Coro<nlohmann::json> Request::json() {
   const std::string body = co_await read();

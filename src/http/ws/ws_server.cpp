@@ -27,7 +27,8 @@ HTTPException unsupported_version() {
 void check_handshake(const Request& req) {
   const Headers& h = req.headers();
   if (req.method() != "GET") throw HTTPException(400, "a WebSocket handshake is a GET");
-  if (req.version_minor() < 1) throw HTTPException(400, "a WebSocket handshake needs HTTP/1.1");
+  // An h2 stream cannot be taken over (RFC 8441's CONNECT is not served).
+  if (req.version() != HttpVersion{1, 1}) throw HTTPException(400, "a WebSocket handshake needs HTTP/1.1");
   if (!h.has_token("upgrade", "websocket")) throw HTTPException(400, "no \"Upgrade: websocket\"");
   if (!h.has_token("connection", "upgrade")) throw HTTPException(400, "no \"Connection: Upgrade\"");
   // One field, one value: "13, 8" or a second field is no version we speak.
