@@ -45,6 +45,8 @@ namespace corio {
 namespace detail {
 class IoBackend;
 class SignalHandlers;
+struct BackendChoice;
+struct LoopDriver;
 struct LoopState;
 }
 
@@ -224,7 +226,9 @@ class EventLoop : private detail::LoopCore {
 
  private:
   friend struct detail::LoopCore;
+  friend struct detail::LoopDriver;  // a simulation's hosts (backend/sim/sim_world.cpp)
   friend class ThreadsafeHold;
+  EventLoop(RunOptions opts, detail::BackendChoice chosen);
   Handle post_callback(std::function<void()> fn, bool release_hold);
   bool remove_watch(int fd, bool is_reader);
   void check_open() const;

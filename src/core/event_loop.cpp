@@ -41,12 +41,13 @@ bool debug_from_environment() {
 
 EventLoop::EventLoop() : EventLoop(RunOptions{}) {}
 
-EventLoop::EventLoop(RunOptions opts)
+EventLoop::EventLoop(RunOptions opts) : EventLoop(opts, detail::make_backend(opts.backend)) {}
+
+EventLoop::EventLoop(RunOptions opts, detail::BackendChoice chosen)
     : clock_(opts.clock ? std::move(opts.clock) : std::make_shared<MonotonicClock>()),
       state_(std::make_unique<detail::LoopState>(*this)),
       debug_(opts.debug || debug_from_environment()) {
   on_deadlock = opts.on_deadlock;
-  detail::BackendChoice chosen = detail::make_backend(opts.backend);
   if (debug_ && !chosen.fallback_reason.empty()) {
     std::fprintf(stderr, "corio: running on %s: %s\n", chosen.backend->name(),
                  chosen.fallback_reason.c_str());

@@ -15,6 +15,7 @@
 
 #include <corio/c_string.hpp>
 #include <corio/detail/os_error.hpp>
+#include <corio/detail/socket_system.hpp>
 #include <corio/event_loop.hpp>
 
 #include "backend/backend.hpp"
@@ -125,8 +126,8 @@ EventLoop* reachable(EventLoop* watched) noexcept {
 }  // namespace
 
 Socket Socket::create(int family, int type, int protocol) {
-  const int fd = ::socket(family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, protocol);
-  if (fd < 0) throw_errno(errno, "socket");
+  const int fd = detail::socket_system().open(family, type, protocol);
+  if (fd < 0) throw_errno(-fd, "socket");
   Socket s(fd);
   s.stream_ = type == SOCK_STREAM;
   return s;
@@ -148,7 +149,7 @@ Socket& Socket::operator=(Socket&& o) noexcept {
 }
 
 void Socket::close() noexcept {
-  if (fd_ >= 0) ::close(release());
+  if (fd_ >= 0) (void)detail::socket_system().close(release());
 }
 
 int Socket::release() noexcept {
@@ -165,15 +166,16 @@ void Socket::watch(EventLoop& loop) {
 }
 
 void Socket::bind(const SocketAddress& addr) {
-  if (::bind(fd_, addr.data(), addr.size()) < 0) throw_errno(errno, "bind");
+  if (const int rc = detail::socket_system().bind(fd_, addr); rc < 0) throw_errno(-rc, "bind");
 }
 
 void Socket::listen(int backlog) {
-  if (::listen(fd_, backlog) < 0) throw_errno(errno, "listen");
+  if (const int rc = detail::socket_system().listen(fd_, backlog); rc < 0) throw_errno(-rc, "listen");
 }
 
 void Socket::set_option(int level, int name, int value) {
-  if (::setsockopt(fd_, level, name, &value, sizeof value) < 0) throw_errno(errno, "setsockopt");
+  const int rc = detail::socket_system().set_option(fd_, level, name, &value, sizeof value);
+  if (rc < 0) throw_errno(-rc, "setsockopt");
 }
 
 void Socket::shutdown(int how) {
@@ -187,17 +189,13 @@ void Socket::shutdown(int how) {
 
 SocketAddress Socket::local_address() const {
   SocketAddress a;
-  socklen_t len = SocketAddress::capacity();
-  if (::getsockname(fd_, a.data(), &len) < 0) throw_errno(errno, "getsockname");
-  a.resize(len);
+  if (const int rc = detail::socket_system().address(fd_, false, &a); rc < 0) throw_errno(-rc, "getsockname");
   return a;
 }
 
 SocketAddress Socket::peer_address() const {
   SocketAddress a;
-  socklen_t len = SocketAddress::capacity();
-  if (::getpeername(fd_, a.data(), &len) < 0) throw_errno(errno, "getpeername");
-  a.resize(len);
+  if (const int rc = detail::socket_system().address(fd_, true, &a); rc < 0) throw_errno(-rc, "getpeername");
   return a;
 }
 

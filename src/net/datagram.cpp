@@ -6,6 +6,7 @@
 #include <system_error>
 
 #include <corio/datagram.hpp>
+#include <corio/detail/socket_system.hpp>
 
 namespace corio {
 
@@ -18,8 +19,8 @@ DatagramSocket DatagramSocket::bind(const SocketAddress& local) {
 DatagramSocket DatagramSocket::connect(const SocketAddress& remote) {
   Socket s = Socket::create(remote.family(), SOCK_DGRAM);
   // A UDP connect() only records the peer: it never blocks.
-  if (::connect(s.fd(), remote.data(), remote.size()) < 0) {
-    throw std::system_error(errno, std::generic_category(), "connect");
+  if (const int rc = detail::socket_system().connect_datagram(s.fd(), remote); rc < 0) {
+    throw std::system_error(-rc, std::generic_category(), "connect");
   }
   return DatagramSocket(std::move(s));
 }

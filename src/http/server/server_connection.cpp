@@ -17,6 +17,7 @@
 
 #include <corio/errors.hpp>
 #include <corio/event_loop.hpp>
+#include <corio/detail/socket_system.hpp>
 #include <corio/http/request.hpp>
 
 #include "http/h2/h2_connection.hpp"
@@ -100,7 +101,7 @@ void HttpConnection::time_out() noexcept {
   const int fd = writer_.fileno();
   if (st_ && st_->wait_began != 0 && fd >= 0) {
     const ::linger reset{1, 0};
-    ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
+    (void)corio::detail::socket_system().set_option(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
   }
   writer_.abort();
 }

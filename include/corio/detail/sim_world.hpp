@@ -1,0 +1,52 @@
+// The machinery under corio::testing::Simulation (testing/simulation.hpp):
+// hosts, each an EventLoop on a simulated backend, one simulated network and
+// one virtual clock for all of them, and the stepping. It lives in core
+// because it reaches into the loop (one iteration at a time) and swaps its
+// backend; the testing layer gives it its user-facing shape.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace corio {
+class EventLoop;
+}
+
+namespace corio::detail {
+
+struct SimWorldOptions {
+  std::uint64_t seed = 1;
+  double latency = 0.001;
+  double jitter = 0.0;
+  std::size_t window = 256 * 1024;
+};
+
+class SimWorld {
+ public:
+  explicit SimWorld(SimWorldOptions options);
+  ~SimWorld();
+  SimWorld(const SimWorld&) = delete;
+  SimWorld& operator=(const SimWorld&) = delete;
+
+  // A new host at `address` (an IPv4 address of its own); its index.
+  int add_host(const std::string& address);
+  EventLoop& loop(int host);
+  // Runs the hosts until done() says so (checked between steps) or time
+  // reaches `until`. False: stopped at `until`, or nothing could ever happen
+  // again (no host can run, nothing is on the wire, no timer is set).
+  bool run(const std::function<bool()>& done, double until);
+  double now() const noexcept;
+
+  void partition(int a, int b);
+  void heal(int a, int b);
+  void reset(int a, int b);
+  std::uint64_t digest() const noexcept;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace corio::detail

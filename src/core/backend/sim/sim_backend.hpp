@@ -1,0 +1,60 @@
+// A host's backend in a simulation: the seam's operations (backend.hpp) on
+// the simulated sockets of one host (sim_network.hpp). poll() never blocks:
+// the simulation moves time and steps the hosts (sim_world.cpp), and a host
+// runs only when it can.
+#pragma once
+
+#include <vector>
+
+#include "core/backend/backend.hpp"
+#include "core/backend/sim/sim_network.hpp"
+
+namespace corio::detail::sim {
+
+class SimBackend final : public IoBackend {
+ public:
+  SimBackend(Network& net, int host) : net_(net), host_(host) {}
+
+  const char* name() const noexcept override { return "sim"; }
+  FdSlot* find(int fd) noexcept override { return table_.find(fd); }
+  FdSlot& slot(int fd) override { return table_.at(fd); }
+  void drop_slots() noexcept override { table_.clear(); }
+
+  void set_interest(int fd, bool read, bool write) override;
+  void attach(int fd) override;
+  void detach(int fd) noexcept override;
+  void arm(int fd, bool write) override;
+
+  long try_recv(int fd, std::span<char> buf, bool stream) noexcept override;
+  long peek(int fd) noexcept override;
+  long try_send(int fd, std::string_view data) noexcept override;
+  long try_accept(int fd, SocketAddress* peer) noexcept override;
+  long start_connect(int fd, const SocketAddress& addr) noexcept override;
+  long finish_connect(int fd) noexcept override;
+  long try_recvfrom(int fd, std::span<char> buf, SocketAddress* from) noexcept override;
+  long try_sendto(int fd, std::string_view data, const SocketAddress& to) noexcept override;
+  long shutdown(int fd, int how) noexcept override;
+  std::size_t unsent(int) noexcept override { return 0; }  // sends go to the wire at once
+  long try_read(int fd, std::span<char> buf) noexcept override;
+  long try_write(int fd, std::string_view data) noexcept override;
+
+  int poll(int timeout_ms, IoEvent* out, int capacity) override;
+  void wakeup() noexcept override {}  // the simulation never sleeps in poll()
+
+  // Whether poll() would report anything now.
+  bool has_ready() noexcept;
+
+ private:
+  struct Entry : FdSlot {
+    bool want_read = false, want_write = false, armed = false;
+  };
+  SimSocket* sock(int fd) noexcept;
+  bool ready(int fd, const Entry& e) const noexcept;
+
+  Network& net_;
+  int host_;
+  FdTable<Entry> table_;
+  std::vector<int> armed_;  // fds with a direction wanted, in the order they were armed
+};
+
+}  // namespace corio::detail::sim

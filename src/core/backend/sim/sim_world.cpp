@@ -1,0 +1,177 @@
+// A simulation's hosts and their stepping (see detail/sim_world.hpp).
+//
+// The whole system runs on the calling thread, one host at a time, in
+// rounds, on one virtual clock:
+//   1. every host that can run now (ready callbacks or tasks, a timer due,
+//      a socket ready) runs one loop iteration, in an order drawn from the
+//      seed, with its loop as the running loop and the network serving its
+//      sockets;
+//   2. when none can, time jumps to the earliest of the hosts' timers and
+//      the network's deliveries, and what is due then arrives.
+// Each host's loop sees a clock that never waits (time moves only in 2), so
+// a host never blocks in poll(): the round decides who runs.
+#include <corio/detail/sim_world.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include <corio/event_loop.hpp>
+
+#include "core/backend/choose.hpp"
+#include "core/backend/sim/sim_backend.hpp"
+#include "core/backend/sim/sim_network.hpp"
+#include "core/loop_state.hpp"
+#include <corio/detail/task_state.hpp>
+
+namespace corio::detail {
+
+// The loop's side of the stepping: what only a friend of EventLoop can do.
+struct LoopDriver {
+  static std::unique_ptr<EventLoop> make(std::unique_ptr<IoBackend> backend,
+                                         std::shared_ptr<Clock> clock) {
+    RunOptions opts;
+    opts.clock = std::move(clock);
+    return std::unique_ptr<EventLoop>(new EventLoop(opts, BackendChoice{std::move(backend), {}}));
+  }
+  // Whether an iteration would do anything but poll.
+  static bool runnable(EventLoop& loop) {
+    const LoopState& st = *loop.state_;
+    return !loop.ready.empty() || (!st.timers.empty() && st.timers.top_when() <= loop.time()) ||
+           st.ts_pending.load(std::memory_order_acquire);
+  }
+  static double next_timer(EventLoop& loop) {
+    const LoopState& st = *loop.state_;
+    return st.timers.empty() ? std::numeric_limits<double>::infinity() : st.timers.top_when();
+  }
+  static bool has_tasks(EventLoop& loop) { return !loop.tasks.empty(); }
+  static void cancel_tasks(EventLoop& loop) {
+    for (TaskBase* t : loop.tasks.snapshot()) t->request_cancel("the simulation ended");
+  }
+  static void step(EventLoop& loop) {
+    loop.enter_run();
+    try {
+      loop.run_once();
+    } catch (...) {
+      loop.leave_run();
+      throw;
+    }
+    loop.leave_run();
+  }
+};
+
+namespace {
+
+// The simulation's time, as each host's loop reads it: it never waits.
+class SimClock final : public Clock {
+ public:
+  explicit SimClock(const sim::Network& net) : net_(net) {}
+  double now() override { return net_.now(); }
+  double on_idle(double) override { return 0; }
+  bool is_virtual() const noexcept override { return true; }
+
+ private:
+  const sim::Network& net_;
+};
+
+}  // namespace
+
+struct SimWorld::Impl {
+  explicit Impl(const SimWorldOptions& o)
+      : net({o.seed, o.latency, o.jitter, o.window}), clock(std::make_shared<SimClock>(net)) {}
+  ~Impl() {
+    // As corio::run() ends: the tasks left are cancelled and given a minute
+    // of simulated time to finish (a cancelled task may still talk to its
+    // peers), then the loops close, while the network still knows their
+    // sockets.
+    for (Host& h : hosts) LoopDriver::cancel_tasks(*h.loop);
+    try {
+      (void)run([this] { return std::none_of(hosts.begin(), hosts.end(), [](Host& h) {
+                  return LoopDriver::has_tasks(*h.loop);
+                }); },
+                net.now() + 60);
+    } catch (...) {
+      // A loop that throws here is closed below all the same.
+    }
+    for (Host& h : hosts) {
+      net.set_current_host(h.index);
+      if (!h.loop->is_closed()) h.loop->close();
+    }
+    hosts.clear();
+  }
+
+  struct Host {
+    int index;
+    sim::SimBackend* backend;  // the loop's
+    std::unique_ptr<EventLoop> loop;
+  };
+
+  bool can_run(Host& h) { return LoopDriver::runnable(*h.loop) || h.backend->has_ready(); }
+  bool run(const std::function<bool()>& done, double until);
+  bool round();
+  double next_event();
+
+  sim::Network net;
+  std::shared_ptr<SimClock> clock;
+  std::vector<Host> hosts;
+};
+
+// Step 1: the hosts that can run, each one iteration.
+bool SimWorld::Impl::round() {
+  std::vector<Host*> order;
+  for (Host& h : hosts) {
+    if (can_run(h)) order.push_back(&h);
+  }
+  std::shuffle(order.begin(), order.end(), net.rng());
+  for (Host* h : order) {
+    net.set_current_host(h->index);
+    LoopDriver::step(*h->loop);
+  }
+  return !order.empty();
+}
+
+double SimWorld::Impl::next_event() {
+  double t = net.next_delivery();
+  for (Host& h : hosts) t = std::min(t, LoopDriver::next_timer(*h.loop));
+  return t;
+}
+
+SimWorld::SimWorld(SimWorldOptions options) : impl_(std::make_unique<Impl>(options)) {}
+SimWorld::~SimWorld() = default;
+
+int SimWorld::add_host(const std::string& address) {
+  Impl& w = *impl_;
+  const int index = w.net.add_host(address);
+  auto backend = std::make_unique<sim::SimBackend>(w.net, index);
+  sim::SimBackend* raw = backend.get();
+  w.hosts.push_back({index, raw, LoopDriver::make(std::move(backend), w.clock)});
+  return index;
+}
+
+EventLoop& SimWorld::loop(int host) { return *impl_->hosts.at(static_cast<std::size_t>(host)).loop; }
+
+bool SimWorld::run(const std::function<bool()>& done, double until) { return impl_->run(done, until); }
+
+bool SimWorld::Impl::run(const std::function<bool()>& done, double until) {
+  for (;;) {
+    if (done()) return true;
+    if (round()) continue;
+    const double t = next_event();  // step 2
+    if (std::isinf(t)) return false;
+    if (t > until) {
+      net.advance_to(until);
+      return false;
+    }
+    net.advance_to(t);
+  }
+}
+
+double SimWorld::now() const noexcept { return impl_->net.now(); }
+void SimWorld::partition(int a, int b) { impl_->net.partition(a, b); }
+void SimWorld::heal(int a, int b) { impl_->net.heal(a, b); }
+void SimWorld::reset(int a, int b) { impl_->net.reset(a, b); }
+std::uint64_t SimWorld::digest() const noexcept { return impl_->net.digest(); }
+
+}  // namespace corio::detail
