@@ -2,13 +2,8 @@
 /// corio::testing::Simulation: a whole corio system (a server, its clients,
 /// a tool server...) in one process, on one virtual clock, over a simulated
 /// network, with every open choice drawn from one seed, so that a seed
-/// replays a run exactly. docs/simulation.md is the guide.
-///
-///   corio::testing::Simulation sim({.seed = 7});
-///   auto& server = sim.host("server");   // 10.0.0.1
-///   auto& client = sim.host("client");   // 10.0.0.2
-///   server.spawn(serve());                // binds 0.0.0.0:8080 on its host
-///   std::string body = sim.run_until_complete(client, fetch("http://10.0.0.1:8080/"));
+/// replays a run exactly. docs/simulation.md is the guide, with a whole
+/// program: an HTTP service, its client, a partition, a replay.
 ///
 /// Each host is an EventLoop of its own on a simulated backend: its tasks,
 /// timers and sockets are its own, and corio's layers (streams, TLS, HTTP,
@@ -90,7 +85,12 @@ class Simulation {
   /// (nothing left to happen) or `limit` seconds of simulated time pass.
   template <class T>
   T run_until_complete(Host& h, Coro<T> coro, double limit = 3600) {
-    Task<T> task = h.spawn(std::move(coro));
+    return run_until_complete(h.spawn(std::move(coro)), limit);
+  }
+  /// The same for a task already started (Host::spawn), so that faults can
+  /// come and go while it runs (run_for, partition, heal).
+  template <class T>
+  T run_until_complete(Task<T> task, double limit = 3600) {
     run_until([&] { return task.done(); }, limit, "the task did not finish");
     return task.result();
   }
