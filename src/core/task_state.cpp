@@ -198,6 +198,7 @@ bool TaskBase::step() noexcept {
     if (waiting_on_) task_flags_ = (task_flags_ & ~kMustCancel) | kInterrupt;
   }
   waiting_on_ = nullptr;
+  ++steps_;
   task_flags_ = (task_flags_ & ~kQueued) | kStarted;  // one store on the common path
   if (loop_->timing_steps) [[unlikely]] {  // the loop times the step, then releases this
     add_ref(this);

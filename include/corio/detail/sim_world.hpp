@@ -43,6 +43,8 @@ class SimWorld {
   void heal(int a, int b);
   void reset(int a, int b);
   std::uint64_t digest() const noexcept;
+  // Simulated sockets not closed yet, on every host.
+  std::size_t open_sockets() const noexcept;
 
  private:
   struct Impl;

@@ -87,6 +87,10 @@ class TaskBase : public FutureStateBase, public ReadyNode {
   std::coroutine_handle<> innermost() const noexcept { return resume_; }
   std::coroutine_handle<> root_frame() const noexcept { return root_; }
   bool started() const noexcept { return (task_flags_ & kStarted) != 0; }
+  // How many steps the task's coroutine has run: a task not done is
+  // suspended at its steps()-th suspension point (a cancellation sweep
+  // counts them: corio::testing::cancellation_sweep).
+  std::uint32_t steps() const noexcept { return steps_; }
   // The await chain an exception took out of the task's coroutines, innermost
   // first (recorded on the exception path only; empty if none).
   std::span<const AwaitSite> unwind_trace() const noexcept;
@@ -137,6 +141,7 @@ class TaskBase : public FutureStateBase, public ReadyNode {
   std::uint32_t id_;
   std::int32_t cancel_requests_ = 0;
   std::uint32_t registry_index_ = 0;
+  std::uint32_t steps_ = 0;  // in the padding after the index: free
   friend class TaskRegistry;
   void leave_registry() noexcept;
 };

@@ -94,6 +94,11 @@ class Simulation {
     run_until([&] { return task.done(); }, limit, "the task did not finish");
     return task.result();
   }
+  /// Runs every host until done() (asked between rounds, in which each host
+  /// runs at most one iteration) holds; SimulationError, naming `what`, if it
+  /// never can within `limit` seconds.
+  void run_until(const std::function<bool()>& done, double limit = 3600,
+                 const char* what = "the condition did not hold");
   /// Runs every host for `seconds` of simulated time.
   void run_for(double seconds);
 
@@ -112,10 +117,10 @@ class Simulation {
   void partition(const Host& a, const Host& b) { world_.partition(a.index_, b.index_); }
   void heal(const Host& a, const Host& b) { world_.heal(a.index_, b.index_); }
   void reset(const Host& a, const Host& b) { world_.reset(a.index_, b.index_); }
+  /// Simulated sockets not closed yet, on every host.
+  std::size_t open_sockets() const noexcept { return world_.open_sockets(); }
 
  private:
-  void run_until(const std::function<bool()>& done, double limit, const char* what);
-
   std::uint64_t seed_;
   detail::SimWorld world_;
   std::deque<Host> hosts_;  // stable addresses

@@ -130,6 +130,7 @@ class Network final : public SocketSystem {
   // A digest of every delivery so far (time, channel, kind, bytes): the same
   // seed and program give the same digest.
   std::uint64_t digest() const noexcept { return digest_; }
+  std::size_t open_sockets() const noexcept { return sockets_.size(); }
 
  private:
   int host_of(const SocketAddress& a) const noexcept;  // -1: no such host

@@ -173,5 +173,6 @@ void SimWorld::partition(int a, int b) { impl_->net.partition(a, b); }
 void SimWorld::heal(int a, int b) { impl_->net.heal(a, b); }
 void SimWorld::reset(int a, int b) { impl_->net.reset(a, b); }
 std::uint64_t SimWorld::digest() const noexcept { return impl_->net.digest(); }
+std::size_t SimWorld::open_sockets() const noexcept { return impl_->net.open_sockets(); }
 
 }  // namespace corio::detail

@@ -1,0 +1,53 @@
+/// \file
+/// corio::testing::cancellation_sweep: an async operation cancelled at each of
+/// its suspension points in turn, each time in a fresh simulation with the
+/// same seed, and after each the system checked: the bugs behind
+/// redis-py#2665 and asyncpg's "another operation is in progress" (a
+/// cancellation at the one await that leaves a connection out of step) are
+/// found this way.
+///
+/// First the operation runs uncancelled, which counts its suspension points
+/// (N) and measures what it leaves behind: open sockets, the host's live
+/// tasks and timers. Then, for k = 1..N, a fresh simulation runs it until it
+/// is suspended at its k-th point and cancels it there. After each run:
+///   1. the operation ended in CancelledError (or finished, if it was past
+///      its last await), never another error;
+///   2. `after`, the next operation on the same objects, succeeds;
+///   3. no more sockets, tasks or timers are left than in the uncancelled
+///      run (nothing leaked).
+/// A violation names k and the seed. tests/testing/cancellation_sweep_test.cpp
+/// applies it to corio's own operations.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <corio/coro.hpp>
+#include <corio/testing/simulation.hpp>
+
+namespace corio::testing {
+
+/// One run's system, made afresh in each simulation.
+struct SweepRun {
+  Simulation::Host* host = nullptr;     ///< where the operation runs
+  std::function<Coro<void>()> operation;  ///< the operation under test
+  std::function<Coro<void>()> after;    ///< the next operation on the same objects (may be empty)
+};
+
+struct SweepReport {
+  int points = 0;  ///< suspension points of the uncancelled operation
+  std::vector<std::string> violations;  ///< "cancelled at 3 of 7: ..."
+  bool ok() const noexcept { return violations.empty(); }
+  /// The violations, one per line (for a test's failure message).
+  std::string describe() const;
+};
+
+/// Runs the sweep. `make` builds the system in the simulation it is given
+/// (hosts, servers, the objects the operation and `after` share) and returns
+/// the run; `settle` is how much simulated time the system gets before the
+/// operation starts (servers listening, sessions open).
+SweepReport cancellation_sweep(const std::function<SweepRun(Simulation&)>& make,
+                               SimulationOptions options = {}, double settle = 0.5);
+
+}  // namespace corio::testing
