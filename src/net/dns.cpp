@@ -16,6 +16,7 @@
 #include <optional>
 
 #include <corio/c_string.hpp>
+#include <corio/detail/socket_system.hpp>
 #include <corio/dns.hpp>
 #include <corio/event_loop.hpp>
 
@@ -90,6 +91,10 @@ const std::error_category& gai_category() noexcept {
 Coro<std::vector<AddrInfo>> getaddrinfo(std::string host, std::uint16_t port, int family,
                                         int type, int flags) {
   check_c_string(host, "a host name");  // getaddrinfo would look up what precedes it
+  if (std::optional<std::string> known = detail::socket_system().resolve(host)) {  // a simulation's
+    if (known->empty()) throw std::system_error(EAI_NONAME, gai_category(), "getaddrinfo '" + host + "'");
+    host = std::move(*known);
+  }
   if (std::optional<AddrInfo> numeric = numeric_info(host, port, family, type)) {
     co_return std::vector<AddrInfo>{*numeric};
   }

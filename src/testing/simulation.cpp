@@ -15,7 +15,7 @@ std::uint64_t seed_of(const SimulationOptions& o) {
 }
 
 detail::SimWorldOptions world_options(const SimulationOptions& o) {
-  return {seed_of(o), o.latency, o.jitter, o.window};
+  return {seed_of(o), o.latency, o.jitter, o.window, o.short_io};
 }
 
 }  // namespace
@@ -27,7 +27,7 @@ Simulation::~Simulation() = default;
 
 Simulation::Host& Simulation::host(std::string name) {
   const std::string address = "10.0.0." + std::to_string(hosts_.size() + 1);
-  const int index = world_.add_host(address);
+  const int index = world_.add_host(name, address);
   return hosts_.emplace_back(Host(&world_, index, std::move(name), address));
 }
 

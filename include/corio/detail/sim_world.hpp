@@ -21,6 +21,7 @@ struct SimWorldOptions {
   double latency = 0.001;
   double jitter = 0.0;
   std::size_t window = 256 * 1024;
+  bool short_io = false;
 };
 
 class SimWorld {
@@ -30,8 +31,9 @@ class SimWorld {
   SimWorld(const SimWorld&) = delete;
   SimWorld& operator=(const SimWorld&) = delete;
 
-  // A new host at `address` (an IPv4 address of its own); its index.
-  int add_host(const std::string& address);
+  // A new host called `name` (what the simulation's DNS answers for) at
+  // `address` (an IPv4 address of its own); its index.
+  int add_host(const std::string& name, const std::string& address);
   EventLoop& loop(int host);
   // Runs the hosts until done() says so (checked between steps) or time
   // reaches `until`. False: stopped at `until`, or nothing could ever happen

@@ -8,6 +8,9 @@
 
 #include <sys/socket.h>
 
+#include <optional>
+#include <string>
+
 #include <corio/socket.hpp>
 
 namespace corio::detail {
@@ -25,6 +28,9 @@ class SocketSystem {
   // getsockname(2), or getpeername(2) when peer.
   virtual int address(int fd, bool peer, SocketAddress* out) noexcept = 0;
   virtual int close(int fd) noexcept = 0;
+  // A host name this system answers for itself: its numeric address, "" if
+  // it knows there is no such host, or nullopt: ask the resolver (the OS).
+  virtual std::optional<std::string> resolve(const std::string& /*name*/) { return std::nullopt; }
 };
 
 // This thread's: the OS's, unless a simulation stands in.

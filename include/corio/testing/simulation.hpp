@@ -12,10 +12,11 @@
 /// system takes milliseconds.
 ///
 /// What is simulated: TCP streams between hosts (latency, jitter, a bounded
-/// window per connection, refused and unreachable connects, FIN, resets,
-/// partitions). Not yet: datagrams, Unix sockets, DNS names, pipes and
-/// subprocesses, files, threads (to_thread, run_in_executor: real threads
-/// would make runs differ).
+/// window per connection, short reads and writes, refused and unreachable
+/// connects, FIN, resets, partitions) and DNS (a host's name is its
+/// address). Not yet: datagrams, Unix sockets, pipes and subprocesses,
+/// files, threads (to_thread, run_in_executor: real threads would make runs
+/// differ).
 #pragma once
 
 #include <cstdint>
@@ -38,6 +39,9 @@ struct SimulationOptions {
   double latency = 0.001;  ///< one way, seconds
   double jitter = 0.0;     ///< up to this much more per segment, seconds
   std::size_t window = 256 * 1024;  ///< bytes in flight plus unread, per connection and direction
+  /// Each send takes, and each read returns, a random part (at least a
+  /// byte) of what it could: the code that loops over short counts runs.
+  bool short_io = false;
 };
 
 /// Thrown by Simulation::run_until_complete when the task cannot finish: the

@@ -22,9 +22,26 @@ Network::~Network() {
   replace_socket_system(replaced_);
 }
 
-int Network::add_host(std::string address) {
+int Network::add_host(std::string name, std::string address) {
+  names_.push_back(std::move(name));
   hosts_.push_back(std::move(address));
   return static_cast<int>(hosts_.size()) - 1;
+}
+
+// The simulation's DNS: hosts by name, "localhost", and "" (every
+// interface); any other name does not exist. Numeric addresses are not names.
+std::optional<std::string> Network::resolve(const std::string& name) {
+  if (name.empty()) return "0.0.0.0";
+  if (name == "localhost") return "127.0.0.1";
+  for (std::size_t i = 0; i < names_.size(); ++i) {
+    if (names_[i] == name) return hosts_[i];
+  }
+  try {
+    (void)SocketAddress::ip(name, 0);
+    return std::nullopt;
+  } catch (...) {
+    return "";
+  }
 }
 
 // ---- sockets ----------------------------------------------------------------------
@@ -181,9 +198,15 @@ void Network::drop_socket(SimSocket& s) noexcept {
 
 // ---- bytes ------------------------------------------------------------------------
 
+// n, or with short_io a count in [1, n] drawn from the seed.
+std::size_t Network::some_of(std::size_t n) noexcept {
+  if (!options_.short_io || n <= 1) return n;
+  return std::uniform_int_distribution<std::size_t>(1, n)(rng_);
+}
+
 long Network::recv(SimSocket& s, char* buf, std::size_t len) noexcept {
   if (s.unread() > 0) {
-    const std::size_t n = std::min(len, s.unread());
+    const std::size_t n = some_of(std::min(len, s.unread()));
     std::memcpy(buf, s.inbox.data() + s.inbox_off, n);
     s.inbox_off += n;
     if (s.inbox_off == s.inbox.size()) {
@@ -204,7 +227,7 @@ long Network::send(SimSocket& s, const char* data, std::size_t len) noexcept {
   if (s.shut_wr) return -EPIPE;
   const std::size_t used = s.in_flight + (s.peer_socket != nullptr ? s.peer_socket->unread() : 0);
   if (used >= options_.window) return -EAGAIN;
-  const std::size_t n = std::min(len, options_.window - used);
+  const std::size_t n = some_of(std::min(len, options_.window - used));
   try {
     put(*s.out, Channel::Segment::data, std::string(data, n));
   } catch (...) {

@@ -22,6 +22,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <optional>
 #include <memory>
 #include <random>
 #include <set>
@@ -80,6 +81,7 @@ struct NetworkOptions {
   double latency = 0.001;  // one way, seconds
   double jitter = 0.0;     // up to this much more per segment, drawn from the seed
   std::size_t window = 256 * 1024;  // bytes in flight + unread at the peer, per connection
+  bool short_io = false;  // a send takes, a read returns, a random part of what it could
 };
 
 // The network and the thread's SocketSystem while it lives.
@@ -89,7 +91,7 @@ class Network final : public SocketSystem {
   ~Network() override;
 
   // ---- hosts ----
-  int add_host(std::string address);  // its index
+  int add_host(std::string name, std::string address);  // its index
   const std::string& address(int host) const { return hosts_.at(static_cast<std::size_t>(host)); }
   // The host whose sockets the calls below make (the one being stepped).
   void set_current_host(int host) noexcept { current_ = host; }
@@ -102,6 +104,7 @@ class Network final : public SocketSystem {
   int set_option(int fd, int level, int name, const void* value, socklen_t len) noexcept override;
   int address(int fd, bool peer, SocketAddress* out) noexcept override;
   int close(int fd) noexcept override;
+  std::optional<std::string> resolve(const std::string& name) override;
 
   // ---- what a host's backend does (sim_backend.cpp) ----
   SimSocket* find(int fd) noexcept;
@@ -145,10 +148,12 @@ class Network final : public SocketSystem {
   void drop_socket(SimSocket& s) noexcept;
   bool cut(int a, int b) const noexcept;
   void note(const Channel& ch, const Channel::Segment& seg) noexcept;
+  std::size_t some_of(std::size_t n) noexcept;
 
   NetworkOptions options_;
   std::mt19937_64 rng_;
-  std::vector<std::string> hosts_;
+  std::vector<std::string> hosts_;  // addresses, by index
+  std::vector<std::string> names_;
   int current_ = 0;
   double now_ = 0;
   std::uint64_t next_id_ = 1;

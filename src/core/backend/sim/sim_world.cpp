@@ -80,7 +80,7 @@ class SimClock final : public Clock {
 
 struct SimWorld::Impl {
   explicit Impl(const SimWorldOptions& o)
-      : net({o.seed, o.latency, o.jitter, o.window}), clock(std::make_shared<SimClock>(net)) {}
+      : net({o.seed, o.latency, o.jitter, o.window, o.short_io}), clock(std::make_shared<SimClock>(net)) {}
   ~Impl() {
     // As corio::run() ends: the tasks left are cancelled and given a minute
     // of simulated time to finish (a cancelled task may still talk to its
@@ -141,9 +141,9 @@ double SimWorld::Impl::next_event() {
 SimWorld::SimWorld(SimWorldOptions options) : impl_(std::make_unique<Impl>(options)) {}
 SimWorld::~SimWorld() = default;
 
-int SimWorld::add_host(const std::string& address) {
+int SimWorld::add_host(const std::string& name, const std::string& address) {
   Impl& w = *impl_;
-  const int index = w.net.add_host(address);
+  const int index = w.net.add_host(name, address);
   auto backend = std::make_unique<sim::SimBackend>(w.net, index);
   sim::SimBackend* raw = backend.get();
   w.hosts.push_back({index, raw, LoopDriver::make(std::move(backend), w.clock)});
