@@ -9,13 +9,11 @@
 /// First the operation runs uncancelled, which counts its suspension points
 /// (N) and measures what it leaves behind: open sockets, the host's live
 /// tasks and timers. Then, for k = 1..N, a fresh simulation runs it until it
-/// is suspended at its k-th point and cancels it there. After each run:
-///   1. the operation ended in CancelledError (or finished, if it was past
-///      its last await), never another error;
-///   2. `after`, the next operation on the same objects, succeeds;
-///   3. no more sockets, tasks or timers are left than in the uncancelled
-///      run (nothing leaked).
-/// A violation names k and the seed. tests/testing/cancellation_sweep_test.cpp
+/// is suspended at its k-th point and cancels it there. After each run: (1)
+/// the operation ended in CancelledError (or finished, if it was past its
+/// last await), never another error; (2) `after`, the next operation on the
+/// same objects, succeeds; (3) no more sockets, tasks or timers are left
+/// than in the uncancelled run (nothing leaked). A violation names k and the seed. tests/testing/cancellation_sweep_test.cpp
 /// applies it to corio's own operations.
 #pragma once
 
