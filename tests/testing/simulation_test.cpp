@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <system_error>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -267,6 +268,43 @@ TEST(Simulation, AnHttpServiceAndItsClient) {
   };
   const std::vector<std::string> bodies = sim.run_until_complete(client_host, fetch());
   EXPECT_EQ(bodies, (std::vector<std::string>{"200 hello ada", "200 hello bob", "200 hello cy"}));
+}
+
+// The wall clock is the simulation's too (the server's Date header): two
+// runs of an HTTP exchange, a second of real time apart, are byte for byte
+// the same.
+std::uint64_t http_run(std::string* date) {
+  Simulation sim({.seed = 21});
+  auto& server_host = sim.host("server");
+  auto& client_host = sim.host("client");
+  server_host.spawn([]() -> Coro<void> {
+    corio::http::ServerOptions quiet;
+    quiet.access_log = nullptr;
+    corio::http::Server server(quiet);
+    server.get("/", [](corio::http::Request&) -> Coro<corio::http::Response> {
+      co_return corio::http::Response::text("hi");
+    });
+    co_await server.start("0.0.0.0", 8080);
+    co_await server.serve_forever();
+  }());
+  auto fetch = []() -> Coro<std::string> {
+    corio::http::ClientSession session;
+    corio::http::ClientResponse r = co_await session.get("http://server:8080/");
+    std::string d(r.headers().get("date").value_or(""));
+    co_await session.close();
+    co_return d;
+  };
+  *date = sim.run_until_complete(client_host, fetch());
+  return sim.digest();
+}
+
+TEST(Simulation, TheWallClockIsVirtualSoHttpRunsReplayByteForByte) {
+  std::string first_date, second_date;
+  const std::uint64_t first = http_run(&first_date);
+  std::this_thread::sleep_for(1100ms);
+  EXPECT_EQ(http_run(&second_date), first);
+  EXPECT_EQ(first_date, "Thu, 01 Jan 2026 00:00:00 GMT");
+  EXPECT_EQ(second_date, first_date);
 }
 
 }  // namespace

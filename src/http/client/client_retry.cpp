@@ -1,5 +1,6 @@
 // The retry policy (see retry.hpp): ClientSession::with_retries around
 // follow(), one try each, and the policy's pieces it uses.
+#include <corio/detail/entropy.hpp>
 #include <corio/http/client.hpp>
 
 #include <time.h>
@@ -7,7 +8,6 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <random>
 #include <utility>
 
 #include <corio/event_loop.hpp>
@@ -52,14 +52,10 @@ std::optional<std::chrono::milliseconds> parse_retry_after(std::string_view valu
 
 namespace {
 
-double draw() {
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  return std::uniform_real_distribution<double>(0.0, 1.0)(rng);
-}
+// In [0, 1): 53 random bits, the precision of a double.
+double draw() { return static_cast<double>(corio::detail::random_u64() >> 11) * 0x1.0p-53; }
 
-double unix_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
+double unix_now() { return corio::detail::wall_time(); }
 
 // How long to wait before trying again after this answer; nullopt: do not.
 std::optional<std::chrono::milliseconds> wait_after(const ClientResponse& r, const RetryPolicy& p,

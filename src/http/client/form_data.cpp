@@ -1,11 +1,11 @@
 // FormData (see form_data.hpp): each part's head prepared when added, the
 // files' bytes read in pieces as the writer drains.
+#include <corio/detail/entropy.hpp>
 #include <corio/http/form_data.hpp>
 
 #include <unistd.h>
 
 #include <algorithm>
-#include <random>
 
 #include <corio/http/client_errors.hpp>
 
@@ -21,10 +21,8 @@ constexpr std::size_t kFilePiece = 64 * 1024;
 std::string random_boundary() {
   static constexpr std::string_view kChars =
       "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
-  thread_local std::mt19937_64 rng{std::random_device{}()};
   std::string b = "----corio";
-  std::uniform_int_distribution<std::size_t> pick(0, kChars.size() - 1);
-  for (int i = 0; i < 24; ++i) b += kChars[pick(rng)];
+  for (int i = 0; i < 24; ++i) b += kChars[corio::detail::random_u64() % kChars.size()];
   return b;
 }
 

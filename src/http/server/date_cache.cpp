@@ -1,6 +1,8 @@
 // DateCache (see date_cache.hpp).
 #include "http/server/date_cache.hpp"
 
+#include <corio/detail/entropy.hpp>
+
 #include "http/wire/http_date.hpp"
 
 namespace corio::http::detail {
@@ -18,7 +20,7 @@ DateCache::DateCache(std::string_view server_name) {
 }
 
 void DateCache::refresh() noexcept {
-  const std::time_t t = std::time(nullptr);
+  const auto t = static_cast<std::time_t>(corio::detail::wall_time());
   if (t == second_) return;
   second_ = t;
   format_http_date(t, fields_.data() + date_at_);

@@ -4,12 +4,12 @@
 #include <algorithm>
 #include <charconv>
 #include <optional>
-#include <random>
 
 #include <fmt/core.h>
 
 #include "http/wire/http_date.hpp"
 #include "http/wire/syntax.hpp"
+#include <corio/detail/entropy.hpp>
 #include <corio/http/headers.hpp>
 
 namespace corio::http::detail {
@@ -115,10 +115,7 @@ std::vector<ByteRange> coalesce(std::vector<ByteRange> ranges) {
   return merged.size() == ranges.size() ? ranges : merged;
 }
 
-std::string random_boundary() {
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  return fmt::format("corio-{:016x}", rng());
-}
+std::string random_boundary() { return fmt::format("corio-{:016x}", corio::detail::random_u64()); }
 
 }  // namespace
 

@@ -15,11 +15,13 @@ namespace corio::detail::sim {
 
 Network::Network(NetworkOptions options) : options_(options), rng_(options.seed) {
   replaced_ = replace_socket_system(this);
+  replaced_entropy_ = replace_entropy(this);
 }
 
 Network::~Network() {
   for (auto& [fd, s] : sockets_) ::close(fd);
   replace_socket_system(replaced_);
+  replace_entropy(replaced_entropy_);
 }
 
 int Network::add_host(std::string name, std::string address) {

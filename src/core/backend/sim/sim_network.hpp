@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include <corio/detail/entropy.hpp>
 #include <corio/detail/socket_system.hpp>
 #include <corio/socket.hpp>
 
@@ -84,8 +85,10 @@ struct NetworkOptions {
   bool short_io = false;  // a send takes, a read returns, a random part of what it could
 };
 
-// The network and the thread's SocketSystem while it lives.
-class Network final : public SocketSystem {
+// The network, and the thread's SocketSystem and Entropy while it lives:
+// the wall clock reads the virtual clock from 2026-01-01 00:00 UTC on, and
+// corio's random choices draw from the seed.
+class Network final : public SocketSystem, public Entropy {
  public:
   explicit Network(NetworkOptions options);
   ~Network() override;
@@ -123,6 +126,9 @@ class Network final : public SocketSystem {
   // Moves the clock to t and delivers everything due by then.
   void advance_to(double t);
   std::mt19937_64& rng() noexcept { return rng_; }
+  std::uint64_t random() override { return rng_(); }
+  double wall() override { return kEpoch + now_; }
+  static constexpr double kEpoch = 1767225600;  // 2026-01-01T00:00:00Z
 
   // ---- faults ----
   void partition(int a, int b);
@@ -167,6 +173,7 @@ class Network final : public SocketSystem {
   std::map<int, std::uint16_t> next_port_;
   std::uint64_t digest_ = 14695981039346656037ull;
   SocketSystem* replaced_ = nullptr;
+  Entropy* replaced_entropy_ = nullptr;
 };
 
 }  // namespace corio::detail::sim
