@@ -148,7 +148,7 @@ std::string serialize_request(const PreparedRequest& req, std::string_view jar_c
 }
 
 Route route_for(const PreparedRequest& req) {
-  if (!req.proxy) return Route{req.url, std::nullopt, {}};
+  if (!req.proxy) return Route{req.url, std::nullopt, {}, req.form != nullptr};
   if (req.url.is_https()) return Route{req.url, req.proxy, req.proxy_headers};
   return Route{*req.proxy, std::nullopt, {}};
 }

@@ -1,6 +1,8 @@
 // The client's connection pool (see connection_pool.hpp).
 #include "http/client/connection_pool.hpp"
 
+#include "http/client/h2_client.hpp"
+
 #include <cerrno>
 #include <system_error>
 
@@ -55,6 +57,7 @@ Lease& Lease::operator=(Lease&& o) noexcept {
     reader = std::move(o.reader);
     writer = std::move(o.writer);
     reused = o.reused;
+    h2 = std::move(o.h2);
     pool_ = std::move(o.pool_);
     host_ = std::exchange(o.host_, nullptr);
     host_permit_ = std::move(o.host_permit_);
@@ -203,13 +206,16 @@ TunnelOptions ConnectionPool::tunnel_options(const Route& route) {
 }
 
 Coro<void> ConnectionPool::connect(const Route& route, Lease& lease,
-                                   std::optional<std::chrono::milliseconds> limit) {
+                                   std::optional<std::chrono::milliseconds> limit,
+                                   PoolHost* announce) {
   const Url& url = route.peer;
+  // The requests that could share this connection if it is h2 wait for it.
+  const Announcing announcing(announce);
   try {
     std::pair<StreamReader, StreamWriter> streams;
     Coro<std::pair<StreamReader, StreamWriter>> opening =
         route.via ? open_tunnel(*route.via, url.host, url.port, tunnel_options(route))
-                  : open_connection(url.host, url.port, connect_options(url));
+                  : open_connection(url.host, url.port, h2_options(route));
     if (limit) {
       streams = co_await timeout(*limit, std::move(opening));
     } else {
@@ -233,6 +239,10 @@ Coro<Lease> ConnectionPool::acquire(Route route, bool fresh,
                                     std::optional<std::chrono::milliseconds> sock_connect) {
   if (closed_) throw ClientConnectionError("the session is closed");
   PoolHost& h = host(route);
+  const bool h2 = may_h2(route);
+  if (h2 && !fresh) {
+    if (std::shared_ptr<H2ClientConnection> c = co_await share_h2(h)) co_return h2_lease(std::move(c));
+  }
   Lease lease;
   if (h.permits) lease.host_permit_.emplace(co_await h.permits->scoped_acquire());
   if (permits_) lease.total_permit_.emplace(co_await permits_->scoped_acquire());
@@ -253,9 +263,13 @@ Coro<Lease> ConnectionPool::acquire(Route route, bool fresh,
   }
   if (!lease.reused) {
     make_room();
-    co_await connect(route, lease, sock_connect);
+    co_await connect(route, lease, sock_connect, h2 ? &h : nullptr);
     ++h.open;
     ++open_;
+    if (h2 && speaks_h2(route, lease)) {
+      adopt_h2(h, lease);
+      co_return lease;
+    }
   }
   lease.pool_ = shared_from_this();
   lease.host_ = &h;
@@ -275,6 +289,11 @@ std::vector<StreamWriter> ConnectionPool::close() {
     h.open -= h.idle.size();
     open_ -= h.idle.size();
     h.idle.clear();
+    for (const std::shared_ptr<H2ClientConnection>& c : h.h2) closing.push_back(c->shut());
+    h.open -= h.h2.size();
+    open_ -= h.h2.size();
+    h.h2.clear();
+    if (h.connecting) h.connecting->set();
   }
   return closing;
 }
