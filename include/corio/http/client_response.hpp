@@ -80,7 +80,7 @@ class ClientResponse {
   int version_minor() const noexcept { return head_.version_minor; }  ///< 1 for HTTP/1.1, 0 for HTTP/1.0
   /// The version that answered, as aiohttp's response.version: {1, 1}, {1, 0},
   /// or {2, 0} for HTTP/2 (ClientOptions::http2).
-  HttpVersion version() const noexcept { return {head_.version_major, head_.version_minor}; }
+  HttpVersion version() const noexcept;
   const Headers& headers() const noexcept { return head_.headers; }  ///< the response's header block
   const std::string& method() const noexcept { return method_; }  ///< the request's method
 

@@ -77,9 +77,8 @@ struct RequestHead {
 struct ResponseHead {
   int status = 0;  ///< 100..999
   std::string reason;     ///< the reason phrase, as sent (may be empty)
-  int version_minor = 1;  ///< 1 for HTTP/1.1, 0 for HTTP/1.0 and HTTP/2
+  int version_minor = 1;  ///< 1 for HTTP/1.1, 0 for HTTP/1.0
   Headers headers;        ///< values without leading/trailing whitespace
-  int version_major = 1;  ///< 2 for a response that came on an HTTP/2 stream
 };
 
 namespace detail {

@@ -100,14 +100,16 @@ Coro<ResponseHead> read_head(StreamReader& reader, const Limits& limits, const D
 // The request on an HTTP/2 stream of lease's connection, until its head.
 // Lost with its connection before the head, on a connection that had
 // served before: stale, as on HTTP/1.1.
-Coro<Exchange> exchange_h2(detail::Lease lease, const PreparedRequest& req, std::string cookies,
+// lease by reference and the cookies taken here: exchange_once's frame, which
+// HTTP/1.1 requests pay for, holds no temporaries of this call.
+Coro<Exchange> exchange_h2(detail::Lease& lease, const PreparedRequest& req, CookieJar& jar,
                            const Deadline& deadline) {
-  std::shared_ptr<detail::H2ClientStream> s = lease.h2->submit(req, cookies);
+  lease.h2->send(req, jar.filter_cookies(req.url));
   try {
-    ResponseHead head = co_await s->head(deadline);
-    co_return Exchange{std::move(lease), std::move(head), std::move(s)};
+    ResponseHead head = co_await lease.h2->head(deadline);
+    co_return Exchange{std::move(lease), std::move(head)};
   } catch (const ClientConnectionError&) {
-    if (!s->reused() || !detail::idempotent(req.method)) throw;
+    if (!lease.h2->reused() || !detail::idempotent(req.method)) throw;
   }
   throw StaleConnection{};
 }
@@ -127,7 +129,7 @@ ClientResponse respond_h2(Exchange ex, const PreparedRequest& req, const Deadlin
   const bool has_body = req.method != "HEAD" && ex.head.status != 204 && ex.head.status != 304;
   std::optional<detail::Inflater> inflater = inflater_for(ex.head, req, has_body);
   return ClientResponse(std::move(ex.head), req.method, req.url, std::move(history),
-                        detail::h2_body(std::move(ex.h2), std::move(inflater), deadline));
+                        detail::h2_body(std::move(ex.lease.h2), std::move(inflater), deadline));
 }
 
 // The hop after a redirect: req rewritten for next and its proxy. Not in
@@ -266,14 +268,14 @@ Coro<Exchange> ClientSession::exchange_once(const PreparedRequest& req, const De
   } else {
     lease = co_await std::move(acquiring);
   }
-  if (lease.h2) co_return co_await exchange_h2(std::move(lease), req, jar_.filter_cookies(req.url), deadline);
+  if (lease.h2) co_return co_await exchange_h2(lease, req, jar_, deadline);
   try {
     lease.writer.write(detail::serialize_request(req, jar_.filter_cookies(req.url)));
     if (req.body && req.body->size() > detail::kInlineBodyMax) lease.writer.write(*req.body);
     if (req.form) co_await write_form(lease.writer, *req.form, deadline.total_at);
     co_await drain_within(lease.writer, deadline.total_at);
     ResponseHead head = co_await read_head(lease.reader, opts_.limits, deadline);
-    co_return Exchange{std::move(lease), std::move(head), nullptr};
+    co_return Exchange{std::move(lease), std::move(head)};
   } catch (const ClientConnectionError&) {
     if (!lease.reused || !lease.reader.buffered().empty() || !detail::idempotent(req.method)) throw;
   }
@@ -282,7 +284,7 @@ Coro<Exchange> ClientSession::exchange_once(const PreparedRequest& req, const De
 
 ClientResponse ClientSession::respond(Exchange ex, const PreparedRequest& req,
                                       const Deadline& deadline, std::vector<Redirect> history) {
-  if (ex.h2) return respond_h2(std::move(ex), req, deadline, std::move(history));
+  if (ex.lease.h2) return respond_h2(std::move(ex), req, deadline, std::move(history));
   const BodyFraming framing = response_framing(ex.head, req.method);
   const bool reuse =
       keep_alive(ex.head.version_minor, ex.head.headers) && framing.kind != BodyFraming::Kind::until_close;

@@ -16,6 +16,7 @@
 #include <string>
 
 #include <corio/coro.hpp>
+#include <corio/detail/frame_alloc.hpp>
 #include <corio/http/parser.hpp>
 
 #include "http/client/connection_pool.hpp"
@@ -48,8 +49,9 @@ Coro<std::size_t> fill_buffer(StreamReader& reader, std::optional<double> deadli
                               TlsEof tls_eof = TlsEof::is_eof);
 
 // A response's body as ClientResponse reads it: over HTTP/1.1 (Http1Body)
-// or an HTTP/2 stream (H2Body, h2_client_body.cpp).
-class ResponseBody {
+// or an HTTP/2 stream (H2Body, h2_client_stream.cpp). Pooled as coroutine
+// frames are: one is made per response.
+class ResponseBody : public corio::detail::Pooled {
  public:
   ResponseBody() = default;
   ResponseBody(const ResponseBody&) = delete;
@@ -63,6 +65,8 @@ class ResponseBody {
   // pool, any other closes it (an HTTP/2 stream is reset, its connection
   // stays). Later reads throw ClientConnectionError.
   virtual void release() noexcept = 0;
+  // Whether it came on an HTTP/2 stream (ClientResponse::version()).
+  virtual bool http2() const noexcept { return false; }
 };
 
 class Http1Body final : public ResponseBody {

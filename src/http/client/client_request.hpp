@@ -17,8 +17,6 @@
 
 namespace corio::http::detail {
 
-class H2ClientStream;
-
 struct PreparedRequest {
   std::string method;
   Url url;
@@ -52,7 +50,6 @@ TryOptions try_options(const ClientOptions& session, const RequestOptions& opts)
 struct Exchange {
   Lease lease;
   ResponseHead head;
-  std::shared_ptr<H2ClientStream> h2;  // or its HTTP/2 stream (the lease then holds nothing)
 };
 
 // ValueError for a method that is not a token, a header name that is not

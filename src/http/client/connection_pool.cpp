@@ -240,10 +240,10 @@ Coro<Lease> ConnectionPool::acquire(Route route, bool fresh,
   if (closed_) throw ClientConnectionError("the session is closed");
   PoolHost& h = host(route);
   const bool h2 = may_h2(route);
-  if (h2 && !fresh) {
-    if (std::shared_ptr<H2ClientConnection> c = co_await share_h2(h)) co_return h2_lease(std::move(c));
-  }
   Lease lease;
+  // A stream of an h2 connection: into lease, no local of its own (this
+  // frame is every HTTP/1.1 request's too).
+  if (h2 && !fresh && co_await share_h2(h, lease)) co_return lease;
   if (h.permits) lease.host_permit_.emplace(co_await h.permits->scoped_acquire());
   if (permits_) lease.total_permit_.emplace(co_await permits_->scoped_acquire());
   if (closed_) throw ClientConnectionError("the session is closed");

@@ -89,6 +89,7 @@ struct PoolOptions {
 
 class ConnectionPool;
 class H2ClientConnection;
+class H2ClientStream;
 
 // Where a request's connection goes: straight to its origin, to an HTTP
 // proxy (which takes absolute-form requests for any origin, so the pool
@@ -149,8 +150,8 @@ class Lease {
   StreamReader reader;
   StreamWriter writer;
   bool reused = false;  // taken from the idle list, not freshly connected
-  // Or a stream's worth of an HTTP/2 connection (reader, writer empty).
-  std::shared_ptr<H2ClientConnection> h2;
+  // Or a stream on an HTTP/2 connection (reader, writer empty).
+  std::shared_ptr<H2ClientStream> h2;
 
  private:
   friend class ConnectionPool;
@@ -204,10 +205,9 @@ class ConnectionPool : public std::enable_shared_from_this<ConnectionPool> {
   ConnectOptions h2_options(const Route& route);
   bool speaks_h2(const Route& route, const Lease& lease) const;
   std::shared_ptr<H2ClientConnection> h2_for(const PoolHost& host) const noexcept;
-  // An h2 connection of host to share (after the one being made, if any);
-  // null: none, make one.
-  Coro<std::shared_ptr<H2ClientConnection>> share_h2(PoolHost& host);
-  static Lease h2_lease(std::shared_ptr<H2ClientConnection> c);
+  // A stream on an h2 connection of host into lease (after the connection
+  // being made, if any); false: none, make one.
+  Coro<bool> share_h2(PoolHost& host, Lease& lease);
   void adopt_h2(PoolHost& host, Lease& lease);
   const SslContext& ssl_context();
   ConnectOptions connect_options(const Url& url);

@@ -10,7 +10,6 @@
 #include <corio/event_loop.hpp>
 #include <corio/http/client_errors.hpp>
 
-#include "http/client/client_request.hpp"
 #include "http/client/connection_pool.hpp"
 
 namespace corio::http::detail {
@@ -219,21 +218,14 @@ void H2ClientConnection::wake() noexcept {
   if (waiting_) corio::detail::interrupt_wait(reader_);
 }
 
-std::shared_ptr<H2ClientStream> H2ClientConnection::submit(const PreparedRequest& req,
-                                                           std::string_view cookies) {
-  if (!alive()) throw ClientConnectionError("the HTTP/2 connection is closing");
-  auto s = std::make_shared<H2ClientStream>(shared_from_this(), req.body.value_or(std::string()),
-                                            served_ > 0);
-  s->id = submit_request(session_, req, cookies, s.get());
-  if (s->id < 0) throw ClientConnectionError("the HTTP/2 connection can take no new stream");
-  streams_.emplace(s->id, s.get());
+void H2ClientConnection::opened(H2ClientStream* s) {
+  streams_.emplace(s->id, s);
   ++served_;
   if (idle_timer_) {
     idle_timer_->cancel();
     idle_timer_.reset();
   }
   wake();
-  return s;
 }
 
 H2ClientStream* H2ClientConnection::stream(std::int32_t id) const noexcept {

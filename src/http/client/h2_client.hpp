@@ -69,11 +69,15 @@ struct H2Refused {};
 
 class H2ClientStream {
  public:
-  // reused: the connection had carried a request before this one.
-  H2ClientStream(std::shared_ptr<H2ClientConnection> conn, std::string body, bool reused);
+  // A stream to be on conn (a lease's, until send()).
+  explicit H2ClientStream(std::shared_ptr<H2ClientConnection> conn);
   H2ClientStream(const H2ClientStream&) = delete;
   H2ClientStream& operator=(const H2ClientStream&) = delete;
   ~H2ClientStream();  // resets the stream if it is still open (rule 2)
+
+  // req's HEADERS (and body) queued on the connection. ClientConnectionError
+  // if it can take no new stream.
+  void send(const PreparedRequest& req, std::string_view cookies);
 
   // Until the final (non-1xx) response head; H2Refused, ClientConnectionError
   // (reset, connection lost), TimeoutError past the deadline.
@@ -83,6 +87,7 @@ class H2ClientStream {
   bool ended() const noexcept { return ended_ && body_.empty(); }
   // Done with the body: an unfinished one is reset (CANCEL).
   void release() noexcept;
+  // Whether the connection had carried a request before this one.
   bool reused() const noexcept { return reused_; }
 
   // For the connection and its callbacks.
@@ -138,9 +143,6 @@ class H2ClientConnection : public std::enable_shared_from_this<H2ClientConnectio
   bool full() const noexcept;
   bool alive() const noexcept { return !ended_ && !going_away_; }
   std::size_t streams() const noexcept { return streams_.size(); }
-  // A request's stream, its HEADERS (and body) queued. ClientConnectionError
-  // if the connection can take no new stream.
-  std::shared_ptr<H2ClientStream> submit(const PreparedRequest& req, std::string_view cookies);
   // Ends the connection: its task sends a GOAWAY, then closes the writer
   // (returned, to wait for).
   StreamWriter shut() noexcept;
@@ -154,6 +156,7 @@ class H2ClientConnection : public std::enable_shared_from_this<H2ClientConnectio
   // For the streams and the callbacks.
   nghttp2_session* session() const noexcept { return session_; }
   void wake() noexcept;
+  void opened(H2ClientStream* s);  // its HEADERS were submitted
   void forget(H2ClientStream* s) noexcept;
   H2ClientStream* stream(std::int32_t id) const noexcept;
   void goaway(std::int32_t last_stream_id) noexcept;

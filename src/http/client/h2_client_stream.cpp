@@ -93,17 +93,27 @@ std::int32_t submit_request(nghttp2_session* session, const PreparedRequest& req
                                 stream);
 }
 
-H2ClientStream::H2ClientStream(std::shared_ptr<H2ClientConnection> conn, std::string body,
-                               bool reused)
-    : conn_(std::move(conn)), request_body_(std::move(body)), reused_(reused) {
-  next_.version_major = 2;
+H2ClientStream::H2ClientStream(std::shared_ptr<H2ClientConnection> conn)
+    : conn_(std::move(conn)), reused_(conn_->served() > 0) {
   next_.version_minor = 0;
+}
+
+void H2ClientStream::send(const PreparedRequest& req, std::string_view cookies) {
+  if (!conn_->alive()) throw ClientConnectionError("the HTTP/2 connection is closing");
+  if (req.body) request_body_ = *req.body;
+  id = submit_request(conn_->session(), req, cookies, this);
+  if (id < 0) throw ClientConnectionError("the HTTP/2 connection can take no new stream");
+  conn_->opened(this);
 }
 
 H2ClientStream::~H2ClientStream() { release(); }
 
 void H2ClientStream::release() noexcept {
   if (!conn_) return;
+  if (id < 0) {  // never sent
+    conn_.reset();
+    return;
+  }
   if (!closed_ && !error_) {
     nghttp2_submit_rst_stream(conn_->session(), NGHTTP2_FLAG_NONE, id, NGHTTP2_CANCEL);
   }
@@ -134,7 +144,6 @@ void H2ClientStream::head_end() {
     head_ready_ = true;
   }
   next_ = ResponseHead{};
-  next_.version_major = 2;
   next_.version_minor = 0;
   changed_.set();
 }
@@ -253,6 +262,7 @@ class H2Body final : public ResponseBody {
   }
 
   void release() noexcept override { stream_.reset(); }
+  bool http2() const noexcept override { return true; }
 
  private:
   Coro<bool> pump_once(std::string& out, std::size_t max) {

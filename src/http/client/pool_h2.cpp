@@ -44,20 +44,16 @@ std::shared_ptr<H2ClientConnection> ConnectionPool::h2_for(const PoolHost& host)
   return permit_free ? nullptr : least;
 }
 
-Coro<std::shared_ptr<H2ClientConnection>> ConnectionPool::share_h2(PoolHost& host) {
+Coro<bool> ConnectionPool::share_h2(PoolHost& host, Lease& lease) {
   for (;;) {
-    if (std::shared_ptr<H2ClientConnection> c = h2_for(host)) co_return c;
-    if (!host.connecting || closed_) co_return nullptr;
+    if (std::shared_ptr<H2ClientConnection> c = h2_for(host)) {
+      lease.h2 = std::make_shared<H2ClientStream>(std::move(c));
+      co_return true;
+    }
+    if (!host.connecting || closed_) co_return false;
     const std::shared_ptr<Event> made = host.connecting;
     co_await made->wait();
   }
-}
-
-Lease ConnectionPool::h2_lease(std::shared_ptr<H2ClientConnection> c) {
-  Lease lease;
-  lease.h2 = std::move(c);
-  lease.reused = true;
-  return lease;
 }
 
 Announcing::Announcing(PoolHost* host) {
@@ -82,7 +78,7 @@ void ConnectionPool::adopt_h2(PoolHost& host, Lease& lease) {
   lease.total_permit_.reset();
   host.h2.push_back(c);
   c->start();
-  lease.h2 = std::move(c);
+  lease.h2 = std::make_shared<H2ClientStream>(std::move(c));
 }
 
 void ConnectionPool::h2_ended(PoolHost& host, const H2ClientConnection* c) noexcept {
