@@ -97,23 +97,6 @@ Coro<ResponseHead> read_head(StreamReader& reader, const Limits& limits, const D
   }
 }
 
-// The request on an HTTP/2 stream of lease's connection, until its head.
-// Lost with its connection before the head, on a connection that had
-// served before: stale, as on HTTP/1.1.
-// lease by reference and the cookies taken here: exchange_once's frame, which
-// HTTP/1.1 requests pay for, holds no temporaries of this call.
-Coro<Exchange> exchange_h2(detail::Lease& lease, const PreparedRequest& req, CookieJar& jar,
-                           const Deadline& deadline) {
-  lease.h2->send(req, jar.filter_cookies(req.url));
-  try {
-    ResponseHead head = co_await lease.h2->head(deadline);
-    co_return Exchange{std::move(lease), std::move(head)};
-  } catch (const ClientConnectionError&) {
-    if (!lease.h2->reused() || !detail::idempotent(req.method)) throw;
-  }
-  throw StaleConnection{};
-}
-
 // The Content-Encoding's decoder, when the response has a body to decode.
 std::optional<detail::Inflater> inflater_for(const ResponseHead& head, const PreparedRequest& req,
                                              bool has_body) {
@@ -124,12 +107,24 @@ std::optional<detail::Inflater> inflater_for(const ResponseHead& head, const Pre
   return detail::Inflater::for_encoding(*encoding);
 }
 
-ClientResponse respond_h2(Exchange ex, const PreparedRequest& req, const Deadline& deadline,
-                          std::vector<Redirect> history) {
-  const bool has_body = req.method != "HEAD" && ex.head.status != 204 && ex.head.status != 304;
-  std::optional<detail::Inflater> inflater = inflater_for(ex.head, req, has_body);
-  return ClientResponse(std::move(ex.head), req.method, req.url, std::move(history),
-                        detail::h2_body(std::move(ex.lease.h2), std::move(inflater), deadline));
+// The request on an HTTP/2 stream until its head, and the body made: the
+// stream rides to respond() inside it. Lost with its connection before the
+// head, on a connection that had served before: stale, as on HTTP/1.1.
+// References, and the cookies taken here: exchange_once's frame, which
+// HTTP/1.1 requests pay for, holds no temporaries of this call.
+Coro<Exchange> exchange_h2(std::shared_ptr<detail::H2ClientStream>& s, const PreparedRequest& req,
+                           CookieJar& jar, const Deadline& deadline) {
+  s->send(req, jar.filter_cookies(req.url));
+  try {
+    ResponseHead head = co_await s->head(deadline);
+    const bool has_body = req.method != "HEAD" && head.status != 204 && head.status != 304;
+    std::optional<detail::Inflater> inflater = inflater_for(head, req, has_body);
+    std::unique_ptr<detail::ResponseBody> body = detail::h2_body(std::move(s), std::move(inflater), deadline);
+    co_return Exchange{detail::Lease(), std::move(head), std::move(body)};
+  } catch (const ClientConnectionError&) {
+    if (!s || !s->reused() || !detail::idempotent(req.method)) throw;
+  }
+  throw StaleConnection{};
 }
 
 // The hop after a redirect: req rewritten for next and its proxy. Not in
@@ -262,20 +257,22 @@ Coro<Exchange> ClientSession::exchange_once(const PreparedRequest& req, const De
   const std::optional<double> connect_by = deadline.for_connect(get_running_loop().time());
   // Named, and once: a Route temporary in each co_await below would keep two Routes
   // in this frame, past the frame pool's largest class (a malloc per request).
-  Coro<detail::Lease> acquiring = pool_->acquire(detail::route_for(req), fresh, deadline.sock_connect);
+  std::shared_ptr<detail::H2ClientStream> stream;  // set when the request goes on HTTP/2
+  Coro<detail::Lease> acquiring =
+      pool_->acquire(detail::route_for(req), fresh, deadline.sock_connect, &stream);
   if (connect_by) {
     lease = co_await timeout_at(*connect_by, std::move(acquiring));
   } else {
     lease = co_await std::move(acquiring);
   }
-  if (lease.h2) co_return co_await exchange_h2(lease, req, jar_, deadline);
+  if (stream) co_return co_await exchange_h2(stream, req, jar_, deadline);
   try {
     lease.writer.write(detail::serialize_request(req, jar_.filter_cookies(req.url)));
     if (req.body && req.body->size() > detail::kInlineBodyMax) lease.writer.write(*req.body);
     if (req.form) co_await write_form(lease.writer, *req.form, deadline.total_at);
     co_await drain_within(lease.writer, deadline.total_at);
     ResponseHead head = co_await read_head(lease.reader, opts_.limits, deadline);
-    co_return Exchange{std::move(lease), std::move(head)};
+    co_return Exchange{std::move(lease), std::move(head), nullptr};
   } catch (const ClientConnectionError&) {
     if (!lease.reused || !lease.reader.buffered().empty() || !detail::idempotent(req.method)) throw;
   }
@@ -284,7 +281,9 @@ Coro<Exchange> ClientSession::exchange_once(const PreparedRequest& req, const De
 
 ClientResponse ClientSession::respond(Exchange ex, const PreparedRequest& req,
                                       const Deadline& deadline, std::vector<Redirect> history) {
-  if (ex.lease.h2) return respond_h2(std::move(ex), req, deadline, std::move(history));
+  if (ex.h2_body) {
+    return ClientResponse(std::move(ex.head), req.method, req.url, std::move(history), std::move(ex.h2_body));
+  }
   const BodyFraming framing = response_framing(ex.head, req.method);
   const bool reuse =
       keep_alive(ex.head.version_minor, ex.head.headers) && framing.kind != BodyFraming::Kind::until_close;

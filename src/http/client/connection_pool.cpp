@@ -57,7 +57,6 @@ Lease& Lease::operator=(Lease&& o) noexcept {
     reader = std::move(o.reader);
     writer = std::move(o.writer);
     reused = o.reused;
-    h2 = std::move(o.h2);
     pool_ = std::move(o.pool_);
     host_ = std::exchange(o.host_, nullptr);
     host_permit_ = std::move(o.host_permit_);
@@ -236,14 +235,14 @@ Coro<Lease> ConnectionPool::acquire(Url url, bool fresh,
 }
 
 Coro<Lease> ConnectionPool::acquire(Route route, bool fresh,
-                                    std::optional<std::chrono::milliseconds> sock_connect) {
+                                    std::optional<std::chrono::milliseconds> sock_connect,
+                                    std::shared_ptr<H2ClientStream>* stream) {
   if (closed_) throw ClientConnectionError("the session is closed");
   PoolHost& h = host(route);
-  const bool h2 = may_h2(route);
+  const bool h2 = stream != nullptr && may_h2(route);
   Lease lease;
-  // A stream of an h2 connection: into lease, no local of its own (this
-  // frame is every HTTP/1.1 request's too).
-  if (h2 && !fresh && co_await share_h2(h, lease)) co_return lease;
+  // No local of its own: this frame is every HTTP/1.1 request's too.
+  if (h2 && !fresh && co_await share_h2(h, *stream)) co_return lease;
   if (h.permits) lease.host_permit_.emplace(co_await h.permits->scoped_acquire());
   if (permits_) lease.total_permit_.emplace(co_await permits_->scoped_acquire());
   if (closed_) throw ClientConnectionError("the session is closed");
@@ -267,7 +266,7 @@ Coro<Lease> ConnectionPool::acquire(Route route, bool fresh,
     ++h.open;
     ++open_;
     if (h2 && speaks_h2(route, lease)) {
-      adopt_h2(h, lease);
+      adopt_h2(h, lease, *stream);
       co_return lease;
     }
   }

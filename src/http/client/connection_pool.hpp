@@ -150,8 +150,6 @@ class Lease {
   StreamReader reader;
   StreamWriter writer;
   bool reused = false;  // taken from the idle list, not freshly connected
-  // Or a stream on an HTTP/2 connection (reader, writer empty).
-  std::shared_ptr<H2ClientStream> h2;
 
  private:
   friend class ConnectionPool;
@@ -173,8 +171,12 @@ class ConnectionPool : public std::enable_shared_from_this<ConnectionPool> {
   // failures are ClientConnectionError (ClientSSLError for TLS).
   Coro<Lease> acquire(Url url, bool fresh = false,
                       std::optional<std::chrono::milliseconds> sock_connect = {});
+  // With h2, a stream on an HTTP/2 connection may be given instead: *h2
+  // is then set and the lease holds nothing. Out of the lease, not in it:
+  // a lease is moved a dozen times per HTTP/1.1 request.
   Coro<Lease> acquire(Route route, bool fresh = false,
-                      std::optional<std::chrono::milliseconds> sock_connect = {});
+                      std::optional<std::chrono::milliseconds> sock_connect = {},
+                      std::shared_ptr<H2ClientStream>* h2 = nullptr);
   // Closes the idle connections; leased ones close when released. Returns
   // the writers closed, for whoever wants to wait for them.
   std::vector<StreamWriter> close();
@@ -205,10 +207,10 @@ class ConnectionPool : public std::enable_shared_from_this<ConnectionPool> {
   ConnectOptions h2_options(const Route& route);
   bool speaks_h2(const Route& route, const Lease& lease) const;
   std::shared_ptr<H2ClientConnection> h2_for(const PoolHost& host) const noexcept;
-  // A stream on an h2 connection of host into lease (after the connection
-  // being made, if any); false: none, make one.
-  Coro<bool> share_h2(PoolHost& host, Lease& lease);
-  void adopt_h2(PoolHost& host, Lease& lease);
+  // A stream on an h2 connection of host (after the connection being made,
+  // if any); false: none, make one.
+  Coro<bool> share_h2(PoolHost& host, std::shared_ptr<H2ClientStream>& stream);
+  void adopt_h2(PoolHost& host, Lease& lease, std::shared_ptr<H2ClientStream>& stream);
   const SslContext& ssl_context();
   ConnectOptions connect_options(const Url& url);
   TunnelOptions tunnel_options(const Route& route);

@@ -44,10 +44,10 @@ std::shared_ptr<H2ClientConnection> ConnectionPool::h2_for(const PoolHost& host)
   return permit_free ? nullptr : least;
 }
 
-Coro<bool> ConnectionPool::share_h2(PoolHost& host, Lease& lease) {
+Coro<bool> ConnectionPool::share_h2(PoolHost& host, std::shared_ptr<H2ClientStream>& stream) {
   for (;;) {
     if (std::shared_ptr<H2ClientConnection> c = h2_for(host)) {
-      lease.h2 = std::make_shared<H2ClientStream>(std::move(c));
+      stream = std::make_shared<H2ClientStream>(std::move(c));
       co_return true;
     }
     if (!host.connecting || closed_) co_return false;
@@ -68,7 +68,7 @@ Announcing::~Announcing() {
   if (host_->connecting == made_) host_->connecting.reset();
 }
 
-void ConnectionPool::adopt_h2(PoolHost& host, Lease& lease) {
+void ConnectionPool::adopt_h2(PoolHost& host, Lease& lease, std::shared_ptr<H2ClientStream>& stream) {
   auto c = std::make_shared<H2ClientConnection>(std::move(lease.reader), std::move(lease.writer),
                                                 opts_.keepalive_timeout);
   lease.reader = {};
@@ -78,7 +78,7 @@ void ConnectionPool::adopt_h2(PoolHost& host, Lease& lease) {
   lease.total_permit_.reset();
   host.h2.push_back(c);
   c->start();
-  lease.h2 = std::make_shared<H2ClientStream>(std::move(c));
+  stream = std::make_shared<H2ClientStream>(std::move(c));
 }
 
 void ConnectionPool::h2_ended(PoolHost& host, const H2ClientConnection* c) noexcept {
