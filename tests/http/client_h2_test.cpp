@@ -64,6 +64,26 @@ Coro<void> multiplexed_body() {
 
 TEST(ClientH2, PriorKnowledgeMultiplexesOnOneConnection) { run_bounded(multiplexed_body(), 20s); }
 
+// A multipart body streams into an HTTP/1.1 connection's writer: such a
+// request goes on HTTP/1.1 beside the origin's h2 connection.
+Coro<void> multipart_body() {
+  Server server(quiet());
+  server.post("/v", version);
+  server.get("/v", version);
+  co_await server.start("127.0.0.1", 0);
+  ClientSession session(h2c());
+  RequestOptions form;
+  form.multipart.emplace();
+  form.multipart->add_field("name", "corio");
+  ClientResponse r = co_await session.post(url(server, "/v"), std::move(form));
+  EXPECT_EQ(co_await r.text(), "1.1");
+  EXPECT_EQ(co_await fetch_text(session, url(server, "/v")), "2.0");
+  co_await session.close();
+  server.close();
+}
+
+TEST(ClientH2, MultipartBodiesGoOnHttp11) { run_bounded(multipart_body(), 20s); }
+
 Coro<void> alpn_body(bool http2) {
   ServerOptions so = quiet();
   so.ssl = corio_net_test::test_server();

@@ -239,7 +239,7 @@ Coro<Lease> ConnectionPool::acquire(Route route, bool fresh,
                                     std::shared_ptr<H2ClientStream>* stream) {
   if (closed_) throw ClientConnectionError("the session is closed");
   PoolHost& h = host(route);
-  const bool h2 = stream != nullptr && may_h2(route);
+  const bool h2 = stream != nullptr && !h.h1_only && may_h2(route);
   Lease lease;
   // No local of its own: this frame is every HTTP/1.1 request's too.
   if (h2 && !fresh && co_await share_h2(h, *stream)) co_return lease;
@@ -248,7 +248,9 @@ Coro<Lease> ConnectionPool::acquire(Route route, bool fresh,
   if (closed_) throw ClientConnectionError("the session is closed");
   EventLoop& loop = get_running_loop();
   prune_expired(h, loop.time());
-  while (!fresh && !h.idle.empty()) {
+  // An origin that may speak h2 gets its requests on h2: its idle HTTP/1.1
+  // connections (a multipart body's) wait for those that need them.
+  while (!fresh && !h2 && !h.idle.empty()) {
     PoolHost::Idle c = std::move(h.idle.back());
     h.idle.pop_back();
     left_idle();
@@ -269,6 +271,7 @@ Coro<Lease> ConnectionPool::acquire(Route route, bool fresh,
       adopt_h2(h, lease, *stream);
       co_return lease;
     }
+    if (h2) h.h1_only = true;  // ALPN chose http/1.1: the origin's idle connections serve again
   }
   lease.pool_ = shared_from_this();
   lease.host_ = &h;

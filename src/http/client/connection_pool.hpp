@@ -99,7 +99,7 @@ struct Route {
   Url peer;                 // connected to: the origin, or the proxy
   std::optional<Url> via;   // a tunnel through this proxy to peer
   Headers proxy_headers;    // for the CONNECT request
-  bool http1_only = false;  // a body only HTTP/1.1 can stream (multipart)
+  bool http1_only = false;  // multipart (only HTTP/1.1 streams it), or a proxy's absolute form
   std::string key() const;
 };
 
@@ -131,6 +131,7 @@ struct PoolHost {
   bool tls = false;                  // https: waiting bytes may be a session ticket
   std::vector<std::shared_ptr<H2ClientConnection>> h2;  // each counted in open
   std::shared_ptr<Event> connecting;  // set when a connection that may be h2 is made
+  bool h1_only = false;  // an h2-able connection came back HTTP/1.1 (by ALPN)
 };
 
 // One connection in one request's hands. Move-only; destroying it without
