@@ -73,6 +73,10 @@ struct ConnectOptions {
   std::optional<std::string> server_hostname;
   std::chrono::milliseconds ssl_handshake_timeout{60'000};  ///< asyncio's 60 s
   std::chrono::milliseconds ssl_shutdown_timeout{30'000};   ///< asyncio's 30 s
+  /// ALPN protocols this connection offers instead of the context's (a
+  /// context is shared: an HTTP client offers "h2" on its pooled connections
+  /// and not on the one a WebSocket takes). Without ssl: ignored.
+  std::optional<std::vector<std::string>> alpn_protocols;
 };
 
 /// Connects to host:port (resolved; Happy Eyeballs); the connection's two halves.

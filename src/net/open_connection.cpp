@@ -38,6 +38,7 @@ Coro<std::pair<StreamReader, StreamWriter>> streams_over(std::unique_ptr<detail:
   detail::TlsParams params;
   params.server_hostname = std::move(hostname);
   params.shutdown_timeout = opts.ssl_shutdown_timeout;
+  if (opts.alpn_protocols) params.alpn = detail::alpn_wire(*opts.alpn_protocols);
   auto tls = std::make_unique<detail::TlsTransport>(loop, std::move(transport), *opts.ssl,
                                                     std::move(params));
   co_await tls->handshake(opts.ssl_handshake_timeout);

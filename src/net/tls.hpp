@@ -14,7 +14,9 @@
 #include <chrono>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <corio/errors.hpp>
 #include <corio/ssl.hpp>
@@ -55,7 +57,13 @@ struct TlsParams {
   // against the certificate when the context checks host names; "" for none.
   std::string server_hostname;
   std::chrono::milliseconds shutdown_timeout{30'000};
+  // Client: ALPN protocols in wire format offered instead of the context's.
+  std::optional<std::string> alpn;
 };
+
+// ALPN's wire format: each name preceded by its length (ValueError for a
+// name empty or over 255 bytes).
+std::string alpn_wire(const std::vector<std::string>& protocols);
 
 // ValueError unless a client connection can use this context and name: a
 // client context, and a name when it checks host names. Before connecting.

@@ -64,19 +64,6 @@ SSL_CTX* new_ctx(const SSL_METHOD* method) {
   return ctx;
 }
 
-// ALPN's wire format: each name preceded by its length.
-std::string alpn_wire(const std::vector<std::string>& protocols) {
-  std::string wire;
-  for (const std::string& p : protocols) {
-    if (p.empty() || p.size() > 255) {
-      throw ValueError("ALPN protocol names must be 1 to 255 bytes long: '" + p + "'");
-    }
-    wire += static_cast<char>(p.size());
-    wire += p;
-  }
-  return wire;
-}
-
 // The server's ALPN choice: its own first protocol that the client offers;
 // without one, no ALPN rather than a failed handshake (as Python).
 int select_alpn(SSL*, const unsigned char** out, unsigned char* outlen, const unsigned char* in,
@@ -186,7 +173,7 @@ void SslContext::set_check_hostname(bool enabled) {
 bool SslContext::check_hostname() const noexcept { return impl_->check_hostname; }
 
 void SslContext::set_alpn_protocols(const std::vector<std::string>& protocols) {
-  std::string wire = alpn_wire(protocols);
+  std::string wire = detail::alpn_wire(protocols);
   if (impl_->server_side) {
     impl_->alpn = std::move(wire);
     if (impl_->alpn.empty()) {
@@ -204,6 +191,18 @@ void SslContext::set_alpn_protocols(const std::vector<std::string>& protocols) {
 }
 
 bool SslContext::server_side() const noexcept { return impl_->server_side; }
+
+std::string detail::alpn_wire(const std::vector<std::string>& protocols) {
+  std::string wire;
+  for (const std::string& p : protocols) {
+    if (p.empty() || p.size() > 255) {
+      throw ValueError("ALPN protocol names must be 1 to 255 bytes long: '" + p + "'");
+    }
+    wire += static_cast<char>(p.size());
+    wire += p;
+  }
+  return wire;
+}
 
 void detail::check_client_tls(const SslContext& context, const std::string& server_hostname) {
   if (context.server_side()) {

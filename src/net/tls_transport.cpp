@@ -173,6 +173,11 @@ TlsSession::TlsSession(EventLoop& l, std::unique_ptr<Transport> in, const SslCon
 // SNI and the name the certificate must carry. RFC 6066 allows only host
 // names in SNI, so an IP address is only checked (against the IP SANs).
 void TlsSession::configure_client() {
+  // The one OpenSSL call that returns 0 on success.
+  if (params.alpn && SSL_set_alpn_protos(ssl.get(), reinterpret_cast<const unsigned char*>(params.alpn->data()),
+                                         static_cast<unsigned int>(params.alpn->size())) != 0) {
+    throw std::bad_alloc();
+  }
   const std::string& name = params.server_hostname;
   if (name.empty()) return;
   ERR_clear_error();

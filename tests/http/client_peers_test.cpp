@@ -5,6 +5,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <corio/gather.hpp>
+
 #include "http/client_support.hpp"
 
 namespace corio_http_test {
@@ -142,6 +144,39 @@ TEST(ClientPeers, NginxHttpsVerifiesTheCertificate) {
   Nginx ng;
   if (!ng.running()) GTEST_SKIP() << "nginx or openssl unavailable";
   run_bounded(nginx_https(&ng), 30s);
+}
+
+// nginx offers h2 by ALPN: a session multiplexes on one connection; with
+// http2 off it stays on HTTP/1.1.
+Coro<std::string> h2_page(ClientSession* s, std::string url) {
+  ClientResponse r = co_await s->get(std::move(url));
+  EXPECT_EQ(r.version(), (corio::http::HttpVersion{2, 0}));
+  co_return co_await r.text();
+}
+
+Coro<void> nginx_h2(const Nginx* ng) {
+  ClientOptions o;
+  o.ssl = corio::SslContext::client();
+  o.ssl->load_verify_locations(ng->file("ca.pem").string());
+  ClientSession s(o);
+  std::vector<Coro<std::string>> all;
+  for (int i = 0; i < 20; ++i) all.push_back(h2_page(&s, ng->https("localhost", "/page.txt")));
+  const std::string page = read_file(ng->file("www/page.txt"));
+  for (const std::string& text : co_await corio::gather(std::move(all))) EXPECT_EQ(text, page);
+  EXPECT_EQ(s.open_connections(), 1u);
+  co_await s.close();
+  o.http2 = false;
+  ClientSession h1(o);
+  ClientResponse r = co_await h1.get(ng->https("localhost", "/index.html"));
+  EXPECT_EQ(r.version(), (corio::http::HttpVersion{1, 1}));
+  co_await r.read();
+  co_await h1.close();
+}
+
+TEST(ClientPeers, NginxHttp2MultiplexesOverTls) {
+  Nginx ng;
+  if (!ng.running()) GTEST_SKIP() << "nginx or openssl unavailable";
+  run_bounded(nginx_h2(&ng), 30s);
 }
 
 Coro<void> static_file(std::string url, std::string expected) {

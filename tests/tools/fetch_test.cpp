@@ -12,6 +12,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <corio/http/server.hpp>
+
 #include "common/temp_dir.hpp"
 #include "tools/cli_support.hpp"
 
@@ -228,6 +230,38 @@ TEST(Fetch, BodiesAreSavedUnderTheOutputDirectory) {
   std::ifstream saved(dir / "1-ok");
   std::string body((std::istreambuf_iterator<char>(saved)), std::istreambuf_iterator<char>());
   EXPECT_EQ(body, "hello");
+}
+
+// The version that answered, from a corio server in this process (it
+// speaks h2c with prior knowledge and HTTP/1.1 on one port).
+corio::Coro<corio::http::Response> version(corio::http::Request& req) {
+  co_return corio::http::Response::text(fmt::format("{}.{}", req.version().major, req.version().minor));
+}
+
+corio::Coro<std::string> fetch_version(std::vector<std::string> flags, fs::path dir) {
+  corio::http::ServerOptions quiet;
+  quiet.access_log = nullptr;
+  corio::http::Server server(quiet);
+  server.get("/v", version);
+  co_await server.start("127.0.0.1", 0);
+  std::vector<std::string> args{"fetch", "-o", dir.string()};
+  args.insert(args.end(), flags.begin(), flags.end());
+  args.push_back(fmt::format("http://127.0.0.1:{}/v", server.port()));
+  const Ran ran = co_await run_corio(std::move(args));
+  server.close();
+  EXPECT_EQ(ran.code, 0) << ran.out << ran.err;
+  std::ifstream saved(dir / "1-v");
+  co_return std::string((std::istreambuf_iterator<char>(saved)), std::istreambuf_iterator<char>());
+}
+
+TEST(Fetch, Http2FlagSpeaksH2cAndHttp11FlagHttp11) {
+  TempDir tmp;
+  EXPECT_EQ(corio::run(fetch_version({"--http2"}, tmp.path() / "a")), "2.0");
+  EXPECT_EQ(corio::run(fetch_version({}, tmp.path() / "b")), "1.1");  // plain http: no ALPN to ask
+  EXPECT_EQ(corio::run(fetch_version({"--http1.1"}, tmp.path() / "c")), "1.1");
+  const Ran both = corio_cli({"fetch", "--http1.1", "--http2", "http://127.0.0.1:1/"});
+  EXPECT_EQ(both.code, 2);
+  EXPECT_THAT(both.err, HasSubstr("exclude each other"));
 }
 
 }  // namespace

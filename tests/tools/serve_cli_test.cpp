@@ -9,6 +9,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <corio/http/client.hpp>
+
 #include "http/server_support.hpp"
 #include "tools/cli_support.hpp"
 
@@ -150,9 +152,46 @@ corio::Coro<void> serve_https(std::string dir) {
   EXPECT_EQ(reply.status, 200);
   EXPECT_EQ(reply.body, "Hello, World!");
   writer.close();
+  // The same port offers h2 by ALPN.
+  corio::http::ClientOptions h2;
+  h2.ssl = tls.ssl;
+  corio::http::ClientSession session(h2);
+  corio::http::ClientResponse r = co_await session.get(
+      fmt::format("https://127.0.0.1:{}/hello", corio_http_test::port_of(first)));
+  EXPECT_EQ(r.version(), (corio::http::HttpVersion{2, 0}));
+  EXPECT_EQ(co_await r.text(), "Hello, World!");
+  co_await session.close();
   proc.terminate();
   EXPECT_EQ(co_await proc.wait(), 0);
 }
+
+// Plain TCP speaks h2c with prior knowledge beside HTTP/1.1; --no-http2 does not.
+corio::Coro<void> serve_h2c(bool http2) {
+  corio::SubprocessOptions opts;
+  opts.out = corio::Redirect::pipe;
+  opts.err = corio::Redirect::devnull;
+  std::vector<std::string> serve{"serve", "--port", "0", "--quiet"};
+  if (!http2) serve.push_back("--no-http2");
+  corio::Process proc = co_await corio::create_subprocess_exec(CORIO_CLI, std::move(serve), opts);
+  const std::uint16_t port = corio_http_test::port_of(co_await proc.out.readline());
+  corio::http::ClientOptions h2c;
+  h2c.http2_prior_knowledge = true;
+  corio::http::ClientSession session(h2c);
+  bool answered = false;
+  try {
+    corio::http::ClientResponse r = co_await session.get(fmt::format("http://127.0.0.1:{}/hello", port));
+    EXPECT_EQ(r.version(), (corio::http::HttpVersion{2, 0}));
+    answered = co_await r.text() == "Hello, World!";
+  } catch (const corio::http::ClientError&) {
+  }
+  EXPECT_EQ(answered, http2);
+  co_await session.close();
+  proc.terminate();
+  EXPECT_EQ(co_await proc.wait(), 0);
+}
+
+TEST(ServeCli, SpeaksH2cWithPriorKnowledge) { corio::run(corio::wait_for(serve_h2c(true), 30s)); }
+TEST(ServeCli, NoHttp2KeepsToHttp11) { corio::run(corio::wait_for(serve_h2c(false), 30s)); }
 
 TEST(ServeCli, TlsCertAndKeyServeHttps) {
   char dir[] = "/tmp/corio-serve-tls-XXXXXX";

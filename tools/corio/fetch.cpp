@@ -13,6 +13,11 @@
 // or an output directory it cannot write to (checked before any request).
 // With -o DIR each body is saved as DIR/<n>-<last path segment>.
 //
+// HTTP/2 where an https server offers it (ALPN), HTTP/1.1 otherwise, as
+// curl does; --http1.1 keeps to HTTP/1.1, --http2 also speaks h2c to http
+// URLs (with prior knowledge: the client has no Upgrade path, so the server
+// must speak h2c, as curl's --http2-prior-knowledge).
+//
 // With no URL it serves a built-in site on a free loopback port (1,000
 // pages of 2 KiB) and fetches all of it, printing the throughput: the
 // embedded default, a demo that needs no network.
@@ -55,6 +60,8 @@ struct FetchArgs {
   int retries = 0;
   double retry_delay = 1;       // the first backoff, doubled at each retry
   double retry_max_delay = 30;  // the cap of a backoff and of a Retry-After
+  bool http11 = false;  // --http1.1
+  bool http2 = false;   // --http2
 };
 
 // One try at one URL.
@@ -173,8 +180,15 @@ corio::Coro<Outcome> fetch_one(http::ClientSession& session, corio::Semaphore& s
   co_return a.outcome;
 }
 
+http::ClientOptions client_options(const FetchArgs& args) {
+  http::ClientOptions opts;
+  opts.http2 = !args.http11;
+  opts.http2_prior_knowledge = args.http2;
+  return opts;
+}
+
 corio::Coro<std::vector<Outcome>> fetch_all(const FetchArgs& args, Progress& progress) {
-  http::ClientSession session;
+  http::ClientSession session(client_options(args));
   corio::Semaphore slots(args.concurrency);
   std::vector<corio::Task<Outcome>> tasks;
   for (std::size_t i = 0; i < args.urls.size(); ++i) {
@@ -254,8 +268,17 @@ Command fetch_command() {
         o.option("--retry-max-delay", args.retry_max_delay,
                  "the longest wait between retries, Retry-After included (default 30)", 0, 86400);
         o.option("-o", args.out_dir, "save each body under this directory (created if missing)");
+        o.flag("--http1.1", args.http11, "HTTP/1.1 only (default: HTTP/2 where an https server offers it)");
+        o.flag("--http2", args.http2,
+               "HTTP/2 for http URLs too (h2c with prior knowledge: the server must speak it)");
       },
-      [] { return corio::run_main(run_fetch(args)); }};
+      [] {
+        if (args.http11 && args.http2) {
+          fmt::print(stderr, "corio fetch: --http1.1 and --http2 exclude each other\n");
+          return 2;
+        }
+        return corio::run_main(run_fetch(args));
+      }};
 }
 
 }  // namespace corio_cli

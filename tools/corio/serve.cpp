@@ -1,7 +1,8 @@
 // `corio serve`: an HTTP server on corio::http: static files under --root,
 // plus /hello ("Hello, World!") and /json ({"message": "Hello, World!"}),
 // the endpoints the benchmarks load with wrk; HTTPS with --tls-cert and
-// --tls-key. SIGINT or SIGTERM shuts it
+// --tls-key. HTTP/2 too (the library's default): h2c with prior knowledge,
+// and h2 by ALPN over TLS; --no-http2 keeps to HTTP/1.1. SIGINT or SIGTERM shuts it
 // down gracefully: in-flight requests finish (within 10 s), then it exits.
 // Every timeout and limit of the server is an option, its default the
 // library's.
@@ -59,6 +60,7 @@ struct ServeArgs {
   std::string tls_cert, tls_key;  // both or neither: HTTPS
   int workers = 1;
   bool quiet = false;
+  bool no_http2 = false;
   std::array<double, kTimeoutCount> timeouts{};  // seconds, as kTimeouts
   // The options' values, as the parser fills ints (bytes and counts).
   int max_header_size = 0;
@@ -119,6 +121,7 @@ http::ServerOptions server_options(const ServeArgs& a) {
   opts.min_send_rate = static_cast<std::uint64_t>(a.min_send_rate);
   opts.workers = a.workers;
   if (a.quiet) opts.access_log = {};
+  opts.http2 = !a.no_http2;
   if (!a.tls_cert.empty()) opts.ssl = corio::SslContext::server(a.tls_cert, a.tls_key);
   return opts;
 }
@@ -162,6 +165,8 @@ Command serve_command() {
         o.option("--tls-key", args.tls_key, "HTTPS: the certificate's private key (PEM)");
         o.option("--workers", args.workers, "event loops, one thread each (default 1)", 1, 256);
         o.flag("--quiet", args.quiet, "no access log on stderr");
+        o.flag("--no-http2", args.no_http2,
+               "HTTP/1.1 only (default: h2c with prior knowledge on TCP, h2 by ALPN with --tls-cert)");
         declare_timeouts(o, args);
         declare_limits(o, args);
       },

@@ -1,5 +1,5 @@
 /// \file
-/// corio::http::ClientSession: an HTTP/1.1 client with a connection pool,
+/// corio::http::ClientSession: an HTTP/1.1 and HTTP/2 client with a connection pool,
 /// cookies, redirects and timeouts (aiohttp's ClientSession).
 ///
 /// <!-- doc: body -->
@@ -111,6 +111,17 @@ struct ClientOptions {
   /// raise_for_status() on every response, unless a request says otherwise.
   bool raise_for_status = false;
   Limits limits;  ///< the response head's (Limits::max_body is read()'s concern)
+
+  /// HTTP/2 on https where the server offers it by ALPN (httpx's http2
+  /// option, on here by default); false keeps every request on HTTP/1.1.
+  /// Requests to one origin then share one connection, a stream each
+  /// (ClientResponse::version() says {2, 0}); see "HTTP/2" in
+  /// docs/http-client.md for what stays on HTTP/1.1.
+  bool http2 = true;
+  /// HTTP/2 on plain http from the first byte, without asking (h2c with
+  /// prior knowledge, curl's --http2-prior-knowledge): only for servers
+  /// known to speak it.
+  bool http2_prior_knowledge = false;
 
   /// A relative URL given to a request is resolved against this one
   /// (aiohttp's base_url): base_url "http://api/v1/" and "users" is

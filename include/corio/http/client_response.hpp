@@ -42,6 +42,7 @@
 #include <corio/coro.hpp>
 #include <corio/http/headers.hpp>
 #include <corio/http/parser.hpp>
+#include <corio/http/request.hpp>
 #include <corio/http/url.hpp>
 
 namespace corio::http {
@@ -77,6 +78,9 @@ class ClientResponse {
   int status() const noexcept { return head_.status; }  ///< the status code
   const std::string& reason() const noexcept { return head_.reason; }  ///< the reason phrase, as sent
   int version_minor() const noexcept { return head_.version_minor; }  ///< 1 for HTTP/1.1, 0 for HTTP/1.0
+  /// The version that answered, as aiohttp's response.version: {1, 1}, {1, 0},
+  /// or {2, 0} for HTTP/2 (ClientOptions::http2).
+  HttpVersion version() const noexcept;
   const Headers& headers() const noexcept { return head_.headers; }  ///< the response's header block
   const std::string& method() const noexcept { return method_; }  ///< the request's method
 

@@ -12,6 +12,7 @@
 #include "http/client/client_body.hpp"
 #include "http/client/client_request.hpp"
 #include "http/client/connection_pool.hpp"
+#include "http/client/h2_client.hpp"
 #include "http/client/proxy.hpp"
 
 namespace corio::http {
@@ -96,6 +97,36 @@ Coro<ResponseHead> read_head(StreamReader& reader, const Limits& limits, const D
   }
 }
 
+// The Content-Encoding's decoder, when the response has a body to decode.
+std::optional<detail::Inflater> inflater_for(const ResponseHead& head, const PreparedRequest& req,
+                                             bool has_body) {
+  const std::optional<std::string_view> encoding = head.headers.get("Content-Encoding");
+  if (!req.auto_decompress || !has_body || !encoding || !detail::Inflater::handles(*encoding)) {
+    return std::nullopt;
+  }
+  return detail::Inflater::for_encoding(*encoding);
+}
+
+// The request on an HTTP/2 stream until its head, and the body made: the
+// stream rides to respond() inside it. Lost with its connection before the
+// head, on a connection that had served before: stale, as on HTTP/1.1.
+// References, and the cookies taken here: exchange_once's frame, which
+// HTTP/1.1 requests pay for, holds no temporaries of this call.
+Coro<Exchange> exchange_h2(std::shared_ptr<detail::H2ClientStream>& s, const PreparedRequest& req,
+                           CookieJar& jar, const Deadline& deadline) {
+  s->send(req, jar.filter_cookies(req.url));
+  try {
+    ResponseHead head = co_await s->head(deadline);
+    const bool has_body = req.method != "HEAD" && head.status != 204 && head.status != 304;
+    std::optional<detail::Inflater> inflater = inflater_for(head, req, has_body);
+    std::unique_ptr<detail::ResponseBody> body = detail::h2_body(std::move(s), std::move(inflater), deadline);
+    co_return Exchange{detail::Lease(), std::move(head), std::move(body)};
+  } catch (const ClientConnectionError&) {
+    if (!s || !s->reused() || !detail::idempotent(req.method)) throw;
+  }
+  throw StaleConnection{};
+}
+
 // The hop after a redirect: req rewritten for next and its proxy. Not in
 // follow(): a temporary proxy Url there would grow its coroutine frame.
 void redirect(PreparedRequest& req, int status, Url next, const detail::ProxyConfig* proxies,
@@ -112,6 +143,8 @@ ClientSession::ClientSession(ClientOptions opts) : opts_(std::move(opts)) {
   p.limit_per_host = opts_.limit_per_host;
   p.keepalive_timeout = opts_.keepalive_timeout;
   p.ssl = opts_.ssl;
+  p.http2 = opts_.http2;
+  p.http2_prior_knowledge = opts_.http2_prior_knowledge;
   pool_ = std::make_shared<detail::ConnectionPool>(std::move(p));
   detail::ProxyConfig proxies = detail::ProxyConfig::from(opts_, [](const char* name) { return std::getenv(name); });
   if (!proxies.empty()) proxies_ = std::make_shared<const detail::ProxyConfig>(std::move(proxies));
@@ -198,13 +231,24 @@ Coro<void> ClientSession::discard_body(ClientResponse& hop) {
   }
 }
 
+// A stream the server refused unprocessed (h2_client.hpp's H2Refused) is
+// sent again whatever its method, on any connection that may take it (a
+// GOAWAY's connection takes none); a stale connection's request only when
+// idempotent (exchange_once decides), on a fresh one.
 Coro<Exchange> ClientSession::exchange(const PreparedRequest& req, const Deadline& deadline) {
+  bool fresh = true;
   try {
     co_return co_await exchange_once(req, deadline, false);
   } catch (const StaleConnection&) {
-    // Retried below, on a fresh connection (no co_await in a handler).
+    // Retried below (no co_await in a handler).
+  } catch (const detail::H2Refused&) {
+    fresh = false;
   }
-  co_return co_await exchange_once(req, deadline, true);
+  try {
+    co_return co_await exchange_once(req, deadline, fresh);
+  } catch (const detail::H2Refused&) {
+  }
+  throw ClientConnectionError("the server refused the HTTP/2 stream on a new connection too");
 }
 
 Coro<Exchange> ClientSession::exchange_once(const PreparedRequest& req, const Deadline& deadline,
@@ -213,19 +257,22 @@ Coro<Exchange> ClientSession::exchange_once(const PreparedRequest& req, const De
   const std::optional<double> connect_by = deadline.for_connect(get_running_loop().time());
   // Named, and once: a Route temporary in each co_await below would keep two Routes
   // in this frame, past the frame pool's largest class (a malloc per request).
-  Coro<detail::Lease> acquiring = pool_->acquire(detail::route_for(req), fresh, deadline.sock_connect);
+  std::shared_ptr<detail::H2ClientStream> stream;  // set when the request goes on HTTP/2
+  Coro<detail::Lease> acquiring =
+      pool_->acquire(detail::route_for(req), fresh, deadline.sock_connect, &stream);
   if (connect_by) {
     lease = co_await timeout_at(*connect_by, std::move(acquiring));
   } else {
     lease = co_await std::move(acquiring);
   }
+  if (stream) co_return co_await exchange_h2(stream, req, jar_, deadline);
   try {
     lease.writer.write(detail::serialize_request(req, jar_.filter_cookies(req.url)));
     if (req.body && req.body->size() > detail::kInlineBodyMax) lease.writer.write(*req.body);
     if (req.form) co_await write_form(lease.writer, *req.form, deadline.total_at);
     co_await drain_within(lease.writer, deadline.total_at);
     ResponseHead head = co_await read_head(lease.reader, opts_.limits, deadline);
-    co_return Exchange{std::move(lease), std::move(head)};
+    co_return Exchange{std::move(lease), std::move(head), nullptr};
   } catch (const ClientConnectionError&) {
     if (!lease.reused || !lease.reader.buffered().empty() || !detail::idempotent(req.method)) throw;
   }
@@ -234,16 +281,15 @@ Coro<Exchange> ClientSession::exchange_once(const PreparedRequest& req, const De
 
 ClientResponse ClientSession::respond(Exchange ex, const PreparedRequest& req,
                                       const Deadline& deadline, std::vector<Redirect> history) {
+  if (ex.h2_body) {
+    return ClientResponse(std::move(ex.head), req.method, req.url, std::move(history), std::move(ex.h2_body));
+  }
   const BodyFraming framing = response_framing(ex.head, req.method);
   const bool reuse =
       keep_alive(ex.head.version_minor, ex.head.headers) && framing.kind != BodyFraming::Kind::until_close;
-  std::optional<detail::Inflater> inflater;
-  const std::optional<std::string_view> encoding = ex.head.headers.get("Content-Encoding");
-  if (req.auto_decompress && framing.kind != BodyFraming::Kind::none && encoding &&
-      detail::Inflater::handles(*encoding)) {
-    inflater = detail::Inflater::for_encoding(*encoding);
-  }
-  auto body = std::make_unique<detail::ResponseBody>(std::move(ex.lease), framing, opts_.limits,
+  std::optional<detail::Inflater> inflater =
+      inflater_for(ex.head, req, framing.kind != BodyFraming::Kind::none);
+  auto body = std::make_unique<detail::Http1Body>(std::move(ex.lease), framing, opts_.limits,
                                                      reuse, std::move(inflater), deadline);
   return ClientResponse(std::move(ex.head), req.method, req.url, std::move(history),
                         std::move(body));

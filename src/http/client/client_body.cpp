@@ -55,8 +55,8 @@ Limits unbounded_body(Limits limits) {
 
 }  // namespace
 
-ResponseBody::ResponseBody(Lease lease, BodyFraming framing, const Limits& limits, bool keep_alive,
-                           std::optional<Inflater> inflater, Deadline deadline)
+Http1Body::Http1Body(Lease lease, BodyFraming framing, const Limits& limits, bool keep_alive,
+                     std::optional<Inflater> inflater, Deadline deadline)
     : lease_(std::move(lease)),
       decoder_(framing, unbounded_body(limits)),
       keep_alive_(keep_alive),
@@ -67,7 +67,7 @@ ResponseBody::ResponseBody(Lease lease, BodyFraming framing, const Limits& limit
   if (decoder_.done()) complete();
 }
 
-Coro<bool> ResponseBody::pump(std::string& out, std::size_t max) {
+Coro<bool> Http1Body::pump(std::string& out, std::size_t max) {
   if (state_ == State::finished) co_return false;
   if (state_ != State::reading) {
     throw ClientConnectionError(state_ == State::released ? "the response was released"
@@ -84,7 +84,7 @@ Coro<bool> ResponseBody::pump(std::string& out, std::size_t max) {
   }
 }
 
-Coro<bool> ResponseBody::pump_once(std::string& out, std::size_t max) {
+Coro<bool> Http1Body::pump_once(std::string& out, std::size_t max) {
   const std::size_t start = out.size();
   for (;;) {
     if (!spill_.empty()) {
@@ -107,7 +107,7 @@ Coro<bool> ResponseBody::pump_once(std::string& out, std::size_t max) {
   }
 }
 
-std::size_t ResponseBody::decode_buffered(std::string& out, std::size_t start, std::size_t max) {
+std::size_t Http1Body::decode_buffered(std::string& out, std::size_t start, std::size_t max) {
   const std::string_view buf = lease_.reader.buffered();
   std::string& sink = inflater_ ? scratch_ : out;
   // Compressed bytes all go to the inflater, which bounds its output; plain
@@ -133,7 +133,7 @@ std::size_t ResponseBody::decode_buffered(std::string& out, std::size_t start, s
   return used;
 }
 
-Coro<void> ResponseBody::fill_or_end() {
+Coro<void> Http1Body::fill_or_end() {
   std::size_t n = 0;
   try {
     n = co_await fill_buffer(lease_.reader, deadline_.for_read(get_running_loop().time()),
@@ -156,13 +156,13 @@ Coro<void> ResponseBody::fill_or_end() {
   keep_alive_ = false;  // a body delimited by the connection's end
 }
 
-void ResponseBody::complete() {
+void Http1Body::complete() {
   if (inflater_) inflater_->finish();
   state_ = State::finished;
   lease_.release(keep_alive_);
 }
 
-void ResponseBody::release() noexcept {
+void Http1Body::release() noexcept {
   if (state_ != State::reading) return;
   state_ = State::released;
   // At the body's end the connection is at a message boundary even if the

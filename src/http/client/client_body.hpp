@@ -16,6 +16,7 @@
 #include <string>
 
 #include <corio/coro.hpp>
+#include <corio/detail/frame_alloc.hpp>
 #include <corio/http/parser.hpp>
 
 #include "http/client/connection_pool.hpp"
@@ -47,21 +48,35 @@ enum class TlsEof { is_eof, is_truncation };
 Coro<std::size_t> fill_buffer(StreamReader& reader, std::optional<double> deadline,
                               TlsEof tls_eof = TlsEof::is_eof);
 
-class ResponseBody {
+// A response's body as ClientResponse reads it: over HTTP/1.1 (Http1Body)
+// or an HTTP/2 stream (H2Body, h2_client_stream.cpp). Pooled as coroutine
+// frames are: one is made per response.
+class ResponseBody : public corio::detail::Pooled {
  public:
-  // limits: the trailers' (the body's size is the reader's to bound).
-  ResponseBody(Lease lease, BodyFraming framing, const Limits& limits, bool keep_alive,
-               std::optional<Inflater> inflater, Deadline deadline);
+  ResponseBody() = default;
   ResponseBody(const ResponseBody&) = delete;
   ResponseBody& operator=(const ResponseBody&) = delete;
+  virtual ~ResponseBody() = default;
 
   // Appends between 1 and max body bytes to out; false (nothing appended)
   // at the end of the body.
-  Coro<bool> pump(std::string& out, std::size_t max);
+  virtual Coro<bool> pump(std::string& out, std::size_t max) = 0;
   // Done with the body: a fully read one leaves its connection to the
-  // pool, any other closes it. Later reads throw ClientConnectionError.
-  void release() noexcept;
-  bool finished() const noexcept { return state_ == State::finished; }
+  // pool, any other closes it (an HTTP/2 stream is reset, its connection
+  // stays). Later reads throw ClientConnectionError.
+  virtual void release() noexcept = 0;
+  // Whether it came on an HTTP/2 stream (ClientResponse::version()).
+  virtual bool http2() const noexcept { return false; }
+};
+
+class Http1Body final : public ResponseBody {
+ public:
+  // limits: the trailers' (the body's size is the reader's to bound).
+  Http1Body(Lease lease, BodyFraming framing, const Limits& limits, bool keep_alive,
+            std::optional<Inflater> inflater, Deadline deadline);
+
+  Coro<bool> pump(std::string& out, std::size_t max) override;
+  void release() noexcept override;
 
  private:
   enum class State { reading, finished, released, failed };

@@ -148,9 +148,11 @@ std::string serialize_request(const PreparedRequest& req, std::string_view jar_c
 }
 
 Route route_for(const PreparedRequest& req) {
-  if (!req.proxy) return Route{req.url, std::nullopt, {}};
+  if (!req.proxy) return Route{req.url, std::nullopt, {}, req.form != nullptr};
   if (req.url.is_https()) return Route{req.url, req.proxy, req.proxy_headers};
-  return Route{*req.proxy, std::nullopt, {}};
+  // A proxy taking absolute-form requests speaks HTTP/1.1 (h2c prior
+  // knowledge is about origins).
+  return Route{*req.proxy, std::nullopt, {}, true};
 }
 
 bool is_redirect(int status) noexcept {

@@ -17,6 +17,8 @@
 
 namespace corio::http::detail {
 
+class ResponseBody;
+
 struct PreparedRequest {
   std::string method;
   Url url;
@@ -50,6 +52,8 @@ TryOptions try_options(const ClientOptions& session, const RequestOptions& opts)
 struct Exchange {
   Lease lease;
   ResponseHead head;
+  // Or, on HTTP/2, the response's body made already (the lease holds nothing).
+  std::unique_ptr<ResponseBody> h2_body;
 };
 
 // ValueError for a method that is not a token, a header name that is not

@@ -40,6 +40,11 @@ ClientResponse& ClientResponse::operator=(ClientResponse&& o) noexcept {
 
 ClientResponse::~ClientResponse() { release(); }
 
+HttpVersion ClientResponse::version() const noexcept {
+  if (body_ && body_->http2()) return {2, 0};
+  return {1, head_.version_minor};
+}
+
 void ClientResponse::raise_for_status() const {
   if (ok()) return;
   throw ClientResponseError(head_.status, std::to_string(head_.status) + " " + head_.reason +

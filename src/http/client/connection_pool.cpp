@@ -1,6 +1,8 @@
 // The client's connection pool (see connection_pool.hpp).
 #include "http/client/connection_pool.hpp"
 
+#include "http/client/h2_client.hpp"
+
 #include <cerrno>
 #include <system_error>
 
@@ -203,13 +205,16 @@ TunnelOptions ConnectionPool::tunnel_options(const Route& route) {
 }
 
 Coro<void> ConnectionPool::connect(const Route& route, Lease& lease,
-                                   std::optional<std::chrono::milliseconds> limit) {
+                                   std::optional<std::chrono::milliseconds> limit,
+                                   PoolHost* announce) {
   const Url& url = route.peer;
+  // The requests that could share this connection if it is h2 wait for it.
+  const Announcing announcing(announce);
   try {
     std::pair<StreamReader, StreamWriter> streams;
     Coro<std::pair<StreamReader, StreamWriter>> opening =
         route.via ? open_tunnel(*route.via, url.host, url.port, tunnel_options(route))
-                  : open_connection(url.host, url.port, connect_options(url));
+                  : open_connection(url.host, url.port, h2_options(route));
     if (limit) {
       streams = co_await timeout(*limit, std::move(opening));
     } else {
@@ -230,16 +235,22 @@ Coro<Lease> ConnectionPool::acquire(Url url, bool fresh,
 }
 
 Coro<Lease> ConnectionPool::acquire(Route route, bool fresh,
-                                    std::optional<std::chrono::milliseconds> sock_connect) {
+                                    std::optional<std::chrono::milliseconds> sock_connect,
+                                    std::shared_ptr<H2ClientStream>* stream) {
   if (closed_) throw ClientConnectionError("the session is closed");
   PoolHost& h = host(route);
+  const bool h2 = stream != nullptr && !h.h1_only && may_h2(route);
   Lease lease;
+  // No local of its own: this frame is every HTTP/1.1 request's too.
+  if (h2 && !fresh && co_await share_h2(h, *stream)) co_return lease;
   if (h.permits) lease.host_permit_.emplace(co_await h.permits->scoped_acquire());
   if (permits_) lease.total_permit_.emplace(co_await permits_->scoped_acquire());
   if (closed_) throw ClientConnectionError("the session is closed");
   EventLoop& loop = get_running_loop();
   prune_expired(h, loop.time());
-  while (!fresh && !h.idle.empty()) {
+  // An origin that may speak h2 gets its requests on h2: its idle HTTP/1.1
+  // connections (a multipart body's) wait for those that need them.
+  while (!fresh && !h2 && !h.idle.empty()) {
     PoolHost::Idle c = std::move(h.idle.back());
     h.idle.pop_back();
     left_idle();
@@ -253,9 +264,14 @@ Coro<Lease> ConnectionPool::acquire(Route route, bool fresh,
   }
   if (!lease.reused) {
     make_room();
-    co_await connect(route, lease, sock_connect);
+    co_await connect(route, lease, sock_connect, h2 ? &h : nullptr);
     ++h.open;
     ++open_;
+    if (h2 && speaks_h2(route, lease)) {
+      adopt_h2(h, lease, *stream);
+      co_return lease;
+    }
+    if (h2) h.h1_only = true;  // ALPN chose http/1.1: the origin's idle connections serve again
   }
   lease.pool_ = shared_from_this();
   lease.host_ = &h;
@@ -275,6 +291,11 @@ std::vector<StreamWriter> ConnectionPool::close() {
     h.open -= h.idle.size();
     open_ -= h.idle.size();
     h.idle.clear();
+    for (const std::shared_ptr<H2ClientConnection>& c : h.h2) closing.push_back(c->shut());
+    h.open -= h.h2.size();
+    open_ -= h.h2.size();
+    h.h2.clear();
+    if (h.connecting) h.connecting->set();
   }
   return closing;
 }

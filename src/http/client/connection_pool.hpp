@@ -31,6 +31,20 @@
 // A lease holds the pool by shared_ptr: a response may outlive its
 // session; its connection is then closed, not pooled.
 //
+// HTTP/2 (h2_client.hpp): an https connection offers "h2" by ALPN (unless
+// PoolOptions::http2 is off), and a plain one speaks h2 from its first byte
+// with http2_prior_knowledge. An h2 connection is never idle-listed or
+// leased alone: it stays in its origin's h2 list, holding one permit of each
+// limit for its whole life, and each lease on it is one stream. The pool
+// thus counts streams, not connections, on h2: a request takes the first
+// h2 connection of its origin under the peer's SETTINGS_MAX_CONCURRENT_STREAMS;
+// when all are full, it opens another if the limits have a permit free at
+// once (as Go's transport does: a server's stream cap is no reason to wait
+// while the caller allowed more connections), else it queues on the least
+// busy one, where nghttp2 holds its HEADERS until a stream ends. While an
+// origin's first connection is being made, the requests that could share it
+// wait for it rather than each opening one.
+//
 // Suspends: acquire() while no permit is free (resumed by a release) and
 // while connecting (resumed by the loop).
 #pragma once
@@ -42,8 +56,10 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include <corio/coro.hpp>
+#include <corio/event.hpp>
 #include <corio/handle.hpp>
 #include <corio/http/headers.hpp>
 #include <corio/http/url.hpp>
@@ -67,9 +83,13 @@ struct PoolOptions {
   std::size_t limit_per_host = 0;  // 0: none
   std::chrono::milliseconds keepalive_timeout{15'000};
   std::optional<SslContext> ssl;   // for https; SslContext::client() when empty
+  bool http2 = true;                // offer h2 by ALPN on https
+  bool http2_prior_knowledge = false;  // h2 from the first byte on http
 };
 
 class ConnectionPool;
+class H2ClientConnection;
+class H2ClientStream;
 
 // Where a request's connection goes: straight to its origin, to an HTTP
 // proxy (which takes absolute-form requests for any origin, so the pool
@@ -79,7 +99,24 @@ struct Route {
   Url peer;                 // connected to: the origin, or the proxy
   std::optional<Url> via;   // a tunnel through this proxy to peer
   Headers proxy_headers;    // for the CONNECT request
+  bool http1_only = false;  // multipart (only HTTP/1.1 streams it), or a proxy's absolute form
   std::string key() const;
+};
+
+struct PoolHost;
+
+// While it lives, host's `connecting` event is set up (unless another
+// connect already did), set and dropped when it goes.
+class Announcing {
+ public:
+  explicit Announcing(PoolHost* host);
+  Announcing(const Announcing&) = delete;
+  Announcing& operator=(const Announcing&) = delete;
+  ~Announcing();
+
+ private:
+  PoolHost* host_ = nullptr;
+  std::shared_ptr<Event> made_;
 };
 
 struct PoolHost {
@@ -92,6 +129,9 @@ struct PoolHost {
   std::unique_ptr<Semaphore> permits;  // null: no per-host limit
   std::size_t open = 0;              // idle and leased
   bool tls = false;                  // https: waiting bytes may be a session ticket
+  std::vector<std::shared_ptr<H2ClientConnection>> h2;  // each counted in open
+  std::shared_ptr<Event> connecting;  // set when a connection that may be h2 is made
+  bool h1_only = false;  // an h2-able connection came back HTTP/1.1 (by ALPN)
 };
 
 // One connection in one request's hands. Move-only; destroying it without
@@ -132,14 +172,20 @@ class ConnectionPool : public std::enable_shared_from_this<ConnectionPool> {
   // failures are ClientConnectionError (ClientSSLError for TLS).
   Coro<Lease> acquire(Url url, bool fresh = false,
                       std::optional<std::chrono::milliseconds> sock_connect = {});
+  // With h2, a stream on an HTTP/2 connection may be given instead: *h2
+  // is then set and the lease holds nothing. Out of the lease, not in it:
+  // a lease is moved a dozen times per HTTP/1.1 request.
   Coro<Lease> acquire(Route route, bool fresh = false,
-                      std::optional<std::chrono::milliseconds> sock_connect = {});
+                      std::optional<std::chrono::milliseconds> sock_connect = {},
+                      std::shared_ptr<H2ClientStream>* h2 = nullptr);
   // Closes the idle connections; leased ones close when released. Returns
   // the writers closed, for whoever wants to wait for them.
   std::vector<StreamWriter> close();
   bool closed() const noexcept { return closed_; }
   std::size_t open_connections() const noexcept { return open_; }
-  std::size_t idle_connections() const noexcept { return idle_; }
+  std::size_t idle_connections() const noexcept;
+  // An h2 connection of host ended (h2_client.hpp's lifetime rule 1).
+  void h2_ended(PoolHost& host, const H2ClientConnection* c) noexcept;
 
  private:
   friend class Lease;
@@ -154,8 +200,18 @@ class ConnectionPool : public std::enable_shared_from_this<ConnectionPool> {
   void drop_dead(PoolHost& host, EventLoop& loop);
   void on_expiry();
   void make_room();
+  // announce: the host whose h2-able requests wait for this connection.
   Coro<void> connect(const Route& route, Lease& lease,
-                     std::optional<std::chrono::milliseconds> limit);
+                     std::optional<std::chrono::milliseconds> limit, PoolHost* announce = nullptr);
+  // HTTP/2 (pool_h2.cpp).
+  bool may_h2(const Route& route) const noexcept;
+  ConnectOptions h2_options(const Route& route);
+  bool speaks_h2(const Route& route, const Lease& lease) const;
+  std::shared_ptr<H2ClientConnection> h2_for(const PoolHost& host) const noexcept;
+  // A stream on an h2 connection of host (after the connection being made,
+  // if any); false: none, make one.
+  Coro<bool> share_h2(PoolHost& host, std::shared_ptr<H2ClientStream>& stream);
+  void adopt_h2(PoolHost& host, Lease& lease, std::shared_ptr<H2ClientStream>& stream);
   const SslContext& ssl_context();
   ConnectOptions connect_options(const Url& url);
   TunnelOptions tunnel_options(const Route& route);
