@@ -5,13 +5,13 @@
 // limits and flow control as HTTP/1.1's.
 #include "http/client_support.hpp"
 #include "http/h2_client_support.hpp"
+#include "http/h2_frames.hpp"
 #include "http/server_support.hpp"
 
 namespace corio_http_test {
 namespace {
 
-constexpr std::string_view kPreface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
-constexpr std::string_view kEmptySettings{"\0\0\0\x04\0\0\0\0\0", 9};
+using h2::kPreface;
 
 Coro<Response> version(Request& req) {
   co_return Response::text(std::to_string(req.version().major) + "." +
@@ -36,7 +36,7 @@ Coro<void> preface_body() {
   Server server(quiet());
   co_await server.start("127.0.0.1", 0);
   RawClient c = co_await connect(server.port());
-  c.writer.write(std::string(kPreface) + std::string(kEmptySettings));
+  c.writer.write(h2::opening());
   while (c.reader.buffered().size() < 9) {
     CO_ASSERT(co_await c.reader.fill_buffer() > 0);
   }
@@ -212,23 +212,11 @@ TEST(ServerH2, HeadAndBodyLimitsAnswer431And413) { run_bounded(limits_body(), 10
 // The types of the frames the server sends until it closes the connection.
 Coro<std::vector<int>> frames_until_eof(StreamReader& r) {
   std::vector<int> types;
-  for (;;) {
-    const std::string_view in = r.buffered();
-    if (in.size() >= 9) {
-      const std::size_t length = (static_cast<unsigned char>(in[0]) << 16) |
-                                 (static_cast<unsigned char>(in[1]) << 8) |
-                                 static_cast<unsigned char>(in[2]);
-      if (in.size() >= 9 + length) {
-        types.push_back(static_cast<unsigned char>(in[3]));
-        r.consume(9 + length);
-        continue;
-      }
-    }
-    if (co_await r.fill_buffer() == 0) co_return types;
-  }
+  for (const h2::Frame& f : (co_await h2::read_until_eof(r)).frames) types.push_back(f.type);
+  co_return types;
 }
 
-constexpr int kGoaway = 7;
+constexpr int kGoaway = h2::kGoaway;
 
 // A connection with no stream for idle_timeout says goodbye and closes.
 Coro<void> idle_body() {
@@ -237,7 +225,7 @@ Coro<void> idle_body() {
   Server server(opts);
   co_await server.start("127.0.0.1", 0);
   RawClient c = co_await connect(server.port());
-  c.writer.write(std::string(kPreface) + std::string(kEmptySettings));
+  c.writer.write(h2::opening());
   const std::vector<int> types = co_await frames_until_eof(c.reader);
   CO_ASSERT(!types.empty());
   EXPECT_EQ(types.back(), kGoaway);
@@ -256,7 +244,7 @@ Coro<void> trickle_body() {
   RawClient c = co_await connect(server.port());
   // HEADERS on stream 1 without END_HEADERS: ":method: GET" (HPACK index 2).
   constexpr std::string_view kOpenHead{"\0\0\x01\x01\0\0\0\0\x01\x82", 10};
-  c.writer.write(std::string(kPreface) + std::string(kEmptySettings) + std::string(kOpenHead));
+  c.writer.write(h2::opening() + std::string(kOpenHead));
   const std::vector<int> types = co_await frames_until_eof(c.reader);
   CO_ASSERT(!types.empty());
   EXPECT_EQ(types.back(), kGoaway);
@@ -275,7 +263,7 @@ Coro<void> gone_body() {
   RawClient c = co_await connect(server.port());
   // HEADERS on stream 1, END_STREAM | END_HEADERS: GET / http, :authority "h".
   constexpr std::string_view kGet{"\0\0\x06\x01\x05\0\0\0\x01\x82\x84\x86\x41\x01h", 15};
-  c.writer.write(std::string(kPreface) + std::string(kEmptySettings) + std::string(kGet));
+  c.writer.write(h2::opening() + std::string(kGet));
   c.writer.close();
   co_await c.writer.wait_closed();
   // Time for the server to read both; were the shutdown first, the test
@@ -291,7 +279,7 @@ Coro<void> close_body() {
   Server server(quiet());
   co_await server.start("127.0.0.1", 0);
   RawClient c = co_await connect(server.port());
-  c.writer.write(std::string(kPreface) + std::string(kEmptySettings));
+  c.writer.write(h2::opening());
   while (c.reader.buffered().size() < 9) CO_ASSERT(co_await c.reader.fill_buffer() > 0);
   server.close();
   const std::vector<int> types = co_await frames_until_eof(c.reader);

@@ -146,6 +146,7 @@ ssize_t H2Stream::read_out(std::uint8_t* buf, std::size_t length, std::uint32_t*
   }
   std::memcpy(buf, out_.data() + out_at_, n);
   out_at_ += n;
+  conn_.data_sent();
   if (pending() == 0) {
     out_.clear();
     out_at_ = 0;

@@ -36,7 +36,8 @@ H2Connection::H2Connection(LoopServer& server, StreamReader reader, StreamWriter
       server_(server),
       reader_(std::move(reader)),
       writer_(std::move(writer)),
-      session_(new_server_session(*this, server.shared().options)) {}
+      session_(new_server_session(*this, server.shared().options)),
+      guard_(server.shared().options, get_running_loop().time()) {}
 
 H2Connection::~H2Connection() {
   streams_.clear();  // before the session: a stream's destructor may still speak to it
@@ -92,6 +93,9 @@ bool H2Connection::feed() {
   const std::string_view in = reader_.buffered();
   const ssize_t n = nghttp2_session_mem_recv(
       session_, reinterpret_cast<const std::uint8_t*>(in.data()), in.size());
+  if (n == NGHTTP2_ERR_FLOODED || n == NGHTTP2_ERR_TOO_MANY_CONTINUATIONS) {
+    enhance_your_calm();  // nghttp2 ends the session for these without a GOAWAY of its own
+  }
   if (n < 0) return false;  // a bad preface, a connection error: nghttp2 queued its GOAWAY
   reader_.consume(in.size());
   return true;
@@ -166,6 +170,8 @@ void H2Connection::arm_idle() {
 Coro<void> H2Connection::end_streams() {
   if (idle_timer_) idle_timer_->cancel();
   idle_timer_.reset();
+  if (stall_timer_) stall_timer_->cancel();
+  stall_timer_.reset();
   for (const auto& [id, s] : streams_) {
     if (!s->task_ended()) s->cancel();
   }
@@ -188,7 +194,13 @@ void H2Connection::open_stream(std::int32_t id) {
 // The task's end is a done-callback, not the task's own last step: a task
 // cancelled before its first step (the connection ended in the same read
 // that brought the request) never runs.
-void H2Connection::start_request(H2Stream& s) {
+bool H2Connection::start_request(H2Stream& s) {
+  if (calmed_) return false;
+  if (!guard_.may_start(running_)) {
+    enhance_your_calm();
+    return false;
+  }
+  guard_.earned();
   Task<void> task = get_running_loop().create_task(H2Stream::run(&s));
   task.add_done_callback([stream = &s](const Future<void>&) { stream->task_done(); });
   s.started(std::move(task));
@@ -198,6 +210,45 @@ void H2Connection::start_request(H2Stream& s) {
     idle_timer_->cancel();
     idle_timer_.reset();
   }
+  return true;
+}
+
+void H2Connection::control_frame(std::uint8_t type) noexcept {
+  if (!calmed_ && !guard_.frame(type, get_running_loop().time())) enhance_your_calm();
+}
+
+// The session ends once its GOAWAY is out; what it still reads starts nothing.
+void H2Connection::enhance_your_calm() noexcept {
+  calmed_ = true;
+  going_away_ = true;
+  nghttp2_session_terminate_session(session_, NGHTTP2_ENHANCE_YOUR_CALM);
+  wake();
+}
+
+void H2Connection::data_sent() noexcept {
+  ++data_frames_;
+  guard_.earned();
+}
+
+// A handler ended, its answer still waiting for the peer's window (nghttp2
+// keeps the stream open). A producer's wait for that window is bounded by
+// send_timeout (h2_answer.cpp); so is this one: with no DATA sent for that
+// long, such streams are reset (CANCEL), close, and the idle timeout
+// takes over. A peer that never opens its window holds the answers already
+// made, and the connection, no longer.
+void H2Connection::watch_stalls() {
+  if (stall_timer_) return;
+  stall_timer_ = get_running_loop().call_later(shared().options.send_timeout, [this, mark = data_frames_] {
+    stall_timer_.reset();
+    bool waiting = false;
+    for (const auto& [id, s] : streams_) {
+      if (!s->task_ended() || s->is_closed()) continue;
+      if (data_frames_ == mark) s->stalled();
+      waiting = true;
+    }
+    if (waiting && data_frames_ != mark) watch_stalls();
+    wake();
+  });
 }
 
 void H2Connection::close_stream(std::int32_t id) noexcept {
@@ -209,7 +260,15 @@ void H2Connection::close_stream(std::int32_t id) noexcept {
 
 void H2Connection::stream_done(H2Stream* s) noexcept {
   if (--running_ == 0) tasks_ended_.set();
-  if (s->is_closed()) erase(s->id());
+  if (s->is_closed()) {
+    erase(s->id());
+  } else if (!stall_timer_) {
+    try {
+      watch_stalls();
+    } catch (...) {
+      go_away();  // out of memory for a timer: as in erase()
+    }
+  }
   wake();  // its last DATA (or RST_STREAM) may be waiting
 }
 

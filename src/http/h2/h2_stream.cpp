@@ -27,13 +27,13 @@ H2Stream::~H2Stream() {
 // come first, once each, and that no connection-specific field is there);
 // :authority stands in for Host (RFC 9113 section 8.3.1). Past the limits
 // the head is not kept, and the answer is a 431.
-void H2Stream::add_field(std::string_view name, std::string_view value) {
+bool H2Stream::add_field(std::string_view name, std::string_view value) {
   const Limits& limits = conn_.shared().options.limits;
   head_bytes_ += name.size() + value.size() + 4;  // as "name: value\r\n"
   Headers& fields = in_trailers_ ? trailers_ : head_.headers;
   if (head_bytes_ > limits.max_head_bytes || fields.size() >= limits.max_headers) {
     too_large_ = true;
-    return;
+    return conn_.guard().head_within(head_bytes_);
   }
   if (in_trailers_ || name.empty() || name[0] != ':') {
     fields.add(std::string(name), std::string(value));
@@ -46,6 +46,7 @@ void H2Stream::add_field(std::string_view name, std::string_view value) {
     if (!head_.headers.contains("host")) head_.headers.add("host", std::string(value));
     if (head_.target.empty()) head_.target = value;  // CONNECT's authority-form
   }
+  return true;
 }
 
 void H2Stream::body_data(std::string_view bytes) {
@@ -86,6 +87,8 @@ Coro<void> H2Stream::wait(std::chrono::milliseconds limit) {
     throw std::system_error(ETIMEDOUT, std::generic_category(), "HTTP/2 stream timed out");
   }
 }
+
+void H2Stream::stalled() noexcept { reset(NGHTTP2_CANCEL); }
 
 void H2Stream::reset(std::uint32_t code) noexcept {
   if (closed_) return;

@@ -43,7 +43,8 @@ class H2Stream final : public RequestSource, public AnswerSink {
   ~H2Stream();
 
   // From the nghttp2 callbacks (h2_callbacks.cpp).
-  void add_field(std::string_view name, std::string_view value);  // the head's, then trailers'
+  // The head's, then trailers'; false: an HPACK bomb (h2_guard.hpp).
+  bool add_field(std::string_view name, std::string_view value);
   void head_done() noexcept { in_trailers_ = true; }
   void body_data(std::string_view bytes);
   void body_end() noexcept;
@@ -59,6 +60,7 @@ class H2Stream final : public RequestSource, public AnswerSink {
     task_ended_ = false;
   }
   void cancel() noexcept;
+  void stalled() noexcept;  // its answer waited too long for the peer's window: reset
   bool task_ended() const noexcept { return task_ended_; }  // or none started
   bool had_request() const noexcept { return task_.task() != nullptr; }
   bool is_closed() const noexcept { return closed_; }

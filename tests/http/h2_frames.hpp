@@ -1,0 +1,174 @@
+// Hand-built HTTP/2 frames (RFC 9113 section 4) and HPACK blocks (RFC 7541)
+// for the server's h2 tests that play a peer nghttp2's client session would
+// not be (an attacker, a peer breaking the protocol), and a reader of the
+// server's frames. Byte-exact on purpose: each test says what goes on the
+// wire.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "http/server_support.hpp"
+
+namespace corio_http_test::h2 {
+
+inline constexpr std::string_view kPreface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+// Frame types and flags.
+enum : std::uint8_t { kData = 0, kHeaders = 1, kPriority = 2, kRst = 3, kSettings = 4, kPing = 6,
+                      kGoaway = 7, kWindowUpdate = 8, kContinuation = 9 };
+enum : std::uint8_t { kEndStream = 0x1, kAck = 0x1, kEndHeaders = 0x4 };
+// Error codes (RFC 9113 section 7).
+enum : std::uint32_t { kNoError = 0, kProtocolError = 1, kFlowControlError = 3, kStreamClosed = 5,
+                       kFrameSizeError = 6, kCancel = 8, kCompressionError = 9,
+                       kEnhanceYourCalm = 11 };
+
+inline void put32(std::string& out, std::uint32_t v) {
+  for (int shift = 24; shift >= 0; shift -= 8) out += static_cast<char>((v >> shift) & 0xff);
+}
+
+inline std::string frame(std::uint8_t type, std::uint8_t flags, std::uint32_t stream,
+                         std::string_view payload) {
+  std::string out;
+  const auto n = static_cast<std::uint32_t>(payload.size());
+  out += static_cast<char>(n >> 16);
+  out += static_cast<char>((n >> 8) & 0xff);
+  out += static_cast<char>(n & 0xff);
+  out += static_cast<char>(type);
+  out += static_cast<char>(flags);
+  put32(out, stream);
+  out += payload;
+  return out;
+}
+
+inline std::string settings(const std::vector<std::pair<std::uint16_t, std::uint32_t>>& entries = {}) {
+  std::string payload;
+  for (const auto& [id, value] : entries) {
+    payload += static_cast<char>(id >> 8);
+    payload += static_cast<char>(id & 0xff);
+    put32(payload, value);
+  }
+  return frame(kSettings, 0, 0, payload);
+}
+
+inline std::string u32_frame(std::uint8_t type, std::uint32_t stream, std::uint32_t value) {
+  std::string payload;
+  put32(payload, value);
+  return frame(type, 0, stream, payload);
+}
+inline std::string rst(std::uint32_t stream, std::uint32_t code = kCancel) {
+  return u32_frame(kRst, stream, code);
+}
+inline std::string window_update(std::uint32_t stream, std::uint32_t increment) {
+  return u32_frame(kWindowUpdate, stream, increment);
+}
+inline std::string ping() { return frame(kPing, 0, 0, std::string(8, 'p')); }
+inline std::string priority(std::uint32_t stream, std::uint32_t depends_on) {
+  return frame(kPriority, 0, stream, [&] {
+    std::string p;
+    put32(p, depends_on);
+    p += '\x0f';  // weight
+    return p;
+  }());
+}
+
+// The client's opening: the preface and an empty SETTINGS frame.
+inline std::string opening() { return std::string(kPreface) + settings(); }
+
+// HPACK: an integer with an n-bit prefix (section 5.1) after `flags`.
+inline std::string hpack_int(std::uint8_t flags, int prefix_bits, std::uint64_t v) {
+  const std::uint64_t max = (1u << prefix_bits) - 1;
+  std::string out;
+  if (v < max) {
+    out += static_cast<char>(flags | v);
+    return out;
+  }
+  out += static_cast<char>(flags | max);
+  for (v -= max; v >= 128; v >>= 7) out += static_cast<char>((v & 0x7f) | 0x80);
+  out += static_cast<char>(v);
+  return out;
+}
+inline std::string hpack_string(std::string_view s) { return hpack_int(0, 7, s.size()) + std::string(s); }
+// A literal field with a new name: without indexing (0x00) or added to
+// the dynamic table (0x40).
+inline std::string literal(std::string_view name, std::string_view value, bool index = false) {
+  return std::string(1, index ? '\x40' : '\x00') + hpack_string(name) + hpack_string(value);
+}
+// GET `path` over http, :authority "h" (static table indexes 2, 6, 1).
+inline std::string get_block(std::string_view path = "/") {
+  std::string b = "\x82\x86";
+  b += hpack_int(0x00, 4, 4) + hpack_string(path);  // :path, literal, indexed name
+  b += hpack_int(0x00, 4, 1) + hpack_string("h");   // :authority
+  return b;
+}
+inline std::string get(std::uint32_t stream, std::string_view path = "/") {
+  return frame(kHeaders, kEndHeaders | kEndStream, stream, get_block(path));
+}
+
+struct Frame {
+  std::uint8_t type = 0;
+  std::uint8_t flags = 0;
+  std::uint32_t stream = 0;
+  std::string payload;
+  std::uint32_t u32(std::size_t at) const {
+    std::uint32_t v = 0;
+    for (std::size_t i = 0; i < 4; ++i) v = (v << 8) | static_cast<unsigned char>(payload[at + i]);
+    return v;
+  }
+};
+
+// The server's next frame; nullopt at EOF (or a reset).
+inline Coro<std::optional<Frame>> read_frame(StreamReader& r) {
+  for (;;) {
+    const std::string_view in = r.buffered();
+    if (in.size() >= 9) {
+      const std::size_t length = (static_cast<std::size_t>(static_cast<unsigned char>(in[0])) << 16) |
+                                 (static_cast<std::size_t>(static_cast<unsigned char>(in[1])) << 8) |
+                                 static_cast<unsigned char>(in[2]);
+      if (in.size() >= 9 + length) {
+        Frame f{static_cast<std::uint8_t>(in[3]), static_cast<std::uint8_t>(in[4]), 0,
+                std::string(in.substr(9, length))};
+        f.stream = Frame{0, 0, 0, std::string(in.substr(5, 4))}.u32(0) & 0x7fffffff;
+        r.consume(9 + length);
+        co_return f;
+      }
+    }
+    try {
+      if (co_await r.fill_buffer() == 0) co_return std::nullopt;
+    } catch (const std::system_error&) {
+      co_return std::nullopt;
+    }
+  }
+}
+
+// What the server said until it closed the connection.
+struct Ending {
+  std::vector<Frame> frames;
+  std::optional<std::uint32_t> goaway;  // the last GOAWAY's error code
+  std::optional<std::uint32_t> rst(std::uint32_t stream) const {
+    for (const Frame& f : frames) {
+      if (f.type == kRst && f.stream == stream) return f.u32(0);
+    }
+    return std::nullopt;
+  }
+  bool has(std::uint8_t type, std::uint32_t stream) const {
+    for (const Frame& f : frames) {
+      if (f.type == type && f.stream == stream) return true;
+    }
+    return false;
+  }
+};
+
+inline Coro<Ending> read_until_eof(StreamReader& r) {
+  Ending e;
+  while (std::optional<Frame> f = co_await read_frame(r)) {
+    if (f->type == kGoaway) e.goaway = f->u32(4);
+    if (f->type != kData) e.frames.push_back(std::move(*f));  // bodies are not looked at
+  }
+  co_return e;
+}
+
+}  // namespace corio_http_test::h2
