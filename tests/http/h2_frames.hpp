@@ -5,6 +5,8 @@
 // wire.
 #pragma once
 
+#include <nghttp2/nghttp2.h>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -142,6 +144,64 @@ inline Coro<std::optional<Frame>> read_frame(StreamReader& r) {
       co_return std::nullopt;
     }
   }
+}
+
+// The server's header blocks decoded, in the order it sent them (one
+// decoder per connection: HPACK's dynamic table spans the blocks).
+class Inflater {
+ public:
+  Inflater() { nghttp2_hd_inflate_new(&p_); }
+  Inflater(const Inflater&) = delete;
+  Inflater& operator=(const Inflater&) = delete;
+  ~Inflater() { nghttp2_hd_inflate_del(p_); }
+  Headers fields(const Frame& headers) {
+    Headers out;
+    const auto* in = reinterpret_cast<const std::uint8_t*>(headers.payload.data());
+    std::size_t left = headers.payload.size();
+    for (;;) {
+      nghttp2_nv nv;
+      int flags = 0;
+      const ssize_t n = nghttp2_hd_inflate_hd2(p_, &nv, &flags, in, left, 1);
+      if (n < 0) return out;
+      in += n;
+      left -= static_cast<std::size_t>(n);
+      if ((flags & NGHTTP2_HD_INFLATE_EMIT) != 0) {
+        out.add(std::string(reinterpret_cast<const char*>(nv.name), nv.namelen),
+                std::string(reinterpret_cast<const char*>(nv.value), nv.valuelen));
+      }
+      if ((flags & NGHTTP2_HD_INFLATE_FINAL) != 0) break;
+    }
+    nghttp2_hd_inflate_end_headers(p_);
+    return out;
+  }
+
+ private:
+  nghttp2_hd_inflater* p_ = nullptr;
+};
+
+// Stream 1's answer: its head's fields (:status among them), its body, and
+// how it ended (RST_STREAM's code, if it was reset). Other frames are
+// skipped.
+struct Answer {
+  Headers fields;
+  std::string body;
+  std::optional<std::uint32_t> reset;
+};
+
+inline Coro<Answer> read_answer(StreamReader& r, std::uint32_t stream = 1) {
+  Answer a;
+  Inflater inflater;
+  while (std::optional<Frame> f = co_await read_frame(r)) {
+    if (f->type == kHeaders) {
+      Headers fields = inflater.fields(*f);
+      if (f->stream == stream) a.fields = std::move(fields);
+    }
+    if (f->stream != stream) continue;
+    if (f->type == kData) a.body += f->payload;
+    if (f->type == kRst) a.reset = f->u32(0);
+    if (f->type == kRst || ((f->type == kData || f->type == kHeaders) && (f->flags & kEndStream) != 0)) break;
+  }
+  co_return a;
 }
 
 // What the server said until it closed the connection.

@@ -329,5 +329,70 @@ Coro<void> streams_cap_body() {
 
 TEST(ServerH2, MaxConcurrentStreamsCapsTheStreams) { run_bounded(streams_cap_body(), 10s); }
 
+// A request whose Content-Length is over limits.max_body is refused
+// before its body is read, as on HTTP/1.1: a 413 at once (the body never
+// comes here), and the handler never runs.
+struct Calls {
+  int n = 0;
+};
+
+Coro<Response> counted_echo(Calls* calls, Request& req) {
+  ++calls->n;
+  co_return Response::text(co_await req.read());
+}
+
+std::string post_head(std::string_view path, std::string_view length) {
+  std::string block = "\x83\x86";  // :method POST, :scheme http
+  block += h2::hpack_int(0x00, 4, 4) + h2::hpack_string(path);
+  block += h2::hpack_int(0x00, 4, 1) + h2::hpack_string("h");
+  if (!length.empty()) block += h2::hpack_int(0x00, 4, 28) + h2::hpack_string(length);  // content-length
+  return h2::frame(h2::kHeaders, h2::kEndHeaders, 1, block);
+}
+
+Coro<void> early_413_body() {
+  Calls calls;
+  ServerOptions opts = quiet();
+  opts.limits.max_body = 1000;
+  Server server(opts);
+  server.post("/echo", [&calls](Request& r) { return counted_echo(&calls, r); });
+  co_await server.start("127.0.0.1", 0);
+  RawClient c = co_await connect(server.port());
+  c.writer.write(h2::opening() + post_head("/echo", "100000"));
+  const h2::Answer a = co_await h2::read_answer(c.reader);
+  EXPECT_EQ(a.fields.get_or(":status", ""), "413");
+  EXPECT_EQ(calls.n, 0);
+  // The rest of the body is not wanted: the stream ends without error
+  // (RFC 9113 section 8.1).
+  const h2::Answer rest = co_await h2::read_answer(c.reader);
+  EXPECT_EQ(rest.reset, std::optional<std::uint32_t>(h2::kNoError));
+  c.writer.close();
+  server.close();
+}
+
+TEST(ServerH2, ContentLengthOverTheLimitIs413BeforeTheBody) { run_bounded(early_413_body(), 10s); }
+
+// Request trailers: a HEADERS frame after the body, read by the handler
+// through req.trailers() as a chunked body's are on HTTP/1.1.
+Coro<Response> with_trailer(Request& req) {
+  const std::string body = co_await req.read();
+  co_return Response::text(body + ":" + std::string(req.trailers().get_or("x-checksum", "none")));
+}
+
+Coro<void> trailers_body() {
+  Server server(quiet());
+  server.post("/t", with_trailer);
+  co_await server.start("127.0.0.1", 0);
+  RawClient c = co_await connect(server.port());
+  c.writer.write(h2::opening() + post_head("/t", "") + h2::frame(h2::kData, 0, 1, "abc") +
+                 h2::frame(h2::kHeaders, h2::kEndHeaders | h2::kEndStream, 1, h2::literal("x-checksum", "42")));
+  const h2::Answer a = co_await h2::read_answer(c.reader);
+  EXPECT_EQ(a.fields.get_or(":status", ""), "200");
+  EXPECT_EQ(a.body, "abc:42");
+  c.writer.close();
+  server.close();
+}
+
+TEST(ServerH2, RequestTrailersReachTheHandler) { run_bounded(trailers_body(), 10s); }
+
 }  // namespace
 }  // namespace corio_http_test

@@ -3,6 +3,8 @@
 // dispatch, the answer through the shared answer code (h2_answer.cpp).
 #include "http/h2/h2_stream.hpp"
 
+#include <charconv>
+
 #include <corio/errors.hpp>
 #include <corio/event_loop.hpp>
 #include <corio/timeout.hpp>
@@ -47,6 +49,20 @@ bool H2Stream::add_field(std::string_view name, std::string_view value) {
     if (head_.target.empty()) head_.target = value;  // CONNECT's authority-form
   }
   return true;
+}
+
+// A declared Content-Length over Limits::max_body is refused before a byte
+// of the body is read, as HTTP/1.1's (body_decoder.cpp): the handler never
+// runs, the answer is a 413, and what DATA still comes is given back to
+// the windows unread (nghttp2 checked the value is a number).
+void H2Stream::head_done() noexcept {
+  in_trailers_ = true;
+  const std::string_view declared = head_.headers.get_or("content-length", "");
+  std::uint64_t length = 0;
+  const auto [end, ec] = std::from_chars(declared.data(), declared.data() + declared.size(), length);
+  if (ec == std::errc() && end != declared.data() && length > conn_.shared().options.limits.max_body) {
+    over_limit_ = true;
+  }
 }
 
 void H2Stream::body_data(std::string_view bytes) {
@@ -162,6 +178,7 @@ Coro<Response> H2Stream::answer(Request& req) {
   const ServerShared& shared = conn_.shared();
   Response resp;
   if (too_large_) co_return shape_error(shared, req, HTTPException(431, "request header fields too large"));
+  if (over_limit_) co_return shape_error(shared, req, HTTPException(413, "the body is over the size limit"));
   try {
     Coro<Response> handler = start_handler(shared, req, resp);
     if (handler.valid()) resp = co_await std::move(handler);

@@ -45,7 +45,8 @@ class H2Stream final : public RequestSource, public AnswerSink {
   // From the nghttp2 callbacks (h2_callbacks.cpp).
   // The head's, then trailers'; false: an HPACK bomb (h2_guard.hpp).
   bool add_field(std::string_view name, std::string_view value);
-  void head_done() noexcept { in_trailers_ = true; }
+  void head_done() noexcept;  // what follows are trailers
+
   void body_data(std::string_view bytes);
   void body_end() noexcept;
   void closed() noexcept;  // nghttp2 is done with it (lifetime rule 2)
@@ -89,6 +90,7 @@ class H2Stream final : public RequestSource, public AnswerSink {
   Coro<void> wait(std::chrono::milliseconds limit);
   void reset(std::uint32_t code) noexcept;
   void resume() noexcept;  // more of the answer's body is there
+  void answer_sent() noexcept;
   std::size_t pending() const noexcept { return out_.size() - out_at_; }
   void log_access(int status, std::uint64_t bytes);
 
