@@ -52,6 +52,7 @@ Coro<void> H2Connection::serve([[maybe_unused]] std::shared_ptr<LoopServer> serv
   std::exception_ptr cancelled;
   try {
     co_await c.run();
+    if (c.broken_ || c.calmed_) co_await c.linger();
   } catch (const CancelledError&) {
     cancelled = std::current_exception();
     c.writer_.abort();
@@ -83,6 +84,7 @@ Coro<void> H2Connection::run() {
       if (*got == 0) break;  // EOF, or closed by the server
     }
     if (!feed()) {
+      broken_ = true;
       co_await send_pending();  // nghttp2's GOAWAY for the error, if it has one
       break;
     }
@@ -144,9 +146,10 @@ void H2Connection::on_server_end(Adopted* self, bool graceful) noexcept {
   auto* c = static_cast<H2Connection*>(self);
   c->go_away();
   if (graceful) return;
+  c->ended_ = true;
   const std::uint8_t* data = nullptr;
   ssize_t n = 0;
-  while (!c->writer_.is_closing() && (n = nghttp2_session_mem_send(c->session_, &data)) > 0) {
+  while (!c->writer_.is_closing() && !c->lingering_ && (n = nghttp2_session_mem_send(c->session_, &data)) > 0) {
     c->writer_.write(std::string_view(reinterpret_cast<const char*>(data), static_cast<std::size_t>(n)));
   }
   c->writer_.close();
@@ -167,14 +170,52 @@ void H2Connection::arm_idle() {
   });
 }
 
+// After a connection error's GOAWAY, a close with the peer's bytes unread
+// would reset the connection, and the reset can destroy the GOAWAY before
+// the peer reads it. So, as HTTP/1.1's error answers do (and within the
+// same lingering_time and lingering_timeout), the write side ends after the
+// GOAWAY and what the peer still sends is read and dropped until it
+// closes. A close() ends that at once.
+Coro<void> H2Connection::linger() {
+  if (ended_ || writer_.is_closing()) co_return;  // closed (close()) or aborted (send_timeout)
+  cancel_streams();  // nobody will hear their answers
+  lingering_ = true;
+  writer_.write_eof();
+  const ServerOptions& opts = shared().options;
+  const double end = get_running_loop().time() + std::chrono::duration<double>(opts.lingering_time).count();
+  try {
+    while (!ended_) {
+      reader_.consume(reader_.buffered().size());
+      const std::optional<std::size_t> got = reader_.try_fill();
+      if (got) {
+        if (*got == 0) break;
+        continue;
+      }
+      const double left = end - get_running_loop().time();
+      if (left <= 0) break;
+      waiting_ = true;
+      co_await wait_for(reader_.readable(),
+                        std::min<std::chrono::duration<double>>(opts.lingering_timeout, std::chrono::duration<double>(left)));
+      waiting_ = false;
+    }
+  } catch (const TimeoutError&) {
+    // Quiet for lingering_timeout: enough.
+  }
+  waiting_ = false;
+}
+
+void H2Connection::cancel_streams() noexcept {
+  for (const auto& [id, s] : streams_) {
+    if (!s->task_ended()) s->cancel();
+  }
+}
+
 Coro<void> H2Connection::end_streams() {
   if (idle_timer_) idle_timer_->cancel();
   idle_timer_.reset();
   if (stall_timer_) stall_timer_->cancel();
   stall_timer_.reset();
-  for (const auto& [id, s] : streams_) {
-    if (!s->task_ended()) s->cancel();
-  }
+  cancel_streams();
   while (running_ > 0) {
     tasks_ended_.clear();
     co_await tasks_ended_.wait();

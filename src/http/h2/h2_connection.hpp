@@ -86,6 +86,8 @@ class H2Connection final : public Adopted {
   Coro<bool> send_pending();  // false: the session failed, or the peer is too slow
   bool feed();                // the reader's bytes to nghttp2; false on a connection error
   Coro<void> end_streams();
+  Coro<void> linger();
+  void cancel_streams() noexcept;
   void go_away() noexcept;
   void arm_idle();
   void watch_stalls();
@@ -107,6 +109,9 @@ class H2Connection final : public Adopted {
   bool waiting_ = false;     // the serving task waits for the socket
   bool going_away_ = false;  // GOAWAY submitted: the streams in flight finish, then the end
   bool calmed_ = false;      // terminated by the guard: no request starts any more
+  bool broken_ = false;      // ended by a connection error: linger() before the close
+  bool ended_ = false;       // the server ended it at once (close()): no lingering
+  bool lingering_ = false;   // its write side ended: nothing more is written
 };
 
 }  // namespace corio::http::detail
