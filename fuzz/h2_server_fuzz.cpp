@@ -30,7 +30,8 @@ constexpr std::string_view kPreface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 constexpr int kTurns = 20;
 
 bool forbidden(std::string_view name) {
-  for (std::string_view f : {"connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"}) {
+  for (std::string_view f :
+       {"connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"}) {
     if (name == f) return true;
   }
   return false;

@@ -199,8 +199,9 @@ inline bool parse_h2_frame(std::string_view in, H2Frame& f) {
   if (in.size() < 9 + len) return false;
   f.type = b(3);
   f.flags = b(4);
-  f.stream = (std::uint32_t{b(5)} << 24 | std::uint32_t{b(6)} << 16 | std::uint32_t{b(7)} << 8 | b(8)) &
-             0x7FFFFFFF;
+  f.stream =
+      (std::uint32_t{b(5)} << 24 | std::uint32_t{b(6)} << 16 | std::uint32_t{b(7)} << 8 | b(8)) &
+      0x7FFFFFFF;
   f.length = 9 + len;
   return true;
 }

@@ -5,13 +5,13 @@
 // wire.
 #pragma once
 
-#include <nghttp2/nghttp2.h>
-
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <nghttp2/nghttp2.h>
 
 #include "http/server_support.hpp"
 
@@ -20,13 +20,29 @@ namespace corio_http_test::h2 {
 inline constexpr std::string_view kPreface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
 // Frame types and flags.
-enum : std::uint8_t { kData = 0, kHeaders = 1, kPriority = 2, kRst = 3, kSettings = 4, kPing = 6,
-                      kGoaway = 7, kWindowUpdate = 8, kContinuation = 9 };
+enum : std::uint8_t {
+  kData = 0,
+  kHeaders = 1,
+  kPriority = 2,
+  kRst = 3,
+  kSettings = 4,
+  kPing = 6,
+  kGoaway = 7,
+  kWindowUpdate = 8,
+  kContinuation = 9
+};
 enum : std::uint8_t { kEndStream = 0x1, kAck = 0x1, kEndHeaders = 0x4 };
 // Error codes (RFC 9113 section 7).
-enum : std::uint32_t { kNoError = 0, kProtocolError = 1, kFlowControlError = 3, kStreamClosed = 5,
-                       kFrameSizeError = 6, kCancel = 8, kCompressionError = 9,
-                       kEnhanceYourCalm = 11 };
+enum : std::uint32_t {
+  kNoError = 0,
+  kProtocolError = 1,
+  kFlowControlError = 3,
+  kStreamClosed = 5,
+  kFrameSizeError = 6,
+  kCancel = 8,
+  kCompressionError = 9,
+  kEnhanceYourCalm = 11
+};
 
 inline void put32(std::string& out, std::uint32_t v) {
   for (int shift = 24; shift >= 0; shift -= 8) out += static_cast<char>((v >> shift) & 0xff);
@@ -46,7 +62,8 @@ inline std::string frame(std::uint8_t type, std::uint8_t flags, std::uint32_t st
   return out;
 }
 
-inline std::string settings(const std::vector<std::pair<std::uint16_t, std::uint32_t>>& entries = {}) {
+inline std::string settings(
+    const std::vector<std::pair<std::uint16_t, std::uint32_t>>& entries = {}) {
   std::string payload;
   for (const auto& [id, value] : entries) {
     payload += static_cast<char>(id >> 8);
@@ -93,7 +110,9 @@ inline std::string hpack_int(std::uint8_t flags, int prefix_bits, std::uint64_t 
   out += static_cast<char>(v);
   return out;
 }
-inline std::string hpack_string(std::string_view s) { return hpack_int(0, 7, s.size()) + std::string(s); }
+inline std::string hpack_string(std::string_view s) {
+  return hpack_int(0, 7, s.size()) + std::string(s);
+}
 // A literal field with a new name: without indexing (0x00) or added to
 // the dynamic table (0x40).
 inline std::string literal(std::string_view name, std::string_view value, bool index = false) {
@@ -127,9 +146,10 @@ inline Coro<std::optional<Frame>> read_frame(StreamReader& r) {
   for (;;) {
     const std::string_view in = r.buffered();
     if (in.size() >= 9) {
-      const std::size_t length = (static_cast<std::size_t>(static_cast<unsigned char>(in[0])) << 16) |
-                                 (static_cast<std::size_t>(static_cast<unsigned char>(in[1])) << 8) |
-                                 static_cast<unsigned char>(in[2]);
+      const std::size_t length =
+          (static_cast<std::size_t>(static_cast<unsigned char>(in[0])) << 16) |
+          (static_cast<std::size_t>(static_cast<unsigned char>(in[1])) << 8) |
+          static_cast<unsigned char>(in[2]);
       if (in.size() >= 9 + length) {
         Frame f{static_cast<std::uint8_t>(in[3]), static_cast<std::uint8_t>(in[4]), 0,
                 std::string(in.substr(9, length))};
@@ -199,7 +219,9 @@ inline Coro<Answer> read_answer(StreamReader& r, std::uint32_t stream = 1) {
     if (f->stream != stream) continue;
     if (f->type == kData) a.body += f->payload;
     if (f->type == kRst) a.reset = f->u32(0);
-    if (f->type == kRst || ((f->type == kData || f->type == kHeaders) && (f->flags & kEndStream) != 0)) break;
+    if (f->type == kRst ||
+        ((f->type == kData || f->type == kHeaders) && (f->flags & kEndStream) != 0))
+      break;
   }
   co_return a;
 }

@@ -34,8 +34,8 @@ Coro<int> normal_client(std::uint16_t port) {
 
 struct Outcome {
   h2::Ending ending;
-  int normal_status = 0;             // the normal client's answer, asked during the attack
-  std::uint64_t tasks_created = 0;   // on the loop during the attack
+  int normal_status = 0;            // the normal client's answer, asked during the attack
+  std::uint64_t tasks_created = 0;  // on the loop during the attack
 };
 
 // Sends the opening and `attack` on one connection and, once the server
@@ -135,7 +135,8 @@ Coro<void> continuation_body(std::size_t frame_bytes) {
   co_await hello_server(server);
   std::string attack = h2::frame(h2::kHeaders, 0, 1, h2::get_block("/hello"));
   const std::string junk = h2::literal("x-junk", std::string(frame_bytes, 'j'));
-  for (int i = 0; i < 2000; ++i) attack += h2::frame(h2::kContinuation, 0, 1, frame_bytes > 0 ? junk : "");
+  for (int i = 0; i < 2000; ++i)
+    attack += h2::frame(h2::kContinuation, 0, 1, frame_bytes > 0 ? junk : "");
   const Outcome out = co_await play(server.port(), std::move(attack));
   CO_ASSERT(out.ending.goaway.has_value());
   EXPECT_NE(*out.ending.goaway, h2::kNoError);
@@ -159,10 +160,12 @@ TEST(ServerH2Attack, LargeContinuationFloodEndsTheConnection) {
 Coro<void> hpack_bomb_body() {
   Server server(quiet());
   co_await hello_server(server);
-  const std::string field = h2::get_block("/hello") + h2::literal("x-bomb", std::string(4000, 'b'), true);
+  const std::string field =
+      h2::get_block("/hello") + h2::literal("x-bomb", std::string(4000, 'b'), true);
   const std::string refs(16'000, '\xbe');  // index 62: the newest dynamic entry
-  const Outcome out = co_await play(server.port(), h2::frame(h2::kHeaders, h2::kEndStream, 1, field) +
-                                                       h2::frame(h2::kContinuation, h2::kEndHeaders, 1, refs));
+  const Outcome out =
+      co_await play(server.port(), h2::frame(h2::kHeaders, h2::kEndStream, 1, field) +
+                                       h2::frame(h2::kContinuation, h2::kEndHeaders, 1, refs));
   expect_calm(out);
   EXPECT_FALSE(out.ending.has(h2::kHeaders, 1));
   server.close();
@@ -241,8 +244,8 @@ Coro<void> produce(Produced* p, corio::http::StreamResponseWriter& w) {
 }
 
 Coro<Response> produced_answer(Produced* p, Request&) {
-  co_return Response::stream([p](corio::http::StreamResponseWriter& w) { return produce(p, w); }, 200,
-                             "text/plain");
+  co_return Response::stream([p](corio::http::StreamResponseWriter& w) { return produce(p, w); },
+                             200, "text/plain");
 }
 
 Coro<Response> whole(Request&) { co_return Response::text(std::string(1 << 20, 'w')); }

@@ -345,7 +345,8 @@ std::string post_head(std::string_view path, std::string_view length) {
   std::string block = "\x83\x86";  // :method POST, :scheme http
   block += h2::hpack_int(0x00, 4, 4) + h2::hpack_string(path);
   block += h2::hpack_int(0x00, 4, 1) + h2::hpack_string("h");
-  if (!length.empty()) block += h2::hpack_int(0x00, 4, 28) + h2::hpack_string(length);  // content-length
+  if (!length.empty())
+    block += h2::hpack_int(0x00, 4, 28) + h2::hpack_string(length);  // content-length
   return h2::frame(h2::kHeaders, h2::kEndHeaders, 1, block);
 }
 
@@ -384,7 +385,8 @@ Coro<void> trailers_body() {
   co_await server.start("127.0.0.1", 0);
   RawClient c = co_await connect(server.port());
   c.writer.write(h2::opening() + post_head("/t", "") + h2::frame(h2::kData, 0, 1, "abc") +
-                 h2::frame(h2::kHeaders, h2::kEndHeaders | h2::kEndStream, 1, h2::literal("x-checksum", "42")));
+                 h2::frame(h2::kHeaders, h2::kEndHeaders | h2::kEndStream, 1,
+                           h2::literal("x-checksum", "42")));
   const h2::Answer a = co_await h2::read_answer(c.reader);
   EXPECT_EQ(a.fields.get_or(":status", ""), "200");
   EXPECT_EQ(a.body, "abc:42");

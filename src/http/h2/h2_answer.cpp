@@ -91,7 +91,8 @@ void H2Stream::head(const Response& resp, std::optional<std::uint64_t> length) {
 // (RFC 9113 section 8.1: RST_STREAM with NO_ERROR, queued after the
 // answer's last frame).
 void H2Stream::answer_sent() noexcept {
-  if (!in_done_ && !closed_) nghttp2_submit_rst_stream(conn_.session(), NGHTTP2_FLAG_NONE, id_, NGHTTP2_NO_ERROR);
+  if (!in_done_ && !closed_)
+    nghttp2_submit_rst_stream(conn_.session(), NGHTTP2_FLAG_NONE, id_, NGHTTP2_NO_ERROR);
 }
 
 void H2Stream::append(std::string_view bytes) {

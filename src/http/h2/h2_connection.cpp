@@ -149,7 +149,8 @@ void H2Connection::on_server_end(Adopted* self, bool graceful) noexcept {
   c->ended_ = true;
   const std::uint8_t* data = nullptr;
   ssize_t n = 0;
-  while (!c->writer_.is_closing() && !c->lingering_ && (n = nghttp2_session_mem_send(c->session_, &data)) > 0) {
+  while (!c->writer_.is_closing() && !c->lingering_ &&
+         (n = nghttp2_session_mem_send(c->session_, &data)) > 0) {
     c->writer_.write(std::string_view(reinterpret_cast<const char*>(data), static_cast<std::size_t>(n)));
   }
   c->writer_.close();
@@ -178,11 +179,12 @@ void H2Connection::arm_idle() {
 // closes. A close() ends that at once.
 Coro<void> H2Connection::linger() {
   if (ended_ || writer_.is_closing()) co_return;  // closed (close()) or aborted (send_timeout)
-  cancel_streams();  // nobody will hear their answers
+  cancel_streams();                               // nobody will hear their answers
   lingering_ = true;
   writer_.write_eof();
   const ServerOptions& opts = shared().options;
-  const double end = get_running_loop().time() + std::chrono::duration<double>(opts.lingering_time).count();
+  const double end =
+      get_running_loop().time() + std::chrono::duration<double>(opts.lingering_time).count();
   try {
     while (!ended_) {
       reader_.consume(reader_.buffered().size());
@@ -195,7 +197,8 @@ Coro<void> H2Connection::linger() {
       if (left <= 0) break;
       waiting_ = true;
       co_await wait_for(reader_.readable(),
-                        std::min<std::chrono::duration<double>>(opts.lingering_timeout, std::chrono::duration<double>(left)));
+                        std::min<std::chrono::duration<double>>(
+                            opts.lingering_timeout, std::chrono::duration<double>(left)));
       waiting_ = false;
     }
   } catch (const TimeoutError&) {
@@ -279,17 +282,18 @@ void H2Connection::data_sent() noexcept {
 // made, and the connection, no longer.
 void H2Connection::watch_stalls() {
   if (stall_timer_) return;
-  stall_timer_ = get_running_loop().call_later(shared().options.send_timeout, [this, mark = data_frames_] {
-    stall_timer_.reset();
-    bool waiting = false;
-    for (const auto& [id, s] : streams_) {
-      if (!s->task_ended() || s->is_closed()) continue;
-      if (data_frames_ == mark) s->stalled();
-      waiting = true;
-    }
-    if (waiting && data_frames_ != mark) watch_stalls();
-    wake();
-  });
+  stall_timer_ =
+      get_running_loop().call_later(shared().options.send_timeout, [this, mark = data_frames_] {
+        stall_timer_.reset();
+        bool waiting = false;
+        for (const auto& [id, s] : streams_) {
+          if (!s->task_ended() || s->is_closed()) continue;
+          if (data_frames_ == mark) s->stalled();
+          waiting = true;
+        }
+        if (waiting && data_frames_ != mark) watch_stalls();
+        wake();
+      });
 }
 
 void H2Connection::close_stream(std::int32_t id) noexcept {

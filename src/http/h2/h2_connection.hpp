@@ -68,7 +68,7 @@ class H2Connection final : public Adopted {
   void wake() noexcept;                     // there is output: the serving task sends it
   void stream_done(H2Stream* s) noexcept;   // its task ended (lifetime rule 2)
   const H2Guard& guard() const noexcept { return guard_; }
-  void data_sent() noexcept;                // a DATA frame of an answer went to nghttp2
+  void data_sent() noexcept;  // a DATA frame of an answer went to nghttp2
 
   // For the nghttp2 callbacks (h2_callbacks.cpp).
   H2Stream* stream(std::int32_t id) const noexcept;
@@ -78,7 +78,7 @@ class H2Connection final : public Adopted {
   bool start_request(H2Stream& s);
   void close_stream(std::int32_t id) noexcept;
   void control_frame(std::uint8_t type) noexcept;  // counted by the guard
-  void enhance_your_calm() noexcept;  // past a guard's limit: GOAWAY, then the end
+  void enhance_your_calm() noexcept;               // past a guard's limit: GOAWAY, then the end
 
  private:
   static Coro<void> serve(std::shared_ptr<LoopServer> server, std::unique_ptr<H2Connection> c);

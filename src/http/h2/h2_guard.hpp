@@ -15,9 +15,9 @@
 //     (nginx's bound on streams opened at once); nghttp2 counts only open
 //     streams, and a stream the peer reset is closed while its handler runs;
 //   - control frames (PING, SETTINGS, PRIORITY, WINDOW_UPDATE, RST_STREAM)
-//     that carry no request: 500 (below nghttp2's 1,000 unsent ACKs), refilled at 100 a second, plus one back
-//     per request started and per DATA frame sent (the WINDOW_UPDATEs a
-//     large answer earns);
+//     that carry no request: 500 (below nghttp2's 1,000 unsent ACKs), refilled at 100 a second,
+//     plus one back per request started and per DATA frame sent (the WINDOW_UPDATEs a large answer
+//     earns);
 //   - an HPACK bomb: a header block that decodes to more than 4 x
 //     limits.max_head_bytes (past 1 x it is refused with 431 and not kept;
 //     past 4 x it is an attack, not a big request).

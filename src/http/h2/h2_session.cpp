@@ -57,7 +57,8 @@ int on_header(nghttp2_session*, const nghttp2_frame* frame, const std::uint8_t* 
 // Every frame's header, before nghttp2 looks further: the guard counts
 // those nghttp2 ignores too (PRIORITY, with no priority tree).
 int on_begin_frame(nghttp2_session*, const nghttp2_frame_hd* hd, void* user_data) {
-  if (hd->type != NGHTTP2_HEADERS && hd->type != NGHTTP2_DATA) conn(user_data).control_frame(hd->type);
+  if (hd->type != NGHTTP2_HEADERS && hd->type != NGHTTP2_DATA)
+    conn(user_data).control_frame(hd->type);
   return 0;
 }
 

@@ -59,8 +59,10 @@ void H2Stream::head_done() noexcept {
   in_trailers_ = true;
   const std::string_view declared = head_.headers.get_or("content-length", "");
   std::uint64_t length = 0;
-  const auto [end, ec] = std::from_chars(declared.data(), declared.data() + declared.size(), length);
-  if (ec == std::errc() && end != declared.data() && length > conn_.shared().options.limits.max_body) {
+  const auto [end, ec] =
+      std::from_chars(declared.data(), declared.data() + declared.size(), length);
+  if (ec == std::errc() && end != declared.data() &&
+      length > conn_.shared().options.limits.max_body) {
     over_limit_ = true;
   }
 }
@@ -178,7 +180,8 @@ Coro<Response> H2Stream::answer(Request& req) {
   const ServerShared& shared = conn_.shared();
   Response resp;
   if (too_large_) co_return shape_error(shared, req, HTTPException(431, "request header fields too large"));
-  if (over_limit_) co_return shape_error(shared, req, HTTPException(413, "the body is over the size limit"));
+  if (over_limit_)
+    co_return shape_error(shared, req, HTTPException(413, "the body is over the size limit"));
   try {
     Coro<Response> handler = start_handler(shared, req, resp);
     if (handler.valid()) resp = co_await std::move(handler);
