@@ -19,30 +19,20 @@ namespace corio_http_test::h2 {
 
 inline constexpr std::string_view kPreface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
-// Frame types and flags.
-enum : std::uint8_t {
-  kData = 0,
-  kHeaders = 1,
-  kPriority = 2,
-  kRst = 3,
-  kSettings = 4,
-  kPing = 6,
-  kGoaway = 7,
-  kWindowUpdate = 8,
-  kContinuation = 9
-};
-enum : std::uint8_t { kEndStream = 0x1, kAck = 0x1, kEndHeaders = 0x4 };
-// Error codes (RFC 9113 section 7).
-enum : std::uint32_t {
-  kNoError = 0,
-  kProtocolError = 1,
-  kFlowControlError = 3,
-  kStreamClosed = 5,
-  kFrameSizeError = 6,
-  kCancel = 8,
-  kCompressionError = 9,
-  kEnhanceYourCalm = 11
-};
+// Frame types, flags and error codes (RFC 9113 sections 6 and 7), by
+// nghttp2's names.
+constexpr std::uint8_t kData = NGHTTP2_DATA, kHeaders = NGHTTP2_HEADERS,
+                       kPriority = NGHTTP2_PRIORITY, kRst = NGHTTP2_RST_STREAM,
+                       kSettings = NGHTTP2_SETTINGS, kPing = NGHTTP2_PING, kGoaway = NGHTTP2_GOAWAY,
+                       kWindowUpdate = NGHTTP2_WINDOW_UPDATE, kContinuation = NGHTTP2_CONTINUATION;
+constexpr std::uint8_t kEndStream = NGHTTP2_FLAG_END_STREAM, kAck = NGHTTP2_FLAG_ACK,
+                       kEndHeaders = NGHTTP2_FLAG_END_HEADERS;
+constexpr std::uint32_t kNoError = NGHTTP2_NO_ERROR, kProtocolError = NGHTTP2_PROTOCOL_ERROR,
+                        kFlowControlError = NGHTTP2_FLOW_CONTROL_ERROR,
+                        kStreamClosed = NGHTTP2_STREAM_CLOSED,
+                        kFrameSizeError = NGHTTP2_FRAME_SIZE_ERROR, kCancel = NGHTTP2_CANCEL,
+                        kCompressionError = NGHTTP2_COMPRESSION_ERROR,
+                        kEnhanceYourCalm = NGHTTP2_ENHANCE_YOUR_CALM;
 
 inline void put32(std::string& out, std::uint32_t v) {
   for (int shift = 24; shift >= 0; shift -= 8) out += static_cast<char>((v >> shift) & 0xff);
