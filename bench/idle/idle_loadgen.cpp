@@ -237,6 +237,7 @@ class Client {
 
   // Parses what arrived: true unless it is an answer the exchange did not expect.
   bool consume(Conn& c) {
+    if (h2_) return consume_h2(c);
     for (;;) {
       if (c.phase == Phase::exchange && a_.script.http_answer(c.step)) {
         idle::Head h;
@@ -265,6 +266,25 @@ class Client {
       c.in.erase(0, f.length);
       if (c.phase == Phase::exchange && f.opcode < 8 && f.fin) next_step(c, {});
     }
+  }
+
+  // HTTP/2: the server's SETTINGS and PINGs acknowledged; the exchange is done when
+  // stream 1 ends (END_STREAM on its HEADERS or DATA); a GOAWAY is a failure unless idle.
+  bool consume_h2(Conn& c) {
+    idle::H2Frame f;
+    while (idle::parse_h2_frame(c.in, f)) {
+      if (f.type == 4 && !(f.flags & 1)) c.out += idle::h2_frame(4, 1, 0, "");
+      if (f.type == 6 && !(f.flags & 1)) {
+        c.out += idle::h2_frame(6, 1, 0, std::string_view(c.in).substr(9, 8));
+        ++n_.pings;
+      }
+      if (f.type == 7) return c.phase == Phase::idle;
+      const bool done = f.stream == 1 && (f.type == 0 || f.type == 1) && (f.flags & 1);
+      c.in.erase(0, f.length);
+      if (c.phase == Phase::exchange && done) next_step(c, {});
+    }
+    if (c.phase == Phase::idle) std::string().swap(c.in);
+    return true;
   }
 
   void next_step(Conn& c, const idle::Head& h) {
@@ -335,6 +355,7 @@ class Client {
   int ep_;
   SSL_CTX* ctx_ = nullptr;
   const bool ws_ = a_.script.proto.rfind("ws", 0) == 0;  // ws, ws-deflate, ws-deflate-nct
+  const bool h2_ = a_.script.proto == "h2c";
   Counts n_;
   bool stdin_closed_ = false;
   epoll_event events_[kEvents];

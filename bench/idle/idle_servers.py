@@ -16,6 +16,7 @@ import http_suite
 # (key, title, implementations in table order, the reference peer of the ratios)
 PROTOCOLS = [
     ("http", "HTTP/1.1 keep-alive, one GET /hello each", ["corio", "nginx", "go"], "nginx"),
+    ("h2c", "HTTP/2 with prior knowledge (h2c), one GET /hello each", ["corio", "nginx"], "nginx"),
     ("tls", "HTTPS keep-alive (TLS 1.3, ECDSA P-256), one GET /hello each", ["corio", "nginx", "go"],
      "nginx"),
     ("ws", "WebSocket, no extension, one 128 B echo each",
@@ -45,7 +46,7 @@ def selected(impls):
 
 def name(proto, impl):
     return WS_NAMES.get(impl, NAMES[impl]) if proto.startswith("ws") else NAMES[impl]
-CORIO_TARGETS = {"http": "corio_cli", "tls": "corio_cli", "ws": "example_ws_echo",
+CORIO_TARGETS = {"http": "corio_cli", "h2c": "corio_cli", "tls": "corio_cli", "ws": "example_ws_echo",
                  "ws-deflate": "example_ws_echo", "ws-deflate-nct": "example_ws_echo",
                  "mcp": "corio_mcp_echo_server"}
 NGINX = http_suite.NGINX
@@ -98,7 +99,8 @@ class Servers:
             conf = http_suite.nginx_conf(self.tmp, port, worker_connections=conns + conns // 8 + 256,
                                          top=f"worker_rlimit_nofile {self.nofile};\n",
                                          http=f"    keepalive_timeout {KEEPALIVE_S}s;\n",
-                                         listen=" ssl" if tls else "", server=ssl)
+                                         listen=" ssl" if tls else " http2" if proto == "h2c" else "",
+                                         server=ssl)
             (self.tmp / "nginx.conf").write_text(conf)
             return [NGINX, "-p", str(self.tmp), "-c", "nginx.conf", "-e", str(self.tmp / "error.log")], \
                 "/hello", ""

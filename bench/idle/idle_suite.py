@@ -214,6 +214,8 @@ def run(args, impls, bdir, built):
                     f"RLIMIT_NOFILE's hard limit here is {nofile:,} (raising it needs CAP_SYS_RESOURCE)")
                 continue
             for proto, _, proto_impls, _ in PROTOCOLS:
+                if args.idle_protos and proto not in args.idle_protos.split(","):
+                    continue
                 for impl in (i for i in proto_impls if i in selected(impls)):
                     r = measure(servers, proto, impl, n, args, loadgen, nofile)
                     if r is None:

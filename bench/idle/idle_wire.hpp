@@ -158,16 +158,65 @@ inline std::string ws_extensions(std::string_view proto) {
   return "";
 }
 
+// HTTP/2 with prior knowledge (h2c): the client preface, an empty SETTINGS frame, and
+// GET path on stream 1 (END_STREAM | END_HEADERS; HPACK: :method GET and :scheme http
+// from the static table, :path and :authority as literals with indexed names).
+inline std::string h2_frame(int type, int flags, std::uint32_t stream, std::string_view payload) {
+  std::string f;
+  const std::size_t n = payload.size();
+  f += static_cast<char>(n >> 16);
+  f += static_cast<char>((n >> 8) & 0xFF);
+  f += static_cast<char>(n & 0xFF);
+  f += static_cast<char>(type);
+  f += static_cast<char>(flags);
+  for (int shift = 24; shift >= 0; shift -= 8) f += static_cast<char>((stream >> shift) & 0xFF);
+  return f.append(payload);
+}
+
+inline std::string h2_get(std::string_view path, std::string_view host) {
+  std::string block = "\x82\x86";
+  block += '\x04';
+  block += static_cast<char>(path.size());  // short: under 127 bytes
+  block.append(path);
+  block += '\x01';
+  block += static_cast<char>(host.size());
+  block.append(host);
+  return std::string("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n") + h2_frame(4, 0, 0, "") +
+         h2_frame(1, 0x5, 1, block);
+}
+
+// A frame from an HTTP/2 server: false while the one at the start of `in` is incomplete.
+struct H2Frame {
+  int type = 0, flags = 0;
+  std::uint32_t stream = 0;
+  std::size_t length = 0;  // the whole frame's
+};
+
+inline bool parse_h2_frame(std::string_view in, H2Frame& f) {
+  if (in.size() < 9) return false;
+  const auto b = [&](std::size_t i) { return static_cast<std::uint8_t>(in[i]); };
+  const std::size_t len = std::size_t{b(0)} << 16 | std::size_t{b(1)} << 8 | b(2);
+  if (in.size() < 9 + len) return false;
+  f.type = b(3);
+  f.flags = b(4);
+  f.stream =
+      (std::uint32_t{b(5)} << 24 | std::uint32_t{b(6)} << 16 | std::uint32_t{b(7)} << 8 | b(8)) &
+      0x7FFFFFFF;
+  f.length = 9 + len;
+  return true;
+}
+
 // What a connection says, step by step: the request of `step` (0, 1, ...) of protocol
 // `proto`, or "" after the last. `head` is the previous step's answer.
 struct Script {
-  std::string proto;  // http, ws, ws-deflate, ws-deflate-nct, mcp
+  std::string proto;  // http, h2c, ws, ws-deflate, ws-deflate-nct, mcp
   std::string path;
   std::string host;
 
   std::string request(int step, const Head& prev, bool deflate_agreed) const {
     if (proto == "http")
       return step == 0 ? "GET " + path + " HTTP/1.1\r\nHost: " + host + "\r\n\r\n" : "";
+    if (proto == "h2c") return step == 0 ? h2_get(path, host) : "";
     if (proto == "mcp") return mcp_request(step, prev.session);
     if (step == 0) {
       return "GET " + path + " HTTP/1.1\r\nHost: " + host +

@@ -5,13 +5,13 @@
 // limits and flow control as HTTP/1.1's.
 #include "http/client_support.hpp"
 #include "http/h2_client_support.hpp"
+#include "http/h2_frames.hpp"
 #include "http/server_support.hpp"
 
 namespace corio_http_test {
 namespace {
 
-constexpr std::string_view kPreface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
-constexpr std::string_view kEmptySettings{"\0\0\0\x04\0\0\0\0\0", 9};
+using h2::kPreface;
 
 Coro<Response> version(Request& req) {
   co_return Response::text(std::to_string(req.version().major) + "." +
@@ -36,7 +36,7 @@ Coro<void> preface_body() {
   Server server(quiet());
   co_await server.start("127.0.0.1", 0);
   RawClient c = co_await connect(server.port());
-  c.writer.write(std::string(kPreface) + std::string(kEmptySettings));
+  c.writer.write(h2::opening());
   while (c.reader.buffered().size() < 9) {
     CO_ASSERT(co_await c.reader.fill_buffer() > 0);
   }
@@ -212,23 +212,11 @@ TEST(ServerH2, HeadAndBodyLimitsAnswer431And413) { run_bounded(limits_body(), 10
 // The types of the frames the server sends until it closes the connection.
 Coro<std::vector<int>> frames_until_eof(StreamReader& r) {
   std::vector<int> types;
-  for (;;) {
-    const std::string_view in = r.buffered();
-    if (in.size() >= 9) {
-      const std::size_t length = (static_cast<unsigned char>(in[0]) << 16) |
-                                 (static_cast<unsigned char>(in[1]) << 8) |
-                                 static_cast<unsigned char>(in[2]);
-      if (in.size() >= 9 + length) {
-        types.push_back(static_cast<unsigned char>(in[3]));
-        r.consume(9 + length);
-        continue;
-      }
-    }
-    if (co_await r.fill_buffer() == 0) co_return types;
-  }
+  for (const h2::Frame& f : (co_await h2::read_until_eof(r)).frames) types.push_back(f.type);
+  co_return types;
 }
 
-constexpr int kGoaway = 7;
+constexpr int kGoaway = h2::kGoaway;
 
 // A connection with no stream for idle_timeout says goodbye and closes.
 Coro<void> idle_body() {
@@ -237,7 +225,7 @@ Coro<void> idle_body() {
   Server server(opts);
   co_await server.start("127.0.0.1", 0);
   RawClient c = co_await connect(server.port());
-  c.writer.write(std::string(kPreface) + std::string(kEmptySettings));
+  c.writer.write(h2::opening());
   const std::vector<int> types = co_await frames_until_eof(c.reader);
   CO_ASSERT(!types.empty());
   EXPECT_EQ(types.back(), kGoaway);
@@ -256,7 +244,7 @@ Coro<void> trickle_body() {
   RawClient c = co_await connect(server.port());
   // HEADERS on stream 1 without END_HEADERS: ":method: GET" (HPACK index 2).
   constexpr std::string_view kOpenHead{"\0\0\x01\x01\0\0\0\0\x01\x82", 10};
-  c.writer.write(std::string(kPreface) + std::string(kEmptySettings) + std::string(kOpenHead));
+  c.writer.write(h2::opening() + std::string(kOpenHead));
   const std::vector<int> types = co_await frames_until_eof(c.reader);
   CO_ASSERT(!types.empty());
   EXPECT_EQ(types.back(), kGoaway);
@@ -275,7 +263,7 @@ Coro<void> gone_body() {
   RawClient c = co_await connect(server.port());
   // HEADERS on stream 1, END_STREAM | END_HEADERS: GET / http, :authority "h".
   constexpr std::string_view kGet{"\0\0\x06\x01\x05\0\0\0\x01\x82\x84\x86\x41\x01h", 15};
-  c.writer.write(std::string(kPreface) + std::string(kEmptySettings) + std::string(kGet));
+  c.writer.write(h2::opening() + std::string(kGet));
   c.writer.close();
   co_await c.writer.wait_closed();
   // Time for the server to read both; were the shutdown first, the test
@@ -291,7 +279,7 @@ Coro<void> close_body() {
   Server server(quiet());
   co_await server.start("127.0.0.1", 0);
   RawClient c = co_await connect(server.port());
-  c.writer.write(std::string(kPreface) + std::string(kEmptySettings));
+  c.writer.write(h2::opening());
   while (c.reader.buffered().size() < 9) CO_ASSERT(co_await c.reader.fill_buffer() > 0);
   server.close();
   const std::vector<int> types = co_await frames_until_eof(c.reader);
@@ -340,6 +328,73 @@ Coro<void> streams_cap_body() {
 }
 
 TEST(ServerH2, MaxConcurrentStreamsCapsTheStreams) { run_bounded(streams_cap_body(), 10s); }
+
+// A request whose Content-Length is over limits.max_body is refused
+// before its body is read, as on HTTP/1.1: a 413 at once (the body never
+// comes here), and the handler never runs.
+struct Calls {
+  int n = 0;
+};
+
+Coro<Response> counted_echo(Calls* calls, Request& req) {
+  ++calls->n;
+  co_return Response::text(co_await req.read());
+}
+
+std::string post_head(std::string_view path, std::string_view length) {
+  std::string block = "\x83\x86";  // :method POST, :scheme http
+  block += h2::hpack_int(0x00, 4, 4) + h2::hpack_string(path);
+  block += h2::hpack_int(0x00, 4, 1) + h2::hpack_string("h");
+  if (!length.empty())
+    block += h2::hpack_int(0x00, 4, 28) + h2::hpack_string(length);  // content-length
+  return h2::frame(h2::kHeaders, h2::kEndHeaders, 1, block);
+}
+
+Coro<void> early_413_body() {
+  Calls calls;
+  ServerOptions opts = quiet();
+  opts.limits.max_body = 1000;
+  Server server(opts);
+  server.post("/echo", [&calls](Request& r) { return counted_echo(&calls, r); });
+  co_await server.start("127.0.0.1", 0);
+  RawClient c = co_await connect(server.port());
+  c.writer.write(h2::opening() + post_head("/echo", "100000"));
+  const h2::Answer a = co_await h2::read_answer(c.reader);
+  EXPECT_EQ(a.fields.get_or(":status", ""), "413");
+  EXPECT_EQ(calls.n, 0);
+  // The rest of the body is not wanted: the stream ends without error
+  // (RFC 9113 section 8.1).
+  const h2::Answer rest = co_await h2::read_answer(c.reader);
+  EXPECT_EQ(rest.reset, std::optional<std::uint32_t>(h2::kNoError));
+  c.writer.close();
+  server.close();
+}
+
+TEST(ServerH2, ContentLengthOverTheLimitIs413BeforeTheBody) { run_bounded(early_413_body(), 10s); }
+
+// Request trailers: a HEADERS frame after the body, read by the handler
+// through req.trailers() as a chunked body's are on HTTP/1.1.
+Coro<Response> with_trailer(Request& req) {
+  const std::string body = co_await req.read();
+  co_return Response::text(body + ":" + std::string(req.trailers().get_or("x-checksum", "none")));
+}
+
+Coro<void> trailers_body() {
+  Server server(quiet());
+  server.post("/t", with_trailer);
+  co_await server.start("127.0.0.1", 0);
+  RawClient c = co_await connect(server.port());
+  c.writer.write(h2::opening() + post_head("/t", "") + h2::frame(h2::kData, 0, 1, "abc") +
+                 h2::frame(h2::kHeaders, h2::kEndHeaders | h2::kEndStream, 1,
+                           h2::literal("x-checksum", "42")));
+  const h2::Answer a = co_await h2::read_answer(c.reader);
+  EXPECT_EQ(a.fields.get_or(":status", ""), "200");
+  EXPECT_EQ(a.body, "abc:42");
+  c.writer.close();
+  server.close();
+}
+
+TEST(ServerH2, RequestTrailersReachTheHandler) { run_bounded(trailers_body(), 10s); }
 
 }  // namespace
 }  // namespace corio_http_test

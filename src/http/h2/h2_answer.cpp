@@ -82,7 +82,17 @@ void H2Stream::head(const Response& resp, std::optional<std::uint64_t> length) {
                                          body ? &provider : nullptr);
   if (rv != 0) throw std::system_error(ECONNRESET, std::generic_category(), nghttp2_strerror(rv));
   out_done_ = !body;
+  if (out_done_) answer_sent();
   conn_.wake();
+}
+
+// An answer given before the request's body came whole (a 413 refusing
+// it, or a handler that did not read it): the peer may stop sending it
+// (RFC 9113 section 8.1: RST_STREAM with NO_ERROR, queued after the
+// answer's last frame).
+void H2Stream::answer_sent() noexcept {
+  if (!in_done_ && !closed_)
+    nghttp2_submit_rst_stream(conn_.session(), NGHTTP2_FLAG_NONE, id_, NGHTTP2_NO_ERROR);
 }
 
 void H2Stream::append(std::string_view bytes) {
@@ -146,12 +156,14 @@ ssize_t H2Stream::read_out(std::uint8_t* buf, std::size_t length, std::uint32_t*
   }
   std::memcpy(buf, out_.data() + out_at_, n);
   out_at_ += n;
+  conn_.data_sent();
   if (pending() == 0) {
     out_.clear();
     out_at_ = 0;
     if (out_done_) {
       *flags |= NGHTTP2_DATA_FLAG_EOF;
       std::string().swap(out_);  // the whole answer went: its memory too
+      answer_sent();
     }
   } else if (out_at_ > out_.size() / 2) {
     out_.erase(0, out_at_);

@@ -36,7 +36,8 @@ H2Connection::H2Connection(LoopServer& server, StreamReader reader, StreamWriter
       server_(server),
       reader_(std::move(reader)),
       writer_(std::move(writer)),
-      session_(new_server_session(*this, server.shared().options)) {}
+      session_(new_server_session(*this, server.shared().options)),
+      guard_(server.shared().options, get_running_loop().time()) {}
 
 H2Connection::~H2Connection() {
   streams_.clear();  // before the session: a stream's destructor may still speak to it
@@ -51,6 +52,7 @@ Coro<void> H2Connection::serve([[maybe_unused]] std::shared_ptr<LoopServer> serv
   std::exception_ptr cancelled;
   try {
     co_await c.run();
+    if (c.broken_ || c.calmed_) co_await c.linger();
   } catch (const CancelledError&) {
     cancelled = std::current_exception();
     c.writer_.abort();
@@ -82,6 +84,7 @@ Coro<void> H2Connection::run() {
       if (*got == 0) break;  // EOF, or closed by the server
     }
     if (!feed()) {
+      broken_ = true;
       co_await send_pending();  // nghttp2's GOAWAY for the error, if it has one
       break;
     }
@@ -92,6 +95,9 @@ bool H2Connection::feed() {
   const std::string_view in = reader_.buffered();
   const ssize_t n = nghttp2_session_mem_recv(
       session_, reinterpret_cast<const std::uint8_t*>(in.data()), in.size());
+  if (n == NGHTTP2_ERR_FLOODED || n == NGHTTP2_ERR_TOO_MANY_CONTINUATIONS) {
+    enhance_your_calm();  // nghttp2 ends the session for these without a GOAWAY of its own
+  }
   if (n < 0) return false;  // a bad preface, a connection error: nghttp2 queued its GOAWAY
   reader_.consume(in.size());
   return true;
@@ -140,9 +146,11 @@ void H2Connection::on_server_end(Adopted* self, bool graceful) noexcept {
   auto* c = static_cast<H2Connection*>(self);
   c->go_away();
   if (graceful) return;
+  c->ended_ = true;
   const std::uint8_t* data = nullptr;
   ssize_t n = 0;
-  while (!c->writer_.is_closing() && (n = nghttp2_session_mem_send(c->session_, &data)) > 0) {
+  while (!c->writer_.is_closing() && !c->lingering_ &&
+         (n = nghttp2_session_mem_send(c->session_, &data)) > 0) {
     c->writer_.write(std::string_view(reinterpret_cast<const char*>(data), static_cast<std::size_t>(n)));
   }
   c->writer_.close();
@@ -163,12 +171,54 @@ void H2Connection::arm_idle() {
   });
 }
 
-Coro<void> H2Connection::end_streams() {
-  if (idle_timer_) idle_timer_->cancel();
-  idle_timer_.reset();
+// After a connection error's GOAWAY, a close with the peer's bytes unread
+// would reset the connection, and the reset can destroy the GOAWAY before
+// the peer reads it. So, as HTTP/1.1's error answers do (and within the
+// same lingering_time and lingering_timeout), the write side ends after the
+// GOAWAY and what the peer still sends is read and dropped until it
+// closes. A close() ends that at once.
+Coro<void> H2Connection::linger() {
+  if (ended_ || writer_.is_closing()) co_return;  // closed (close()) or aborted (send_timeout)
+  cancel_streams();                               // nobody will hear their answers
+  lingering_ = true;
+  writer_.write_eof();
+  const ServerOptions& opts = shared().options;
+  const double end =
+      get_running_loop().time() + std::chrono::duration<double>(opts.lingering_time).count();
+  try {
+    while (!ended_) {
+      reader_.consume(reader_.buffered().size());
+      const std::optional<std::size_t> got = reader_.try_fill();
+      if (got) {
+        if (*got == 0) break;
+        continue;
+      }
+      const double left = end - get_running_loop().time();
+      if (left <= 0) break;
+      waiting_ = true;
+      co_await wait_for(reader_.readable(),
+                        std::min<std::chrono::duration<double>>(
+                            opts.lingering_timeout, std::chrono::duration<double>(left)));
+      waiting_ = false;
+    }
+  } catch (const TimeoutError&) {
+    // Quiet for lingering_timeout: enough.
+  }
+  waiting_ = false;
+}
+
+void H2Connection::cancel_streams() noexcept {
   for (const auto& [id, s] : streams_) {
     if (!s->task_ended()) s->cancel();
   }
+}
+
+Coro<void> H2Connection::end_streams() {
+  if (idle_timer_) idle_timer_->cancel();
+  idle_timer_.reset();
+  if (stall_timer_) stall_timer_->cancel();
+  stall_timer_.reset();
+  cancel_streams();
   while (running_ > 0) {
     tasks_ended_.clear();
     co_await tasks_ended_.wait();
@@ -188,7 +238,13 @@ void H2Connection::open_stream(std::int32_t id) {
 // The task's end is a done-callback, not the task's own last step: a task
 // cancelled before its first step (the connection ended in the same read
 // that brought the request) never runs.
-void H2Connection::start_request(H2Stream& s) {
+bool H2Connection::start_request(H2Stream& s) {
+  if (calmed_) return false;
+  if (!guard_.may_start(running_)) {
+    enhance_your_calm();
+    return false;
+  }
+  guard_.earned();
   Task<void> task = get_running_loop().create_task(H2Stream::run(&s));
   task.add_done_callback([stream = &s](const Future<void>&) { stream->task_done(); });
   s.started(std::move(task));
@@ -198,6 +254,46 @@ void H2Connection::start_request(H2Stream& s) {
     idle_timer_->cancel();
     idle_timer_.reset();
   }
+  return true;
+}
+
+void H2Connection::control_frame(std::uint8_t type) noexcept {
+  if (!calmed_ && !guard_.frame(type, get_running_loop().time())) enhance_your_calm();
+}
+
+// The session ends once its GOAWAY is out; what it still reads starts nothing.
+void H2Connection::enhance_your_calm() noexcept {
+  calmed_ = true;
+  going_away_ = true;
+  nghttp2_session_terminate_session(session_, NGHTTP2_ENHANCE_YOUR_CALM);
+  wake();
+}
+
+void H2Connection::data_sent() noexcept {
+  ++data_frames_;
+  guard_.earned();
+}
+
+// A handler ended, its answer still waiting for the peer's window (nghttp2
+// keeps the stream open). A producer's wait for that window is bounded by
+// send_timeout (h2_answer.cpp); so is this one: with no DATA sent for that
+// long, such streams are reset (CANCEL), close, and the idle timeout
+// takes over. A peer that never opens its window holds the answers already
+// made, and the connection, no longer.
+void H2Connection::watch_stalls() {
+  if (stall_timer_) return;
+  stall_timer_ =
+      get_running_loop().call_later(shared().options.send_timeout, [this, mark = data_frames_] {
+        stall_timer_.reset();
+        bool waiting = false;
+        for (const auto& [id, s] : streams_) {
+          if (!s->task_ended() || s->is_closed()) continue;
+          if (data_frames_ == mark) s->stalled();
+          waiting = true;
+        }
+        if (waiting && data_frames_ != mark) watch_stalls();
+        wake();
+      });
 }
 
 void H2Connection::close_stream(std::int32_t id) noexcept {
@@ -209,7 +305,15 @@ void H2Connection::close_stream(std::int32_t id) noexcept {
 
 void H2Connection::stream_done(H2Stream* s) noexcept {
   if (--running_ == 0) tasks_ended_.set();
-  if (s->is_closed()) erase(s->id());
+  if (s->is_closed()) {
+    erase(s->id());
+  } else if (!stall_timer_) {
+    try {
+      watch_stalls();
+    } catch (...) {
+      go_away();  // out of memory for a timer: as in erase()
+    }
+  }
   wake();  // its last DATA (or RST_STREAM) may be waiting
 }
 

@@ -37,6 +37,7 @@
 #include <corio/stream_reader.hpp>
 #include <corio/stream_writer.hpp>
 
+#include "http/h2/h2_guard.hpp"
 #include "http/server/server_connection.hpp"
 
 namespace corio::http::detail {
@@ -66,12 +67,18 @@ class H2Connection final : public Adopted {
   std::string peername() const { return writer_.get_extra_info("peername"); }
   void wake() noexcept;                     // there is output: the serving task sends it
   void stream_done(H2Stream* s) noexcept;   // its task ended (lifetime rule 2)
+  const H2Guard& guard() const noexcept { return guard_; }
+  void data_sent() noexcept;  // a DATA frame of an answer went to nghttp2
 
   // For the nghttp2 callbacks (h2_callbacks.cpp).
   H2Stream* stream(std::int32_t id) const noexcept;
   void open_stream(std::int32_t id);
-  void start_request(H2Stream& s);  // its head is complete: its task starts
+  // Its head is complete: its task starts, unless too many run (then the
+  // connection ends: false).
+  bool start_request(H2Stream& s);
   void close_stream(std::int32_t id) noexcept;
+  void control_frame(std::uint8_t type) noexcept;  // counted by the guard
+  void enhance_your_calm() noexcept;               // past a guard's limit: GOAWAY, then the end
 
  private:
   static Coro<void> serve(std::shared_ptr<LoopServer> server, std::unique_ptr<H2Connection> c);
@@ -79,8 +86,11 @@ class H2Connection final : public Adopted {
   Coro<bool> send_pending();  // false: the session failed, or the peer is too slow
   bool feed();                // the reader's bytes to nghttp2; false on a connection error
   Coro<void> end_streams();
+  Coro<void> linger();
+  void cancel_streams() noexcept;
   void go_away() noexcept;
   void arm_idle();
+  void watch_stalls();
   void erase(std::int32_t id) noexcept;
   static void on_server_end(Adopted* self, bool graceful) noexcept;
 
@@ -93,8 +103,15 @@ class H2Connection final : public Adopted {
   std::size_t requests_ = 0;  // streams whose request started, until they go: not idle
   Event tasks_ended_;        // set when running_ drops to 0
   std::optional<TimerHandle> idle_timer_;
+  std::optional<TimerHandle> stall_timer_;  // armed while an ended handler's answer waits
+  std::uint64_t data_frames_ = 0;           // DATA frames sent: the stall timer's progress
+  H2Guard guard_;
   bool waiting_ = false;     // the serving task waits for the socket
   bool going_away_ = false;  // GOAWAY submitted: the streams in flight finish, then the end
+  bool calmed_ = false;      // terminated by the guard: no request starts any more
+  bool broken_ = false;      // ended by a connection error: linger() before the close
+  bool ended_ = false;       // the server ended it at once (close()): no lingering
+  bool lingering_ = false;   // its write side ended: nothing more is written
 };
 
 }  // namespace corio::http::detail

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "http/h2/h2_connection.hpp"
+#include "http/h2/h2_memory.hpp"
 #include "http/h2/h2_stream.hpp"
 
 namespace corio::http::detail {
@@ -18,6 +19,9 @@ namespace {
 // The connection's window, in initial windows: how much unread body all
 // of a connection's streams may hold together.
 constexpr std::uint32_t kConnectionWindows = 16;
+
+// SETTINGS_MAX_FRAME_SIZE: the server keeps RFC 9113's default.
+constexpr std::size_t kMaxFrame = 16384;
 
 H2Connection& conn(void* user_data) { return *static_cast<H2Connection*>(user_data); }
 
@@ -38,13 +42,23 @@ int on_begin_headers(nghttp2_session*, const nghttp2_frame* frame, void* user_da
 int on_header(nghttp2_session*, const nghttp2_frame* frame, const std::uint8_t* name,
               std::size_t namelen, const std::uint8_t* value, std::size_t valuelen, std::uint8_t,
               void* user_data) {
-  H2Stream* s = conn(user_data).stream(frame->hd.stream_id);
+  H2Connection& c = conn(user_data);
+  H2Stream* s = c.stream(frame->hd.stream_id);
   if (s == nullptr) return 0;
   try {
-    s->add_field(view(name, namelen), view(value, valuelen));
+    if (s->add_field(view(name, namelen), view(value, valuelen))) return 0;
   } catch (...) {
     return NGHTTP2_ERR_CALLBACK_FAILURE;
   }
+  c.enhance_your_calm();  // an HPACK bomb (h2_guard.hpp)
+  return NGHTTP2_ERR_CALLBACK_FAILURE;
+}
+
+// Every frame's header, before nghttp2 looks further: the guard counts
+// those nghttp2 ignores too (PRIORITY, with no priority tree).
+int on_begin_frame(nghttp2_session*, const nghttp2_frame_hd* hd, void* user_data) {
+  if (hd->type != NGHTTP2_HEADERS && hd->type != NGHTTP2_DATA)
+    conn(user_data).control_frame(hd->type);
   return 0;
 }
 
@@ -56,7 +70,7 @@ int on_frame_recv(nghttp2_session*, const nghttp2_frame* frame, void* user_data)
   try {
     if (frame->hd.type == NGHTTP2_HEADERS && frame->headers.cat == NGHTTP2_HCAT_REQUEST) {
       s->head_done();
-      c.start_request(*s);
+      if (!c.start_request(*s)) return 0;
     }
   } catch (...) {
     return NGHTTP2_ERR_CALLBACK_FAILURE;
@@ -96,6 +110,7 @@ struct Callbacks {
     if (nghttp2_session_callbacks_new(&p) != 0) throw std::bad_alloc();
     nghttp2_session_callbacks_set_on_begin_headers_callback(p, on_begin_headers);
     nghttp2_session_callbacks_set_on_header_callback(p, on_header);
+    nghttp2_session_callbacks_set_on_begin_frame_callback(p, on_begin_frame);
     nghttp2_session_callbacks_set_on_frame_recv_callback(p, on_frame_recv);
     nghttp2_session_callbacks_set_on_data_chunk_recv_callback(p, on_data_chunk_recv);
     nghttp2_session_callbacks_set_on_stream_close_callback(p, on_stream_close);
@@ -105,10 +120,14 @@ struct Callbacks {
 
 struct Option {
   nghttp2_option* p = nullptr;
-  Option() {
+  explicit Option(const ServerOptions& options) {
     if (nghttp2_option_new(&p) != 0) throw std::bad_alloc();
     // Windows open as handlers read (h2_stream.hpp), not as bytes arrive.
     nghttp2_option_set_no_auto_window_update(p, 1);
+    // A header block's frames hold no more than the header-list limit (and
+    // one frame): a longer one would be refused with 431 anyway, so the
+    // CONTINUATION frames past it end the connection (h2_guard.hpp).
+    nghttp2_option_set_max_continuations(p, options.limits.max_head_bytes / kMaxFrame + 1);
   }
   ~Option() { nghttp2_option_del(p); }
 };
@@ -117,15 +136,20 @@ struct Option {
 
 nghttp2_session* new_server_session(H2Connection& c, const ServerOptions& options) {
   static const Callbacks callbacks;  // read-only once made: shared by every loop's thread
-  const Option option;
+  const Option option(options);
   nghttp2_session* session = nullptr;
-  if (nghttp2_session_server_new2(&session, callbacks.p, &c, option.p) != 0) throw std::bad_alloc();
+  if (nghttp2_session_server_new3(&session, callbacks.p, &c, option.p, counting_mem()) != 0) {
+    throw std::bad_alloc();
+  }
   const std::uint32_t window = std::min<std::uint32_t>(options.initial_window_size, NGHTTP2_MAX_WINDOW_SIZE);
   const nghttp2_settings_entry settings[] = {
       {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, options.max_concurrent_streams},
       {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, window},
       {NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE,
        static_cast<std::uint32_t>(std::min<std::size_t>(options.limits.max_head_bytes, UINT32_MAX))},
+      // No RFC 7540 priority tree: PRIORITY frames cost nghttp2 nothing to
+      // keep, and closed streams are not kept for it.
+      {NGHTTP2_SETTINGS_NO_RFC7540_PRIORITIES, 1},
   };
   const std::uint64_t conn_window =
       std::min<std::uint64_t>(std::uint64_t{window} * kConnectionWindows, NGHTTP2_MAX_WINDOW_SIZE);

@@ -3,6 +3,8 @@
 // dispatch, the answer through the shared answer code (h2_answer.cpp).
 #include "http/h2/h2_stream.hpp"
 
+#include <charconv>
+
 #include <corio/errors.hpp>
 #include <corio/event_loop.hpp>
 #include <corio/timeout.hpp>
@@ -27,13 +29,13 @@ H2Stream::~H2Stream() {
 // come first, once each, and that no connection-specific field is there);
 // :authority stands in for Host (RFC 9113 section 8.3.1). Past the limits
 // the head is not kept, and the answer is a 431.
-void H2Stream::add_field(std::string_view name, std::string_view value) {
+bool H2Stream::add_field(std::string_view name, std::string_view value) {
   const Limits& limits = conn_.shared().options.limits;
   head_bytes_ += name.size() + value.size() + 4;  // as "name: value\r\n"
   Headers& fields = in_trailers_ ? trailers_ : head_.headers;
   if (head_bytes_ > limits.max_head_bytes || fields.size() >= limits.max_headers) {
     too_large_ = true;
-    return;
+    return conn_.guard().head_within(head_bytes_);
   }
   if (in_trailers_ || name.empty() || name[0] != ':') {
     fields.add(std::string(name), std::string(value));
@@ -45,6 +47,23 @@ void H2Stream::add_field(std::string_view name, std::string_view value) {
   } else if (name == ":authority") {
     if (!head_.headers.contains("host")) head_.headers.add("host", std::string(value));
     if (head_.target.empty()) head_.target = value;  // CONNECT's authority-form
+  }
+  return true;
+}
+
+// A declared Content-Length over Limits::max_body is refused before a byte
+// of the body is read, as HTTP/1.1's (body_decoder.cpp): the handler never
+// runs, the answer is a 413, and what DATA still comes is given back to
+// the windows unread (nghttp2 checked the value is a number).
+void H2Stream::head_done() noexcept {
+  in_trailers_ = true;
+  const std::string_view declared = head_.headers.get_or("content-length", "");
+  std::uint64_t length = 0;
+  const auto [end, ec] =
+      std::from_chars(declared.data(), declared.data() + declared.size(), length);
+  if (ec == std::errc() && end != declared.data() &&
+      length > conn_.shared().options.limits.max_body) {
+    over_limit_ = true;
   }
 }
 
@@ -86,6 +105,8 @@ Coro<void> H2Stream::wait(std::chrono::milliseconds limit) {
     throw std::system_error(ETIMEDOUT, std::generic_category(), "HTTP/2 stream timed out");
   }
 }
+
+void H2Stream::stalled() noexcept { reset(NGHTTP2_CANCEL); }
 
 void H2Stream::reset(std::uint32_t code) noexcept {
   if (closed_) return;
@@ -159,6 +180,8 @@ Coro<Response> H2Stream::answer(Request& req) {
   const ServerShared& shared = conn_.shared();
   Response resp;
   if (too_large_) co_return shape_error(shared, req, HTTPException(431, "request header fields too large"));
+  if (over_limit_)
+    co_return shape_error(shared, req, HTTPException(413, "the body is over the size limit"));
   try {
     Coro<Response> handler = start_handler(shared, req, resp);
     if (handler.valid()) resp = co_await std::move(handler);

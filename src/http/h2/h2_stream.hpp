@@ -43,8 +43,10 @@ class H2Stream final : public RequestSource, public AnswerSink {
   ~H2Stream();
 
   // From the nghttp2 callbacks (h2_callbacks.cpp).
-  void add_field(std::string_view name, std::string_view value);  // the head's, then trailers'
-  void head_done() noexcept { in_trailers_ = true; }
+  // The head's, then trailers'; false: an HPACK bomb (h2_guard.hpp).
+  bool add_field(std::string_view name, std::string_view value);
+  void head_done() noexcept;  // what follows are trailers
+
   void body_data(std::string_view bytes);
   void body_end() noexcept;
   void closed() noexcept;  // nghttp2 is done with it (lifetime rule 2)
@@ -59,6 +61,7 @@ class H2Stream final : public RequestSource, public AnswerSink {
     task_ended_ = false;
   }
   void cancel() noexcept;
+  void stalled() noexcept;  // its answer waited too long for the peer's window: reset
   bool task_ended() const noexcept { return task_ended_; }  // or none started
   bool had_request() const noexcept { return task_.task() != nullptr; }
   bool is_closed() const noexcept { return closed_; }
@@ -87,6 +90,7 @@ class H2Stream final : public RequestSource, public AnswerSink {
   Coro<void> wait(std::chrono::milliseconds limit);
   void reset(std::uint32_t code) noexcept;
   void resume() noexcept;  // more of the answer's body is there
+  void answer_sent() noexcept;
   std::size_t pending() const noexcept { return out_.size() - out_at_; }
   void log_access(int status, std::uint64_t bytes);
 
