@@ -88,11 +88,9 @@ Coro<nlohmann::json> Request::json() {
 
 Coro<nlohmann::json> Request::json(nlohmann::json schema) {
   nlohmann::json body = co_await json();
-  const std::vector<SchemaError> problems = schema_errors(schema, body);
+  nlohmann::json problems = error_details(schema, body, "body");
   if (problems.empty()) co_return body;
-  nlohmann::json errors = nlohmann::json::array();
-  for (const SchemaError& p : problems) errors.push_back({{"path", p.path}, {"message", p.message}});
-  throw HTTPException::json(422, {{"detail", "the body does not match its schema"}, {"errors", std::move(errors)}});
+  throw HTTPException::json(422, {{"detail", std::move(problems)}});
 }
 
 }  // namespace corio::http
