@@ -18,11 +18,17 @@ struct Page {
   std::string q;
 };
 
+// Its list inside the struct, as a pydantic model carries its fields.
 struct Order {
   std::string sku;
   int count = 1;
   std::string speed = "normal";
   std::optional<double> weight;
+  static constexpr auto fields = std::tuple{
+      corio::http::field("sku", &Order::sku, "Stock keeping unit").min_length(3).max_length(8).pattern("^[A-Z0-9-]+$"),
+      corio::http::field("count", &Order::count).ge(1).le(100).optional(),
+      corio::http::field("speed", &Order::speed).one_of("normal", "express").optional(),
+      corio::http::field("weight", &Order::weight).gt(0)};
 };
 
 }  // namespace typed_params_test
@@ -35,14 +41,6 @@ struct corio::http::Fields<typed_params_test::Page> {
                                           field("tag", &P::tag).max_length(2).optional(), field("q", &P::q)};
 };
 
-template <>
-struct corio::http::Fields<typed_params_test::Order> {
-  using O = typed_params_test::Order;
-  static constexpr auto list =
-      std::tuple{field("sku", &O::sku, "Stock keeping unit").min_length(3).max_length(8).pattern("^[A-Z0-9-]+$"),
-                 field("count", &O::count).ge(1).le(100).optional(),
-                 field("speed", &O::speed).one_of("normal", "express").optional(), field("weight", &O::weight).gt(0)};
-};
 
 namespace corio_http_test {
 namespace {
@@ -73,9 +71,13 @@ TEST(JsonFields, ConstraintsBecomeTheSchemasKeywords) {
 
 Coro<Response> item(Request& req) { co_return Response::text(std::to_string(req.path_as<int>("id"))); }
 
+Coro<Response> code(Request& req) {
+  co_return Response::text(req.path_as<std::string>("code", {.min_length = 2, .pattern = "^[a-z]+$"}));
+}
+
 Coro<Response> search(Request& req) {
   const std::string q = req.query_as<std::string>("q");
-  const int limit = req.query_as<int>("limit", 10);
+  const int limit = req.query_as<int>("limit", 10, {.ge = 1, .le = 100});
   const std::optional<bool> full = req.query_as<std::optional<bool>>("full");
   const double min = req.query_as<double>("min", 0.5);
   co_return Response::text(q + " " + std::to_string(limit) + " " + (full ? (*full ? "full" : "short") : "-") +
@@ -117,6 +119,7 @@ json only_problem(const std::pair<int, std::string>& answer) {
 Coro<void> path_and_query_body() {
   Server server(quiet());
   server.get("/items/{id}", item);
+  server.get("/codes/{code}", code);
   server.get("/search", search);
   co_await server.start("127.0.0.1", 0);
   ClientSession s;
@@ -129,11 +132,18 @@ Coro<void> path_and_query_body() {
   EXPECT_EQ(only_problem(co_await call(s, port, "/items/4.5"))["type"], "int_parsing");
   EXPECT_EQ(only_problem(co_await call(s, port, "/items/99999999999"))["type"], "int_parsing_size")
       << "past int's range";
+  EXPECT_EQ(co_await call(s, port, "/codes/abc"), (std::pair<int, std::string>{200, "abc"}));
+  EXPECT_EQ(only_problem(co_await call(s, port, "/codes/ab1")), json::parse(R"({"type": "string_pattern_mismatch",
+      "loc": ["path", "code"], "msg": "String should match pattern '^[a-z]+$'", "input": "ab1",
+      "ctx": {"pattern": "^[a-z]+$"}})"));
 
   EXPECT_EQ(co_await call(s, port, "/search?q=tea"), (std::pair<int, std::string>{200, "tea 10 - 0.50"}));
   EXPECT_EQ(co_await call(s, port, "/search?q=tea&limit=3&full=Yes&min=2.25"),
             (std::pair<int, std::string>{200, "tea 3 full 2.25"}));
   EXPECT_EQ(co_await call(s, port, "/search?q=tea&full=off"), (std::pair<int, std::string>{200, "tea 10 short 0.50"}));
+  EXPECT_EQ(only_problem(co_await call(s, port, "/search?q=tea&limit=0")), json::parse(R"({"type": "greater_than_equal",
+      "loc": ["query", "limit"], "msg": "Input should be greater than or equal to 1", "input": "0",
+      "ctx": {"ge": 1}})"));
   EXPECT_EQ(only_problem(co_await call(s, port, "/search")), json::parse(R"({"type": "missing",
       "loc": ["query", "q"], "msg": "Field required", "input": null})"));
   EXPECT_EQ(only_problem(co_await call(s, port, "/search?q=tea&full=maybe")), json::parse(R"({"type": "bool_parsing",
@@ -163,12 +173,12 @@ Coro<void> models_body() {
   EXPECT_EQ(json::parse(bad.second), json::parse(R"({"detail": [
       {"type": "missing", "loc": ["query", "q"], "msg": "Field required", "input": null},
       {"type": "greater_than_equal", "loc": ["query", "after"], "msg": "Input should be greater than or equal to 0",
-       "input": -1, "ctx": {"ge": 0}},
+       "input": "-1", "ctx": {"ge": 0}},
       {"type": "less_than_equal", "loc": ["query", "limit"], "msg": "Input should be less than or equal to 100",
-       "input": 500, "ctx": {"le": 100}},
+       "input": "500", "ctx": {"le": 100}},
       {"type": "too_long", "loc": ["query", "tag"], "msg": "List should have at most 2 items after validation, not 3",
        "input": ["a", "b", "c"], "ctx": {"field_type": "List", "max_length": 2, "actual_length": 3}}]})"))
-      << "every problem at once";
+      << "every problem at once, each input the text as sent";
   EXPECT_EQ(only_problem(co_await call(s, port, "/page?q=x&limit=ten")), json::parse(R"({"type": "int_parsing",
       "loc": ["query", "limit"], "msg": "Input should be a valid integer, unable to parse string as an integer",
       "input": "ten"})")) << "a text that is not a number: that problem only";

@@ -27,7 +27,9 @@
 ///     }
 ///
 /// A query_as<T>(name) without a fallback requires the parameter (a 422
-/// "missing" without it), unless T is a std::optional. bool takes what
+/// "missing" without it), unless T is a std::optional. Constraints
+/// (constraints.hpp) bound a value as FastAPI's Query(10, ge=1, le=100):
+/// `req.query_as<int>("limit", 10, {.ge = 1, .le = 100})`. bool takes what
 /// pydantic takes: true/false, 1/0, yes/no, on/off, t/f, y/n, in any case.
 /// query_as<T>() with no name reads the whole query into a struct whose
 /// fields are listed (json_fields.hpp), constraints and all (json_as.hpp).
@@ -65,6 +67,7 @@
 #include <corio/http/headers.hpp>
 #include <corio/http/parser.hpp>
 #include <corio/http/url.hpp>
+#include <corio/json/constraints.hpp>
 #include <corio/stream_reader.hpp>
 #include <corio/stream_writer.hpp>
 
@@ -125,6 +128,24 @@ T param_as(std::optional<std::string_view> text, const char* where, std::string_
     }
   }
 }
+
+// A parameter's value (its text given for the 422's input) held to rules.
+void check_param(double value, const Constraints& rules, const char* where, std::string_view name,
+                 std::string_view text);
+void check_param(std::string_view value, const Constraints& rules, const char* where,
+                 std::string_view name);
+
+template <class T>
+T checked_param(std::optional<std::string_view> text, const Constraints& rules, const char* where,
+                std::string_view name) {
+  T value = param_as<T>(text, where, name);
+  if constexpr (std::is_arithmetic_v<T>) {
+    check_param(static_cast<double>(value), rules, where, name, *text);
+  } else {
+    check_param(std::string_view(value), rules, where, name);
+  }
+  return value;
+}
 }  // namespace detail
 
 /// A request's protocol version, as aiohttp's request.version: {1, 1},
@@ -168,6 +189,8 @@ class Request {
 
   /// A path parameter's value; "" if the route has none of that name.
   std::string_view param(std::string_view name) const noexcept;
+  /// The same; nullopt if the route has none of that name.
+  std::optional<std::string_view> param_text(std::string_view name) const noexcept;
   /// A path parameter as a T; HTTPException(422) if it is not one.
   template <class T>
   T path_as(std::string_view name) const;
@@ -178,6 +201,13 @@ class Request {
   /// The same, fallback when the parameter is absent.
   template <class T>
   T query_as(std::string_view name, T fallback) const;
+  /// A path parameter as a T within rules (FastAPI's Path(ge=1)); 422 if not.
+  template <class T>
+  T path_as(std::string_view name, const Constraints& rules) const;
+  /// A query parameter as a T within rules (FastAPI's Query(10, ge=1, le=100)),
+  /// fallback (unchecked) when it is absent; 422 if it is not such a T.
+  template <class T>
+  T query_as(std::string_view name, T fallback, const Constraints& rules) const;
   /// The whole query as a T whose fields are listed (json_fields.hpp): every
   /// problem in one 422. Defined in json_as.hpp (include it).
   template <class T>
@@ -245,10 +275,18 @@ class Request {
 
 template <class T>
 T Request::path_as(std::string_view name) const {
-  for (const auto& [key, value] : match_info_) {
-    if (key == name) return detail::param_as<T>(std::string_view(value), "path", name);
-  }
-  return detail::param_as<T>(std::nullopt, "path", name);
+  return detail::param_as<T>(param_text(name), "path", name);
+}
+
+template <class T>
+T Request::path_as(std::string_view name, const Constraints& rules) const {
+  return detail::checked_param<T>(param_text(name), rules, "path", name);
+}
+
+template <class T>
+T Request::query_as(std::string_view name, T fallback, const Constraints& rules) const {
+  const std::optional<std::string_view> text = query().get(name);
+  return text ? detail::checked_param<T>(text, rules, "query", name) : std::move(fallback);
 }
 
 template <class T>

@@ -75,19 +75,9 @@
 
 #include <nlohmann/json.hpp>
 
-namespace corio::http {
+#include <corio/json/constraints.hpp>
 
-/// What a field's value may be beyond its type (Field's setters below).
-struct Constraints {
-  std::optional<double> ge;                 ///< "minimum"
-  std::optional<double> gt;                 ///< "exclusiveMinimum"
-  std::optional<double> le;                 ///< "maximum"
-  std::optional<double> lt;                 ///< "exclusiveMaximum"
-  std::optional<std::size_t> min_length;    ///< "minLength", or "minItems" for a vector
-  std::optional<std::size_t> max_length;    ///< "maxLength", or "maxItems" for a vector
-  const char* pattern = nullptr;            ///< "pattern"
-  bool optional = false;                    ///< not "required"; the struct's own value as "default"
-};
+namespace corio::http {
 
 /// One field of a struct's list: its JSON name, its member, its description,
 /// and its constraints (Choices: how many values one_of() allows; 0, any).
@@ -133,16 +123,34 @@ constexpr Field<Struct, Member> field(const char* name, Member Struct::*member, 
   return {name, member, description};
 }
 
-/// Specialize with `static constexpr auto list = std::tuple{field(...), ...};`.
+/// Specialize with `static constexpr auto list = std::tuple{field(...), ...};`,
+/// or give the struct the list itself, as a pydantic model carries its
+/// fields: `static constexpr auto fields = std::tuple{field(...), ...};`.
 template <class T>
 struct Fields;
 
 namespace detail {
 
 template <class T, class = void>
-struct has_fields : std::false_type {};
+struct has_fields_trait : std::false_type {};
 template <class T>
-struct has_fields<T, std::void_t<decltype(Fields<T>::list)>> : std::true_type {};
+struct has_fields_trait<T, std::void_t<decltype(Fields<T>::list)>> : std::true_type {};
+template <class T, class = void>
+struct has_fields_member : std::false_type {};
+template <class T>
+struct has_fields_member<T, std::void_t<decltype(T::fields)>> : std::true_type {};
+template <class T>
+struct has_fields : std::bool_constant<has_fields_trait<T>::value || has_fields_member<T>::value> {};
+
+// T's list: Fields<T>::list, else the struct's own `fields`.
+template <class T>
+constexpr const auto& field_list() {
+  if constexpr (has_fields_trait<T>::value) {
+    return Fields<T>::list;
+  } else {
+    return T::fields;
+  }
+}
 
 template <class T>
 struct is_optional : std::false_type {};
@@ -174,21 +182,30 @@ inline nlohmann::json bound(double b) {
   return whole ? nlohmann::json(static_cast<long long>(b)) : nlohmann::json(b);
 }
 
-// One field's constraints as the keywords of its property's schema.
-template <class T, class Member, class F>
-void add_constraints(nlohmann::json& property, const F& one) {
-  const Constraints& r = one.rules;
+}  // namespace detail
+
+/// Constraints as the JSON Schema keywords they stand for, added to schema
+/// (items: the bounds are minItems / maxItems, for an array).
+inline void add_constraint_keywords(nlohmann::json& schema, const Constraints& r, bool items = false) {
   const auto put = [&](const char* key, const std::optional<double>& b) {
-    if (b) property[key] = bound(*b);
+    if (b) schema[key] = detail::bound(*b);
   };
   put("minimum", r.ge);
   put("exclusiveMinimum", r.gt);
   put("maximum", r.le);
   put("exclusiveMaximum", r.lt);
-  constexpr bool items = is_vector<typename optional_value<Member>::type>::value;
-  if (r.min_length) property[items ? "minItems" : "minLength"] = *r.min_length;
-  if (r.max_length) property[items ? "maxItems" : "maxLength"] = *r.max_length;
-  if (r.pattern != nullptr) property["pattern"] = r.pattern;
+  if (r.min_length) schema[items ? "minItems" : "minLength"] = *r.min_length;
+  if (r.max_length) schema[items ? "maxItems" : "maxLength"] = *r.max_length;
+  if (r.pattern != nullptr) schema["pattern"] = r.pattern;
+}
+
+namespace detail {
+
+// One field's constraints as the keywords of its property's schema.
+template <class T, class Member, class F>
+void add_constraints(nlohmann::json& property, const F& one) {
+  const Constraints& r = one.rules;
+  add_constraint_keywords(property, r, is_vector<typename optional_value<Member>::type>::value);
   if (!one.choices.empty()) property["enum"] = one.choices;
   if constexpr (std::is_default_constructible_v<T> && std::is_constructible_v<nlohmann::json, const Member&>) {
     if (r.optional) property["default"] = T{}.*(one.member);
@@ -211,7 +228,7 @@ nlohmann::json object_schema() {
         };
         (add(f), ...);
       },
-      Fields<T>::list);
+      field_list<T>());
   if (!required.empty()) schema["required"] = std::move(required);
   return schema;
 }
@@ -235,7 +252,7 @@ nlohmann::json schema_of() {
   } else if constexpr (std::is_same_v<T, nlohmann::json>) {
     return nlohmann::json::object();
   } else {
-    static_assert(has_fields<T>::value, "a field's type needs Fields<T> (json_fields.hpp)");
+    static_assert(has_fields<T>::value, "a field's type needs Fields<T> or a `fields` member (json_fields.hpp)");
     return object_schema<T>();
   }
 }
@@ -263,7 +280,7 @@ T decode(const nlohmann::json& j) {
           };
           (set(f), ...);
         },
-        Fields<T>::list);
+        field_list<T>());
     return out;
   } else {
     return j.get<T>();

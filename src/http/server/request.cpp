@@ -52,10 +52,14 @@ std::string Request::peername() const {
 }
 
 std::string_view Request::param(std::string_view name) const noexcept {
+  return param_text(name).value_or(std::string_view());
+}
+
+std::optional<std::string_view> Request::param_text(std::string_view name) const noexcept {
   for (const auto& [key, value] : match_info_) {
     if (key == name) return value;
   }
-  return {};
+  return std::nullopt;
 }
 
 Coro<std::string> Request::read() { return over_h1() ? conn()->read_all() : source()->read_all(); }

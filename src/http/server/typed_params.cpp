@@ -11,6 +11,7 @@
 
 #include <corio/http/http_exception.hpp>
 #include <corio/http/request.hpp>
+#include <corio/json/fields.hpp>
 #include <corio/json/schema.hpp>
 
 namespace corio::http::detail {
@@ -128,6 +129,33 @@ std::string param_string(const std::string_view* text, const char* where, std::s
   return std::string(present(text, where, name));
 }
 
+namespace {
+
+// value's problems against rules, each loc [where, name], input the text as sent.
+void check_value(const json& value, const Constraints& rules, const char* where, std::string_view name,
+                 std::string_view text) {
+  json schema = json::object();
+  add_constraint_keywords(schema, rules);
+  json problems = error_details(schema, value, where);
+  if (problems.empty()) return;
+  for (json& e : problems) {
+    e["loc"] = {where, name};
+    e["input"] = text;
+  }
+  throw HTTPException::json(422, {{"detail", std::move(problems)}});
+}
+
+}  // namespace
+
+void check_param(double value, const Constraints& rules, const char* where, std::string_view name,
+                 std::string_view text) {
+  check_value(value, rules, where, name, text);
+}
+
+void check_param(std::string_view value, const Constraints& rules, const char* where, std::string_view name) {
+  check_value(value, rules, where, name, value);
+}
+
 // Each of the schema's properties from the query, converted by its type (an
 // array from every value of a repeated name), then checked against the
 // schema; every problem of either step in one 422. Names the schema does
@@ -136,11 +164,13 @@ json query_object(const QueryParams& query, const json& schema) {
   json object = json::object();
   json problems = json::array();
   json unreadable = json::array();  // names whose text is not of their type: no more problems for them
+  json sent = json::object();       // each name's text(s), as the 422's input (FastAPI's)
   const json properties = schema.value("properties", json::object());
   for (const auto& [name, property] : properties.items()) {
     const std::vector<std::string_view> texts = query.get_all(name);
     if (texts.empty()) continue;
     const bool many = property.value("type", "") == "array";
+    sent[name] = many ? json(texts) : json(texts[0]);
     json value = json::array();
     for (std::size_t i = 0; i < (many ? texts.size() : 1); ++i) {
       Refusal why = kMissing;
@@ -156,7 +186,12 @@ json query_object(const QueryParams& query, const json& schema) {
   }
   for (json& e : error_details(schema, object, "query")) {
     if (e["loc"].size() > 1 && std::find(unreadable.begin(), unreadable.end(), e["loc"][1]) != unreadable.end()) continue;
-    if (e["type"] == "missing") e["input"] = nullptr;  // FastAPI's: nothing was given
+    const json& loc = e["loc"];
+    if (e["type"] == "missing") {
+      e["input"] = nullptr;  // FastAPI's: nothing was given
+    } else if (loc.size() > 1) {
+      e["input"] = loc.size() == 2 ? sent[loc[1].get<std::string>()] : sent[loc[1].get<std::string>()][loc[2].get<std::size_t>()];
+    }
     problems.push_back(std::move(e));
   }
   if (!problems.empty()) throw HTTPException::json(422, {{"detail", std::move(problems)}});
