@@ -26,23 +26,10 @@ struct Product {
   std::string name;
   int stock = 0;
   std::string kind = "part";
-};
-template <>
-struct corio::http::Fields<Product> {
-  static constexpr auto list =
+  static constexpr auto fields =
       std::tuple{field("name", &Product::name).min_length(1).max_length(80),
                  field("stock", &Product::stock).ge(0),
                  field("kind", &Product::kind).one_of("tool", "part", "kit").optional()};
-};
-
-struct Page {
-  int after = 0;
-  int limit = 10;
-};
-template <>
-struct corio::http::Fields<Page> {
-  static constexpr auto list = std::tuple{field("after", &Page::after).ge(0).optional(),
-                                          field("limit", &Page::limit).ge(1).le(100).optional()};
 };
 
 Response found(const pg::Result& r) {
@@ -51,9 +38,10 @@ Response found(const pg::Result& r) {
 }
 
 Coro<Response> list_products(pg::Pool& pool, Request& req) {
-  const Page page = req.query_as<Page>();
+  const int after = req.query_as<int>("after", 0, {.ge = 0});
+  const int limit = req.query_as<int>("limit", 10, {.ge = 1, .le = 100});
   co_return Response::json(co_await pool.query(
-      "SELECT * FROM products WHERE id > $1 ORDER BY id LIMIT $2", page.after, page.limit));
+      "SELECT * FROM products WHERE id > $1 ORDER BY id LIMIT $2", after, limit));
 }
 
 Coro<Response> get_product(pg::Pool& pool, Request& req) {
