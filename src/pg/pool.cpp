@@ -92,6 +92,16 @@ Coro<Pool> Pool::create(PoolOptions options) {
   co_return Pool(std::move(s));
 }
 
+Coro<Result> Pool::query_params(std::string sql, std::vector<Param> params) {
+  PooledConnection conn = co_await acquire();
+  co_return co_await conn->query_params(std::move(sql), std::move(params));
+}
+
+Coro<void> Pool::execute(std::string script) {
+  PooledConnection conn = co_await acquire();
+  co_await conn->execute(std::move(script));
+}
+
 Coro<PooledConnection> Pool::acquire() {
   auto s = s_;
   if (!s || s->closed) throw InvalidStateError("the pool is closed");

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include <libpq-fe.h>
+#include <nlohmann/json.hpp>
 
 namespace corio::pg {
 
@@ -43,6 +44,36 @@ std::optional<std::string_view> Result::text(int row, int col) const {
   if (PQgetisnull(res_.get(), row, col)) return std::nullopt;
   return std::string_view(PQgetvalue(res_.get(), row, col),
                           static_cast<std::size_t>(PQgetlength(res_.get(), row, col)));
+}
+
+namespace {
+
+// Type OIDs (pg_type.dat): the columns whose values are JSON's own kinds.
+enum Oid : unsigned { kBool = 16, kInt8 = 20, kInt2 = 21, kInt4 = 23, kJson = 114, kFloat4 = 700,
+                      kFloat8 = 701, kNumeric = 1700, kJsonb = 3802 };
+
+nlohmann::json value_of(const Row& row, const Result& r, int col) {
+  if (row.is_null(col)) return nullptr;
+  switch (r.column_type(col)) {
+    case kBool: return row.get<bool>(col);
+    case kInt2: case kInt4: case kInt8: return row.get<std::int64_t>(col);
+    case kFloat4: case kFloat8: case kNumeric: return row.get<double>(col);
+    case kJson: case kJsonb: return row.get<nlohmann::json>(col);
+    default: return row.get<std::string>(col);
+  }
+}
+
+}  // namespace
+
+void to_json(nlohmann::json& j, const Row& row) {
+  j = nlohmann::json::object();
+  const Result& r = row.result();
+  for (int col = 0; col < r.columns(); ++col) j[r.column_name(col)] = value_of(row, r, col);
+}
+
+void to_json(nlohmann::json& j, const Result& result) {
+  j = nlohmann::json::array();
+  for (const Row row : result) j.push_back(row);
 }
 
 Row Result::at(int row) const {

@@ -25,7 +25,9 @@ the rendered page.
   <!-- doc: program -->        a whole program with `int main()`, built and run;
                                it must exit with 0, or N with `program exit=N`;
                                `program build-only` is built, never run (a
-                               server that waits for Ctrl-C)
+                               server that waits for Ctrl-C); `file=PATH`
+                               after either: the block must be that file of
+                               the tree (an example) less its opening comment
   <!-- doc: fail TEXT -->      must NOT compile (warnings are errors), and the
                                compiler's messages must contain TEXT (or one of
                                `A|B`: g++ and clang word things differently)
@@ -180,6 +182,7 @@ class Page:
             return
         includes, rest = split_includes(code)
         self.includes += [i for i in includes if i not in self.includes]
+        self.shown = code  # as on the page, includes and all (program file=)
         body = [line_directive(lineno, self.path)] + rest
         inside = re.fullmatch(r"in ([\w:]+)\s*(.*)", arg)
         if inside and kind in ("fragment", "body") and inside.group(2) != "run":
@@ -216,9 +219,12 @@ class Page:
             self.register(f"[] {{ return corio::run_main(doc_{self.name}::{fn}()); }}", where)
 
     def add_program(self, arg, lineno, body, where):
-        status = re.fullmatch(r"(?:exit=(\d+)|build-only)?", arg)
+        status = re.fullmatch(r"(?:exit=(\d+)|build-only)?(?:\s*file=(\S+))?", arg)
         if status is None:
-            raise SnippetError(f"{where}: program takes only exit=N or build-only")
+            raise SnippetError(f"{where}: program takes only exit=N or build-only, and file=PATH")
+        if status.group(2):
+            same_as_file(self.shown, pathlib.Path(status.group(2)), where)
+        arg = arg.split("file=")[0].strip()
         ns = f"doc_{self.name}_program_{lineno}"
         self.programs += ["#define main doc_main", f"namespace {ns} {{"] + body
         self.programs += [f"}}  // namespace {ns}", "#undef main"]
@@ -245,6 +251,21 @@ class Page:
         includes, rest = split_includes(fail["code"])
         lines = [PREAMBLE.rstrip()] + includes + [line_directive(1, "main.cpp")] + rest
         return "\n".join(lines) + "\n"
+
+
+def same_as_file(code, path, where):
+    """A program shown on a page as it stands in the tree (an example):
+    the block must be the file, less the file's opening comment."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    start = 0
+    while start < len(lines) and (lines[start].startswith("//") or not lines[start].strip()):
+        start += 1
+    shown = [line.rstrip() for line in code]
+    for n, (a, b) in enumerate(zip(shown, lines[start:])):
+        if a != b.rstrip():
+            raise SnippetError(f"{where}: the block differs from {path}:{start + n + 1}")
+    if len(shown) != len(lines) - start:
+        raise SnippetError(f"{where}: the block has {len(shown)} lines, {path} {len(lines) - start}")
 
 
 def write_if_changed(path, text):

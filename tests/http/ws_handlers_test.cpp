@@ -3,7 +3,7 @@
 // back-pressure from a slow handler, broadcast from another task and sending
 // after the close, close codes both ways, a throwing handler (1011), the
 // heartbeat while parked (virtual time), the server's close and shutdown
-// (1001), and no task while idle (a busy connection: ws_handlers_hot_test.cpp).
+// (1001; a stalled peer held for ws_shutdown_timeout only), and no task while idle (a busy connection: ws_handlers_hot_test.cpp).
 #include "http/ws/ws_served.hpp"
 #include "http/ws_handlers_support.hpp"
 #include <corio/testing/virtual_clock.hpp>
@@ -284,6 +284,37 @@ Coro<void> heartbeat_body() {
 TEST(WsHandlers, HeartbeatAbortsASilentPeerWhileParked) {
   auto clock = std::make_shared<corio::testing::VirtualClock>();
   corio::run(heartbeat_body(), {.clock = clock});
+}
+
+// Virtual time: a shutdown (a Ctrl-C) waits for a peer that never answers
+// the close frame only ws_shutdown_timeout (1 s by default, or as set), not
+// the route's close_timeout (10 s), then drops it (1006).
+Coro<void> stalled_peer_shutdown_body(std::optional<std::chrono::milliseconds> within) {
+  Log log;
+  ServerOptions opts = quiet();
+  if (within) opts.ws_shutdown_timeout = *within;
+  Server server(opts);
+  co_await serve_echo(server, log);
+  corio_http_test::RawClient peer = co_await raw_ws(server.port());  // never reads or answers
+  const double t0 = corio::get_running_loop().time();
+  co_await server.shutdown(30s);
+  const double took = corio::get_running_loop().time() - t0;
+  const double expected = within ? std::chrono::duration<double>(*within).count() : 1.0;
+  EXPECT_GE(took, expected);
+  EXPECT_LT(took, expected + 0.5) << "not the close_timeout's 10 s";
+  CO_ASSERT(log.closes.size() == 1u);
+  EXPECT_EQ(log.closes[0].first, 1006) << "no close frame from the peer in time";
+  peer.writer.close();
+}
+
+TEST(WsHandlers, ShutdownWaitsForAStalledPeerOnlyTheShutdownTimeout) {
+  auto clock = std::make_shared<corio::testing::VirtualClock>();
+  corio::run(stalled_peer_shutdown_body(std::nullopt), {.clock = clock});
+}
+
+TEST(WsHandlers, TheShutdownTimeoutIsAServerOption) {
+  auto clock = std::make_shared<corio::testing::VirtualClock>();
+  corio::run(stalled_peer_shutdown_body(3s), {.clock = clock});
 }
 
 Coro<void> keep_receiving(WebSocket& ws, corio::Event& ended) {

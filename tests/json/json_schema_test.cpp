@@ -92,7 +92,81 @@ TEST(Schema, Combinators) {
 }
 
 TEST(Schema, UnsupportedKeywordsRejectNothing) {
-  EXPECT_EQ(problems({{"type", "string"}, {"pattern", "^a$"}, {"format", "date"}}, "zzz"), "");
+  EXPECT_EQ(problems({{"type", "string"}, {"format", "date"}, {"$ref", "#/x"}}, "zzz"), "");
+  EXPECT_EQ(problems({{"pattern", "(unclosed"}}, "zzz"), "") << "nor does a pattern that does not compile";
+}
+
+TEST(Schema, PatternsAreSearchedAsEcmaScript) {
+  EXPECT_EQ(problems({{"pattern", "^[a-z]+$"}}, "abc"), "");
+  EXPECT_EQ(problems({{"pattern", "^[a-z]+$"}}, "abC"), "/: must match the pattern \"^[a-z]+$\"; ");
+  EXPECT_EQ(problems({{"pattern", "b"}}, "abc"), "") << "unanchored: a match anywhere (JSON Schema, pydantic)";
+  EXPECT_EQ(problems({{"pattern", "^\\d{3}-\\d{4}$"}}, "555-1234"), "");
+  EXPECT_EQ(problems({{"pattern", "^a$"}}, 7), "") << "a pattern bounds strings only";
+}
+
+// The default std::regex matcher recurses once per character and overflows
+// the stack near a megabyte; backtracking makes (a|aa)+ exponential.
+TEST(Schema, PatternsStayLinearOnLongAndHostileInput) {
+  EXPECT_EQ(problems({{"pattern", "^[a-z]+$"}}, std::string(4'000'000, 'a')), "");
+  EXPECT_NE(problems({{"pattern", "^(a|aa)+$"}}, std::string(5'000, 'a') + "b"), "");
+}
+
+// Each entry as pydantic 2.13 reports it for the same constraints
+// (Field(min_length=2, pattern=...), Field(ge=0, le=10), Field(gt=0),
+// an Enum, Field(min_length=1) on a list, extra="forbid"), its url left out
+// as FastAPI leaves it out.
+TEST(Schema, ErrorDetailsAreFastApisShapeAndPydanticsWords) {
+  const json schema = json::parse(R"({"type": "object", "additionalProperties": false,
+      "properties": {"name": {"type": "string", "minLength": 2, "maxLength": 5, "pattern": "^[a-z]+$"},
+                     "stock": {"type": "integer", "minimum": 0, "maximum": 10},
+                     "price": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 100},
+                     "color": {"type": "string", "enum": ["red", "green", "blue"]},
+                     "tags": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 2},
+                     "size": {"type": "integer"}},
+      "required": ["name", "stock", "price"]})");
+  const auto details = [&](const char* value) { return corio::http::error_details(schema, json::parse(value), "body"); };
+  EXPECT_EQ(details(R"({"name": "ab", "stock": 3, "price": 1})"), json::array());
+  EXPECT_EQ(details("{}"), json::parse(R"([
+      {"type": "missing", "loc": ["body", "name"], "msg": "Field required", "input": {}},
+      {"type": "missing", "loc": ["body", "stock"], "msg": "Field required", "input": {}},
+      {"type": "missing", "loc": ["body", "price"], "msg": "Field required", "input": {}}])"));
+  EXPECT_EQ(details(R"({"name": "a", "stock": -1, "price": 0, "color": "pink", "tags": [], "extra": 1})"), json::parse(R"([
+      {"type": "enum", "loc": ["body", "color"], "msg": "Input should be 'red', 'green' or 'blue'", "input": "pink",
+       "ctx": {"expected": "'red', 'green' or 'blue'"}},
+      {"type": "extra_forbidden", "loc": ["body", "extra"], "msg": "Extra inputs are not permitted", "input": 1},
+      {"type": "string_too_short", "loc": ["body", "name"], "msg": "String should have at least 2 characters",
+       "input": "a", "ctx": {"min_length": 2}},
+      {"type": "greater_than", "loc": ["body", "price"], "msg": "Input should be greater than 0", "input": 0,
+       "ctx": {"gt": 0.0}},
+      {"type": "greater_than_equal", "loc": ["body", "stock"], "msg": "Input should be greater than or equal to 0",
+       "input": -1, "ctx": {"ge": 0}},
+      {"type": "too_short", "loc": ["body", "tags"], "msg": "List should have at least 1 item after validation, not 0",
+       "input": [], "ctx": {"field_type": "List", "min_length": 1, "actual_length": 0}}])"));
+  EXPECT_EQ(details(R"({"name": "abcdefg", "stock": 11, "price": 100, "tags": ["a", "b", "c"], "size": 1.5})"),
+            json::parse(R"([
+      {"type": "string_too_long", "loc": ["body", "name"], "msg": "String should have at most 5 characters",
+       "input": "abcdefg", "ctx": {"max_length": 5}},
+      {"type": "less_than", "loc": ["body", "price"], "msg": "Input should be less than 100", "input": 100,
+       "ctx": {"lt": 100.0}},
+      {"type": "int_from_float", "loc": ["body", "size"],
+       "msg": "Input should be a valid integer, got a number with a fractional part", "input": 1.5},
+      {"type": "less_than_equal", "loc": ["body", "stock"], "msg": "Input should be less than or equal to 10",
+       "input": 11, "ctx": {"le": 10}},
+      {"type": "too_long", "loc": ["body", "tags"], "msg": "List should have at most 2 items after validation, not 3",
+       "input": ["a", "b", "c"], "ctx": {"field_type": "List", "max_length": 2, "actual_length": 3}}])"));
+  EXPECT_EQ(details(R"({"name": 5, "stock": "3", "price": true, "tags": "a"})"), json::parse(R"([
+      {"type": "string_type", "loc": ["body", "name"], "msg": "Input should be a valid string", "input": 5},
+      {"type": "float_type", "loc": ["body", "price"], "msg": "Input should be a valid number", "input": true},
+      {"type": "int_type", "loc": ["body", "stock"], "msg": "Input should be a valid integer", "input": "3"},
+      {"type": "list_type", "loc": ["body", "tags"], "msg": "Input should be a valid list", "input": "a"}])"))
+      << "strict types (JSON Schema's), one problem for a value of the wrong type";
+  EXPECT_EQ(details(R"({"name": "aB", "stock": 1, "price": 1, "tags": ["x", 2]})"), json::parse(R"([
+      {"type": "string_pattern_mismatch", "loc": ["body", "name"], "msg": "String should match pattern '^[a-z]+$'",
+       "input": "aB", "ctx": {"pattern": "^[a-z]+$"}},
+      {"type": "string_type", "loc": ["body", "tags", 1], "msg": "Input should be a valid string", "input": 2}])"))
+      << "an array's index is a number in loc";
+  EXPECT_EQ(details("[1]")[0], json::parse(R"({"type": "dict_type", "loc": ["body"],
+      "msg": "Input should be a valid dictionary", "input": [1]})"));
 }
 
 TEST(Schema, ErrorsComeWithTheirPathAsAJsonPointer) {

@@ -30,7 +30,22 @@ struct Point {
   int x = 0;
 };
 
+// Constraints in the list: the inputSchema says them, the call is held to them.
+struct Search {
+  std::string query;
+  int limit = 5;
+  std::string order = "relevance";
+};
+
 }  // namespace typed_test
+
+template <>
+struct corio::mcp::Fields<typed_test::Search> {
+  using S = typed_test::Search;
+  static constexpr auto list = std::tuple{field("query", &S::query).min_length(1).max_length(40),
+                                          field("limit", &S::limit).ge(1).le(20).optional(),
+                                          field("order", &S::order).one_of("relevance", "date").optional()};
+};
 
 template <>
 struct corio::http::Fields<typed_test::Point> {
@@ -124,6 +139,35 @@ TEST(McpTypedTool, AnHttpFieldListServesAndValidateKeepsItsMcpName) {
   EXPECT_EQ(corio::mcp::validate(schema, json{{"x", "1"}}),
             std::vector<std::string>{"/x: must be of type integer, not string"});
 }
+
+Coro<ToolResult> search(const typed_test::Search& args, Context&) {
+  co_return ToolResult::text(args.query + " " + std::to_string(args.limit) + " " + args.order);
+}
+
+Coro<void> constrained_body() {
+  Harness h;
+  Server server("s");
+  corio::mcp::add_tool<typed_test::Search>(server, "search", "Search the notes", search);
+  corio::Task<void> serving = corio::create_task(server.run(h.transport));
+  ScriptedClient c{h};
+  co_await c.initialize();
+  const json listed = (co_await c.call("tools/list"))["result"]["tools"][0]["inputSchema"];
+  EXPECT_EQ(listed, json::parse(R"({"type": "object", "properties": {
+      "query": {"type": "string", "minLength": 1, "maxLength": 40},
+      "limit": {"type": "integer", "minimum": 1, "maximum": 20, "default": 5},
+      "order": {"type": "string", "enum": ["relevance", "date"], "default": "relevance"}},
+      "required": ["query"]})"));
+  json r = co_await c.call("tools/call", R"({"name": "search", "arguments": {"query": "tea"}})");
+  EXPECT_EQ(r["result"]["content"][0]["text"], "tea 5 relevance") << "left out: the struct's defaults";
+  r = co_await c.call("tools/call", R"({"name": "search", "arguments": {"query": "", "limit": 50, "order": "x"}})");
+  EXPECT_TRUE(r["result"]["isError"].get<bool>());
+  const std::string text = r["result"]["content"][0]["text"];
+  for (const char* what : {"/query", "/limit", "/order"}) EXPECT_NE(text.find(what), std::string::npos) << text;
+  h.to_server.close();
+  co_await serving;
+}
+
+TEST(McpTypedTool, ConstraintsReachTheInputSchemaAndHoldTheCall) { run_test(constrained_body()); }
 
 }  // namespace
 }  // namespace corio_mcp_test

@@ -2,6 +2,8 @@
 // on return, and recovery after the server restarts under it.
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include <corio/sleep.hpp>
 #include <corio/task.hpp>
 #include <corio/to_thread.hpp>
@@ -43,6 +45,26 @@ TEST(PgPool, BoundsConnectionsAndTimesOutAcquire) {
     PooledConnection c = co_await pool.acquire();
     EXPECT_EQ(c->backend_pid(), pid);  // reused, not reopened
     EXPECT_EQ(pool.size(), 2u);
+  }());
+}
+
+// pool.query(): a connection borrowed for one query and back at once; the
+// result as JSON by column type (nlohmann's conversion, asyncpg's dict(row)).
+TEST(PgPool, QueryBorrowsForOneQueryAndRowsBecomeJson) {
+  run_pg([]() -> Coro<void> {
+    Pool pool = co_await Pool::create(options(pg_testing::conninfo(), 1, 1));
+    co_await pool.execute("SELECT 1; SELECT 2");
+    const Result r = co_await pool.query(
+        "SELECT $1::int AS n, $2::text AS s, true AS b, 1.5::float8 AS f, NULL::int AS z,"
+        " '{\"a\": [1]}'::jsonb AS j, 2.25::numeric AS d, '2024-01-02'::date AS day",
+        7, std::string("x"));
+    EXPECT_EQ(pool.idle(), 1u) << "given back once the result is in";
+    const nlohmann::json rows = r;
+    EXPECT_EQ(rows, nlohmann::json::parse(R"([{"n": 7, "s": "x", "b": true, "f": 1.5, "z": null,
+        "j": {"a": [1]}, "d": 2.25, "day": "2024-01-02"}])"));
+    EXPECT_EQ(nlohmann::json(r[0]), rows[0]);
+    PooledConnection again = co_await pool.acquire();  // max_size 1: it was returned
+    EXPECT_FALSE(again->is_closed());
   }());
 }
 

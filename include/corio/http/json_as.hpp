@@ -9,10 +9,35 @@
 ///     }
 ///
 /// Not JSON: HTTPException(400). JSON that does not match the struct's
-/// schema: HTTPException(422) with every problem, as JSON (see
-/// Request::json(schema)); both through the server's error hook. The
-/// member is declared in request.hpp; this header defines it, so include
-/// it where json_as is called (without it the call does not link).
+/// schema: HTTPException(422) with every problem in FastAPI's shape (see
+/// Request::json(schema)); both through the server's error hook.
+///
+/// Request::query_as<T>() is the same for the query string, as FastAPI's
+/// query parameter models: each listed field read from the parameter of its
+/// name (a std::vector from a repeated one), converted by its type, checked
+/// with its constraints; loc ["query", name]. Names not listed are ignored.
+///
+/// <!-- doc: global -->
+///     struct ItemPage {
+///       int after = 0;
+///       int limit = 10;
+///       std::vector<std::string> tag;   // ?tag=a&tag=b
+///     };
+///     template <> struct corio::http::Fields<ItemPage> {
+///       static constexpr auto list = std::tuple{field("after", &ItemPage::after).ge(0).optional(),
+///                                               field("limit", &ItemPage::limit).ge(1).le(100).optional(),
+///                                               field("tag", &ItemPage::tag).optional()};
+///     };
+///
+/// <!-- doc: fragment in corio::http -->
+///     Coro<Response> list_items(Request& req) {
+///       const ItemPage page = req.query_as<ItemPage>();   // ?limit=500: 422, less_than_equal
+///       co_return Response::text(std::to_string(page.after + page.limit));
+///     }
+///
+/// The members are declared in request.hpp; this header defines them, so
+/// include it where json_as or query_as<T>() is called (without it the call
+/// does not link).
 #pragma once
 
 #include <corio/coro.hpp>
@@ -27,6 +52,12 @@ Coro<T> Request::json_as() {
   static const nlohmann::json schema = json_schema_of<T>();
   const nlohmann::json body = co_await json(schema);
   co_return decode_json<T>(body);
+}
+
+template <class T>
+T Request::query_as() const {
+  static const nlohmann::json schema = json_schema_of<T>();
+  return decode_json<T>(detail::query_object(query(), schema));
 }
 
 }  // namespace corio::http

@@ -11,6 +11,29 @@
 ///       co_return Response::json(nlohmann::json{{"id", id}, {"name", user.name}}, 201);
 ///     }
 ///
+/// Typed parameters, as FastAPI's `item_id: int` and `limit: int = 10`: a
+/// path or query parameter converted to T (integers, floating point, bool,
+/// std::string), a text that is not a T answered with a 422 in FastAPI's
+/// shape, {"detail": [{"type": "int_parsing", "loc": ["path", "id"], "msg":
+/// "Input should be a valid integer, unable to parse string as an
+/// integer", "input": "x"}]} (json_schema.hpp's error_details):
+///
+/// <!-- doc: fragment in corio::http -->
+///     Coro<Response> show(Request& req) {
+///       const int id = req.path_as<int>("id");                  // /items/{id}
+///       const int limit = req.query_as<int>("limit", 10);       // ?limit=N, 10 if absent
+///       const std::optional<bool> full = req.query_as<std::optional<bool>>("full");
+///       co_return Response::text(std::to_string(id + limit + full.value_or(false)));
+///     }
+///
+/// A query_as<T>(name) without a fallback requires the parameter (a 422
+/// "missing" without it), unless T is a std::optional. Constraints
+/// (constraints.hpp) bound a value as FastAPI's Query(10, ge=1, le=100):
+/// `req.query_as<int>("limit", 10, {.ge = 1, .le = 100})`. bool takes what
+/// pydantic takes: true/false, 1/0, yes/no, on/off, t/f, y/n, in any case.
+/// query_as<T>() with no name reads the whole query into a struct whose
+/// fields are listed (json_fields.hpp), constraints and all (json_as.hpp).
+///
 /// The body is not read before the handler asks for it: read(), text() and
 /// json() take all of it (at most Limits::max_body, else 413), read_chunk()
 /// streams it piece by piece ("" at the end). A client that sent
@@ -30,9 +53,11 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -42,6 +67,7 @@
 #include <corio/http/headers.hpp>
 #include <corio/http/parser.hpp>
 #include <corio/http/url.hpp>
+#include <corio/json/constraints.hpp>
 #include <corio/stream_reader.hpp>
 #include <corio/stream_writer.hpp>
 
@@ -60,6 +86,67 @@ HttpConnection& connection_of(Request& req) noexcept;
 
 /// The values of a route's {name} parameters, percent-decoded, in order.
 using MatchInfo = std::vector<std::pair<std::string, std::string>>;
+
+namespace detail {
+// A parameter's text as a value (typed_params.cpp); HTTPException(422) in
+// FastAPI's shape, its loc [where, name], when it is not one, or "missing"
+// when text is null. Integers within [min, max].
+std::int64_t param_integer(const std::string_view* text, const char* where, std::string_view name,
+                           std::int64_t min, std::int64_t max);
+double param_number(const std::string_view* text, const char* where, std::string_view name);
+bool param_bool(const std::string_view* text, const char* where, std::string_view name);
+std::string param_string(const std::string_view* text, const char* where, std::string_view name);
+
+// The query as the JSON object a schema describes, checked against it (query_as<T>()).
+nlohmann::json query_object(const QueryParams& query, const nlohmann::json& schema);
+
+template <class T>
+struct is_optional_param : std::false_type {};
+template <class T>
+struct is_optional_param<std::optional<T>> : std::true_type {};
+
+template <class T>
+T param_as(std::optional<std::string_view> text, const char* where, std::string_view name) {
+  if constexpr (is_optional_param<T>::value) {
+    if (!text) return std::nullopt;
+    return param_as<typename T::value_type>(text, where, name);
+  } else {
+    const std::string_view* p = text ? &*text : nullptr;
+    if constexpr (std::is_same_v<T, bool>) {
+      return param_bool(p, where, name);
+    } else if constexpr (std::is_integral_v<T>) {
+      // A 64-bit unsigned T is read within the signed range.
+      constexpr std::int64_t max = sizeof(T) < 8 || std::is_signed_v<T>
+                                       ? static_cast<std::int64_t>(std::numeric_limits<T>::max())
+                                       : std::numeric_limits<std::int64_t>::max();
+      return static_cast<T>(param_integer(p, where, name, std::numeric_limits<T>::min(), max));
+    } else if constexpr (std::is_floating_point_v<T>) {
+      return static_cast<T>(param_number(p, where, name));
+    } else {
+      static_assert(std::is_same_v<T, std::string>, "path_as / query_as: an integer, floating point, bool or std::string");
+      return param_string(p, where, name);
+    }
+  }
+}
+
+// A parameter's value (its text given for the 422's input) held to rules.
+void check_param(double value, const Constraints& rules, const char* where, std::string_view name,
+                 std::string_view text);
+void check_param(std::string_view value, const Constraints& rules, const char* where,
+                 std::string_view name);
+
+template <class T>
+T checked_param(std::optional<std::string_view> text, const Constraints& rules, const char* where,
+                std::string_view name) {
+  T value = param_as<T>(text, where, name);
+  if constexpr (std::is_arithmetic_v<T>) {
+    check_param(static_cast<double>(value), rules, where, name, *text);
+  } else {
+    check_param(std::string_view(value), rules, where, name);
+  }
+  return value;
+}
+}  // namespace detail
 
 /// A request's protocol version, as aiohttp's request.version: {1, 1},
 /// {1, 0}, or {2, 0} for HTTP/2.
@@ -102,6 +189,29 @@ class Request {
 
   /// A path parameter's value; "" if the route has none of that name.
   std::string_view param(std::string_view name) const noexcept;
+  /// The same; nullopt if the route has none of that name.
+  std::optional<std::string_view> param_text(std::string_view name) const noexcept;
+  /// A path parameter as a T; HTTPException(422) if it is not one.
+  template <class T>
+  T path_as(std::string_view name) const;
+  /// A query parameter as a T (the first, if repeated); HTTPException(422)
+  /// if it is not one, or if it is absent and T is not a std::optional.
+  template <class T>
+  T query_as(std::string_view name) const;
+  /// The same, fallback when the parameter is absent.
+  template <class T>
+  T query_as(std::string_view name, T fallback) const;
+  /// A path parameter as a T within rules (FastAPI's Path(ge=1)); 422 if not.
+  template <class T>
+  T path_as(std::string_view name, const Constraints& rules) const;
+  /// A query parameter as a T within rules (FastAPI's Query(10, ge=1, le=100)),
+  /// fallback (unchecked) when it is absent; 422 if it is not such a T.
+  template <class T>
+  T query_as(std::string_view name, T fallback, const Constraints& rules) const;
+  /// The whole query as a T whose fields are listed (json_fields.hpp): every
+  /// problem in one 422. Defined in json_as.hpp (include it).
+  template <class T>
+  T query_as() const;
 
   /// The whole body (413 past Limits::max_body).
   Coro<std::string> read();
@@ -111,8 +221,9 @@ class Request {
   Coro<nlohmann::json> json();
   /// The same, checked against a JSON Schema (json_schema.hpp): a body that
   /// does not match is HTTPException(422) with a JSON body listing every
-  /// problem, {"detail": "...", "errors": [{"path": "/days", "message":
-  /// "must be of type integer, not string"}, ...]}.
+  /// problem in FastAPI's shape, {"detail": [{"type": "int_type", "loc":
+  /// ["body", "days"], "msg": "Input should be a valid integer", "input":
+  /// "3"}, ...]} (error_details in json_schema.hpp).
   Coro<nlohmann::json> json(nlohmann::json schema);
   /// The body as a T whose fields are listed (json_fields.hpp): json() with
   /// T's schema, then decoded. Defined in json_as.hpp (include it).
@@ -161,5 +272,32 @@ class Request {
   mutable std::optional<std::string> path_;
   mutable std::optional<QueryParams> query_;
 };
+
+template <class T>
+T Request::path_as(std::string_view name) const {
+  return detail::param_as<T>(param_text(name), "path", name);
+}
+
+template <class T>
+T Request::path_as(std::string_view name, const Constraints& rules) const {
+  return detail::checked_param<T>(param_text(name), rules, "path", name);
+}
+
+template <class T>
+T Request::query_as(std::string_view name, T fallback, const Constraints& rules) const {
+  const std::optional<std::string_view> text = query().get(name);
+  return text ? detail::checked_param<T>(text, rules, "query", name) : std::move(fallback);
+}
+
+template <class T>
+T Request::query_as(std::string_view name) const {
+  return detail::param_as<T>(query().get(name), "query", name);
+}
+
+template <class T>
+T Request::query_as(std::string_view name, T fallback) const {
+  const std::optional<std::string_view> text = query().get(name);
+  return text ? detail::param_as<T>(text, "query", name) : std::move(fallback);
+}
 
 }  // namespace corio::http

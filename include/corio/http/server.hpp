@@ -143,6 +143,13 @@ struct ServerOptions {
   /// handler's reads (its flow-control window; RFC 9113's default). The
   /// connection's window is 16 of those (1 MiB by default).
   std::uint32_t initial_window_size = 65'535;
+  /// On shutdown() (a Ctrl-C under run_until_signal), how long a WebSocket
+  /// served by a handler set (ws_handlers.hpp) waits for the peer's answer to
+  /// the close frame the server sends (1001, going away) before it drops the
+  /// connection: the shorter of this and the route's close_timeout, so that
+  /// a stalled peer does not hold the shutdown for the whole close_timeout
+  /// (10 s). A live peer answers within a round trip.
+  std::chrono::milliseconds ws_shutdown_timeout{1'000};
   std::string server_name = "corio";  ///< the Server header; "" sends none
   AccessLog access_log = log_to_stderr;  ///< empty: no access log
 };

@@ -25,7 +25,35 @@
 /// Field types: std::string, bool, integers, floating point, std::vector<T>,
 /// std::map<std::string, T>, nlohmann::json (anything), another struct with
 /// Fields, and std::optional<T> for a field that may be left out (every
-/// other field is required).
+/// other field is required, unless marked optional()).
+///
+/// Constraints, pydantic's Field(...) arguments by the same names, each
+/// turned into its JSON Schema keyword, so that the one list drives both the
+/// schema a peer reads (an MCP tool's inputSchema) and the validation
+/// (Request::json_as, the typed tools, Request::query_as):
+///
+/// <!-- doc: global -->
+///     struct Order {
+///       std::string sku;
+///       int count = 1;
+///       std::string speed = "normal";
+///       std::vector<std::string> notes;
+///     };
+///     template <> struct corio::http::Fields<Order> {
+///       static constexpr auto list = std::tuple{
+///           field("sku", &Order::sku).min_length(3).max_length(12).pattern("^[A-Z0-9-]+$"),
+///           field("count", &Order::count).ge(1).le(100).optional(),   // left out: 1
+///           field("speed", &Order::speed).one_of("normal", "express").optional(),
+///           field("notes", &Order::notes).max_length(5).optional()};
+///     };
+///
+/// ge / gt / le / lt: minimum, exclusiveMinimum, maximum, exclusiveMaximum;
+/// min_length / max_length: minLength / maxLength on a string, minItems /
+/// maxItems on a vector; pattern: an ECMAScript regular expression the
+/// string must contain a match of (anchor it with ^...$ for a whole match,
+/// as in JSON Schema and pydantic); one_of: the string's allowed values
+/// (enum); optional(): the field may be left out, and then keeps the value
+/// the struct's default constructor gives it (the schema's "default").
 ///
 /// Brings <nlohmann/json.hpp> with it (the templates build JSON), which is
 /// why corio/http.hpp leaves this header out.
@@ -35,6 +63,8 @@
 /// through a using-declaration, so a new namespace would break their code.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <map>
 #include <optional>
 #include <string>
@@ -45,14 +75,46 @@
 
 #include <nlohmann/json.hpp>
 
+#include <corio/json/constraints.hpp>
+
 namespace corio::http {
 
-/// One field of a struct's list: its JSON name, its member, its description.
-template <class Struct, class Member>
+/// One field of a struct's list: its JSON name, its member, its description,
+/// and its constraints (Choices: how many values one_of() allows; 0, any).
+/// The setters return a changed copy, so they chain in a constant expression.
+template <class Struct, class Member, std::size_t Choices = 0>
 struct Field {
-  const char* name;         ///< the property's name in JSON
-  Member Struct::*member;   ///< the member it is decoded into
-  const char* description;  ///< the schema's "description"; "" for none
+  const char* name;                          ///< the property's name in JSON
+  Member Struct::*member;                    ///< the member it is decoded into
+  const char* description;                   ///< the schema's "description"; "" for none
+  Constraints rules = {};                    ///< set by the setters below
+  std::array<const char*, Choices> choices = {};  ///< set by one_of()
+
+  constexpr Field ge(double v) const { return with(&Constraints::ge, v); }  ///< value >= v
+  constexpr Field gt(double v) const { return with(&Constraints::gt, v); }  ///< value > v
+  constexpr Field le(double v) const { return with(&Constraints::le, v); }  ///< value <= v
+  constexpr Field lt(double v) const { return with(&Constraints::lt, v); }  ///< value < v
+  /// At least n characters (code points), or n items.
+  constexpr Field min_length(std::size_t n) const { return with(&Constraints::min_length, n); }
+  /// At most n characters (code points), or n items.
+  constexpr Field max_length(std::size_t n) const { return with(&Constraints::max_length, n); }
+  /// A string containing a match of regex (ECMAScript).
+  constexpr Field pattern(const char* regex) const { return with(&Constraints::pattern, regex); }
+  /// May be left out: then the member keeps its default.
+  constexpr Field optional() const { return with(&Constraints::optional, true); }
+  /// One of these strings (JSON Schema's enum; pydantic's Literal).
+  template <class... Names>
+  constexpr Field<Struct, Member, sizeof...(Names)> one_of(Names... names) const {
+    return {name, member, description, rules, {names...}};
+  }
+
+ private:
+  template <class Key, class Value>
+  constexpr Field with(Key Constraints::*key, Value v) const {
+    Field f = *this;
+    f.rules.*key = v;
+    return f;
+  }
 };
 
 /// A Field, its types deduced from the member pointer.
@@ -61,21 +123,47 @@ constexpr Field<Struct, Member> field(const char* name, Member Struct::*member, 
   return {name, member, description};
 }
 
-/// Specialize with `static constexpr auto list = std::tuple{field(...), ...};`.
+/// Specialize with `static constexpr auto list = std::tuple{field(...), ...};`,
+/// or give the struct the list itself, as a pydantic model carries its
+/// fields: `static constexpr auto fields = std::tuple{field(...), ...};`.
 template <class T>
 struct Fields;
 
 namespace detail {
 
 template <class T, class = void>
-struct has_fields : std::false_type {};
+struct has_fields_trait : std::false_type {};
 template <class T>
-struct has_fields<T, std::void_t<decltype(Fields<T>::list)>> : std::true_type {};
+struct has_fields_trait<T, std::void_t<decltype(Fields<T>::list)>> : std::true_type {};
+template <class T, class = void>
+struct has_fields_member : std::false_type {};
+template <class T>
+struct has_fields_member<T, std::void_t<decltype(T::fields)>> : std::true_type {};
+template <class T>
+struct has_fields : std::bool_constant<has_fields_trait<T>::value || has_fields_member<T>::value> {};
+
+// T's list: Fields<T>::list, else the struct's own `fields`.
+template <class T>
+constexpr const auto& field_list() {
+  if constexpr (has_fields_trait<T>::value) {
+    return Fields<T>::list;
+  } else {
+    return T::fields;
+  }
+}
 
 template <class T>
 struct is_optional : std::false_type {};
 template <class T>
 struct is_optional<std::optional<T>> : std::true_type {};
+template <class T>
+struct optional_value {
+  using type = T;
+};
+template <class T>
+struct optional_value<std::optional<T>> {
+  using type = T;
+};
 template <class T>
 struct is_vector : std::false_type {};
 template <class T>
@@ -88,6 +176,42 @@ struct is_string_map<std::map<std::string, T>> : std::true_type {};
 template <class T>
 nlohmann::json schema_of();
 
+// A bound as its keyword's value: 0, not 0.0, where it is whole.
+inline nlohmann::json bound(double b) {
+  const bool whole = b > -1e15 && b < 1e15 && static_cast<double>(static_cast<long long>(b)) == b;
+  return whole ? nlohmann::json(static_cast<long long>(b)) : nlohmann::json(b);
+}
+
+}  // namespace detail
+
+/// Constraints as the JSON Schema keywords they stand for, added to schema
+/// (items: the bounds are minItems / maxItems, for an array).
+inline void add_constraint_keywords(nlohmann::json& schema, const Constraints& r, bool items = false) {
+  const auto put = [&](const char* key, const std::optional<double>& b) {
+    if (b) schema[key] = detail::bound(*b);
+  };
+  put("minimum", r.ge);
+  put("exclusiveMinimum", r.gt);
+  put("maximum", r.le);
+  put("exclusiveMaximum", r.lt);
+  if (r.min_length) schema[items ? "minItems" : "minLength"] = *r.min_length;
+  if (r.max_length) schema[items ? "maxItems" : "maxLength"] = *r.max_length;
+  if (r.pattern != nullptr) schema["pattern"] = r.pattern;
+}
+
+namespace detail {
+
+// One field's constraints as the keywords of its property's schema.
+template <class T, class Member, class F>
+void add_constraints(nlohmann::json& property, const F& one) {
+  const Constraints& r = one.rules;
+  add_constraint_keywords(property, r, is_vector<typename optional_value<Member>::type>::value);
+  if (!one.choices.empty()) property["enum"] = one.choices;
+  if constexpr (std::is_default_constructible_v<T> && std::is_constructible_v<nlohmann::json, const Member&>) {
+    if (r.optional) property["default"] = T{}.*(one.member);
+  }
+}
+
 template <class T>
 nlohmann::json object_schema() {
   nlohmann::json schema = {{"type", "object"}, {"properties", nlohmann::json::object()}};
@@ -98,12 +222,13 @@ nlohmann::json object_schema() {
           using Member = std::remove_cvref_t<decltype(std::declval<T&>().*(one.member))>;
           nlohmann::json property = schema_of<Member>();
           if (one.description[0] != '\0') property["description"] = one.description;
+          add_constraints<T, Member>(property, one);
           schema["properties"][one.name] = std::move(property);
-          if (!is_optional<Member>::value) required.push_back(one.name);
+          if (!is_optional<Member>::value && !one.rules.optional) required.push_back(one.name);
         };
         (add(f), ...);
       },
-      Fields<T>::list);
+      field_list<T>());
   if (!required.empty()) schema["required"] = std::move(required);
   return schema;
 }
@@ -127,7 +252,7 @@ nlohmann::json schema_of() {
   } else if constexpr (std::is_same_v<T, nlohmann::json>) {
     return nlohmann::json::object();
   } else {
-    static_assert(has_fields<T>::value, "a field's type needs Fields<T> (json_fields.hpp)");
+    static_assert(has_fields<T>::value, "a field's type needs Fields<T> or a `fields` member (json_fields.hpp)");
     return object_schema<T>();
   }
 }
@@ -155,7 +280,7 @@ T decode(const nlohmann::json& j) {
           };
           (set(f), ...);
         },
-        Fields<T>::list);
+        field_list<T>());
     return out;
   } else {
     return j.get<T>();

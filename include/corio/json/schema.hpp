@@ -11,10 +11,23 @@
 /// Supported: type (a name or a list; "integer" accepts 3.0 as JSON Schema
 /// does), enum, const, properties, required, additionalProperties (false or
 /// a schema), items, minItems, maxItems, minLength, maxLength (in code
-/// points), minimum, maximum, exclusiveMinimum, exclusiveMaximum, allOf,
-/// anyOf, oneOf, not. Other keywords (pattern, format, $ref, ...) are not
-/// checked: an unsupported keyword never rejects a value. Boolean schemas
-/// (true / false) work as the spec says.
+/// points), pattern (ECMAScript, searched as JSON Schema says: anchor it for
+/// a whole match; without back-references, so that matching stays linear),
+/// minimum, maximum, exclusiveMinimum, exclusiveMaximum, allOf, anyOf,
+/// oneOf, not. Other keywords (format, $ref, ...) are not checked: an
+/// unsupported keyword (or a pattern that does not compile) never rejects
+/// a value. Boolean schemas (true / false) work as the spec says. A value
+/// of the wrong type gets that one problem, not one per keyword.
+///
+/// error_details() gives the same problems in FastAPI's 422 shape, which is
+/// pydantic v2's error list: {"type": "string_too_short", "loc": ["body",
+/// "name"], "msg": "String should have at least 3 characters", "input":
+/// "ab", "ctx": {"min_length": 3}}, with pydantic's type names and words
+/// (missing, int_type, int_from_float, float_type, string_type, bool_type,
+/// dict_type, list_type, enum, literal_error, greater_than(_equal),
+/// less_than(_equal), string_too_short, string_too_long,
+/// string_pattern_mismatch, too_short, too_long, extra_forbidden; the
+/// combinators and false schemas are a value_error).
 ///
 /// The walk's depth is the schema's (which the program wrote), not the
 /// value's, so a peer's value cannot make it recurse deeper than that.
@@ -25,6 +38,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -36,6 +50,7 @@ namespace corio::http {
 struct SchemaError {
   std::string path;     ///< JSON pointer into the value; "/" for the value itself
   std::string message;  ///< what is wrong ("must be at most 10")
+  std::string type;     ///< pydantic's name for it ("less_than_equal"; see error_details)
   std::string to_string() const;  ///< "<path>: <message>"
 };
 
@@ -44,5 +59,9 @@ std::vector<SchemaError> schema_errors(const nlohmann::json& schema, const nlohm
 
 /// The same problems, each "<JSON pointer>: <what>".
 std::vector<std::string> validate(const nlohmann::json& schema, const nlohmann::json& value);
+
+/// The same problems in FastAPI's 422 shape (the list under "detail"), each
+/// "loc" starting with where ("body", "query", "path"); empty when valid.
+nlohmann::json error_details(const nlohmann::json& schema, const nlohmann::json& value, std::string_view where);
 
 }  // namespace corio::http

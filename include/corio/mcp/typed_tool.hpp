@@ -28,9 +28,12 @@
 /// Field types: std::string, bool, integers, floating point, std::vector<T>,
 /// std::map<std::string, T>, json (anything), another struct with Fields,
 /// and std::optional<T> for a field that may be left out (every other field
-/// is required). The arguments are checked against the generated schema as
-/// any tool's are (schema.hpp): a mismatch is a tool error naming the field
-/// ("/days: must be an integer"), and the handler does not run.
+/// is required, unless marked optional()). Constraints in the list (ge, le,
+/// min_length, max_length, pattern, one_of: json_fields.hpp) become the
+/// inputSchema's keywords, so the client sees them, and hold every call. The
+/// arguments are checked against the generated schema as any tool's are
+/// (schema.hpp): a mismatch is a tool error naming the field ("/days: must
+/// be an integer"), and the handler does not run.
 #pragma once
 
 #include <string>

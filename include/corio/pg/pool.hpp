@@ -5,6 +5,7 @@
 //     pg::PooledConnection conn = co_await pool.acquire();
 //     co_await conn->query("UPDATE ...");
 //   }  // back to the pool, reset
+//   pg::Result r = co_await pool.query("SELECT ...", 42);  // the same, for one query
 //
 // acquire() suspends while max_size connections are out and throws
 // TimeoutError after acquire_timeout. A connection handed out is healthy as
@@ -24,6 +25,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <corio/coro.hpp>
 #include <corio/pg/connection.hpp>
@@ -72,6 +74,16 @@ class Pool {
   ~Pool();
 
   Coro<PooledConnection> acquire();
+  // One query on a connection borrowed for it and given back at once
+  // (asyncpg's pool.fetch / pool.execute): the parameters are encoded
+  // before the call returns, so temporaries may be passed.
+  template <class... A>
+  Coro<Result> query(std::string sql, const A&... params) {
+    return query_params(std::move(sql), {pg::to_param(params)...});
+  }
+  Coro<Result> query_params(std::string sql, std::vector<Param> params);
+  // A script (Connection::execute) on a borrowed connection.
+  Coro<void> execute(std::string script);
   std::size_t size() const noexcept;  // open connections, in use or idle
   std::size_t idle() const noexcept;
   // Closes the idle connections; those in use are closed when returned.

@@ -5,6 +5,7 @@
 //     int id = row.get<int>(0);
 //     std::optional<std::string> name = row.get<std::optional<std::string>>("name");
 //   }
+//   nlohmann::json rows = r;   // [{"id": 11, "name": "..."}, ...] (to_json below)
 //
 // A Result owns libpq's result (shared: copies are cheap and Rows keep it
 // alive). Values are converted by pg::Decode<T> (value.hpp) when read; a NULL
@@ -65,6 +66,7 @@ class Row {
   Row(const Result* result, int row) noexcept : result_(result), row_(row) {}
 
   int index() const noexcept { return row_; }
+  const Result& result() const noexcept { return *result_; }  // the Result it is a row of
   int size() const noexcept { return result_->columns(); }
   bool is_null(int col) const { return !result_->text(row_, col); }
 
@@ -128,6 +130,14 @@ class Result::Iterator {
   const Result* r_ = nullptr;
   int row_ = 0;
 };
+
+// A row as a JSON object by column name, a result as an array of them
+// (asyncpg's dict(row)), for nlohmann::json's conversions: `json j = row;`,
+// Response::json(result). bool, integer, float and numeric columns become
+// JSON booleans and numbers, json and jsonb columns their value, NULL null,
+// every other type its text (dates and timestamps in PostgreSQL's ISO form).
+void to_json(nlohmann::json& j, const Row& row);
+void to_json(nlohmann::json& j, const Result& result);
 
 inline Row Result::operator[](int row) const { return Row(this, row); }
 inline Result::Iterator Result::begin() const { return Iterator(this, 0); }

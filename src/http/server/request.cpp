@@ -54,10 +54,14 @@ std::string Request::peername() const {
 }
 
 std::string_view Request::param(std::string_view name) const noexcept {
+  return param_text(name).value_or(std::string_view());
+}
+
+std::optional<std::string_view> Request::param_text(std::string_view name) const noexcept {
   for (const auto& [key, value] : match_info_) {
     if (key == name) return value;
   }
-  return {};
+  return std::nullopt;
 }
 
 Coro<std::string> Request::read() { return over_h1() ? conn()->read_all() : source()->read_all(); }
@@ -93,11 +97,9 @@ Coro<nlohmann::json> Request::json() {
 
 Coro<nlohmann::json> Request::json(nlohmann::json schema) {
   nlohmann::json body = co_await json();
-  const std::vector<SchemaError> problems = schema_errors(schema, body);
+  nlohmann::json problems = error_details(schema, body, "body");
   if (problems.empty()) co_return body;
-  nlohmann::json errors = nlohmann::json::array();
-  for (const SchemaError& p : problems) errors.push_back({{"path", p.path}, {"message", p.message}});
-  throw HTTPException::json(422, {{"detail", "the body does not match its schema"}, {"errors", std::move(errors)}});
+  throw HTTPException::json(422, {{"detail", std::move(problems)}});
 }
 
 }  // namespace corio::http

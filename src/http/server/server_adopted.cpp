@@ -13,6 +13,10 @@ void Adopted::release() noexcept {
   const corio::detail::ServerSlot gone = std::move(slot_);
 }
 
+std::chrono::milliseconds Adopted::ws_shutdown_timeout() const noexcept {
+  return server_ != nullptr ? server_->shared().options.ws_shutdown_timeout : std::chrono::milliseconds::max();
+}
+
 void LoopServer::adopt(Adopted* a) {
   a->index_ = static_cast<std::uint32_t>(adopted_.size());
   adopted_.push_back(a);

@@ -85,6 +85,10 @@ class Adopted {
   ~Adopted() { release(); }
   // Done: off the server's list (if on it), its slot freed.
   void release() noexcept;
+  // How long a graceful End waits for a WebSocket peer's answer to its
+  // goodbye: the server's ServerOptions::ws_shutdown_timeout (none when off
+  // the list: max()).
+  std::chrono::milliseconds ws_shutdown_timeout() const noexcept;
 
   // Lifetime rule 6's hot list: `tick` is called about once a second while
   // the connection is on it (it may flag and wake, not end the connection).

@@ -3,6 +3,7 @@
 // (src/http/server/connection_life.cpp); and ServerWebSocket's methods.
 #include "http/ws/ws_served.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 #include <corio/errors.hpp>
@@ -203,10 +204,14 @@ void WsServed::report(const char* callback) noexcept {
   }
 }
 
+// Graceful: the peer has the shorter of close_timeout and the server's
+// ws_shutdown_timeout to answer, so a stalled peer cannot hold a Ctrl-C for
+// the whole close_timeout (10 s by default).
 void WsServed::on_server_end(Adopted* adopted, bool graceful) noexcept {
   auto* c = static_cast<WsServed*>(adopted);
   if (graceful) {
-    c->close(ws_close::going_away, "server shutting down");
+    c->close_within(ws_close::going_away, "server shutting down",
+                    std::min(c->ws_shutdown_timeout(), c->s_.settings().close_timeout));
     return;
   }
   TaskRef task = c->task_;
@@ -215,11 +220,13 @@ void WsServed::on_server_end(Adopted* adopted, bool graceful) noexcept {
   if (task.task() != nullptr) task.cancel("server closed");
 }
 
-void WsServed::close(int code, std::string_view reason) {
+void WsServed::close(int code, std::string_view reason) { close_within(code, reason, s_.settings().close_timeout); }
+
+void WsServed::close_within(int code, std::string_view reason, std::chrono::milliseconds within) {
   check_close(code, reason);
   if (s_.close_sent || s_.done) return;
   s_.send_close(code, reason);
-  arm(now() + seconds(s_.settings().close_timeout));
+  arm(now() + seconds(within));
 }
 
 void WsServed::end_now(int code, std::string why, bool graceful) noexcept {

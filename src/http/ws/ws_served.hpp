@@ -71,6 +71,7 @@ class WsServed : private corio::detail::IoWatch, private Adopted {
   void report(const char* callback) noexcept;
   static void on_edge(corio::detail::IoWatch* watch, bool closed) noexcept;
   static void on_server_end(Adopted* adopted, bool graceful) noexcept;
+  void close_within(int code, std::string_view reason, std::chrono::milliseconds within);
   void arm(double when);
   void on_timer() noexcept;
   void heartbeat();
