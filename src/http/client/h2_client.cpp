@@ -11,6 +11,7 @@
 #include <corio/http/client_errors.hpp>
 
 #include "http/client/connection_pool.hpp"
+#include "http/wire/h2_glue.hpp"
 
 namespace corio::http::detail {
 
@@ -18,7 +19,6 @@ namespace {
 
 // Frames are handed to the writer until it holds this much; then the task
 // waits for the peer to take them (the writer's high-water mark).
-constexpr std::size_t kWriteHigh = 64 * 1024;
 // The connection's window, in stream windows.
 constexpr std::uint32_t kConnectionWindows = 16;
 // Streams assumed allowed until the peer's SETTINGS say (RFC 9113 section
@@ -79,33 +79,26 @@ int on_stream_close(nghttp2_session* session, std::int32_t id, std::uint32_t cod
   return 0;
 }
 
-struct Callbacks {
-  nghttp2_session_callbacks* p = nullptr;
-  Callbacks() {
-    if (nghttp2_session_callbacks_new(&p) != 0) throw std::bad_alloc();
+// Read-only once made: shared by every loop's thread.
+const nghttp2_session_callbacks* client_callbacks() {
+  static const H2Callbacks callbacks = [] {
+    H2Callbacks cb = new_h2_callbacks();
+    nghttp2_session_callbacks* p = cb.get();
     nghttp2_session_callbacks_set_on_header_callback(p, on_header);
     nghttp2_session_callbacks_set_on_frame_recv_callback(p, on_frame_recv);
     nghttp2_session_callbacks_set_on_data_chunk_recv_callback(p, on_data_chunk_recv);
     nghttp2_session_callbacks_set_on_stream_close_callback(p, on_stream_close);
-  }
-  ~Callbacks() { nghttp2_session_callbacks_del(p); }
-};
+    return cb;
+  }();
+  return callbacks.get();
+}
 
-struct Option {
-  nghttp2_option* p = nullptr;
-  Option() {
-    if (nghttp2_option_new(&p) != 0) throw std::bad_alloc();
-    nghttp2_option_set_no_auto_window_update(p, 1);  // windows open as bodies are read
-    nghttp2_option_set_peer_max_concurrent_streams(p, kAssumedStreams);
-  }
-  ~Option() { nghttp2_option_del(p); }
-};
 
 nghttp2_session* new_client_session(void* user_data) {
-  static const Callbacks callbacks;  // read-only once made: shared by every loop's thread
-  const Option option;
+  const H2Option option = new_h2_option();  // windows open as bodies are read
+  nghttp2_option_set_peer_max_concurrent_streams(option.get(), kAssumedStreams);
   nghttp2_session* session = nullptr;
-  if (nghttp2_session_client_new2(&session, callbacks.p, user_data, option.p) != 0) {
+  if (nghttp2_session_client_new2(&session, client_callbacks(), user_data, option.get()) != 0) {
     throw std::bad_alloc();
   }
   const nghttp2_settings_entry settings[] = {
@@ -202,16 +195,7 @@ bool H2ClientConnection::feed() {
 }
 
 Coro<bool> H2ClientConnection::send_pending() {
-  for (;;) {
-    while (writer_.get_write_buffer_size() < kWriteHigh) {
-      const std::uint8_t* data = nullptr;
-      const ssize_t n = nghttp2_session_mem_send(session_, &data);
-      if (n < 0 || writer_.is_closing()) co_return false;
-      if (n == 0) co_return true;
-      writer_.write(std::string_view(reinterpret_cast<const char*>(data), static_cast<std::size_t>(n)));
-    }
-    co_await writer_.drain();
-  }
+  return send_h2_frames(session_, writer_, std::nullopt);
 }
 
 void H2ClientConnection::wake() noexcept {

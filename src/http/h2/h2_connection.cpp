@@ -9,6 +9,7 @@
 
 #include "http/h2/h2_session.hpp"
 #include "http/h2/h2_stream.hpp"
+#include "http/wire/h2_glue.hpp"
 
 namespace corio::http::detail {
 
@@ -17,7 +18,6 @@ namespace {
 // nghttp2's frames are handed to the writer until it holds this much; then
 // the serving task waits for the peer to take them (the writer's own
 // high-water mark, so that drain() waits exactly then).
-constexpr std::size_t kWriteHigh = 64 * 1024;
 
 }  // namespace
 
@@ -103,25 +103,8 @@ bool H2Connection::feed() {
   return true;
 }
 
-// Bounded by the writer: past kWriteHigh the frames wait in nghttp2 (which
-// pulls DATA from the streams only as it sends), not in our memory.
 Coro<bool> H2Connection::send_pending() {
-  for (;;) {
-    while (writer_.get_write_buffer_size() < kWriteHigh) {
-      const std::uint8_t* data = nullptr;
-      const ssize_t n = nghttp2_session_mem_send(session_, &data);
-      if (n < 0) co_return false;
-      if (n == 0) co_return true;
-      if (writer_.is_closing()) co_return false;
-      writer_.write(std::string_view(reinterpret_cast<const char*>(data), static_cast<std::size_t>(n)));
-    }
-    try {
-      co_await wait_for(writer_.drain(), shared().options.send_timeout);
-    } catch (const TimeoutError&) {
-      writer_.abort();  // a peer that does not read: as HTTP/1.1's send_timeout
-      co_return false;
-    }
-  }
+  return send_h2_frames(session_, writer_, shared().options.send_timeout);
 }
 
 void H2Connection::wake() noexcept {

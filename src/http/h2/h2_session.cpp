@@ -11,6 +11,7 @@
 #include "http/h2/h2_connection.hpp"
 #include "http/h2/h2_memory.hpp"
 #include "http/h2/h2_stream.hpp"
+#include "http/wire/h2_glue.hpp"
 
 namespace corio::http::detail {
 
@@ -104,41 +105,34 @@ ssize_t read_body(nghttp2_session*, std::int32_t, std::uint8_t* buf, std::size_t
   return static_cast<H2Stream*>(source->ptr)->read_out(buf, length, flags);
 }
 
-struct Callbacks {
-  nghttp2_session_callbacks* p = nullptr;
-  Callbacks() {
-    if (nghttp2_session_callbacks_new(&p) != 0) throw std::bad_alloc();
+// Read-only once made: shared by every loop's thread.
+const nghttp2_session_callbacks* server_callbacks() {
+  static const H2Callbacks callbacks = [] {
+    H2Callbacks cb = new_h2_callbacks();
+    nghttp2_session_callbacks* p = cb.get();
     nghttp2_session_callbacks_set_on_begin_headers_callback(p, on_begin_headers);
     nghttp2_session_callbacks_set_on_header_callback(p, on_header);
     nghttp2_session_callbacks_set_on_begin_frame_callback(p, on_begin_frame);
     nghttp2_session_callbacks_set_on_frame_recv_callback(p, on_frame_recv);
     nghttp2_session_callbacks_set_on_data_chunk_recv_callback(p, on_data_chunk_recv);
     nghttp2_session_callbacks_set_on_stream_close_callback(p, on_stream_close);
-  }
-  ~Callbacks() { nghttp2_session_callbacks_del(p); }
-};
-
-struct Option {
-  nghttp2_option* p = nullptr;
-  explicit Option(const ServerOptions& options) {
-    if (nghttp2_option_new(&p) != 0) throw std::bad_alloc();
-    // Windows open as handlers read (h2_stream.hpp), not as bytes arrive.
-    nghttp2_option_set_no_auto_window_update(p, 1);
-    // A header block's frames hold no more than the header-list limit (and
-    // one frame): a longer one would be refused with 431 anyway, so the
-    // CONTINUATION frames past it end the connection (h2_guard.hpp).
-    nghttp2_option_set_max_continuations(p, options.limits.max_head_bytes / kMaxFrame + 1);
-  }
-  ~Option() { nghttp2_option_del(p); }
-};
+    return cb;
+  }();
+  return callbacks.get();
+}
 
 }  // namespace
 
 nghttp2_session* new_server_session(H2Connection& c, const ServerOptions& options) {
-  static const Callbacks callbacks;  // read-only once made: shared by every loop's thread
-  const Option option(options);
+  // Windows open as handlers read (h2_stream.hpp), not as bytes arrive
+  // (new_h2_option). A header block's frames hold no more than the
+  // header-list limit (and one frame): a longer one would be refused with
+  // 431 anyway, so the CONTINUATION frames past it end the connection
+  // (h2_guard.hpp).
+  const H2Option option = new_h2_option();
+  nghttp2_option_set_max_continuations(option.get(), options.limits.max_head_bytes / kMaxFrame + 1);
   nghttp2_session* session = nullptr;
-  if (nghttp2_session_server_new3(&session, callbacks.p, &c, option.p, counting_mem()) != 0) {
+  if (nghttp2_session_server_new3(&session, server_callbacks(), &c, option.get(), counting_mem()) != 0) {
     throw std::bad_alloc();
   }
   const std::uint32_t window = std::min<std::uint32_t>(options.initial_window_size, NGHTTP2_MAX_WINDOW_SIZE);
