@@ -17,6 +17,8 @@
 #include <corio/streams.hpp>
 #include <corio/testing/cancellation_sweep.hpp>
 
+#include "testing/sim_support.hpp"
+
 using namespace std::chrono_literals;
 using corio::Coro;
 using corio::testing::Simulation;
@@ -55,20 +57,7 @@ TEST(CancellationSweep, FindsAnOperationThatACancelLeavesOutOfStep) {
 
 // ---- streams ------------------------------------------------------------------------------
 
-Coro<void> echo_lines(corio::StreamReader r, corio::StreamWriter w) {
-  for (;;) {
-    std::string line = co_await r.readline();
-    if (line.empty()) break;
-    w.write(line);
-    co_await w.drain();
-  }
-  w.close();
-}
-
-Coro<void> echo_server() {
-  corio::Server server = co_await corio::start_server(echo_lines, "0.0.0.0", 7000);
-  co_await server.serve_forever();
-}
+using sim_support::echo_server;
 
 struct Line {
   std::optional<corio::StreamReader> r;
@@ -80,7 +69,7 @@ struct Line {
 // before it was read), then the second. No byte lost, none doubled.
 TEST(CancellationSweep, StreamsConnectWriteDrainReadline) {
   const SweepReport report = cancellation_sweep([](Simulation& sim) {
-    sim.host("server").spawn(echo_server());
+    sim.host("server").spawn(echo_server(7000));
     auto line = std::make_shared<Line>();
     auto op = [line]() -> Coro<void> {
       auto [r, w] = co_await corio::open_connection("10.0.0.1", 7000);

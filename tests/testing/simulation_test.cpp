@@ -21,28 +21,15 @@
 #include <corio/testing/simulation.hpp>
 #include <corio/timeout.hpp>
 
+#include "testing/sim_support.hpp"
+
 using namespace std::chrono_literals;
 using corio::Coro;
-using corio::StreamReader;
-using corio::StreamWriter;
 using corio::testing::Simulation;
 
 namespace {
 
-Coro<void> echo_lines(StreamReader r, StreamWriter w) {
-  for (;;) {
-    std::string line = co_await r.readline();
-    if (line.empty()) break;
-    w.write(line);
-    co_await w.drain();
-  }
-  w.close();
-}
-
-Coro<void> echo_server(std::uint16_t port) {
-  corio::Server server = co_await corio::start_server(echo_lines, "0.0.0.0", port);
-  co_await server.serve_forever();
-}
+using sim_support::echo_server;
 
 Coro<std::string> ask(std::string host, std::uint16_t port, std::string line) {
   auto [r, w] = co_await corio::open_connection(host, port);
