@@ -134,6 +134,11 @@ void LoopIo::interrupt_read(int fd) noexcept {
   }
 }
 
+bool LoopIo::read_parked(int fd) const noexcept {
+  const FdSlot* slot = core_->closed ? nullptr : backend_->find(fd);
+  return slot != nullptr && slot->read_wait != nullptr;
+}
+
 // ---- 4. files -----------------------------------------------------------------
 
 // A closed loop takes no request: the caller's pool path then says it is closed.

@@ -14,8 +14,9 @@
 // waits for that feed to end and retries. A goodbye that needs bytes while
 // the reader waits for readability (one waiter per socket) waits for the
 // reader's next try instead (if that read is cancelled meanwhile, for the
-// shutdown timeout); a read that starts waiting while a goodbye waits for
-// the socket fails as a second waiter does (RuntimeError).
+// shutdown timeout; a read cancelled before the goodbye began is seen as
+// gone, and the goodbye reads for itself); a read that starts waiting while
+// a goodbye waits for the socket fails as a second waiter does (RuntimeError).
 //
 // Bytes out: whatever OpenSSL writes (records, handshake flights, alerts,
 // close_notify) lands in `out` and is sent at once as far as the socket
@@ -334,6 +335,11 @@ Coro<void> feed(TlsSession& s) {
     co_await s.fed.wait();
     co_return;
   }
+  // A reader whose wait was cancelled will not try again: its flag is
+  // stale, and the goodbye reads for itself. (An inner transport with no fd
+  // of its own is taken at its word.)
+  const int fd = s.inner->fileno();
+  if (s.reader_waits && fd >= 0 && !s.loop.io().read_parked(fd)) s.reader_waits = false;
   if (s.reader_waits) {
     co_await s.read_tried.wait();
     co_return;

@@ -17,6 +17,7 @@
 #include <corio/streams.hpp>
 #include <corio/testing/cancellation_sweep.hpp>
 
+#include "net/tls_support.hpp"
 #include "testing/sim_support.hpp"
 
 using namespace std::chrono_literals;
@@ -94,6 +95,36 @@ TEST(CancellationSweep, StreamsConnectWriteDrainReadline) {
   EXPECT_TRUE(report.ok()) << report.describe();
 }
 
+// A TLS connection (handshake, a line there and back) cancelled anywhere:
+// the server, whose handshake or read the cancel cut short, serves the next
+// connection. The certificate names "localhost": the client says so.
+Coro<void> tls_echo_server() {
+  corio::Server server = co_await corio::start_server(sim_support::echo_lines, "0.0.0.0", 7443,
+                                                      corio_net_test::tls_server_options());
+  co_await server.serve_forever();
+}
+
+Coro<void> tls_line(std::string text) {
+  corio::ConnectOptions opts = corio_net_test::tls_options();
+  opts.server_hostname = "localhost";
+  auto [r, w] = co_await corio::open_connection("10.0.0.1", 7443, opts);
+  w.write(text);
+  co_await w.drain();
+  if (co_await r.readline() != text) throw std::runtime_error("TLS echo out of step");
+  w.close();
+  co_await w.wait_closed();
+}
+
+TEST(CancellationSweep, TlsHandshakeAndALine) {
+  const SweepReport report = cancellation_sweep([](Simulation& sim) {
+    sim.host("server").spawn(tls_echo_server());
+    return SweepRun{&sim.host("client"), [] { return tls_line("first\n"); },
+                    [] { return tls_line("second\n"); }};
+  });
+  EXPECT_GE(report.points, 3);
+  EXPECT_TRUE(report.ok()) << report.describe();
+}
+
 // ---- the HTTP client and server --------------------------------------------------------------
 
 Coro<void> http_service() {
@@ -127,6 +158,45 @@ TEST(CancellationSweep, HttpClientGetAndBodyOnAPooledSession) {
     return SweepRun{&sim.host("client"), op, after};
   });
   EXPECT_GE(report.points, 2);
+  EXPECT_TRUE(report.ok()) << report.describe();
+}
+
+// A WebSocket's connect, send and receive cancelled anywhere; the next
+// connection to the same server echoes.
+Coro<corio::http::Response> ws_echo(corio::http::Request& req) {
+  corio::http::WebSocket ws = co_await corio::http::WebSocketResponse::prepare(req);
+  while (std::optional<corio::http::WsMessage> msg = co_await ws.receive()) co_await ws.send(*msg);
+  co_return corio::http::Response{};
+}
+
+Coro<void> ws_service() {
+  corio::http::ServerOptions quiet;
+  quiet.access_log = nullptr;
+  corio::http::Server server(quiet);
+  server.get("/ws", ws_echo);
+  co_await server.start("0.0.0.0", 8080);
+  co_await server.serve_forever();
+}
+
+Coro<void> ws_round_trip(std::shared_ptr<corio::http::ClientSession> session, std::string text) {
+  corio::http::WebSocket ws = co_await session->ws_connect("http://10.0.0.1:8080/ws");
+  co_await ws.send_str(text);
+  std::optional<corio::http::WsMessage> reply = co_await ws.receive();
+  if (!reply || reply->data != text) throw std::runtime_error("no echo of '" + text + "'");
+  co_await ws.close();
+}
+
+TEST(CancellationSweep, WebSocketConnectSendReceiveClose) {
+  const SweepReport report = cancellation_sweep([](Simulation& sim) {
+    sim.host("server").spawn(ws_service());
+    auto session = std::make_shared<corio::http::ClientSession>();
+    auto after = [session]() -> Coro<void> {
+      co_await ws_round_trip(session, "second");
+      co_await session->close();
+    };
+    return SweepRun{&sim.host("client"), [session] { return ws_round_trip(session, "first"); }, after};
+  });
+  EXPECT_GE(report.points, 3);
   EXPECT_TRUE(report.ok()) << report.describe();
 }
 

@@ -31,6 +31,7 @@
 //      fires it when the edge comes: an IoWait wakes its task, an IoWatch
 //      calls its function (io_wait.hpp). interrupt_read() wakes a task's
 //      read wait at once, as an edge would (a spurious wake: it tries again).
+//      read_parked() says whether a read wait is parked on fd now.
 //   4. Files. submit_file() hands a request to a completion backend (false:
 //      the backend cannot, use the thread pool); its completion calls
 //      file_op_done() once.
@@ -89,6 +90,7 @@ class LoopIo {
   void park(FdWaiter* w);
   void unpark(FdWaiter* w) noexcept;
   void interrupt_read(int fd) noexcept;
+  bool read_parked(int fd) const noexcept;
 
   // 4. Files
   bool submit_file(FileOp& op);
