@@ -63,7 +63,6 @@ int Network::open(int family, int type, int /*protocol*/) noexcept {
     s->fd = fd;
     s->id = next_id_++;
     s->host = current_;
-    s->type = type;
     sockets_.emplace(fd, std::move(s));
   } catch (...) {
     ::close(fd);

@@ -60,7 +60,6 @@ struct SimSocket {
   int fd = -1;
   std::uint64_t id = 0;  // creation order: what the trace names (fds differ between processes)
   int host = 0;
-  int type = SOCK_STREAM;
   State state = State::fresh;
   SocketAddress local, peer;
   Channel* out = nullptr;  // to the peer (owned by the network)
@@ -134,7 +133,6 @@ class Network final : public SocketSystem, public Entropy {
   void partition(int a, int b);
   void heal(int a, int b);
   void reset(int a, int b);
-  void set_latency(double seconds) noexcept { options_.latency = seconds; }
 
   // A digest of every delivery so far (time, channel, kind, bytes): the same
   // seed and program give the same digest.
