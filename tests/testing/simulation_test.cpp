@@ -2,9 +2,11 @@
 // network; corio's streams and HTTP run on it unchanged, faults are
 // injected, and a seed replays a run exactly.
 #include <netdb.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <optional>
 #include <string>
 #include <system_error>
@@ -13,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include <corio/file.hpp>
 #include <corio/gather.hpp>
 #include <corio/http.hpp>
 #include <corio/mcp.hpp>
@@ -20,6 +23,7 @@
 #include <corio/streams.hpp>
 #include <corio/testing/simulation.hpp>
 #include <corio/timeout.hpp>
+#include <corio/to_thread.hpp>
 
 #include "testing/sim_support.hpp"
 
@@ -292,6 +296,31 @@ TEST(Simulation, TheWallClockIsVirtualSoHttpRunsReplayByteForByte) {
   EXPECT_EQ(http_run(&second_date), first);
   EXPECT_EQ(first_date, "Thu, 01 Jan 2026 00:00:00 GMT");
   EXPECT_EQ(second_date, first_date);
+}
+
+// A host's to_thread jobs, and the file operations that go to its pool, run
+// on the simulation's own thread in its rounds: in an order the seed
+// decides, and taking no virtual time.
+Coro<std::string> blocking_work(std::thread::id test_thread, std::string path) {
+  const std::thread::id ran_on = co_await corio::to_thread([] { return std::this_thread::get_id(); });
+  if (ran_on != test_thread) throw std::runtime_error("a to_thread job ran on another thread");
+  corio::AsyncFile out = co_await corio::open_file(path, "w");
+  co_await out.write("written in a simulation");
+  co_await out.close();
+  corio::AsyncFile in = co_await corio::open_file(path, "r");
+  std::string back = co_await in.read_all();
+  co_await in.close();
+  co_return back;
+}
+
+TEST(Simulation, ToThreadAndFilesRunOnTheSimulationsThread) {
+  const std::string path = ::testing::TempDir() + "corio_sim_file_" + std::to_string(::getpid());
+  Simulation sim({.seed = 3});
+  auto& worker = sim.host("worker");
+  EXPECT_EQ(sim.run_until_complete(worker, blocking_work(std::this_thread::get_id(), path)),
+            "written in a simulation");
+  EXPECT_EQ(sim.time(), 0.0) << "a job takes no virtual time";
+  std::remove(path.c_str());
 }
 
 }  // namespace
