@@ -24,6 +24,7 @@
 
 #include "core/backend/choose.hpp"
 #include "core/backend/sim/sim_backend.hpp"
+#include "core/backend/sim/sim_disk.hpp"
 #include "core/backend/sim/sim_executor.hpp"
 #include "core/backend/sim/sim_network.hpp"
 #include "core/loop_state.hpp"
@@ -83,7 +84,9 @@ class SimClock final : public Clock {
 
 struct SimWorld::Impl {
   explicit Impl(const SimWorldOptions& o)
-      : net({o.seed, o.latency, o.jitter, o.window, o.short_io}), clock(std::make_shared<SimClock>(net)) {}
+      : net({o.seed, o.latency, o.jitter, o.window, o.short_io}),
+        disk(net, o.seed),
+        clock(std::make_shared<SimClock>(net)) {}
   ~Impl() {
     // As corio::run() ends: the tasks left are cancelled and given a minute
     // of simulated time to finish (a cancelled task may still talk to its
@@ -121,6 +124,7 @@ struct SimWorld::Impl {
   double next_event();
 
   sim::Network net;
+  sim::Disk disk;
   std::shared_ptr<SimClock> clock;
   std::vector<Host> hosts;
 };
@@ -184,6 +188,7 @@ double SimWorld::now() const noexcept { return impl_->net.now(); }
 void SimWorld::partition(int a, int b) { impl_->net.partition(a, b); }
 void SimWorld::heal(int a, int b) { impl_->net.heal(a, b); }
 void SimWorld::reset(int a, int b) { impl_->net.reset(a, b); }
+void SimWorld::set_disk_faults(int host, const DiskFaults& faults) { impl_->disk.set_faults(host, faults); }
 std::uint64_t SimWorld::digest() const noexcept { return impl_->net.digest(); }
 std::size_t SimWorld::open_sockets() const noexcept { return impl_->net.open_sockets(); }
 
