@@ -93,7 +93,7 @@ def timing(args):
 
 
 class Servers:
-    """The processes of one run: {(impl, proto): (serving pid, port)}; corio serves h2c
+    """The processes of one run: {(impl, proto): (process, serving pid, port)}; corio serves h2c
     and HTTP/1.1 on one port (it tells them apart by the preface) and TLS on another."""
 
     def __init__(self, tmp, bdir, cpu, base_dir=None):
@@ -125,7 +125,7 @@ class Servers:
         proc = start_server(cmd + [str(port)], port, self.cpu, "http2", impl)
         if proc is not None:
             self.procs.append(proc)
-            self.where.update({(impl, p): (proc.pid, port) for p in protos})
+            self.where.update({(impl, p): (proc, proc.pid, port) for p in protos})
         return proc and port
 
     def nginx(self):
@@ -138,8 +138,15 @@ class Servers:
         if proc is not None:
             self.procs.append(proc)
             pid = http_suite.serving_pid("nginx", proc)
-            self.where.update({("nginx", p): (pid, ports[p]) for p, _, _ in PROTOS
+            self.where.update({("nginx", p): (proc, pid, ports[p]) for p, _, _ in PROTOS
                                if p != "h2" or self.cert})
+
+    def check(self, impl, proto):
+        """Drops a server that exited (it crashed: say so) from the turns."""
+        proc = self.where[(impl, proto)][0]
+        if proc.poll() is not None:
+            log(f"http2: {impl}'s server for {proto} exited with {proc.returncode}")
+            self.where = {k: v for k, v in self.where.items() if v[0] is not proc}
 
     def stop(self):
         for proc in self.procs:
@@ -201,11 +208,12 @@ def run(args, impls, bdir, built):  # noqa: ARG001 (built: bench/run's suite int
                     for impl in IMPLS:
                         if (impl, combo[0]) not in servers.where:
                             continue
-                        pid, port = servers.where[(impl, combo[0])]
+                        _, pid, port = servers.where[(impl, combo[0])]
                         for key, (value, unit) in measured(pid, port, combo, duration, load_core).items():
                             m = metric(*combo) + key
                             samples.setdefault((impl, m), []).append(
                                 {"impl": impl, "metric": m, "value": value, "unit": unit})
+                        servers.check(impl, combo[0])
         finally:
             servers.stop()
     return median_results(samples)
