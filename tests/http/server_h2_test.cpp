@@ -274,6 +274,63 @@ Coro<void> gone_body() {
 
 TEST(ServerH2, ARequestCancelledBeforeItRanStillEnds) { run_bounded(gone_body(), 10s); }
 
+// A connection that ends under a running handler leaves no timer of its
+// own behind. The handler is cancelled while nghttp2 still holds its
+// stream open, and as it ended it used to arm a stall timer (and the
+// erased stream an idle one) that outlived the connection and fired into
+// its freed memory: servers crashed under h2load (bench/run --suite http2).
+struct Held {
+  corio::Event started;
+  bool cancelled = false;
+};
+
+Coro<Response> held(Held* h, Request&) {
+  h->started.set();
+  try {
+    co_await corio::Event().wait();  // never set: ends by cancellation
+  } catch (const corio::CancelledError&) {
+    h->cancelled = true;
+    throw;
+  }
+  co_return Response::text("never");
+}
+
+// GET /held on a connection of its own, closed by the client once the
+// handler runs; back once the handler was cancelled and the connection had
+// time to end.
+Coro<void> held_connection(std::uint16_t port, Held& h) {
+  RawClient c = co_await connect(port);
+  // HEADERS on stream 1, END_STREAM | END_HEADERS: GET /held http, :authority "h".
+  constexpr std::string_view kGet{"\0\0\x0c\x01\x05\0\0\0\x01\x82\x86\x41\x01h\x04\x05/held", 21};
+  c.writer.write(h2::opening() + std::string(kGet));
+  co_await h.started.wait();
+  c.writer.close();
+  co_await c.writer.wait_closed();
+  while (!h.cancelled) co_await corio::sleep(1ms);
+  co_await corio::sleep(10ms);  // the connection ends after its streams' tasks
+}
+
+// The first connection arms what any connection leaves armed (the
+// server's sweeper); the second must leave nothing more.
+Coro<void> ended_under_handler_body() {
+  Held first;
+  Held second;
+  Held* now = &first;
+  Server server(quiet());
+  server.get("/held", [&now](Request& r) { return held(now, r); });
+  co_await server.start("127.0.0.1", 0);
+  co_await held_connection(server.port(), first);
+  const std::size_t timers = corio::get_running_loop().stats().timers;
+  now = &second;
+  co_await held_connection(server.port(), second);
+  EXPECT_EQ(corio::get_running_loop().stats().timers, timers);
+  server.close();
+}
+
+TEST(ServerH2, AConnectionEndedUnderAHandlerLeavesNoTimer) {
+  run_bounded(ended_under_handler_body(), 10s);
+}
+
 // close() sends GOAWAY before it closes an h2 connection.
 Coro<void> close_body() {
   Server server(quiet());

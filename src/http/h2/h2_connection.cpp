@@ -40,6 +40,7 @@ H2Connection::H2Connection(LoopServer& server, StreamReader reader, StreamWriter
       guard_(server.shared().options, get_running_loop().time()) {}
 
 H2Connection::~H2Connection() {
+  stop_timers();     // their callbacks hold this
   streams_.clear();  // before the session: a stream's destructor may still speak to it
   nghttp2_session_del(session_);
 }
@@ -196,17 +197,24 @@ void H2Connection::cancel_streams() noexcept {
   }
 }
 
+// The streams' tasks end here, and streams with them: none of that arms a
+// timer any more (ending_), as the connection goes once they have.
 Coro<void> H2Connection::end_streams() {
-  if (idle_timer_) idle_timer_->cancel();
-  idle_timer_.reset();
-  if (stall_timer_) stall_timer_->cancel();
-  stall_timer_.reset();
+  ending_ = true;
+  stop_timers();
   cancel_streams();
   while (running_ > 0) {
     tasks_ended_.clear();
     co_await tasks_ended_.wait();
   }
   streams_.clear();
+}
+
+void H2Connection::stop_timers() noexcept {
+  if (idle_timer_) idle_timer_->cancel();
+  idle_timer_.reset();
+  if (stall_timer_) stall_timer_->cancel();
+  stall_timer_.reset();
 }
 
 H2Stream* H2Connection::stream(std::int32_t id) const noexcept {
@@ -290,7 +298,7 @@ void H2Connection::stream_done(H2Stream* s) noexcept {
   if (--running_ == 0) tasks_ended_.set();
   if (s->is_closed()) {
     erase(s->id());
-  } else if (!stall_timer_) {
+  } else if (!stall_timer_ && !ending_) {
     try {
       watch_stalls();
     } catch (...) {
@@ -304,7 +312,7 @@ void H2Connection::erase(std::int32_t id) noexcept {
   const auto it = streams_.find(id);
   if (it->second->had_request()) --requests_;
   streams_.erase(it);
-  if (requests_ == 0 && !going_away_ && !idle_timer_) {
+  if (requests_ == 0 && !going_away_ && !ending_ && !idle_timer_) {
     try {
       arm_idle();
     } catch (...) {

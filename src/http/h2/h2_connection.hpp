@@ -88,6 +88,7 @@ class H2Connection final : public Adopted {
   Coro<void> end_streams();
   Coro<void> linger();
   void cancel_streams() noexcept;
+  void stop_timers() noexcept;
   void go_away() noexcept;
   void arm_idle();
   void watch_stalls();
@@ -112,6 +113,7 @@ class H2Connection final : public Adopted {
   bool broken_ = false;      // ended by a connection error: linger() before the close
   bool ended_ = false;       // the server ended it at once (close()): no lingering
   bool lingering_ = false;   // its write side ended: nothing more is written
+  bool ending_ = false;      // end_streams() began: no timer is armed any more
 };
 
 }  // namespace corio::http::detail

@@ -88,6 +88,7 @@ class H2Stream final : public RequestSource, public AnswerSink {
   Coro<void> respond();
   Coro<Response> answer(Request& req);
   Coro<void> wait(std::chrono::milliseconds limit);
+  Coro<void> room();  // waits while the answer's buffer is over its bound
   void reset(std::uint32_t code) noexcept;
   void resume() noexcept;  // more of the answer's body is there
   void answer_sent() noexcept;

@@ -2,6 +2,7 @@
 #include "http/wire/h2_glue.hpp"
 
 #include <new>
+#include <string>
 #include <string_view>
 
 #include <corio/errors.hpp>
@@ -22,16 +23,43 @@ H2Option new_h2_option() {
   return H2Option(p);
 }
 
+namespace {
+
+// Frames below this size are gathered and handed to the writer together; a
+// larger one (a DATA frame of a body) goes on its own, uncopied. One write
+// per frame cost a send(2) each: two per GET /hello over h2c (HEADERS, then
+// DATA), 96% of the server's syscall time under h2load (strace -c).
+constexpr std::size_t kH2Gather = 4096;
+
+void flush(StreamWriter& w, std::string& batch) {
+  if (batch.empty()) return;
+  w.write(batch);
+  batch.clear();
+}
+
+}  // namespace
+
 Coro<bool> send_h2_frames(nghttp2_session* session, StreamWriter& w,
                           std::optional<std::chrono::duration<double>> send_timeout) {
+  std::string batch;
   for (;;) {
-    while (w.get_write_buffer_size() < kH2WriteHigh) {
+    while (w.get_write_buffer_size() + batch.size() < kH2WriteHigh) {
       const std::uint8_t* data = nullptr;
       const ssize_t n = nghttp2_session_mem_send(session, &data);
       if (n < 0 || w.is_closing()) co_return false;
-      if (n == 0) co_return true;
-      w.write(std::string_view(reinterpret_cast<const char*>(data), static_cast<std::size_t>(n)));
+      if (n == 0) {
+        flush(w, batch);
+        co_return true;
+      }
+      const std::string_view frame(reinterpret_cast<const char*>(data), static_cast<std::size_t>(n));
+      if (frame.size() < kH2Gather) {
+        batch += frame;  // valid until the next mem_send: kept
+      } else {
+        flush(w, batch);
+        w.write(frame);
+      }
     }
+    flush(w, batch);
     if (!send_timeout) {
       co_await w.drain();
       continue;
