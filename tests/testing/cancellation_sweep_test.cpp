@@ -59,6 +59,7 @@ TEST(CancellationSweep, FindsAnOperationThatACancelLeavesOutOfStep) {
 // ---- streams ------------------------------------------------------------------------------
 
 using sim_support::echo_server;
+using sim_support::expect_clean;
 
 struct Line {
   std::optional<corio::StreamReader> r;
@@ -91,8 +92,7 @@ TEST(CancellationSweep, StreamsConnectWriteDrainReadline) {
     };
     return SweepRun{&sim.host("client"), op, after};
   });
-  EXPECT_GE(report.points, 2);
-  EXPECT_TRUE(report.ok()) << report.describe();
+  expect_clean(report, 2);
 }
 
 // A TLS connection (handshake, a line there and back) cancelled anywhere:
@@ -121,8 +121,7 @@ TEST(CancellationSweep, TlsHandshakeAndALine) {
     return SweepRun{&sim.host("client"), [] { return tls_line("first\n"); },
                     [] { return tls_line("second\n"); }};
   });
-  EXPECT_GE(report.points, 3);
-  EXPECT_TRUE(report.ok()) << report.describe();
+  expect_clean(report, 3);
 }
 
 // ---- the HTTP client and server --------------------------------------------------------------
@@ -157,8 +156,7 @@ TEST(CancellationSweep, HttpClientGetAndBodyOnAPooledSession) {
     };
     return SweepRun{&sim.host("client"), op, after};
   });
-  EXPECT_GE(report.points, 2);
-  EXPECT_TRUE(report.ok()) << report.describe();
+  expect_clean(report, 2);
 }
 
 // A WebSocket's connect, send and receive cancelled anywhere; the next
@@ -196,8 +194,7 @@ TEST(CancellationSweep, WebSocketConnectSendReceiveClose) {
     };
     return SweepRun{&sim.host("client"), [session] { return ws_round_trip(session, "first"); }, after};
   });
-  EXPECT_GE(report.points, 3);
-  EXPECT_TRUE(report.ok()) << report.describe();
+  expect_clean(report, 3);
 }
 
 // ---- MCP over Streamable HTTP -------------------------------------------------------------------
@@ -255,8 +252,7 @@ TEST(CancellationSweep, McpCallToolOverStreamableHttp) {
     };
     return SweepRun{&host, op, after};
   });
-  EXPECT_GE(report.points, 2);
-  EXPECT_TRUE(report.ok()) << report.describe();
+  expect_clean(report, 2);
 }
 
 // ---- sync primitives and queues -------------------------------------------------------------------
@@ -282,8 +278,7 @@ TEST(CancellationSweep, LockAcquireUnderContention) {
     host.spawn(holder(lock));
     return SweepRun{&host, op, after};
   }, {}, 0.001);
-  EXPECT_GE(report.points, 2);
-  EXPECT_TRUE(report.ok()) << report.describe();
+  expect_clean(report, 2);
 }
 
 // A get() cancelled as the item arrives loses no item: the next get has it.
@@ -304,8 +299,7 @@ TEST(CancellationSweep, QueueGetLosesNoItem) {
     host.spawn(producer(queue));
     return SweepRun{&host, op, after};
   }, {}, 0.001);
-  EXPECT_GE(report.points, 1);
-  EXPECT_TRUE(report.ok()) << report.describe();
+  expect_clean(report, 1);
 }
 
 }  // namespace

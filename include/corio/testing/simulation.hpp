@@ -83,6 +83,8 @@ class Simulation {
 
   /// Adds a host.
   Host& host(std::string name);
+  /// Every host, in the order added.
+  const std::deque<Host>& hosts() const noexcept { return hosts_; }
 
   /// Runs every host until `coro`, started on h, is done, and returns its
   /// result (or throws its exception). SimulationError if it cannot finish
