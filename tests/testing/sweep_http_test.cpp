@@ -123,6 +123,14 @@ void sweep(Op op, int min_points, http::ClientOptions options = {},
                min_points);
 }
 
+// A GET and its body read; the next GET on the same session (its pool)
+// gets its own answer, not the cancelled one's.
+TEST(SweepHttp, ClientGetAndBodyOnAPooledSession) {
+  sweep([](std::shared_ptr<http::ClientSession> s) -> Coro<void> {
+    require(co_await get_text(*s, "/n/1") == "1", "the first GET's answer is wrong");
+  }, 2);
+}
+
 TEST(SweepHttp, ClientFollowsARedirect) {
   sweep([](std::shared_ptr<http::ClientSession> s) -> Coro<void> {
     require(co_await get_text(*s, "/redirect/1") == "1", "the redirect's answer is wrong");
