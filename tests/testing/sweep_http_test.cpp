@@ -131,6 +131,18 @@ TEST(SweepHttp, ClientGetAndBodyOnAPooledSession) {
   }, 2);
 }
 
+// The same over HTTP/2 (h2c with prior knowledge): a cancel resets its
+// stream, and the next request goes on the same connection.
+TEST(SweepHttp, ClientGetOverH2c) {
+  http::ClientOptions options;
+  options.http2_prior_knowledge = true;
+  sweep([](std::shared_ptr<http::ClientSession> s) -> Coro<void> {
+    http::ClientResponse r = co_await s->get("http://10.0.0.1:8080/n/1");
+    require(r.version().major == 2, "not HTTP/2");
+    require(co_await r.text() == "1", "the first GET's answer is wrong");
+  }, 2, options);
+}
+
 TEST(SweepHttp, ClientFollowsARedirect) {
   sweep([](std::shared_ptr<http::ClientSession> s) -> Coro<void> {
     require(co_await get_text(*s, "/redirect/1") == "1", "the redirect's answer is wrong");

@@ -20,6 +20,7 @@
 #include <corio/sleep.hpp>
 #include <corio/task_group.hpp>
 #include <corio/timeout.hpp>
+#include <corio/wait.hpp>
 
 #include "testing/sim_support.hpp"
 
@@ -213,7 +214,7 @@ Coro<void> counted(std::shared_ptr<int> live, std::chrono::milliseconds d) {
 SweepRun combinator(Simulation::Host& host, std::function<Coro<void>(std::shared_ptr<int>)> body) {
   auto live = std::make_shared<int>(0);
   auto after = [live]() -> Coro<void> {
-    co_await corio::sleep(1ms);  // children cancelled by the operation's cancel finish unwinding
+    co_await corio::sleep(10ms);  // children cancelled by the operation's cancel finish unwinding
     require(*live == 0, std::to_string(*live) + " children still running");
     co_await counted(live, 1ms);  // the loop still runs children
   };
@@ -237,6 +238,24 @@ TEST(SweepSync, GatherCancelsItsChildren) {
     return combinator(host, [](std::shared_ptr<int> live) -> Coro<void> {
       (void)co_await corio::gather(counted(live, 3ms), counted(live, 5ms));
     });
+  }), 1);
+}
+
+// wait() cancelled: the tasks it waited for run on (it never cancels them)
+// and finish with their own results.
+TEST(SweepSync, WaitLeavesItsTasksRunning) {
+  expect_clean(solo([](Simulation::Host& host) {
+    auto tasks = std::make_shared<std::vector<corio::Task<void>>>();
+    auto live = std::make_shared<int>(0);
+    auto op = [tasks, live]() -> Coro<void> {
+      tasks->push_back(corio::create_task(counted(live, 3ms)));
+      tasks->push_back(corio::create_task(counted(live, 5ms)));
+      (void)co_await corio::wait(*tasks, corio::ReturnWhen::first_completed);
+    };
+    auto after = [tasks]() -> Coro<void> {
+      for (corio::Task<void>& t : *tasks) co_await t;  // CancelledError if wait() cancelled it
+    };
+    return SweepRun{&host, op, after};
   }), 1);
 }
 
