@@ -44,6 +44,10 @@ class SimWorld {
   void partition(int a, int b);
   void heal(int a, int b);
   void reset(int a, int b);
+  void slow(int a, int b, double seconds);
+  // Runs action when the clock reaches `when` (at once if it has), between
+  // the hosts' steps; actions due together run in the order given.
+  void at(double when, std::function<void()> action);
   std::uint64_t digest() const noexcept;
   // Simulated sockets not closed yet, on every host.
   std::size_t open_sockets() const noexcept;

@@ -123,6 +123,11 @@ class Simulation {
   void partition(const Host& a, const Host& b) { world_.partition(a.index_, b.index_); }
   void heal(const Host& a, const Host& b) { world_.heal(a.index_, b.index_); }
   void reset(const Host& a, const Host& b) { world_.reset(a.index_, b.index_); }
+  /// A latency spike: `seconds` more one way between a and b, until slow(a, b, 0).
+  void slow(const Host& a, const Host& b, double seconds) { world_.slow(a.index_, b.index_, seconds); }
+  /// Runs `action` (a fault, say) when the simulated clock reaches `when`,
+  /// between the hosts' steps; testing/fault_plan.hpp schedules its faults so.
+  void at(double when, std::function<void()> action) { world_.at(when, std::move(action)); }
   /// Simulated sockets not closed yet, on every host.
   std::size_t open_sockets() const noexcept { return world_.open_sockets(); }
 

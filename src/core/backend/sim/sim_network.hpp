@@ -133,6 +133,8 @@ class Network final : public SocketSystem, public Entropy {
   void partition(int a, int b);
   void heal(int a, int b);
   void reset(int a, int b);
+  // Adds `seconds` to the one-way latency between a and b (0: back to normal).
+  void slow(int a, int b, double seconds);
 
   // A digest of every delivery so far (time, channel, kind, bytes): the same
   // seed and program give the same digest.
@@ -167,6 +169,7 @@ class Network final : public SocketSystem, public Entropy {
   // channel's front segment, so that ties never reorder one channel's bytes.
   std::set<std::tuple<double, std::uint64_t, Channel*>> due_;
   std::set<std::pair<int, int>> cuts_;
+  std::map<std::pair<int, int>, double> slow_;  // extra latency per pair of hosts
   std::vector<Channel*> held_;  // segments a partition stopped
   std::map<int, std::uint16_t> next_port_;
   std::uint64_t digest_ = 14695981039346656037ull;

@@ -27,6 +27,10 @@ Channel* Network::new_channel(SimSocket* from, SimSocket* to, int from_host, int
 // one sent earlier on its channel.
 void Network::put(Channel& ch, Channel::Segment::Kind kind, std::string bytes) {
   double at = now_ + options_.latency;
+  if (!slow_.empty()) {
+    const auto extra = slow_.find({std::min(ch.from_host, ch.to_host), std::max(ch.from_host, ch.to_host)});
+    if (extra != slow_.end()) at += extra->second;
+  }
   if (options_.jitter > 0) at += std::uniform_real_distribution<double>(0, options_.jitter)(rng_);
   at = std::max(at, ch.last_at);
   ch.last_at = at;
@@ -146,6 +150,14 @@ void Network::heal(int a, int b) {
     for (; ch->held > 0; --ch->held) due_.emplace(ch->last_at, rng_(), ch);
   }
   held_ = std::move(still);
+}
+
+void Network::slow(int a, int b, double seconds) {
+  if (seconds > 0) {
+    slow_[{std::min(a, b), std::max(a, b)}] = seconds;
+  } else {
+    slow_.erase({std::min(a, b), std::max(a, b)});
+  }
 }
 
 // Every connection between a and b dies at once: both ends read ECONNRESET,

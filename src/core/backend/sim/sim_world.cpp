@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <random>
 #include <vector>
 
@@ -112,10 +113,14 @@ struct SimWorld::Impl {
   bool run(const std::function<bool()>& done, double until);
   bool round();
   double next_event();
+  bool act();
 
   sim::Network net;
   std::shared_ptr<SimClock> clock;
   std::vector<Host> hosts;
+  // The world's own timers (a fault plan's faults), by (when, order given).
+  std::map<std::pair<double, std::uint64_t>, std::function<void()>> actions;
+  std::uint64_t next_action = 0;
 };
 
 // Step 1: the hosts that can run, each one iteration.
@@ -132,8 +137,21 @@ bool SimWorld::Impl::round() {
   return !order.empty();
 }
 
+// The world's actions that are due, before any host runs: false if none was.
+bool SimWorld::Impl::act() {
+  bool any = false;
+  while (!actions.empty() && actions.begin()->first.first <= net.now()) {
+    std::function<void()> action = std::move(actions.begin()->second);
+    actions.erase(actions.begin());
+    action();
+    any = true;
+  }
+  return any;
+}
+
 double SimWorld::Impl::next_event() {
   double t = net.next_delivery();
+  if (!actions.empty()) t = std::min(t, actions.begin()->first.first);
   for (Host& h : hosts) t = std::min(t, LoopDriver::next_timer(*h.loop));
   return t;
 }
@@ -157,7 +175,7 @@ bool SimWorld::run(const std::function<bool()>& done, double until) { return imp
 bool SimWorld::Impl::run(const std::function<bool()>& done, double until) {
   for (;;) {
     if (done()) return true;
-    if (round()) continue;
+    if (act() || round()) continue;
     const double t = next_event();  // step 2
     if (std::isinf(t)) return false;
     if (t > until) {
@@ -172,6 +190,10 @@ double SimWorld::now() const noexcept { return impl_->net.now(); }
 void SimWorld::partition(int a, int b) { impl_->net.partition(a, b); }
 void SimWorld::heal(int a, int b) { impl_->net.heal(a, b); }
 void SimWorld::reset(int a, int b) { impl_->net.reset(a, b); }
+void SimWorld::slow(int a, int b, double seconds) { impl_->net.slow(a, b, seconds); }
+void SimWorld::at(double when, std::function<void()> action) {
+  impl_->actions.emplace(std::make_pair(when, impl_->next_action++), std::move(action));
+}
 std::uint64_t SimWorld::digest() const noexcept { return impl_->net.digest(); }
 std::size_t SimWorld::open_sockets() const noexcept { return impl_->net.open_sockets(); }
 
