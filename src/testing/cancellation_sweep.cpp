@@ -76,10 +76,15 @@ bool reach(Simulation& sim, const Task<void>& op, const detail::TaskBase& state,
 // its cancel_at-th point.
 Outcome run_once(const std::function<SweepRun(Simulation&)>& make, const SimulationOptions& options,
                  double settle, int cancel_at, Moment moment = Moment::waiting) {
-  // Declared first, so destroyed last: what the tasks share stays alive
-  // while the simulation's end cancels and unwinds the tasks left.
-  std::optional<SweepRun> made;
+  // The end, in reverse order: the tasks left are cancelled and unwind
+  // while what they share is alive; then that goes (sockets close) while
+  // the loops are open; then the simulation.
   Simulation sim(options);
+  std::optional<SweepRun> made;
+  struct EndTasks {
+    Simulation& sim;
+    ~EndTasks() { sim.cancel_all_tasks(); }
+  } end_tasks{sim};
   const SweepRun& run = made.emplace(make(sim));
   sim.run_for(settle);
   Outcome out;

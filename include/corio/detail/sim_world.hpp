@@ -22,6 +22,7 @@ struct SimWorldOptions {
   double jitter = 0.0;
   std::size_t window = 256 * 1024;
   bool short_io = false;
+  double loss = 0;
 };
 
 class SimWorld {
@@ -40,6 +41,8 @@ class SimWorld {
   // again (no host can run, nothing is on the wire, no timer is set).
   bool run(const std::function<bool()>& done, double until);
   double now() const noexcept;
+  // Cancels every host's tasks and runs until they end (a minute at most).
+  void cancel_all_tasks() noexcept;
 
   void partition(int a, int b);
   void heal(int a, int b);

@@ -13,10 +13,10 @@
 ///
 /// What is simulated: TCP streams between hosts (latency, jitter, a bounded
 /// window per connection, short reads and writes, refused and unreachable
-/// connects, FIN, resets, partitions) and DNS (a host's name is its
-/// address). Not yet: datagrams, Unix sockets, pipes and subprocesses,
-/// files, threads (to_thread, run_in_executor: real threads would make runs
-/// differ).
+/// connects, FIN, resets, partitions), UDP datagrams (latency, reordering by
+/// jitter, loss) and DNS (a host's name is its address). Not yet: Unix
+/// sockets, pipes and subprocesses, files, threads (to_thread,
+/// run_in_executor: real threads would make runs differ).
 #pragma once
 
 #include <cstdint>
@@ -42,6 +42,8 @@ struct SimulationOptions {
   /// Each send takes, and each read returns, a random part (at least a
   /// byte) of what it could: the code that loops over short counts runs.
   bool short_io = false;
+  /// The chance that a datagram is lost (each drawn from the seed).
+  double loss = 0.0;
 };
 
 /// Thrown by Simulation::run_until_complete when the task cannot finish: the
@@ -107,6 +109,12 @@ class Simulation {
                  const char* what = "the condition did not hold");
   /// Runs every host for `seconds` of simulated time.
   void run_for(double seconds);
+
+  /// Cancels every host's tasks and runs the hosts until those have ended
+  /// (a minute of simulated time at most), as the destructor does first.
+  /// Objects the tasks used (sessions, streams) can then be destroyed while
+  /// the hosts' loops are still open, as they must be.
+  void cancel_all_tasks() noexcept { world_.cancel_all_tasks(); }
 
   /// Simulated seconds since the start.
   double time() const noexcept { return world_.now(); }

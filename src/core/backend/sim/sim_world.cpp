@@ -81,12 +81,11 @@ class SimClock final : public Clock {
 
 struct SimWorld::Impl {
   explicit Impl(const SimWorldOptions& o)
-      : net({o.seed, o.latency, o.jitter, o.window, o.short_io}), clock(std::make_shared<SimClock>(net)) {}
-  ~Impl() {
-    // As corio::run() ends: the tasks left are cancelled and given a minute
-    // of simulated time to finish (a cancelled task may still talk to its
-    // peers), then the loops close, while the network still knows their
-    // sockets.
+      : net({o.seed, o.latency, o.jitter, o.window, o.short_io, o.loss}), clock(std::make_shared<SimClock>(net)) {}
+  // As corio::run() ends: the tasks left are cancelled and given a minute
+  // of simulated time to finish (a cancelled task may still talk to its
+  // peers).
+  void cancel_all_tasks() noexcept {
     for (Host& h : hosts) LoopDriver::cancel_tasks(*h.loop);
     try {
       (void)run([this] { return std::none_of(hosts.begin(), hosts.end(), [](Host& h) {
@@ -94,8 +93,12 @@ struct SimWorld::Impl {
                 }); },
                 net.now() + 60);
     } catch (...) {
-      // A loop that throws here is closed below all the same.
+      // A loop that throws here is closed all the same.
     }
+  }
+  ~Impl() {
+    // Then the loops close, while the network still knows their sockets.
+    cancel_all_tasks();
     for (Host& h : hosts) {
       net.set_current_host(h.index);
       if (!h.loop->is_closed()) h.loop->close();
@@ -187,6 +190,7 @@ bool SimWorld::Impl::run(const std::function<bool()>& done, double until) {
 }
 
 double SimWorld::now() const noexcept { return impl_->net.now(); }
+void SimWorld::cancel_all_tasks() noexcept { impl_->cancel_all_tasks(); }
 void SimWorld::partition(int a, int b) { impl_->net.partition(a, b); }
 void SimWorld::heal(int a, int b) { impl_->net.heal(a, b); }
 void SimWorld::reset(int a, int b) { impl_->net.reset(a, b); }
