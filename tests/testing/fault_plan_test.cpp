@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <corio/errors.hpp>
+#include <corio/http.hpp>
 #include <corio/sleep.hpp>
 #include <corio/streams.hpp>
 #include <corio/testing/fault_plan.hpp>
@@ -140,6 +141,58 @@ TEST(FaultPlan, HalvesAPartitionWhileItStillFails) {
   Fault half = f;  // the shrink stopped because half as long holds
   half.duration /= 2;
   EXPECT_FALSE(run_with_faults(scenario, FaultPlan({half}), {.seed = 1}).failed) << half.duration;
+}
+
+// corio's HTTP client and server under random plans: a client that asks 20
+// times in ten seconds, each request bounded (a second in all) and retried,
+// gets each answer right or a clear error (a ClientError, a TimeoutError),
+// never a wrong body, and never hangs, whatever partitions, resets and
+// spikes come.
+Coro<void> numbers_service() {
+  corio::http::ServerOptions quiet;
+  quiet.access_log = nullptr;
+  corio::http::Server server(quiet);
+  server.get("/n/{n}", [](corio::http::Request& req) -> Coro<corio::http::Response> {
+    co_return corio::http::Response::text(std::string(req.param("n")));
+  });
+  co_await server.start("0.0.0.0", 8080);
+  co_await server.serve_forever();
+}
+
+Coro<std::string> patient_client() {
+  corio::http::ClientOptions options;
+  options.timeout.total = 1s;
+  options.retry.attempts = 3;
+  options.retry.backoff = 50ms;
+  corio::http::ClientSession session(options);
+  std::string wrong;
+  for (int i = 0; i < 20 && wrong.empty(); ++i) {
+    try {
+      corio::http::ClientResponse r = co_await session.get("http://10.0.0.1:8080/n/" + std::to_string(i));
+      const std::string body = co_await r.text();
+      if (body != std::to_string(i)) wrong = "request " + std::to_string(i) + " got '" + body + "'";
+    } catch (const corio::http::ClientError&) {
+      // a clear failure: the next request
+    } catch (const corio::TimeoutError&) {
+    }
+    co_await corio::sleep(500ms);
+  }
+  co_await session.close();
+  co_return wrong;
+}
+
+TEST(FaultPlan, TheHttpClientAndServerHoldUnderRandomPlans) {
+  auto scenario = [](Simulation& sim) {
+    sim.host("server").spawn(numbers_service());
+    auto& client = sim.host("client");
+    return sim.run_until_complete(client, patient_client(), 120);  // a hang: SimulationError
+  };
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    const FaultReport report =
+        run_with_faults(scenario, FaultPlan::random(seed, 2, {.faults = 8, .max_duration = 5}), {.seed = seed});
+    EXPECT_FALSE(report.failed) << "plan " << seed << ": " << report.failure << "\nsmallest plan: "
+                                << report.plan.str() << "\nreplay: " << report.replay(this_test());
+  }
 }
 
 }  // namespace
