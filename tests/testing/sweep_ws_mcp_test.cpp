@@ -15,6 +15,8 @@
 #include <corio/http.hpp>
 #include <corio/mcp.hpp>
 #include <corio/sleep.hpp>
+#include <corio/testing/fault_plan.hpp>
+#include <corio/timeout.hpp>
 
 #include "testing/sim_support.hpp"
 
@@ -161,6 +163,48 @@ TEST(SweepWebSocket, Close) {
              require(side->ws->closed(), "a cancelled close() left the connection open");
              co_await ws_round_trip(side->session, "again");
            }, 1);
+}
+
+// The same echo under random fault plans: each message's echo comes back
+// within a second, or the client sees a clear failure (a timeout, an error,
+// the end of the connection), drops the connection and makes a new one.
+// Never a wrong echo, never a hang.
+Coro<std::string> ws_client_under_faults() {
+  auto session = std::make_shared<corio::http::ClientSession>();
+  std::optional<corio::http::WebSocket> ws;
+  std::string wrong;
+  for (int i = 0; i < 20 && wrong.empty(); ++i) {
+    const std::string text = "message " + std::to_string(i);
+    try {
+      if (!ws) ws.emplace(co_await corio::wait_for(session->ws_connect("http://10.0.0.1:8080/ws"), 1s));
+      co_await ws->send_str(text);
+      std::optional<corio::http::WsMessage> echo = co_await corio::wait_for(ws->receive(), 1s);
+      if (!echo) throw std::runtime_error("closed");
+      if (echo->data != text) wrong = "sent '" + text + "', got '" + echo->data + "'";
+    } catch (const corio::TimeoutError&) {
+      ws.reset();  // its destructor closes the transport: no late echo can come
+    } catch (const std::exception&) {
+      ws.reset();
+    }
+    co_await corio::sleep(500ms);
+  }
+  if (ws) ws->abort();
+  co_await session->close();
+  co_return wrong;
+}
+
+TEST(SweepWebSocket, EchoesUnderRandomFaultPlans) {
+  using corio::testing::FaultPlan;
+  auto scenario = [](Simulation& sim) {
+    sim.host("server").spawn(ws_service());
+    return sim.run_until_complete(sim.host("client"), ws_client_under_faults(), 120);
+  };
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    const corio::testing::FaultReport report =
+        run_with_faults(scenario, FaultPlan::random(seed, 2, {.faults = 8, .max_duration = 5}), {.seed = seed});
+    EXPECT_FALSE(report.failed) << "plan " << seed << ": " << report.failure
+                                << "\nsmallest plan: " << report.plan.str() << "\nreplay: " << report.replay();
+  }
 }
 
 // ---- MCP over Streamable HTTP -------------------------------------------------------------------
