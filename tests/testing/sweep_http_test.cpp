@@ -6,6 +6,7 @@
 // waiting on the server counts).
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -195,6 +196,56 @@ TEST(SweepHttp, AHandlerWhoseClientWentAway) {
   sweep([](std::shared_ptr<http::ClientSession> s) -> Coro<void> {
     require(co_await get_text(*s, "/slow") == "slow", "the slow answer is wrong");
   }, 2);
+}
+
+// A graceful shutdown cancelled while a request is in flight: a second
+// shutdown() finishes it, the request is answered or fails clearly, and no
+// handler, connection or timer is left.
+struct Shutting {
+  std::shared_ptr<Served> served = std::make_shared<Served>();
+  std::optional<http::Server> server;
+};
+
+Coro<void> start_and_serve(std::shared_ptr<Shutting> s) {
+  http::ServerOptions quiet;
+  quiet.access_log = nullptr;
+  s->server.emplace(quiet);
+  add_routes(*s->server, s->served);
+  co_await s->server->start("0.0.0.0", 8080);
+  co_await s->server->serve_forever();
+}
+
+// A GET of /slow sent at `at`, its handler still running at 0.5 s.
+Coro<void> slow_get(double at) {
+  co_await corio::sleep(std::chrono::duration<double>(at));
+  http::ClientSession session;
+  try {
+    require(co_await get_text(session, "/slow") == "slow", "the slow answer is wrong");
+  } catch (const http::ClientError&) {
+    // closed by the shutdown's end: a clear failure
+  }
+  co_await session.close();
+}
+
+TEST(SweepHttp, ServerShutdownWithARequestInFlight) {
+  expect_clean(corio::testing::cancellation_sweep([](Simulation& sim) {
+    auto s = std::make_shared<Shutting>();
+    auto& server = sim.host("server");
+    server.spawn(start_and_serve(s));
+    auto client = std::make_shared<corio::Task<void>>(sim.host("client").spawn(slow_get(0.48)));
+    auto op = [s]() -> Coro<void> {
+      require(s->served->active == 1, "no request in flight");
+      co_await s->server->shutdown(1s);
+    };
+    auto after = [s, client]() -> Coro<void> {
+      co_await s->server->shutdown(1s);
+      // The client is another host's task: watched, not awaited.
+      while (!client->done()) co_await corio::sleep(10ms);
+      require(!client->cancelled() && !client->exception(), "the client's request did not end clearly");
+      require(s->served->active == 0, "a handler is still running");
+    };
+    return SweepRun{&server, op, after};
+  }), 1);
 }
 
 }  // namespace
