@@ -22,6 +22,7 @@
 #include <corio/testing/simulation.hpp>
 #include <corio/timeout.hpp>
 
+#include "testing/sim_mcp_support.hpp"
 #include "testing/sim_support.hpp"
 
 using namespace std::chrono_literals;
@@ -313,15 +314,7 @@ Coro<void> tool_server() {
                     co_return corio::mcp::ToolResult::text(
                         std::to_string(args["a"].get<int>() + args["b"].get<int>()));
                   });
-  corio::http::ServerOptions quiet;
-  quiet.access_log = nullptr;
-  corio::http::Server http(quiet);
-  corio::mcp::StreamableHttpOptions options;
-  options.allowed_hosts = {"10.0.0.1:9000"};  // not loopback: the service's host name for it
-  corio::mcp::StreamableHttp endpoint(server, options);
-  endpoint.mount(http);
-  co_await http.start("0.0.0.0", 9000);
-  co_await http.serve_forever();
+  co_await sim_support::serve_mcp(server, 9000);
 }
 
 Coro<void> service() {
