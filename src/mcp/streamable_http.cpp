@@ -19,6 +19,7 @@
 #include <charconv>
 #include <string_view>
 
+#include <corio/detail/entropy.hpp>
 #include <corio/errors.hpp>
 #include <corio/event_loop.hpp>
 #include <corio/sleep.hpp>
@@ -63,7 +64,7 @@ class Refusal : public std::runtime_error {
 // guessable, since it is all that ties a request to its session.
 void new_session_id(char (&out)[HttpSession::kIdLength]) {
   unsigned char bytes[HttpSession::kIdLength / 2];
-  std::size_t got = 0;
+  std::size_t got = corio::detail::seeded_secret(bytes, sizeof bytes) ? sizeof bytes : 0;
   while (got < sizeof bytes) {
     const ssize_t n = ::getrandom(bytes + got, sizeof bytes - got, 0);
     if (n < 0 && errno != EINTR) throw std::system_error(errno, std::generic_category(), "getrandom");

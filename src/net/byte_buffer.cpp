@@ -113,17 +113,18 @@ std::size_t BufferPool::cached_bytes() noexcept { return lists().cached_bytes();
 
 std::size_t BufferPool::blocks_out() noexcept { return lists().out; }
 
+// Borrowed bytes (capacity 0) always take the copying branch.
 std::span<char> ByteBuffer::prepare(std::size_t min) {
-  if (capacity_ - end_ < min) {
+  if (capacity_ < end_ + min) {
     const std::size_t used = size();
-    if (capacity_ - used >= min) {
+    if (capacity_ >= used + min && capacity_ != 0) {
       std::memmove(data_, data_ + begin_, used);
     } else {
       std::size_t cap = capacity_ ? capacity_ * 2 : min;
       if (cap < used + min) cap = used + min;
       char* bigger = BufferPool::take(cap);
       if (used) std::memcpy(bigger, data_ + begin_, used);
-      if (data_ != nullptr) BufferPool::give_back(data_, capacity_);
+      if (capacity_ != 0) BufferPool::give_back(data_, capacity_);
       data_ = bigger;
       capacity_ = cap;
     }

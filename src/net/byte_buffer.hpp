@@ -11,6 +11,12 @@
 // same way), while a busy one pays two pointer moves per fill, not a malloc.
 // Storage is left uninitialised: a 64 KiB recv buffer is not zeroed before
 // every read.
+//
+// A buffer may also borrow: view bytes someone else holds (a lending
+// transport's receive buffer) without a copy and without storage of its own
+// (capacity 0). Consuming works in place; prepare() first copies what is
+// borrowed into storage of its own, so whoever lent the bytes is to be told
+// they were taken before that (Connection::settle_lent).
 #pragma once
 
 #include <cstddef>
@@ -65,8 +71,17 @@ class ByteBuffer {
   std::size_t size() const noexcept { return end_ - begin_; }
   bool empty() const noexcept { return begin_ == end_; }
   std::string_view view() const noexcept { return {data_ + begin_, size()}; }
-  // The storage held: 0 whenever the buffer is empty (outside prepare/commit).
+  // The storage held: 0 whenever the buffer is empty (outside prepare/commit)
+  // or borrowed.
   std::size_t capacity() const noexcept { return capacity_; }
+
+  // Views `bytes` in place; the buffer must be empty.
+  void borrow(std::string_view bytes) noexcept {
+    data_ = const_cast<char*>(bytes.data());  // never written through: capacity_ stays 0
+    begin_ = 0;
+    end_ = bytes.size();
+  }
+  bool borrowed() const noexcept { return capacity_ == 0 && !empty(); }
 
   void consume(std::size_t n) noexcept {
     if (n == 0) return;  // a span prepare() gave out stays valid
@@ -98,7 +113,7 @@ class ByteBuffer {
 
  private:
   void release() noexcept {
-    if (data_ != nullptr) BufferPool::give_back(data_, capacity_);
+    if (capacity_ != 0) BufferPool::give_back(data_, capacity_);
     data_ = nullptr;
     capacity_ = begin_ = end_ = 0;
   }

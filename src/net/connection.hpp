@@ -62,6 +62,16 @@ class Connection {
     if (lends_ < 0) lends_ = transport->lends() ? 1 : 0;
     return lends_ == 1;
   }
+  // rbuf borrows what the transport lent (try_fill on a lending transport:
+  // the HTTP server parses a head in place, without a copy) until a consume
+  // takes it, or until a read that may need more, or the close, settles it:
+  // copied into rbuf's own storage and taken from the transport.
+  void settle_lent() {
+    if (!rbuf.borrowed()) return;
+    const std::size_t n = rbuf.size();
+    (void)rbuf.prepare(0);
+    transport->consume_lent(n);
+  }
   // The flags and the count first, in one word: every idle connection keeps
   // this object, and scattered flags cost it 24 bytes of padding.
   bool closed = false;   // the transport is closed

@@ -33,6 +33,7 @@
 #include <utility>
 
 #include <corio/c_string.hpp>
+#include <corio/detail/file_system.hpp>
 #include <corio/errors.hpp>
 #include <corio/event.hpp>
 #include <corio/event_loop.hpp>
@@ -154,10 +155,10 @@ std::string read_bytes(const detail::FileState& s, std::int64_t offset, std::siz
   while (got < want) {
     detail::grow_if_full(out, got, want);
     const std::size_t room = out.size() - got;
-    const ssize_t n = offset < 0 ? ::read(s.fd, out.data() + got, room)
-                                 : ::pread(s.fd, out.data() + got, room, offset + off_t(got));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw OSError(errno, detail::file_verb(true, offset), s.path);
+    const long n = corio::detail::file_system().read(s.fd, out.data() + got, room,
+                                                     offset < 0 ? offset : offset + off_t(got));
+    if (n == -EINTR) continue;
+    if (n < 0) throw OSError(static_cast<int>(-n), detail::file_verb(true, offset), s.path);
     if (n == 0) break;
     got += std::size_t(n);
   }
@@ -169,10 +170,10 @@ std::size_t write_bytes(const detail::FileState& s, std::int64_t offset, const s
   std::size_t done = 0;
   while (done < bytes.size()) {
     const std::size_t left = bytes.size() - done;
-    const ssize_t n = offset < 0 ? ::write(s.fd, bytes.data() + done, left)
-                                 : ::pwrite(s.fd, bytes.data() + done, left, offset + off_t(done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw OSError(errno, detail::file_verb(false, offset), s.path);
+    const long n = corio::detail::file_system().write(s.fd, bytes.data() + done, left,
+                                                      offset < 0 ? offset : offset + off_t(done));
+    if (n == -EINTR) continue;
+    if (n < 0) throw OSError(static_cast<int>(-n), detail::file_verb(false, offset), s.path);
     done += std::size_t(n);
   }
   return done;
@@ -207,8 +208,8 @@ R run_blocking(const detail::FileState& s, FileIo& io) {
   } else if constexpr (std::is_same_v<R, std::size_t>) {
     detail::step_back(s, io);
     return write_bytes(s, io.offset, io.bytes);
-  } else if (::fsync(s.fd) != 0) {
-    throw OSError(errno, "fsync", s.path);
+  } else if (const int rc = corio::detail::file_system().fsync(s.fd); rc != 0) {
+    throw OSError(-rc, "fsync", s.path);
   }
 }
 

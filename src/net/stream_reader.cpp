@@ -30,6 +30,8 @@ constexpr std::size_t kMinReadChunk = 4 * 1024;
 constexpr std::size_t kMaxReadChunk = 256 * 1024;
 
 // Marks the one read in progress; rethrows the error an earlier read met.
+// Bytes borrowed from the transport are settled first: the reads below
+// work on rbuf's own storage.
 class ReadScope {
  public:
   ReadScope(Connection& c, const char* op) : c_(c) {
@@ -38,6 +40,7 @@ class ReadScope {
                          "() called while another coroutine is already waiting for incoming data");
     }
     if (c.read_error) std::rethrow_exception(c.read_error);
+    c.settle_lent();
     c.reading = true;
   }
   ReadScope(const ReadScope&) = delete;
@@ -91,6 +94,21 @@ bool try_fill_once(Connection& c, std::size_t want) {
   }
   committed(c, room, *got);
   return true;
+}
+
+// try_fill() on a lending transport with nothing buffered: rbuf borrows
+// what the transport holds, in place (settle_lent() copies it once a read
+// needs more). A caller that parses and consumes it in the same step (the
+// HTTP server's head) copies nothing.
+std::optional<std::size_t> try_borrow(Connection& c) {
+  const std::optional<std::string_view> lent = c.transport->try_read_lent();
+  if (!lent) return std::nullopt;
+  if (lent->empty()) {
+    c.eof = true;
+    return 0;
+  }
+  c.rbuf.borrow(*lent);
+  return lent->size();
 }
 
 // Reads once from the transport into the buffer (at least `want` bytes of
@@ -242,7 +260,10 @@ std::string_view StreamReader::buffered() const noexcept { return c_->rbuf.view(
 Coro<std::size_t> StreamReader::fill_buffer() { return fill_more(c_); }
 
 void StreamReader::consume(std::size_t n) noexcept {
-  c_->rbuf.consume(std::min(n, c_->rbuf.size()));
+  Connection& c = *c_;
+  n = std::min(n, c.rbuf.size());
+  if (c.rbuf.borrowed()) c.transport->consume_lent(n);
+  c.rbuf.consume(n);
 }
 
 std::optional<std::size_t> StreamReader::try_fill() {
@@ -255,6 +276,7 @@ std::optional<std::size_t> StreamReader::try_fill() {
   }
   const std::size_t before = c.rbuf.size();
   try {
+    if (before == 0 && c.lends()) return try_borrow(c);
     if (!try_fill_once(c, kMinReadChunk)) return std::nullopt;
   } catch (const std::system_error&) {
     if (!closed_under_read(c)) throw;

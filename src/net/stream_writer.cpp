@@ -6,6 +6,7 @@
 // same one for as long as the socket stays behind. It is the only task that
 // waits to write the socket, so the loop's one-writer rule always holds.
 #include <cerrno>
+#include <new>
 #include <system_error>
 
 #include "net/connection.hpp"
@@ -165,6 +166,11 @@ void Connection::finish_close() noexcept {
 void Connection::close_transport() noexcept {
   if (closed) return;
   closed = true;
+  try {
+    settle_lent();  // the transport's buffers go with its socket; what was read stays readable
+  } catch (const std::bad_alloc&) {
+    rbuf.clear();
+  }
   transport->close();
   wbuf.clear();
   flushed.set();

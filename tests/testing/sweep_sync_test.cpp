@@ -20,6 +20,7 @@
 #include <corio/sleep.hpp>
 #include <corio/task_group.hpp>
 #include <corio/timeout.hpp>
+#include <corio/to_thread.hpp>
 #include <corio/wait.hpp>
 
 #include "testing/sim_support.hpp"
@@ -271,6 +272,24 @@ TEST(SweepSync, WaitForAndTimeoutStayCancellations) {
       });
     });
   }), 4);
+}
+
+// to_thread() on a simulated host (its jobs run on the simulation's thread,
+// in the host's turn): cancelled, the job runs at most once, and the next
+// to_thread() gets its own result.
+TEST(SweepSync, ToThread) {
+  expect_clean(solo([](Simulation::Host& host) {
+    auto runs = std::make_shared<int>(0);
+    auto op = [runs]() -> Coro<void> {
+      require(co_await corio::to_thread([runs] { return ++*runs; }) == 1, "the job ran twice");
+    };
+    auto after = [runs]() -> Coro<void> {
+      const int before = *runs;
+      require(before <= 1, "the job ran " + std::to_string(before) + " times");
+      require(co_await corio::to_thread([] { return 42; }) == 42, "the next job's result is wrong");
+    };
+    return SweepRun{&host, op, after};
+  }), 1);
 }
 
 // shield(): the awaiting task is cancelled, the shielded work runs on to

@@ -25,6 +25,19 @@ struct SimWorldOptions {
   double loss = 0;
 };
 
+/// What a host's disk does to corio's file operations in a simulation
+/// (testing::DiskFaults). Each probability is drawn per operation from the
+/// seed.
+struct DiskFaults {
+  double short_io = 0;     ///< a read or write moves a random part (at least a byte) of what it could
+  double read_error = 0;   ///< a read fails with EIO
+  double write_error = 0;  ///< a write fails with EIO
+  double fsync_error = 0;  ///< an fsync fails with EIO
+  /// Bytes the host may write in all: the write that reaches it is short,
+  /// the next fails with ENOSPC, as on a disk that filled up.
+  std::uint64_t capacity = UINT64_MAX;
+};
+
 class SimWorld {
  public:
   explicit SimWorld(SimWorldOptions options);
@@ -47,6 +60,7 @@ class SimWorld {
   void partition(int a, int b);
   void heal(int a, int b);
   void reset(int a, int b);
+  void set_disk_faults(int host, const DiskFaults& faults);
   void slow(int a, int b, double seconds);
   // Runs action when the clock reaches `when` (at once if it has), between
   // the hosts' steps; actions due together run in the order given.

@@ -14,9 +14,11 @@
 /// What is simulated: TCP streams between hosts (latency, jitter, a bounded
 /// window per connection, short reads and writes, refused and unreachable
 /// connects, FIN, resets, partitions), UDP datagrams (latency, reordering by
-/// jitter, loss) and DNS (a host's name is its address). Not yet: Unix
-/// sockets, pipes and subprocesses, files, threads (to_thread,
-/// run_in_executor: real threads would make runs differ).
+/// jitter, loss), DNS (a host's name is its address), each host's default
+/// executor (to_thread and run_in_executor jobs run on the simulation's
+/// thread, in the host's turn, taking no virtual time) and faults of each
+/// host's disk in front of the real files (DiskFaults). Not yet: Unix
+/// sockets, pipes and subprocesses.
 #pragma once
 
 #include <cstdint>
@@ -45,6 +47,12 @@ struct SimulationOptions {
   /// The chance that a datagram is lost (each drawn from the seed).
   double loss = 0.0;
 };
+
+/// What a host's disk does to corio's file operations (AsyncFile) there
+/// (detail/sim_world.hpp has the fields: short_io, read_error, write_error,
+/// fsync_error, capacity). The files themselves are real: put them in a
+/// test's temporary directory.
+using DiskFaults = detail::DiskFaults;
 
 /// Thrown by Simulation::run_until_complete when the task cannot finish: the
 /// message names the seed and how to replay it.
@@ -138,6 +146,10 @@ class Simulation {
   void at(double when, std::function<void()> action) { world_.at(when, std::move(action)); }
   /// Simulated sockets not closed yet, on every host.
   std::size_t open_sockets() const noexcept { return world_.open_sockets(); }
+  /// The faults of h's disk from now on (none at first).
+  void set_disk_faults(const Host& h, const DiskFaults& faults) {
+    world_.set_disk_faults(h.index_, faults);
+  }
 
  private:
   std::uint64_t seed_;

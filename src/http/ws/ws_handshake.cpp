@@ -6,6 +6,8 @@
 
 #include <stdexcept>
 
+#include <corio/detail/entropy.hpp>
+
 #include "http/wire/syntax.hpp"
 #include "http/ws/ws_handshake.hpp"
 
@@ -31,7 +33,9 @@ bool is_base64_char(char c) noexcept {
 
 std::string make_ws_key() {
   unsigned char raw[16];
-  if (RAND_bytes(raw, sizeof raw) != 1) throw std::runtime_error("RAND_bytes failed");
+  if (!corio::detail::seeded_secret(raw, sizeof raw) && RAND_bytes(raw, sizeof raw) != 1) {
+    throw std::runtime_error("RAND_bytes failed");
+  }
   return base64(raw, sizeof raw);
 }
 

@@ -102,6 +102,7 @@ class Network final : public SocketSystem, public Entropy {
   const std::string& address(int host) const { return hosts_.at(static_cast<std::size_t>(host)); }
   // The host whose sockets the calls below make (the one being stepped).
   void set_current_host(int host) noexcept { current_ = host; }
+  int current_host() const noexcept { return current_; }
 
   // ---- SocketSystem ----
   int open(int family, int type, int protocol) noexcept override;

@@ -8,6 +8,8 @@
 //      sockets;
 //   2. when none can, time jumps to the earliest of the hosts' timers and
 //      the network's deliveries, and what is due then arrives.
+// A host's executor jobs (to_thread) run at the start of its turn in a
+// round, on this thread (sim_executor.hpp).
 // Each host's loop sees a clock that never waits (time moves only in 2), so
 // a host never blocks in poll(): the round decides who runs.
 #include <corio/detail/sim_world.hpp>
@@ -23,6 +25,8 @@
 
 #include "core/backend/choose.hpp"
 #include "core/backend/sim/sim_backend.hpp"
+#include "core/backend/sim/sim_disk.hpp"
+#include "core/backend/sim/sim_executor.hpp"
 #include "core/backend/sim/sim_network.hpp"
 #include "core/loop_state.hpp"
 #include <corio/detail/task_state.hpp>
@@ -81,7 +85,9 @@ class SimClock final : public Clock {
 
 struct SimWorld::Impl {
   explicit Impl(const SimWorldOptions& o)
-      : net({o.seed, o.latency, o.jitter, o.window, o.short_io, o.loss}), clock(std::make_shared<SimClock>(net)) {}
+      : net({o.seed, o.latency, o.jitter, o.window, o.short_io, o.loss}),
+        disk(net, o.seed),
+        clock(std::make_shared<SimClock>(net)) {}
   // As corio::run() ends: the tasks left are cancelled and given a minute
   // of simulated time to finish (a cancelled task may still talk to its
   // peers).
@@ -101,6 +107,7 @@ struct SimWorld::Impl {
     cancel_all_tasks();
     for (Host& h : hosts) {
       net.set_current_host(h.index);
+      h.executor->run_queued();  // close() waits for their results, which only this thread makes
       if (!h.loop->is_closed()) h.loop->close();
     }
     hosts.clear();
@@ -108,17 +115,21 @@ struct SimWorld::Impl {
 
   struct Host {
     int index;
-    sim::SimBackend* backend;  // the loop's
+    sim::SimBackend* backend;    // the loop's
+    sim::SimExecutor* executor;  // the loop's default
     std::unique_ptr<EventLoop> loop;
   };
 
-  bool can_run(Host& h) { return LoopDriver::runnable(*h.loop) || h.backend->has_ready(); }
+  bool can_run(Host& h) {
+    return LoopDriver::runnable(*h.loop) || h.backend->has_ready() || h.executor->has_jobs();
+  }
   bool run(const std::function<bool()>& done, double until);
   bool round();
   double next_event();
   bool act();
 
   sim::Network net;
+  sim::Disk disk;
   std::shared_ptr<SimClock> clock;
   std::vector<Host> hosts;
   // The world's own timers (a fault plan's faults), by (when, order given).
@@ -135,6 +146,7 @@ bool SimWorld::Impl::round() {
   std::shuffle(order.begin(), order.end(), net.rng());
   for (Host* h : order) {
     net.set_current_host(h->index);
+    h->executor->run_round();
     LoopDriver::step(*h->loop);
   }
   return !order.empty();
@@ -167,7 +179,11 @@ int SimWorld::add_host(const std::string& name, const std::string& address) {
   const int index = w.net.add_host(name, address);
   auto backend = std::make_unique<sim::SimBackend>(w.net, index);
   sim::SimBackend* raw = backend.get();
-  w.hosts.push_back({index, raw, LoopDriver::make(std::move(backend), w.clock)});
+  std::unique_ptr<EventLoop> loop = LoopDriver::make(std::move(backend), w.clock);
+  auto executor = std::make_unique<sim::SimExecutor>();
+  sim::SimExecutor* jobs = executor.get();
+  loop->set_default_executor(std::move(executor));
+  w.hosts.push_back({index, raw, jobs, std::move(loop)});
   return index;
 }
 
@@ -194,6 +210,7 @@ void SimWorld::cancel_all_tasks() noexcept { impl_->cancel_all_tasks(); }
 void SimWorld::partition(int a, int b) { impl_->net.partition(a, b); }
 void SimWorld::heal(int a, int b) { impl_->net.heal(a, b); }
 void SimWorld::reset(int a, int b) { impl_->net.reset(a, b); }
+void SimWorld::set_disk_faults(int host, const DiskFaults& faults) { impl_->disk.set_faults(host, faults); }
 void SimWorld::slow(int a, int b, double seconds) { impl_->net.slow(a, b, seconds); }
 void SimWorld::at(double when, std::function<void()> action) {
   impl_->actions.emplace(std::make_pair(when, impl_->next_action++), std::move(action));
