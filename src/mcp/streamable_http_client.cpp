@@ -9,6 +9,7 @@
 
 #include <corio/errors.hpp>
 #include <corio/event.hpp>
+#include <corio/shield.hpp>
 #include <corio/sleep.hpp>
 
 #include "mcp/sse_events.hpp"
@@ -287,17 +288,24 @@ Coro<void> StreamableHttpClient::close() {
   link_->close();
   for (Task<void>& reader : readers_) reader.cancel();
   readers_.clear();
-  if (!link_->session_id.empty()) {
-    http::RequestOptions opts;
-    opts.headers.set("Mcp-Session-Id", link_->session_id);
-    try {
-      http::ClientResponse bye = co_await link_->http.del(link_->url, std::move(opts));
-      bye.release();
-    } catch (const std::exception&) {
-      // The server is gone already: its session with it.
+  // The DELETE and the pool's close run shielded, in a task of their own: a
+  // close() cancelled while it waits still ends the server's session and
+  // closes the connections (the cancellation sweep found both left open, and
+  // a second close() is a no-op).
+  auto end_session = [](std::shared_ptr<Link> link) -> Coro<void> {
+    if (!link->session_id.empty()) {
+      http::RequestOptions opts;
+      opts.headers.set("Mcp-Session-Id", link->session_id);
+      try {
+        http::ClientResponse bye = co_await link->http.del(link->url, std::move(opts));
+        bye.release();
+      } catch (const std::exception&) {
+        // The server is gone already: its session with it.
+      }
     }
-  }
-  co_await link_->http.close();
+    co_await link->http.close();
+  };
+  co_await shield(end_session(link_));
 }
 
 }  // namespace corio::mcp

@@ -15,7 +15,7 @@ std::uint64_t seed_of(const SimulationOptions& o) {
 }
 
 detail::SimWorldOptions world_options(const SimulationOptions& o) {
-  return {seed_of(o), o.latency, o.jitter, o.window, o.short_io};
+  return {seed_of(o), o.latency, o.jitter, o.window, o.short_io, o.loss};
 }
 
 }  // namespace

@@ -1,8 +1,13 @@
-// What the simulation's tests share: a line echo server.
+// What the simulation's tests share: a line echo server, and how a sweep's
+// report is checked.
 #pragma once
 
 #include <cstdint>
 #include <string>
+
+#include <gtest/gtest.h>
+
+#include <corio/testing/cancellation_sweep.hpp>
 
 #include <corio/server.hpp>
 #include <corio/streams.hpp>
@@ -23,6 +28,16 @@ inline corio::Coro<void> echo_lines(corio::StreamReader r, corio::StreamWriter w
 inline corio::Coro<void> echo_server(std::uint16_t port) {
   corio::Server server = co_await corio::start_server(echo_lines, "0.0.0.0", port);
   co_await server.serve_forever();
+}
+
+// The sweep found nothing, over at least min_points suspension points; the
+// count goes to the test's XML record ("points"), which is how the coverage
+// in docs/simulation.md is counted.
+inline void expect_clean(const corio::testing::SweepReport& report, int min_points) {
+  ::testing::Test::RecordProperty("points", report.points);
+  ::testing::Test::RecordProperty("woken_points", report.woken_points);
+  EXPECT_GE(report.points, min_points);
+  EXPECT_TRUE(report.ok()) << report.describe();
 }
 
 }  // namespace sim_support

@@ -22,6 +22,7 @@ struct SimWorldOptions {
   double jitter = 0.0;
   std::size_t window = 256 * 1024;
   bool short_io = false;
+  double loss = 0;
 };
 
 /// What a host's disk does to corio's file operations in a simulation
@@ -53,11 +54,17 @@ class SimWorld {
   // again (no host can run, nothing is on the wire, no timer is set).
   bool run(const std::function<bool()>& done, double until);
   double now() const noexcept;
+  // Cancels every host's tasks and runs until they end (a minute at most).
+  void cancel_all_tasks() noexcept;
 
   void partition(int a, int b);
   void heal(int a, int b);
   void reset(int a, int b);
   void set_disk_faults(int host, const DiskFaults& faults);
+  void slow(int a, int b, double seconds);
+  // Runs action when the clock reaches `when` (at once if it has), between
+  // the hosts' steps; actions due together run in the order given.
+  void at(double when, std::function<void()> action);
   std::uint64_t digest() const noexcept;
   // Simulated sockets not closed yet, on every host.
   std::size_t open_sockets() const noexcept;

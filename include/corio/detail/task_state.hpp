@@ -91,6 +91,9 @@ class TaskBase : public FutureStateBase, public ReadyNode {
   // suspended at its steps()-th suspension point (a cancellation sweep
   // counts them: corio::testing::cancellation_sweep).
   std::uint32_t steps() const noexcept { return steps_; }
+  // Whether its next step is queued: it was woken and has not run yet (the
+  // sweep's second cancel at each point lands in this window).
+  bool queued() const noexcept { return (task_flags_ & kQueued) != 0; }
   // The await chain an exception took out of the task's coroutines, innermost
   // first (recorded on the exception path only; empty if none).
   std::span<const AwaitSite> unwind_trace() const noexcept;

@@ -178,9 +178,9 @@ class WebSocket {
   [[nodiscard]] Coro<void> ping(std::string_view payload = {});
   [[nodiscard]] Coro<void> pong(std::string_view payload = {});  ///< unsolicited (pings are answered)
 
-  /// The closing handshake: sends a close frame (once), waits for the peer's
-  /// within close_timeout, closes the transport. code: 1000-4999 but the
-  /// reserved 1004-1006 and 1015 (ValueError); reason at most 123 bytes.
+  /// The closing handshake: sends a close frame (once), waits for the peer's within close_timeout
+  /// (or until cancelled), closes the transport. code: 1000-4999 but the reserved 1004-1006 and
+  /// 1015 (ValueError); reason at most 123 bytes.
   [[nodiscard]] Coro<void> close(int code = ws_close::normal, std::string_view reason = {});
   /// Closes the transport at once, without a close frame.
   void abort() noexcept;

@@ -91,7 +91,7 @@ class StreamableHttpClient final : public Transport {
   /// The server's session id ("" before initialize's answer).
   const std::string& session_id() const noexcept;
   /// Ends the session (DELETE, when there is one), stops reading the open
-  /// streams; receive() then reports EOF. Idempotent.
+  /// streams; receive() then reports EOF. Idempotent; a cancelled close() ends it all the same.
   Coro<void> close();
 
  private:

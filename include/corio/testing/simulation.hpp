@@ -13,11 +13,12 @@
 ///
 /// What is simulated: TCP streams between hosts (latency, jitter, a bounded
 /// window per connection, short reads and writes, refused and unreachable
-/// connects, FIN, resets, partitions), DNS (a host's name is its address),
-/// each host's default executor (to_thread and run_in_executor jobs run on
-/// the simulation's thread, in the host's turn, taking no virtual time) and
-/// faults of each host's disk in front of the real files (DiskFaults). Not
-/// yet: datagrams, Unix sockets, pipes and subprocesses.
+/// connects, FIN, resets, partitions), UDP datagrams (latency, reordering by
+/// jitter, loss), DNS (a host's name is its address), each host's default
+/// executor (to_thread and run_in_executor jobs run on the simulation's
+/// thread, in the host's turn, taking no virtual time) and faults of each
+/// host's disk in front of the real files (DiskFaults). Not yet: Unix
+/// sockets, pipes and subprocesses.
 #pragma once
 
 #include <cstdint>
@@ -43,6 +44,8 @@ struct SimulationOptions {
   /// Each send takes, and each read returns, a random part (at least a
   /// byte) of what it could: the code that loops over short counts runs.
   bool short_io = false;
+  /// The chance that a datagram is lost (each drawn from the seed).
+  double loss = 0.0;
 };
 
 /// What a host's disk does to corio's file operations (AsyncFile) there
@@ -90,6 +93,8 @@ class Simulation {
 
   /// Adds a host.
   Host& host(std::string name);
+  /// Every host, in the order added.
+  const std::deque<Host>& hosts() const noexcept { return hosts_; }
 
   /// Runs every host until `coro`, started on h, is done, and returns its
   /// result (or throws its exception). SimulationError if it cannot finish
@@ -113,6 +118,12 @@ class Simulation {
   /// Runs every host for `seconds` of simulated time.
   void run_for(double seconds);
 
+  /// Cancels every host's tasks and runs the hosts until those have ended
+  /// (a minute of simulated time at most), as the destructor does first.
+  /// Objects the tasks used (sessions, streams) can then be destroyed while
+  /// the hosts' loops are still open, as they must be.
+  void cancel_all_tasks() noexcept { world_.cancel_all_tasks(); }
+
   /// Simulated seconds since the start.
   double time() const noexcept { return world_.now(); }
   /// The seed this run draws from.
@@ -128,6 +139,11 @@ class Simulation {
   void partition(const Host& a, const Host& b) { world_.partition(a.index_, b.index_); }
   void heal(const Host& a, const Host& b) { world_.heal(a.index_, b.index_); }
   void reset(const Host& a, const Host& b) { world_.reset(a.index_, b.index_); }
+  /// A latency spike: `seconds` more one way between a and b, until slow(a, b, 0).
+  void slow(const Host& a, const Host& b, double seconds) { world_.slow(a.index_, b.index_, seconds); }
+  /// Runs `action` (a fault, say) when the simulated clock reaches `when`,
+  /// between the hosts' steps; testing/fault_plan.hpp schedules its faults so.
+  void at(double when, std::function<void()> action) { world_.at(when, std::move(action)); }
   /// Simulated sockets not closed yet, on every host.
   std::size_t open_sockets() const noexcept { return world_.open_sockets(); }
   /// The faults of h's disk from now on (none at first).

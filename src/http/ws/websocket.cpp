@@ -377,6 +377,12 @@ Coro<void> WebSocket::close(int code, std::string_view reason) {
     }
   } catch (const TimeoutError&) {
     s->end(ws_close::abnormal, "no close frame from the peer in time", true);
+  } catch (const CancelledError&) {
+    // Nobody will read the peer's close frame now: without this the socket
+    // stayed open until the WebSocket was destroyed (the cancellation sweep
+    // found it). Our close frame still goes out before the FIN.
+    s->end(ws_close::abnormal, "close() was cancelled", false);
+    throw;
   }
 }
 

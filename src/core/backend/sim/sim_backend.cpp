@@ -73,8 +73,15 @@ long SimBackend::finish_connect(int fd) noexcept {
   return s->connect_result == 1 ? -EINPROGRESS : s->connect_result;
 }
 
-long SimBackend::try_recvfrom(int, std::span<char>, SocketAddress*) noexcept { return -EOPNOTSUPP; }
-long SimBackend::try_sendto(int, std::string_view, const SocketAddress&) noexcept { return -EOPNOTSUPP; }
+long SimBackend::try_recvfrom(int fd, std::span<char> buf, SocketAddress* from) noexcept {
+  SimSocket* s = sock(fd);
+  return s != nullptr ? net_.recvfrom(*s, buf.data(), buf.size(), from) : -EBADF;
+}
+
+long SimBackend::try_sendto(int fd, std::string_view data, const SocketAddress& to) noexcept {
+  SimSocket* s = sock(fd);
+  return s != nullptr ? net_.sendto(*s, data.data(), data.size(), to) : -EBADF;
+}
 long SimBackend::try_read(int, std::span<char>) noexcept { return -EOPNOTSUPP; }
 long SimBackend::try_write(int, std::string_view) noexcept { return -EOPNOTSUPP; }
 

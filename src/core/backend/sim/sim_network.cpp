@@ -55,7 +55,7 @@ SimSocket* Network::find(int fd) noexcept {
 
 int Network::open(int family, int type, int /*protocol*/) noexcept {
   if (family != AF_INET && family != AF_INET6) return -EAFNOSUPPORT;  // Unix sockets are not simulated
-  if (type != SOCK_STREAM) return -EPROTONOSUPPORT;  // datagrams: not yet
+  if (type != SOCK_STREAM && type != SOCK_DGRAM) return -EPROTONOSUPPORT;
   const int fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);  // the number, never the file
   if (fd < 0) return -errno;
   try {
@@ -63,6 +63,7 @@ int Network::open(int family, int type, int /*protocol*/) noexcept {
     s->fd = fd;
     s->id = next_id_++;
     s->host = current_;
+    s->datagram = type == SOCK_DGRAM;
     sockets_.emplace(fd, std::move(s));
   } catch (...) {
     ::close(fd);
@@ -111,7 +112,7 @@ int Network::bind(int fd, const SocketAddress& addr) noexcept {
   std::uint16_t port = addr.port();
   for (auto& [other_fd, o] : sockets_) {
     if (port != 0 && o->host == s->host && o.get() != s && o->state != SimSocket::State::fresh &&
-        o->local.port() == port && o->state != SimSocket::State::connected) {
+        o->local.port() == port && o->state != SimSocket::State::connected && o->datagram == s->datagram) {
       return -EADDRINUSE;
     }
   }
@@ -135,8 +136,15 @@ int Network::listen(int fd, int backlog) noexcept {
   return 0;
 }
 
-int Network::connect_datagram(int fd, const SocketAddress&) noexcept {
-  return find(fd) != nullptr ? -EOPNOTSUPP : -ENOTSOCK;
+// It records the peer (binding to an ephemeral port first, as Linux does).
+int Network::connect_datagram(int fd, const SocketAddress& addr) noexcept {
+  SimSocket* s = find(fd);
+  if (s == nullptr) return -ENOTSOCK;
+  if (!s->datagram || s->state == SimSocket::State::closed) return -EINVAL;
+  if (s->state == SimSocket::State::fresh && bind(fd, host_address(s->host, 0)) < 0) return -EINVAL;
+  s->peer = addr;
+  s->has_peer = true;
+  return 0;
 }
 
 int Network::set_option(int fd, int level, int name, const void* value, socklen_t len) noexcept {
@@ -154,7 +162,7 @@ int Network::set_option(int fd, int level, int name, const void* value, socklen_
 int Network::address(int fd, bool peer, SocketAddress* out) noexcept {
   const SimSocket* s = find(fd);
   if (s == nullptr) return -ENOTSOCK;
-  if (peer && s->state != SimSocket::State::connected) return -ENOTCONN;
+  if (peer && s->state != SimSocket::State::connected && !s->has_peer) return -ENOTCONN;
   *out = peer ? s->peer : s->local;
   return 0;
 }
@@ -206,6 +214,7 @@ std::size_t Network::some_of(std::size_t n) noexcept {
 }
 
 long Network::recv(SimSocket& s, char* buf, std::size_t len) noexcept {
+  if (s.datagram) return recvfrom(s, buf, len, nullptr);  // connected or not, as recv(2)
   if (s.unread() > 0) {
     const std::size_t n = some_of(std::min(len, s.unread()));
     std::memcpy(buf, s.inbox.data() + s.inbox_off, n);
@@ -223,6 +232,7 @@ long Network::recv(SimSocket& s, char* buf, std::size_t len) noexcept {
 }
 
 long Network::send(SimSocket& s, const char* data, std::size_t len) noexcept {
+  if (s.datagram) return s.has_peer ? sendto(s, data, len, s.peer) : -EDESTADDRREQ;
   if (s.error != 0) return s.error;
   if (s.state != SimSocket::State::connected) return -ENOTCONN;
   if (s.shut_wr) return -EPIPE;
@@ -281,11 +291,13 @@ long Network::shutdown(SimSocket& s, int how) noexcept {
 }
 
 bool Network::readable(const SimSocket& s) const noexcept {
+  if (s.datagram) return !s.datagrams.empty();
   if (s.state == SimSocket::State::listening) return !s.accept_queue.empty();
   return s.unread() > 0 || s.eof || s.error != 0;
 }
 
 bool Network::writable(const SimSocket& s) const noexcept {
+  if (s.datagram) return true;  // a datagram is sent at once, or lost
   if (s.state == SimSocket::State::connecting) return s.connect_result != 1;
   if (s.state != SimSocket::State::connected) return s.error != 0;
   if (s.error != 0 || s.shut_wr) return true;

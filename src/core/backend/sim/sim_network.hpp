@@ -72,6 +72,10 @@ struct SimSocket {
   int connect_result = 1;  // 1: none yet; 0 or -errno once the handshake ends
   std::deque<SimSocket*> accept_queue;
   int backlog = 0;
+  // A datagram socket: what arrived and from whom; `peer` set by a connect().
+  bool datagram = false, has_peer = false;
+  std::deque<std::pair<std::string, SocketAddress>> datagrams;
+  std::size_t datagram_bytes = 0;  // in `datagrams`: past the window, arrivals are dropped
 
   std::size_t unread() const noexcept { return inbox.size() - inbox_off; }
 };
@@ -82,6 +86,7 @@ struct NetworkOptions {
   double jitter = 0.0;     // up to this much more per segment, drawn from the seed
   std::size_t window = 256 * 1024;  // bytes in flight + unread at the peer, per connection
   bool short_io = false;  // a send takes, a read returns, a random part of what it could
+  double loss = 0;        // the chance that a datagram is lost, drawn from the seed
 };
 
 // The network, and the thread's SocketSystem and Entropy while it lives:
@@ -118,6 +123,10 @@ class Network final : public SocketSystem, public Entropy {
   long shutdown(SimSocket& s, int how) noexcept;
   bool readable(const SimSocket& s) const noexcept;
   bool writable(const SimSocket& s) const noexcept;
+  // Datagrams (sim_datagram.cpp): sent whole, each on its own time (so
+  // jitter reorders them), lost at the `loss` rate and across a partition.
+  long sendto(SimSocket& s, const char* data, std::size_t len, const SocketAddress& to) noexcept;
+  long recvfrom(SimSocket& s, char* buf, std::size_t len, SocketAddress* from) noexcept;
 
   // ---- time ----
   double now() const noexcept { return now_; }
@@ -134,6 +143,8 @@ class Network final : public SocketSystem, public Entropy {
   void partition(int a, int b);
   void heal(int a, int b);
   void reset(int a, int b);
+  // Adds `seconds` to the one-way latency between a and b (0: back to normal).
+  void slow(int a, int b, double seconds);
 
   // A digest of every delivery so far (time, channel, kind, bytes): the same
   // seed and program give the same digest.
@@ -153,6 +164,16 @@ class Network final : public SocketSystem, public Entropy {
   void drop_socket(SimSocket& s) noexcept;
   bool cut(int a, int b) const noexcept;
   void note(const Channel& ch, const Channel::Segment& seg) noexcept;
+  void mix(const void* p, std::size_t n) noexcept;
+  double arrival(int from_host, int to_host) noexcept;
+  struct Datagram {
+    int to_host;
+    SocketAddress from, to;
+    std::string bytes;
+  };
+  void land(Datagram& d);
+  // The earlier of the next segment and the next datagram, delivered.
+  void deliver_next();
   std::size_t some_of(std::size_t n) noexcept;
 
   NetworkOptions options_;
@@ -167,7 +188,10 @@ class Network final : public SocketSystem, public Entropy {
   // Pending deliveries: (when, random tie-break, channel); each delivers its
   // channel's front segment, so that ties never reorder one channel's bytes.
   std::set<std::tuple<double, std::uint64_t, Channel*>> due_;
+  // Datagrams on their way, by (when, random tie-break).
+  std::map<std::pair<double, std::uint64_t>, Datagram> datagrams_due_;
   std::set<std::pair<int, int>> cuts_;
+  std::map<std::pair<int, int>, double> slow_;  // extra latency per pair of hosts
   std::vector<Channel*> held_;  // segments a partition stopped
   std::map<int, std::uint16_t> next_port_;
   std::uint64_t digest_ = 14695981039346656037ull;

@@ -23,29 +23,52 @@ Channel* Network::new_channel(SimSocket* from, SimSocket* to, int from_host, int
   return channels_.back().get();
 }
 
-// A segment arrives after the latency (and a seeded jitter), never before
-// one sent earlier on its channel.
-void Network::put(Channel& ch, Channel::Segment::Kind kind, std::string bytes) {
+// When something sent now from one host to another arrives: after the
+// latency, a latency spike's extra, and a seeded jitter.
+double Network::arrival(int from_host, int to_host) noexcept {
   double at = now_ + options_.latency;
+  if (!slow_.empty()) {
+    const auto extra = slow_.find({std::min(from_host, to_host), std::max(from_host, to_host)});
+    if (extra != slow_.end()) at += extra->second;
+  }
   if (options_.jitter > 0) at += std::uniform_real_distribution<double>(0, options_.jitter)(rng_);
-  at = std::max(at, ch.last_at);
+  return at;
+}
+
+// A segment arrives at its arrival time, never before one sent earlier on
+// its channel.
+void Network::put(Channel& ch, Channel::Segment::Kind kind, std::string bytes) {
+  const double at = std::max(arrival(ch.from_host, ch.to_host), ch.last_at);
   ch.last_at = at;
   ch.wire.push_back({kind, std::move(bytes), at});
   due_.emplace(at, rng_(), &ch);
 }
 
 double Network::next_delivery() const noexcept {
-  return due_.empty() ? std::numeric_limits<double>::infinity() : std::get<0>(*due_.begin());
+  const double inf = std::numeric_limits<double>::infinity();
+  return std::min(due_.empty() ? inf : std::get<0>(*due_.begin()),
+                  datagrams_due_.empty() ? inf : datagrams_due_.begin()->first.first);
 }
 
 void Network::advance_to(double t) {
-  while (!due_.empty() && std::get<0>(*due_.begin()) <= t) {
+  while (next_delivery() <= t) deliver_next();
+  now_ = std::max(now_, t);
+}
+
+void Network::deliver_next() {
+  const bool segment = datagrams_due_.empty() ||
+                       (!due_.empty() && std::make_pair(std::get<0>(*due_.begin()), std::get<1>(*due_.begin())) <
+                                             datagrams_due_.begin()->first);
+  if (segment) {
     const auto [at, tie, ch] = *due_.begin();
     due_.erase(due_.begin());
     now_ = std::max(now_, at);
     deliver(*ch);
+    return;
   }
-  now_ = std::max(now_, t);
+  auto node = datagrams_due_.extract(datagrams_due_.begin());
+  now_ = std::max(now_, node.key().first);
+  land(node.mapped());
 }
 
 bool Network::cut(int a, int b) const noexcept {
@@ -148,6 +171,14 @@ void Network::heal(int a, int b) {
   held_ = std::move(still);
 }
 
+void Network::slow(int a, int b, double seconds) {
+  if (seconds > 0) {
+    slow_[{std::min(a, b), std::max(a, b)}] = seconds;
+  } else {
+    slow_.erase({std::min(a, b), std::max(a, b)});
+  }
+}
+
 // Every connection between a and b dies at once: both ends read ECONNRESET,
 // and what was on the wire between them is lost.
 void Network::reset(int a, int b) {
@@ -165,11 +196,12 @@ void Network::reset(int a, int b) {
 }
 
 // FNV-1a over what arrives, in order: the run's fingerprint.
+void Network::mix(const void* p, std::size_t n) noexcept {
+  const auto* b = static_cast<const unsigned char*>(p);
+  for (std::size_t i = 0; i < n; ++i) digest_ = (digest_ ^ b[i]) * 1099511628211ull;
+}
+
 void Network::note(const Channel& ch, const Channel::Segment& seg) noexcept {
-  auto mix = [this](const void* p, std::size_t n) {
-    const auto* b = static_cast<const unsigned char*>(p);
-    for (std::size_t i = 0; i < n; ++i) digest_ = (digest_ ^ b[i]) * 1099511628211ull;
-  };
   mix(&seg.at, sizeof seg.at);
   mix(&ch.id, sizeof ch.id);
   mix(&seg.kind, sizeof seg.kind);

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <random>
 #include <vector>
 
@@ -84,14 +85,13 @@ class SimClock final : public Clock {
 
 struct SimWorld::Impl {
   explicit Impl(const SimWorldOptions& o)
-      : net({o.seed, o.latency, o.jitter, o.window, o.short_io}),
+      : net({o.seed, o.latency, o.jitter, o.window, o.short_io, o.loss}),
         disk(net, o.seed),
         clock(std::make_shared<SimClock>(net)) {}
-  ~Impl() {
-    // As corio::run() ends: the tasks left are cancelled and given a minute
-    // of simulated time to finish (a cancelled task may still talk to its
-    // peers), then the loops close, while the network still knows their
-    // sockets.
+  // As corio::run() ends: the tasks left are cancelled and given a minute
+  // of simulated time to finish (a cancelled task may still talk to its
+  // peers).
+  void cancel_all_tasks() noexcept {
     for (Host& h : hosts) LoopDriver::cancel_tasks(*h.loop);
     try {
       (void)run([this] { return std::none_of(hosts.begin(), hosts.end(), [](Host& h) {
@@ -99,8 +99,12 @@ struct SimWorld::Impl {
                 }); },
                 net.now() + 60);
     } catch (...) {
-      // A loop that throws here is closed below all the same.
+      // A loop that throws here is closed all the same.
     }
+  }
+  ~Impl() {
+    // Then the loops close, while the network still knows their sockets.
+    cancel_all_tasks();
     for (Host& h : hosts) {
       net.set_current_host(h.index);
       h.executor->run_queued();  // close() waits for their results, which only this thread makes
@@ -122,11 +126,15 @@ struct SimWorld::Impl {
   bool run(const std::function<bool()>& done, double until);
   bool round();
   double next_event();
+  bool act();
 
   sim::Network net;
   sim::Disk disk;
   std::shared_ptr<SimClock> clock;
   std::vector<Host> hosts;
+  // The world's own timers (a fault plan's faults), by (when, order given).
+  std::map<std::pair<double, std::uint64_t>, std::function<void()>> actions;
+  std::uint64_t next_action = 0;
 };
 
 // Step 1: the hosts that can run, each one iteration.
@@ -144,8 +152,21 @@ bool SimWorld::Impl::round() {
   return !order.empty();
 }
 
+// The world's actions that are due, before any host runs: false if none was.
+bool SimWorld::Impl::act() {
+  bool any = false;
+  while (!actions.empty() && actions.begin()->first.first <= net.now()) {
+    std::function<void()> action = std::move(actions.begin()->second);
+    actions.erase(actions.begin());
+    action();
+    any = true;
+  }
+  return any;
+}
+
 double SimWorld::Impl::next_event() {
   double t = net.next_delivery();
+  if (!actions.empty()) t = std::min(t, actions.begin()->first.first);
   for (Host& h : hosts) t = std::min(t, LoopDriver::next_timer(*h.loop));
   return t;
 }
@@ -173,7 +194,7 @@ bool SimWorld::run(const std::function<bool()>& done, double until) { return imp
 bool SimWorld::Impl::run(const std::function<bool()>& done, double until) {
   for (;;) {
     if (done()) return true;
-    if (round()) continue;
+    if (act() || round()) continue;
     const double t = next_event();  // step 2
     if (std::isinf(t)) return false;
     if (t > until) {
@@ -185,10 +206,15 @@ bool SimWorld::Impl::run(const std::function<bool()>& done, double until) {
 }
 
 double SimWorld::now() const noexcept { return impl_->net.now(); }
+void SimWorld::cancel_all_tasks() noexcept { impl_->cancel_all_tasks(); }
 void SimWorld::partition(int a, int b) { impl_->net.partition(a, b); }
 void SimWorld::heal(int a, int b) { impl_->net.heal(a, b); }
 void SimWorld::reset(int a, int b) { impl_->net.reset(a, b); }
 void SimWorld::set_disk_faults(int host, const DiskFaults& faults) { impl_->disk.set_faults(host, faults); }
+void SimWorld::slow(int a, int b, double seconds) { impl_->net.slow(a, b, seconds); }
+void SimWorld::at(double when, std::function<void()> action) {
+  impl_->actions.emplace(std::make_pair(when, impl_->next_action++), std::move(action));
+}
 std::uint64_t SimWorld::digest() const noexcept { return impl_->net.digest(); }
 std::size_t SimWorld::open_sockets() const noexcept { return impl_->net.open_sockets(); }
 
