@@ -1,15 +1,19 @@
-// What the simulation's tests share: a line echo server, and how a sweep's
-// report is checked.
+// What the simulation's tests share: a line echo server, a WebSocket echo
+// server, and how a sweep's report is checked.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include <gtest/gtest.h>
 
 #include <corio/testing/cancellation_sweep.hpp>
 
+#include <corio/http.hpp>
 #include <corio/server.hpp>
+#include <corio/sleep.hpp>
 #include <corio/streams.hpp>
 
 namespace sim_support {
@@ -27,6 +31,26 @@ inline corio::Coro<void> echo_lines(corio::StreamReader r, corio::StreamWriter w
 // Echoes lines on 0.0.0.0:port of its host until cancelled.
 inline corio::Coro<void> echo_server(std::uint16_t port) {
   corio::Server server = co_await corio::start_server(echo_lines, "0.0.0.0", port);
+  co_await server.serve_forever();
+}
+
+// Echoes each WebSocket message 5 ms after it came (so that a client's
+// receive() waits), on 0.0.0.0:8080/ws of its host until cancelled.
+inline corio::Coro<corio::http::Response> ws_echo(corio::http::Request& req) {
+  corio::http::WebSocket ws = co_await corio::http::WebSocketResponse::prepare(req);
+  while (std::optional<corio::http::WsMessage> msg = co_await ws.receive()) {
+    co_await corio::sleep(std::chrono::milliseconds(5));
+    co_await ws.send(*msg);
+  }
+  co_return corio::http::Response{};
+}
+
+inline corio::Coro<void> ws_service() {
+  corio::http::ServerOptions quiet;
+  quiet.access_log = nullptr;
+  corio::http::Server server(quiet);
+  server.get("/ws", ws_echo);
+  co_await server.start("0.0.0.0", 8080);
   co_await server.serve_forever();
 }
 

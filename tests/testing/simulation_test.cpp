@@ -481,21 +481,6 @@ Coro<int> client(double seconds) {
 // byte: the same digest twice.
 namespace secrets {
 
-Coro<corio::http::Response> ws_echo(corio::http::Request& req) {
-  corio::http::WebSocket ws = co_await corio::http::WebSocketResponse::prepare(req);
-  while (std::optional<corio::http::WsMessage> msg = co_await ws.receive()) co_await ws.send(*msg);
-  co_return corio::http::Response{};
-}
-
-Coro<void> ws_service() {
-  corio::http::ServerOptions quiet;
-  quiet.access_log = nullptr;
-  corio::http::Server server(quiet);
-  server.get("/ws", ws_echo);
-  co_await server.start("0.0.0.0", 8080);
-  co_await server.serve_forever();
-}
-
 // A WebSocket echo (client keys and masks), then a sum through the service,
 // which asks the tool server in its MCP session (a session id).
 Coro<std::string> client() {
@@ -517,7 +502,7 @@ std::uint64_t run() {
   auto& service = sim.host("service");
   auto& user = sim.host("client");
   tools.spawn(system3::tool_server());
-  tools.spawn(ws_service());
+  tools.spawn(sim_support::ws_service());
   service.spawn(system3::service());
   sim.run_for(1);
   EXPECT_EQ(sim.run_until_complete(user, client()), "masked by the client 5");

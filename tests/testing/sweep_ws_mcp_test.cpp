@@ -39,24 +39,6 @@ void require(bool ok, const std::string& what) {
 
 // A WebSocket's connect, send and receive cancelled anywhere; the next
 // connection to the same server echoes.
-Coro<corio::http::Response> ws_echo(corio::http::Request& req) {
-  corio::http::WebSocket ws = co_await corio::http::WebSocketResponse::prepare(req);
-  while (std::optional<corio::http::WsMessage> msg = co_await ws.receive()) {
-    co_await corio::sleep(5ms);  // the client's receive() waits
-    co_await ws.send(*msg);
-  }
-  co_return corio::http::Response{};
-}
-
-Coro<void> ws_service() {
-  corio::http::ServerOptions quiet;
-  quiet.access_log = nullptr;
-  corio::http::Server server(quiet);
-  server.get("/ws", ws_echo);
-  co_await server.start("0.0.0.0", 8080);
-  co_await server.serve_forever();
-}
-
 Coro<void> ws_round_trip(std::shared_ptr<corio::http::ClientSession> session, std::string text) {
   corio::http::WebSocket ws = co_await session->ws_connect("http://10.0.0.1:8080/ws");
   co_await ws.send_str(text);
@@ -67,7 +49,7 @@ Coro<void> ws_round_trip(std::shared_ptr<corio::http::ClientSession> session, st
 
 TEST(SweepWebSocket, ConnectSendReceiveClose) {
   const SweepReport report = cancellation_sweep([](Simulation& sim) {
-    sim.host("server").spawn(ws_service());
+    sim.host("server").spawn(sim_support::ws_service());
     auto session = std::make_shared<corio::http::ClientSession>();
     auto after = [session]() -> Coro<void> {
       co_await ws_round_trip(session, "second");
@@ -105,7 +87,7 @@ void ws_sweep(std::function<Coro<void>(std::shared_ptr<WsSide>)> op,
               std::function<Coro<void>(std::shared_ptr<WsSide>)> after, int min_points,
               corio::testing::SimulationOptions options = {}) {
   expect_clean(cancellation_sweep([&](Simulation& sim) {
-    sim.host("server").spawn(ws_service());
+    sim.host("server").spawn(sim_support::ws_service());
     auto side = std::make_shared<WsSide>();
     auto& client = sim.host("client");
     client.spawn(ws_open(side));
@@ -197,7 +179,7 @@ Coro<std::string> ws_client_under_faults() {
 TEST(SweepWebSocket, EchoesUnderRandomFaultPlans) {
   using corio::testing::FaultPlan;
   auto scenario = [](Simulation& sim) {
-    sim.host("server").spawn(ws_service());
+    sim.host("server").spawn(sim_support::ws_service());
     return sim.run_until_complete(sim.host("client"), ws_client_under_faults(), 120);
   };
   for (std::uint64_t seed = 1; seed <= 20; ++seed) {
