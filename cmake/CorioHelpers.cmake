@@ -69,6 +69,15 @@ function(corio_add_layer name)
     else()
       corio_target_shared_pch(${target})
     endif()
+    if(CORIO_UNITY_BUILD)
+      # A batch includes its .cpp files as g++ includes headers, so their
+      # anonymous-namespace types draw -Wsubobject-linkage, a warning about
+      # headers (tests/docs says the same of its generated code).
+      set_target_properties(${target} PROPERTIES UNITY_BUILD ON)
+      if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+        target_compile_options(${target} PRIVATE -Wno-subobject-linkage)
+      endif()
+    endif()
     set_property(GLOBAL APPEND PROPERTY CORIO_COMPILED_LAYERS ${name})
   else()
     message(STATUS "corio: layer '${name}' has no sources yet (INTERFACE library)")
