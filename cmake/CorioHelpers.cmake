@@ -26,7 +26,7 @@ function(corio_target_warnings target)
   endif()
 endfunction()
 
-# corio_add_layer(<name> [ROOMS <folder>...] [DEPENDS <layer>...] [PUBLIC_LIBS <lib>...]
+# corio_add_layer(<name> [UNITY] [ROOMS <folder>...] [DEPENDS <layer>...] [PUBLIC_LIBS <lib>...]
 #                 [PRIVATE_LIBS <lib>...])
 #
 # One library per layer of DESIGN.md: target corio_<name>, alias corio::<name>,
@@ -38,10 +38,13 @@ endfunction()
 # include directory, for headers internal to the library. A layer with no .cpp yet is an INTERFACE
 # library, so the tree configures while a layer is still being written.
 #
+# UNITY: the layer is compiled in batches when CORIO_UNITY_BUILD is on (its
+# hot files left out one by one: SKIP_UNITY_BUILD_INCLUSION).
+#
 # Layers must be added in dependency order (core first); the order is kept for
 # the link line of corio.pc and for tests/CMakeLists.txt.
 function(corio_add_layer name)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "" "" "ROOMS;DEPENDS;PUBLIC_LIBS;PRIVATE_LIBS")
+  cmake_parse_arguments(PARSE_ARGV 1 arg "UNITY" "" "ROOMS;DEPENDS;PUBLIC_LIBS;PRIVATE_LIBS")
   if(arg_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "corio_add_layer(${name}): unknown arguments ${arg_UNPARSED_ARGUMENTS}")
   endif()
@@ -68,6 +71,15 @@ function(corio_add_layer name)
       corio_target_pch(${target})
     else()
       corio_target_shared_pch(${target})
+    endif()
+    if(CORIO_UNITY_BUILD AND arg_UNITY)
+      # A batch includes its .cpp files as g++ includes headers, so their
+      # anonymous-namespace types draw -Wsubobject-linkage, a warning about
+      # headers (tests/docs says the same of its generated code).
+      set_target_properties(${target} PROPERTIES UNITY_BUILD ON)
+      if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+        target_compile_options(${target} PRIVATE -Wno-subobject-linkage)
+      endif()
     endif()
     set_property(GLOBAL APPEND PROPERTY CORIO_COMPILED_LAYERS ${name})
   else()

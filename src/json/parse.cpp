@@ -56,12 +56,14 @@ nlohmann::json parse_json(std::string_view text, const JsonLimits& limits) {
                                                    std::to_string(limits.max_depth) + " levels");
   }
   if (s.stop == ScanResult::Stop::nul) {
-    throw JsonError(JsonError::Kind::syntax, "a NUL byte at byte " + std::to_string(s.at));
+    throw JsonError(JsonError::Kind::syntax, "a NUL byte at byte " + std::to_string(s.at), s.at);
   }
   try {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
-    throw JsonError(JsonError::Kind::syntax, "syntax error at byte " + std::to_string(e.byte));
+    // e.byte counts from 1: the byte the parser stopped at.
+    const std::size_t at = e.byte > 0 ? e.byte - 1 : 0;
+    throw JsonError(JsonError::Kind::syntax, "syntax error at byte " + std::to_string(at), at);
   } catch (const nlohmann::json::exception&) {
     // out_of_range: a number too large for a double ("1e9999").
     throw JsonError(JsonError::Kind::syntax, "a number out of range");

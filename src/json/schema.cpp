@@ -260,32 +260,59 @@ class Validator {
     }
   }
 
+  // In the declared order (schema.hpp), when the schema gives one: each
+  // listed property checked or found missing, as pydantic walks a model's
+  // fields; then the required ones it left out, then the value's others.
   void check_object(const json& schema, const json& value) {
-    if (const auto req = schema.find("required"); req != schema.end() && req->is_array()) {
-      for (const json& name : *req) {
-        if (name.is_string() && !value.contains(name.get<std::string>())) {
-          at_.push_back(name);
-          fail(value, "missing", fmt::format("missing required property \"{}\"", name.get<std::string>()),
-               "Field required", {}, at_.size() - 1);
-          at_.pop_back();
-        }
+    const json& order = list_at(schema, detail::kFieldOrder);
+    const json& required = list_at(schema, "required");
+    const auto in = [](const json& list, const json& name) {
+      return std::find(list.begin(), list.end(), name) != list.end();
+    };
+    for (const json& name : order) {
+      if (!name.is_string()) continue;
+      if (const auto it = value.find(name.get<std::string>()); it != value.end()) {
+        check_property(schema, it.key(), *it);
+      } else if (in(required, name)) {
+        missing(value, name);
       }
     }
+    for (const json& name : required) {
+      if (name.is_string() && !in(order, name) && !value.contains(name.get<std::string>())) missing(value, name);
+    }
+    for (const auto& [key, v] : value.items()) {
+      if (!in(order, key)) check_property(schema, key, v);
+    }
+  }
+
+  // schema[key] when it is a list, else an empty one.
+  static const json& list_at(const json& schema, const char* key) {
+    static const json kNone = json::array();
+    const auto it = schema.find(key);
+    return it != schema.end() && it->is_array() ? *it : kNone;
+  }
+
+  void missing(const json& object, const json& name) {
+    at_.push_back(name);
+    fail(object, "missing", fmt::format("missing required property \"{}\"", name.get<std::string>()),
+         "Field required", {}, at_.size() - 1);
+    at_.pop_back();
+  }
+
+  void check_property(const json& schema, const std::string& key, const json& v) {
     const auto props = schema.find("properties");
     const auto extra = schema.find("additionalProperties");
-    for (const auto& [key, v] : value.items()) {
-      at_.emplace_back(key);
-      if (props != schema.end() && props->is_object() && props->contains(key)) {
-        check((*props)[key], v);
-      } else if (extra != schema.end()) {
-        if (extra->is_boolean() && !extra->get<bool>()) {
-          fail(v, "extra_forbidden", "is not an allowed property", "Extra inputs are not permitted");
-        } else {
-          check(*extra, v);
-        }
+    at_.emplace_back(key);
+    if (props != schema.end() && props->is_object() && props->contains(key)) {
+      check((*props)[key], v);
+    } else if (extra != schema.end()) {
+      if (extra->is_boolean() && !extra->get<bool>()) {
+        fail(v, "extra_forbidden", "is not an allowed property", "Extra inputs are not permitted");
+      } else {
+        check(*extra, v);
       }
-      at_.pop_back();
     }
+    at_.pop_back();
   }
 
   // How many problems value has against schema, without recording them.

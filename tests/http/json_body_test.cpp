@@ -1,7 +1,8 @@
 // JSON request validation on the server: Request::json_as<T>() (the
 // struct's field list as its schema, then decoded) and Request::json(schema)
 // for a raw schema; a body that does not match is a 422 listing every
-// problem in FastAPI's shape, through the server's error hook.
+// problem in FastAPI's shape, in the fields' declared order, through the
+// server's error hook; one that is not JSON (or none) FastAPI's 422 too.
 #include <nlohmann/json.hpp>
 
 #include <corio/http/client.hpp>
@@ -81,6 +82,8 @@ Coro<Response> rename(Request& req) {
   co_return Response::text("renamed to " + body["to"].get<std::string>());
 }
 
+Coro<Response> echo_json(Request& req) { co_return Response::json(co_await req.json()); }
+
 // An API's error hook: the status, and what the error said, as JSON.
 Response wrapped(const Request&, const HTTPException& e) {
   return Response::json({{"status", e.status()}, {"said", json::parse(e.body())}}, e.status());
@@ -114,14 +117,11 @@ Coro<void> validation_body() {
   EXPECT_EQ(r.headers().get_or("Content-Type", ""), "application/json");
   const json answer = json::parse(co_await r.text());
   EXPECT_EQ(answer, json::parse(R"({"detail": [
-      {"type": "missing", "loc": ["body", "address", "city"], "msg": "Field required", "input": {}},
-      {"type": "int_type", "loc": ["body", "age"], "msg": "Input should be a valid integer", "input": "old"},
       {"type": "string_type", "loc": ["body", "name"], "msg": "Input should be a valid string", "input": 7},
+      {"type": "int_type", "loc": ["body", "age"], "msg": "Input should be a valid integer", "input": "old"},
+      {"type": "missing", "loc": ["body", "address", "city"], "msg": "Field required", "input": {}},
       {"type": "string_type", "loc": ["body", "tags", 0], "msg": "Input should be a valid string", "input": 1}]})"))
-      << "every problem in FastAPI's shape (in the body's key order, as nlohmann keeps it)";
-
-  r = co_await post(s, server.port(), "/signup", "{not json");
-  EXPECT_EQ(r.status(), 400) << "not JSON at all is json()'s 400";
+      << "every problem in FastAPI's shape, in the fields' declared order (pydantic's)";
 
   r = co_await post(s, server.port(), "/rename", R"({"to": "bob"})");
   EXPECT_EQ(co_await r.text(), "renamed to bob");
@@ -137,6 +137,51 @@ Coro<void> validation_body() {
 }
 
 TEST(HttpJsonBody, JsonAsAndRawSchemasAnswer422WithEveryProblem) { run_bounded(validation_body()); }
+
+// pydantic walks a model's fields in their declared order, a missing one
+// where it stands; the body's other keys come after.
+Coro<void> declared_order_body() {
+  Server server(quiet());
+  co_await start_api(server);
+  ClientSession s;
+  ClientResponse r = co_await post(s, server.port(), "/signup", R"({"zzz": 1, "tags": "x", "name": "ada"})");
+  EXPECT_EQ(r.status(), 422);
+  const json answer = json::parse(co_await r.text());
+  json locs = json::array();
+  for (const json& e : answer["detail"]) locs.push_back(e["loc"]);
+  EXPECT_EQ(locs, json::parse(R"([["body", "age"], ["body", "address"], ["body", "tags"]])"));
+  co_await s.close();
+  co_await server.shutdown(1s);
+}
+
+TEST(HttpJsonBody, ProblemsComeInTheFieldsDeclaredOrder) { run_bounded(declared_order_body()); }
+
+// A body that is not JSON is FastAPI's 422 json_invalid, at the byte where
+// the parser stopped (Python's JSONDecodeError.pos there); none is a 422
+// missing; both for json_as and json(schema). json() alone stays a 400.
+Coro<void> not_json_body() {
+  Server server(quiet());
+  server.post("/plain", echo_json);
+  co_await start_api(server);
+  ClientSession s;
+  for (const char* path : {"/signup", "/rename"}) {
+    ClientResponse r = co_await post(s, server.port(), path, R"({"name": "ada", "age": })");
+    EXPECT_EQ(r.status(), 422) << path;
+    EXPECT_EQ(json::parse(co_await r.text()), json::parse(R"({"detail": [{"type": "json_invalid",
+        "loc": ["body", 23], "msg": "JSON decode error", "input": {},
+        "ctx": {"error": "syntax error at byte 23"}}]})")) << path;
+    r = co_await post(s, server.port(), path, "");
+    EXPECT_EQ(r.status(), 422) << path;
+    EXPECT_EQ(json::parse(co_await r.text()), json::parse(R"({"detail": [{"type": "missing",
+        "loc": ["body"], "msg": "Field required", "input": null}]})")) << path;
+  }
+  ClientResponse r = co_await post(s, server.port(), "/plain", "{not json");
+  EXPECT_EQ(r.status(), 400) << "json() without a schema: not JSON is a 400";
+  co_await s.close();
+  co_await server.shutdown(1s);
+}
+
+TEST(HttpJsonBody, ABodyThatIsNotJsonIsFastApis422) { run_bounded(not_json_body()); }
 
 Coro<void> hooked_body() {
   Server server(quiet());

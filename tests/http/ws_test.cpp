@@ -1,7 +1,10 @@
 // WebSocket end to end over loopback, corio's server and corio's client:
 // messages both ways with and without permessage-deflate, fragments,
-// subprotocols, the closing handshake in both directions, and the HTTP
-// server's timeouts leaving a live WebSocket alone.
+// subprotocols, the closing handshake in both directions, the HTTP
+// server's timeouts leaving a live WebSocket alone, and the server's
+// shutdown closing a handler's WebSocket (1001; virtual time).
+#include <corio/testing/virtual_clock.hpp>
+
 #include "http/client_support.hpp"
 #include "http/ws_support.hpp"
 
@@ -247,6 +250,56 @@ TEST(WebSocket, WssOverCoriosTls) {
   corio_http_test::TempDir dir;
   if (!corio_http_test::make_certificates(dir.path())) GTEST_SKIP() << "the openssl tool is missing";
   run_bounded(wss_body(&dir));
+}
+
+// Virtual time: a shutdown (a Ctrl-C) starts the closing handshake (1001)
+// on a WebSocket its handler owns (WebSocketResponse::prepare), and waits
+// for a peer that never answers only ws_shutdown_timeout (1 s), not the
+// shutdown's deadline (10 s): the handler's receive() then ends (1006).
+Coro<void> prepared_stalled_peer_shutdown_body() {
+  WsOptions sopts;
+  EchoServer es(sopts);
+  co_await es.server.start("127.0.0.1", 0);
+  RawClient peer = co_await raw_ws(es.server.port());  // never answers
+  const double t0 = corio::get_running_loop().time();
+  co_await es.server.shutdown();
+  const double took = corio::get_running_loop().time() - t0;
+  EXPECT_GE(took, 1.0);
+  EXPECT_LT(took, 1.5) << "not the shutdown's 10 s deadline";
+  EXPECT_EQ(es.seen.close_code, 1006) << es.seen.close_reason;
+  const WsEvent goodbye = co_await read_server_frame(peer.reader);
+  EXPECT_EQ(goodbye.kind, WsEvent::Kind::close);
+  EXPECT_EQ(goodbye.code, 1001);
+  peer.writer.close();
+}
+
+TEST(WebSocket, ShutdownWaitsForAHandlersStalledPeerOnlyTheShutdownTimeout) {
+  auto clock = std::make_shared<corio::testing::VirtualClock>();
+  corio::run(prepared_stalled_peer_shutdown_body(), {.clock = clock});
+}
+
+// A peer that answers the server's close: the handler's pending receive()
+// returns with the close, and the shutdown ends at once.
+Coro<void> prepared_answering_peer_shutdown_body() {
+  WsOptions sopts;
+  EchoServer es(sopts);
+  co_await es.server.start("127.0.0.1", 0);
+  RawClient peer = co_await raw_ws(es.server.port());
+  const double t0 = corio::get_running_loop().time();
+  corio::Task<void> shutdown = corio::create_task(es.server.shutdown());
+  const WsEvent goodbye = co_await read_server_frame(peer.reader);
+  EXPECT_EQ(goodbye.kind, WsEvent::Kind::close);
+  EXPECT_EQ(goodbye.code, 1001);
+  peer.writer.write(client_frame(Opcode::close, std::string("\x03\xe9", 2)));  // 1001 back
+  co_await shutdown;
+  EXPECT_LT(corio::get_running_loop().time() - t0, 0.5);
+  EXPECT_EQ(es.seen.close_code, 1001) << es.seen.close_reason;
+  peer.writer.close();
+}
+
+TEST(WebSocket, ShutdownClosesAHandlersWebSocketWithItsPeer) {
+  auto clock = std::make_shared<corio::testing::VirtualClock>();
+  corio::run(prepared_answering_peer_shutdown_body(), {.clock = clock});
 }
 
 }  // namespace

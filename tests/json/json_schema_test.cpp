@@ -34,6 +34,23 @@ TEST(Schema, Types) {
   EXPECT_NE(problems(false, 1), "");
 }
 
+// The problems' order: the declared one where the schema gives it (what
+// json_as<T> validates with), each missing field where it stands and the
+// value's other properties after; without it, missing first, then by name.
+TEST(Schema, ProblemsFollowTheDeclaredFieldOrder) {
+  json schema = json::parse(R"({"type": "object",
+      "properties": {"z": {"type": "integer"}, "m": {"type": "integer"}, "a": {"type": "integer"}},
+      "required": ["z", "m", "a"], "additionalProperties": false})");
+  const json value = json::parse(R"({"a": "x", "b": 1, "z": "x"})");
+  EXPECT_EQ(problems(schema, value),
+            "/: missing required property \"m\"; /a: must be of type integer, not string; "
+            "/b: is not an allowed property; /z: must be of type integer, not string; ");
+  schema[corio::http::detail::kFieldOrder] = {"z", "m", "a"};
+  EXPECT_EQ(problems(schema, value),
+            "/z: must be of type integer, not string; /: missing required property \"m\"; "
+            "/a: must be of type integer, not string; /b: is not an allowed property; ");
+}
+
 TEST(Schema, ObjectsRequiredPropertiesAndAdditional) {
   const json schema = json::parse(R"({
     "type": "object",

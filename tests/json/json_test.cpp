@@ -1,6 +1,7 @@
 // parse_json (corio/json/parse.hpp): JSON from a peer within a depth and a
 // size limit. 100,000 levels overflowed the stack in a copy before the limit;
-// now each is an error and the process lives. Its users in the http layer
+// now each is an error and the process lives; a syntax error says where it
+// is. Its users in the http layer
 // are tested in tests/http/json_limits_test.cpp.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -53,6 +54,26 @@ TEST(Json, SizeNulAndGarbageAreErrorsInOurOwnWords) {
     ADD_FAILURE() << "accepted";
   } catch (const JsonError& e) {
     EXPECT_EQ(std::string(e.what()).find("json.exception"), std::string::npos) << e.what();
+  }
+}
+
+// Where a syntax error was found, as Python's JSONDecodeError.pos says for
+// the same text (FastAPI's json_invalid loc): the byte the parser stopped at.
+TEST(Json, ASyntaxErrorSaysItsOffset) {
+  const std::pair<const char*, std::size_t> cases[] = {
+      {"", 0}, {" ", 1}, {"{", 1}, {"{\"a\": }", 6}, {"{\"a\":1,}", 7}, {"[1,2] x", 6}, {"[1 2]", 3}};
+  for (const auto& [text, python_pos] : cases) {
+    try {
+      parse_json(text);
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const JsonError& e) {
+      EXPECT_EQ(e.offset(), python_pos) << text;
+    }
+  }
+  try {
+    parse_json(std::string("[1,\0]", 5));
+  } catch (const JsonError& e) {
+    EXPECT_EQ(e.offset(), 3u) << "a NUL's own byte";
   }
 }
 

@@ -8,9 +8,11 @@
 ///       co_return Response::text(f.city);
 ///     }
 ///
-/// Not JSON: HTTPException(400). JSON that does not match the struct's
-/// schema: HTTPException(422) with every problem in FastAPI's shape (see
-/// Request::json(schema)); both through the server's error hook.
+/// JSON that does not match the struct's schema: HTTPException(422) with
+/// every problem in FastAPI's shape, in the order the fields are declared
+/// (as pydantic's); a body that is not JSON, or none: a 422 json_invalid or
+/// missing, as FastAPI's (see Request::json(schema)); both through the
+/// server's error hook.
 ///
 /// Request::query_as<T>() is the same for the query string, as FastAPI's
 /// query parameter models: each listed field read from the parameter of its
@@ -49,14 +51,14 @@ namespace corio::http {
 template <class T>
 Coro<T> Request::json_as() {
   // Built once per type: the schema depends on T only.
-  static const nlohmann::json schema = json_schema_of<T>();
+  static const nlohmann::json schema = checking_schema_of<T>();
   const nlohmann::json body = co_await json(schema);
   co_return decode_json<T>(body);
 }
 
 template <class T>
 T Request::query_as() const {
-  static const nlohmann::json schema = json_schema_of<T>();
+  static const nlohmann::json schema = checking_schema_of<T>();
   return decode_json<T>(detail::query_object(query(), schema));
 }
 

@@ -6,7 +6,7 @@
 /// <!-- doc: fragment in corio::http -->
 ///     Coro<Response> create_user(Request& req) {
 ///       nlohmann::json body = co_await req.json();      // 400 if it is not JSON (json.hpp's limits)
-///       User user = co_await req.json_as<User>();       // and 422 if it is not a User (json_as.hpp)
+///       User user = co_await req.json_as<User>();       // or: 422 if it is not a User (json_as.hpp)
 ///       std::string_view id = req.param("id");          // /users/{id}
 ///       co_return Response::json(nlohmann::json{{"id", id}, {"name", user.name}}, 201);
 ///     }
@@ -223,10 +223,16 @@ class Request {
   /// does not match is HTTPException(422) with a JSON body listing every
   /// problem in FastAPI's shape, {"detail": [{"type": "int_type", "loc":
   /// ["body", "days"], "msg": "Input should be a valid integer", "input":
-  /// "3"}, ...]} (error_details in json_schema.hpp).
+  /// "3"}, ...]} (error_details in json_schema.hpp). As FastAPI, a body
+  /// that is not JSON is a 422 too, {"type": "json_invalid", "loc": ["body",
+  /// 17], "msg": "JSON decode error", "input": {}, "ctx": {"error": "syntax
+  /// error at byte 17"}} (17: the byte where the parser stopped), and an
+  /// empty one {"type": "missing", "loc": ["body"], "msg": "Field required",
+  /// "input": null}; JSON over json.hpp's limits stays a 400.
   Coro<nlohmann::json> json(nlohmann::json schema);
   /// The body as a T whose fields are listed (json_fields.hpp): json() with
-  /// T's schema, then decoded. Defined in json_as.hpp (include it).
+  /// T's schema (its problems in the fields' declared order), then decoded.
+  /// Defined in json_as.hpp (include it).
   template <class T>
   Coro<T> json_as();
   /// The next piece of the body as it arrives; "" once it is all read.

@@ -144,7 +144,8 @@ struct ServerOptions {
   /// connection's window is 16 of those (1 MiB by default).
   std::uint32_t initial_window_size = 65'535;
   /// On shutdown() (a Ctrl-C under run_until_signal), how long a WebSocket
-  /// served by a handler set (ws_handlers.hpp) waits for the peer's answer to
+  /// (a handler set's, ws_handlers.hpp, or one a handler owns,
+  /// WebSocketResponse::prepare) waits for the peer's answer to
   /// the close frame the server sends (1001, going away) before it drops the
   /// connection: the shorter of this and the route's close_timeout, so that
   /// a stalled peer does not hold the shutdown for the whole close_timeout

@@ -39,7 +39,9 @@
 ///
 /// Heartbeat (WsOptions::heartbeat): when the peer has sent nothing for that
 /// long, a ping; no answer within half of it, and the connection is aborted
-/// (close code 1006). The HTTP server's timeouts do not apply to a WebSocket.
+/// (close code 1006). The HTTP server's timeouts do not apply to a WebSocket;
+/// its shutdown() closes one (1001), waiting for the peer's answer only
+/// ServerOptions::ws_shutdown_timeout (1 s by default).
 ///
 /// One task receives at a time; others may send, ping and close meanwhile
 /// (close() then lets the receiving task read the peer's close frame).

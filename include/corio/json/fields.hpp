@@ -76,6 +76,7 @@
 #include <nlohmann/json.hpp>
 
 #include <corio/json/constraints.hpp>
+#include <corio/json/schema.hpp>
 
 namespace corio::http {
 
@@ -173,7 +174,9 @@ struct is_string_map : std::false_type {};
 template <class T>
 struct is_string_map<std::map<std::string, T>> : std::true_type {};
 
-template <class T>
+// Ordered: with each object's declared order (schema.hpp's field order
+// keyword), for the validation, not for the schema a peer reads.
+template <class T, bool Ordered = false>
 nlohmann::json schema_of();
 
 // A bound as its keyword's value: 0, not 0.0, where it is whole.
@@ -212,31 +215,34 @@ void add_constraints(nlohmann::json& property, const F& one) {
   }
 }
 
-template <class T>
+template <class T, bool Ordered>
 nlohmann::json object_schema() {
   nlohmann::json schema = {{"type", "object"}, {"properties", nlohmann::json::object()}};
   nlohmann::json required = nlohmann::json::array();
+  nlohmann::json order = nlohmann::json::array();
   std::apply(
       [&](const auto&... f) {
         const auto add = [&](const auto& one) {
           using Member = std::remove_cvref_t<decltype(std::declval<T&>().*(one.member))>;
-          nlohmann::json property = schema_of<Member>();
+          nlohmann::json property = schema_of<Member, Ordered>();
           if (one.description[0] != '\0') property["description"] = one.description;
           add_constraints<T, Member>(property, one);
           schema["properties"][one.name] = std::move(property);
           if (!is_optional<Member>::value && !one.rules.optional) required.push_back(one.name);
+          order.push_back(one.name);
         };
         (add(f), ...);
       },
       field_list<T>());
   if (!required.empty()) schema["required"] = std::move(required);
+  if constexpr (Ordered) schema[kFieldOrder] = std::move(order);
   return schema;
 }
 
-template <class T>
+template <class T, bool Ordered>
 nlohmann::json schema_of() {
   if constexpr (is_optional<T>::value) {
-    return schema_of<typename T::value_type>();
+    return schema_of<typename T::value_type, Ordered>();
   } else if constexpr (std::is_same_v<T, std::string>) {
     return {{"type", "string"}};
   } else if constexpr (std::is_same_v<T, bool>) {
@@ -246,14 +252,14 @@ nlohmann::json schema_of() {
   } else if constexpr (std::is_floating_point_v<T>) {
     return {{"type", "number"}};
   } else if constexpr (is_vector<T>::value) {
-    return {{"type", "array"}, {"items", schema_of<typename T::value_type>()}};
+    return {{"type", "array"}, {"items", schema_of<typename T::value_type, Ordered>()}};
   } else if constexpr (is_string_map<T>::value) {
-    return {{"type", "object"}, {"additionalProperties", schema_of<typename T::mapped_type>()}};
+    return {{"type", "object"}, {"additionalProperties", schema_of<typename T::mapped_type, Ordered>()}};
   } else if constexpr (std::is_same_v<T, nlohmann::json>) {
     return nlohmann::json::object();
   } else {
     static_assert(has_fields<T>::value, "a field's type needs Fields<T> or a `fields` member (json_fields.hpp)");
-    return object_schema<T>();
+    return object_schema<T, Ordered>();
   }
 }
 
@@ -293,6 +299,14 @@ T decode(const nlohmann::json& j) {
 template <class T>
 nlohmann::json json_schema_of() {
   return detail::schema_of<T>();
+}
+
+/// json_schema_of<T>() with each object's fields in their declared order
+/// (schema.hpp), so that its problems are reported in that order, as
+/// pydantic's are: what json_as<T> and query_as<T> validate with.
+template <class T>
+nlohmann::json checking_schema_of() {
+  return detail::schema_of<T, true>();
 }
 
 /// A T from JSON that json_schema_of<T>() has accepted (validate() first:

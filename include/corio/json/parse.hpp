@@ -46,13 +46,20 @@ class JsonError : public std::runtime_error {
  public:
   /// Why: not JSON, nested deeper than max_depth, longer than max_size.
   enum class Kind { syntax, too_deep, too_large };
-  /// An error of kind with message as its what().
-  JsonError(Kind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
+  /// An error of kind with message as its what(), found at byte offset `at`.
+  JsonError(Kind kind, const std::string& message, std::size_t at = 0)
+      : std::runtime_error(message), kind_(kind), offset_(at) {}
   /// Why the JSON was not accepted.
   Kind kind() const noexcept { return kind_; }
+  /// A syntax error's byte offset in the text, where the parser stopped (0
+  /// for the text's size): Python's JSONDecodeError.pos for most errors
+  /// (FastAPI's 422 json_invalid loc), where Python points at the start of
+  /// a broken string or literal instead.
+  std::size_t offset() const noexcept { return offset_; }
 
  private:
   Kind kind_;
+  std::size_t offset_;
 };
 
 /// text parsed as JSON within limits; JsonError if it is not JSON or is

@@ -29,6 +29,14 @@
 /// string_pattern_mismatch, too_short, too_long, extra_forbidden; the
 /// combinators and false schemas are a value_error).
 ///
+/// Problems come in the order of the object's properties: a property's
+/// problems (or its "missing") where the property stands in the order of
+/// corio's own annotation keyword "x-corio-field-order" (a list of names:
+/// the declared order, which json_as<T> and query_as<T> give, json_fields.hpp,
+/// as pydantic reports a model's fields), the other properties after it;
+/// without the keyword, the required ones missing first, then the others by
+/// name (a nlohmann::json object keeps no other order).
+///
 /// The walk's depth is the schema's (which the program wrote), not the
 /// value's, so a peer's value cannot make it recurse deeper than that.
 ///
@@ -63,5 +71,10 @@ std::vector<std::string> validate(const nlohmann::json& schema, const nlohmann::
 /// The same problems in FastAPI's 422 shape (the list under "detail"), each
 /// "loc" starting with where ("body", "query", "path"); empty when valid.
 nlohmann::json error_details(const nlohmann::json& schema, const nlohmann::json& value, std::string_view where);
+
+namespace detail {
+/// The keyword that gives an object's properties their order (above).
+inline constexpr const char* kFieldOrder = "x-corio-field-order";
+}  // namespace detail
 
 }  // namespace corio::http

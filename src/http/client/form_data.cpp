@@ -28,7 +28,7 @@ std::string random_boundary() {
 
 // A name or filename in a quoted-string the way the HTML standard's
 // multipart/form-data encoding does it.
-std::string quoted(std::string_view s) {
+std::string form_quoted(std::string_view s) {
   std::string out = "\"";
   for (char ch : s) {
     if (ch == '"') {
@@ -46,8 +46,8 @@ std::string quoted(std::string_view s) {
 
 std::string part_head(const std::string& boundary, std::string_view name,
                       const std::string* filename, std::string_view content_type) {
-  std::string head = "--" + boundary + "\r\nContent-Disposition: form-data; name=" + quoted(name);
-  if (filename) head += "; filename=" + quoted(*filename);
+  std::string head = "--" + boundary + "\r\nContent-Disposition: form-data; name=" + form_quoted(name);
+  if (filename) head += "; filename=" + form_quoted(*filename);
   head += "\r\n";
   if (!content_type.empty()) {
     std::string type(content_type);

@@ -95,8 +95,37 @@ Coro<nlohmann::json> Request::json() {
   }
 }
 
+namespace {
+
+HTTPException unprocessable(nlohmann::json problem) {
+  return HTTPException::json(422, {{"detail", nlohmann::json::array({std::move(problem)})}});
+}
+
+// A body the schema is to check, as FastAPI reads a declared body: none is a
+// 422 "missing", text that is not JSON a 422 "json_invalid" at the byte the
+// parser stopped (FastAPI's routing.py builds the same entry from Python's
+// JSONDecodeError; ctx.error is corio's words, not Python's), and JSON over
+// the parser's limits a 400, as FastAPI answers a body it cannot read.
+nlohmann::json body_to_check(const std::string& body) {
+  if (body.empty()) {
+    throw unprocessable({{"type", "missing"}, {"loc", {"body"}}, {"msg", "Field required"}, {"input", nullptr}});
+  }
+  try {
+    return parse_json(body);
+  } catch (const JsonError& e) {
+    if (e.kind() != JsonError::Kind::syntax) throw HTTPException(400, std::string("the body is not accepted: ") + e.what());
+    throw unprocessable({{"type", "json_invalid"},
+                         {"loc", {"body", e.offset()}},
+                         {"msg", "JSON decode error"},
+                         {"input", nlohmann::json::object()},
+                         {"ctx", {{"error", e.what()}}}});
+  }
+}
+
+}  // namespace
+
 Coro<nlohmann::json> Request::json(nlohmann::json schema) {
-  nlohmann::json body = co_await json();
+  nlohmann::json body = body_to_check(co_await read());
   nlohmann::json problems = error_details(schema, body, "body");
   if (problems.empty()) co_return body;
   throw HTTPException::json(422, {{"detail", std::move(problems)}});

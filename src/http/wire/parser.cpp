@@ -33,12 +33,10 @@ std::size_t saturating_add(std::size_t a, std::size_t b) noexcept {
                                                           : a + b;
 }
 
-constexpr bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
-
 // "HTTP/1.x" gives x; another HTTP-version is 505, anything else 400.
 int parse_version(std::string_view v) {
-  if (v.size() != 8 || v.substr(0, 5) != "HTTP/" || !is_digit(v[5]) || v[6] != '.' ||
-      !is_digit(v[7])) {
+  if (v.size() != 8 || v.substr(0, 5) != "HTTP/" || !syntax::is_digit(v[5]) || v[6] != '.' ||
+      !syntax::is_digit(v[7])) {
     throw ParseError(400, "malformed HTTP version");
   }
   if (v[5] != '1') throw ParseError(505, "HTTP version " + std::string(v.substr(5)) + " is not supported");
@@ -95,7 +93,7 @@ StatusLine split_status_line(std::string_view line) {
   }
   StatusLine sl{parse_version(line.substr(0, 8)), 0, {}};
   for (std::size_t i = 9; i < 12; ++i) {
-    if (!is_digit(line[i])) throw ParseError(400, "the status code is not three digits");
+    if (!syntax::is_digit(line[i])) throw ParseError(400, "the status code is not three digits");
     sl.status = sl.status * 10 + (line[i] - '0');
   }
   if (sl.status < 100) throw ParseError(400, "status code below 100");

@@ -30,6 +30,8 @@ inline constexpr bool is_field_char(unsigned char c) noexcept {
 
 inline constexpr bool is_ows(char c) noexcept { return c == ' ' || c == '\t'; }
 
+inline constexpr bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
+
 inline std::string_view trim_ows(std::string_view s) noexcept {
   while (!s.empty() && is_ows(s.front())) s.remove_prefix(1);
   while (!s.empty() && is_ows(s.back())) s.remove_suffix(1);

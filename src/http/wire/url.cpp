@@ -12,6 +12,8 @@
 
 #include <corio/errors.hpp>
 
+#include "http/wire/syntax.hpp"
+
 namespace corio::http {
 
 namespace {
@@ -26,9 +28,8 @@ constexpr char kHex[] = "0123456789ABCDEF";
 }
 
 constexpr bool is_alpha(char c) noexcept { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-constexpr bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
 constexpr bool is_unreserved(char c) noexcept {
-  return is_alpha(c) || is_digit(c) || c == '-' || c == '.' || c == '_' || c == '~';
+  return is_alpha(c) || syntax::is_digit(c) || c == '-' || c == '.' || c == '_' || c == '~';
 }
 constexpr char lower(char c) noexcept { return (c >= 'A' && c <= 'Z') ? char(c + 32) : c; }
 
@@ -93,7 +94,7 @@ std::uint16_t parse_port(std::string_view text, std::string_view port, std::stri
   if (port.empty()) return default_port_of(scheme);
   unsigned value = 0;
   for (char c : port) {
-    if (!is_digit(c) || value > 65535) invalid(text, "the port is not a number in 1..65535");
+    if (!syntax::is_digit(c) || value > 65535) invalid(text, "the port is not a number in 1..65535");
     value = value * 10 + static_cast<unsigned>(c - '0');
   }
   if (value == 0 || value > 65535) invalid(text, "the port is not a number in 1..65535");
@@ -246,7 +247,7 @@ std::string percent_encode(std::string_view text, bool form) {
 
 std::string percent_decode(std::string_view text, bool form) {
   auto hex = [&](char c) -> int {
-    if (is_digit(c)) return c - '0';
+    if (syntax::is_digit(c)) return c - '0';
     c = lower(c);
     if (c >= 'a' && c <= 'f') return c - 'a' + 10;
     throw ValueError("bad percent-escape in '" + std::string(text.substr(0, 100)) + "'");

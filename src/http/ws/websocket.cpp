@@ -175,14 +175,17 @@ void WsState::end(int close_code, std::string why, bool abort_transport) {
     rare_->heartbeat->cancel();
     rare_->heartbeat.reset();
   }
+  if (rare_) rare_->server_tie.reset();  // last: the tie may be what called us
 }
 
 }  // namespace detail
 
 WebSocket::WebSocket(StreamReader reader, StreamWriter writer, detail::WsSetup setup) {
   const std::optional<std::chrono::milliseconds> period = setup.options.heartbeat;
+  Request* const taken_from = setup.taken_from;
   s_ = std::make_shared<WsState>(std::move(reader), std::move(writer), std::move(setup));
   if (period) s_->rare().heartbeat.emplace(create_task(heartbeat_loop(s_, *period), "ws-heartbeat"));
+  if (taken_from != nullptr) detail::tie_to_server(*s_, *taken_from);
 }
 
 static_assert(std::is_nothrow_move_constructible_v<WebSocket> && !std::is_copy_constructible_v<WebSocket>,

@@ -1,11 +1,15 @@
 // WebSocketResponse (see websocket.hpp): the server's side of the opening
-// handshake (RFC 6455 section 4.2), then the connection is the WebSocket's.
+// handshake (RFC 6455 section 4.2), then the connection is the WebSocket's,
+// tied to the server's shutdown.
 #include <algorithm>
 
+#include <corio/event_loop.hpp>
+#include <corio/handle.hpp>
 #include <corio/http/request.hpp>
 #include <corio/http/response.hpp>
 #include <corio/http/websocket.hpp>
 
+#include "http/server/server_connection.hpp"
 #include "http/ws/ws_handshake.hpp"
 #include "http/ws/ws_session.hpp"
 
@@ -78,11 +82,71 @@ WsAccept accept_handshake(const Request& req, WsOptions opts) {
   return a;
 }
 
+namespace {
+
+// A prepared WebSocket as one of its server's adopted connections
+// (lifetime rule 6 in server_connection.hpp), with the taken connection's
+// max_connections slot. Its state owns it (WsRare::server_tie) until the
+// connection ends; it holds the state's address only.
+class ServerTie : public Adopted {
+ public:
+  ServerTie(WsState& s, corio::detail::ServerSlot slot) noexcept
+      : Adopted(&ServerTie::on_server_end, std::move(slot)), s_(s) {}
+  ServerTie(const ServerTie&) = delete;
+  ServerTie& operator=(const ServerTie&) = delete;
+  ~ServerTie() {
+    if (timer_) timer_.cancel();
+  }
+
+  // Graceful (shutdown()): our close frame, then the peer's within the
+  // shorter of ws_shutdown_timeout and close_timeout; a receive() waiting
+  // meanwhile returns with the peer's close, or with 1006 when the time is
+  // up. Also when a close() of the handler's already runs: its wait ends
+  // then too. Not graceful (close(), or the deadline passed): at once.
+  static void on_server_end(Adopted* adopted, bool graceful) noexcept {
+    auto* tie = static_cast<ServerTie*>(adopted);
+    if (graceful) {
+      try {
+        tie->say_goodbye();
+        return;
+      } catch (...) {
+        // Out of memory: ended at once.
+      }
+    }
+    tie->s_.end(ws_close::going_away, "server closed", true);  // lets the tie go
+  }
+
+ private:
+  void say_goodbye() {
+    s_.send_close(ws_close::going_away, "server shutting down");
+    const std::chrono::milliseconds within = std::min(ws_shutdown_timeout(), s_.settings().close_timeout);
+    timer_ = get_running_loop().call_later(within, [this] {
+      timer_ = TimerHandle();
+      s_.end(ws_close::abnormal, "no close frame from the peer in time", true);  // lets the tie go
+    });
+  }
+
+  WsState& s_;
+  TimerHandle timer_;  // the goodbye's deadline
+};
+
+}  // namespace
+
+void tie_to_server(WsState& s, Request& req) {
+  HttpConnection& conn = connection_of(req);
+  const std::shared_ptr<ServerTie> tie = std::make_shared<ServerTie>(s, conn.give_slot());
+  s.rare().server_tie = tie;
+  LoopServer& server = conn.loop_server();
+  server.adopt(tie.get());
+  if (server.stopping()) ServerTie::on_server_end(tie.get(), true);
+}
+
 }  // namespace detail
 
 Coro<WebSocket> WebSocketResponse::prepare(Request& req, WsOptions opts) {
   detail::WsAccept a = detail::accept_handshake(req, std::move(opts));
   auto [reader, writer] = co_await req.take_connection(std::move(a.answer));
+  a.setup.taken_from = &req;
   co_return WebSocket(std::move(reader), std::move(writer), std::move(a.setup));
 }
 

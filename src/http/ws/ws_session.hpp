@@ -30,6 +30,9 @@ struct WsSetup {
   WsOptions options;
   std::string protocol;
   std::optional<DeflateAgreement> deflate;
+  // WebSocketResponse::prepare()'s request: the WebSocket made from this
+  // setup is tied to that request's server (tie_to_server).
+  Request* taken_from = nullptr;
 };
 
 // The server's half of the opening handshake (ws_server.cpp): the 101 to
@@ -39,6 +42,12 @@ struct WsAccept {
   WsSetup setup;
 };
 WsAccept accept_handshake(const Request& req, WsOptions opts);
+// A WebSocket its handler owns (WebSocketResponse::prepare) joins the
+// connections req's server ends (ws_server.cpp), so that a shutdown closes
+// it (1001) and waits for its peer only ServerOptions::ws_shutdown_timeout,
+// as it does for a handler set's (ws_served.cpp). Also when the server is
+// already shutting down: then its close starts at once.
+void tie_to_server(WsState& s, Request& req);
 
 // What a receive() step leaves the coroutine to do (WsState::step).
 enum class WsStep { message, wait, drain, ended };
@@ -62,6 +71,9 @@ struct WsRare {
   std::string reason;
   Event finished;  // set when the connection ends
   std::optional<Task<void>> heartbeat;
+  // A prepared WebSocket's place among its server's connections
+  // (tie_to_server), let go when the connection ends.
+  std::shared_ptr<void> server_tie;
 };
 
 // Kept for the connection's life, so kept small: no frame or payload buffer
