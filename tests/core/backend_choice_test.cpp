@@ -1,6 +1,9 @@
 // Which backend a loop runs on: RunOptions::backend, CORIO_BACKEND over it,
 // and a word in debug mode when what runs is not what was asked for.
+#include <unistd.h>
+
 #include <cstdlib>
+#include <fstream>
 #include <optional>
 #include <string>
 
@@ -8,8 +11,6 @@
 #include <gtest/gtest.h>
 
 #include <corio/event_loop.hpp>
-
-#include <fstream>
 
 #include "core/backend/choose.hpp"
 #include "core/backend/io_uring/probe.hpp"
@@ -119,7 +120,10 @@ TEST(BackendChoice, BestIsEpollWhenTheKernelLacksDeferredTaskRunning) {
 corio::detail::BackendChoice choice_with_io_uring_off(corio::Backend wanted) {
   ScopedBackendEnv env(nullptr);
   corio::detail::IoUringProbeInputs in;
-  in.disabled_path = ::testing::TempDir() + "io_uring_disabled_2";
+  // A file of this process's own: ctest runs the tests that share this
+  // setup in parallel, and one truncating it while the other read it made
+  // the reader find no setting (io_uring on).
+  in.disabled_path = ::testing::TempDir() + "io_uring_disabled_2." + std::to_string(::getpid());
   std::ofstream(in.disabled_path) << "2\n";
   return corio::detail::make_backend(wanted, in);
 }
