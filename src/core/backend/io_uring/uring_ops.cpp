@@ -158,6 +158,7 @@ const char* UringBackend::chunk_data(const Conn& c, const Chunk& k) noexcept {
 void UringBackend::consumed(Conn& c, const Chunk& k) noexcept {
   if (k.bid == kOwnBuffer) {
     c.own_queued = false;
+    give_back_own_buffer(c);
   } else {
     bufs_.give_back(k.bid);
   }
@@ -368,6 +369,37 @@ SendQueue& UringBackend::new_send_queue(Conn& c) {
     send_spares_.pop_back();
   }
   return *c.out;
+}
+
+// A starved stream's buffer for its next one-shot receive: a spare, or a new one.
+char* UringBackend::take_own_buffer(Conn& c) {
+  if (!c.rare) c.rare = std::make_unique<Rare>();
+  if (!c.rare->own) {
+    if (own_spares_.empty()) {
+      c.rare->own = std::make_unique<char[]>(kOwnBufferSize);
+    } else {
+      c.rare->own = std::move(own_spares_.back());
+      own_spares_.pop_back();
+    }
+    ++own_buffers_;
+  }
+  return c.rare->own.get();
+}
+
+// The own buffer's bytes were read (or none came): it goes to the spares,
+// and the stream's Rare goes, so that the Conn is back to its idle size.
+// Only once no receive into it is in the ring.
+void UringBackend::give_back_own_buffer(Conn& c) noexcept {
+  if (!c.rare || !c.rare->own || c.own_armed || c.own_queued) return;
+  --own_buffers_;
+  if (own_spares_.size() < kOwnSpares) {
+    try {
+      own_spares_.push_back(std::move(c.rare->own));
+    } catch (const std::bad_alloc&) {
+      // No room to keep it: it is freed below.
+    }
+  }
+  c.rare.reset();  // only streams have own buffers, and a stream's Rare holds nothing else
 }
 
 // Drained (or failed): the queue goes to the spares with its buffers, unless
