@@ -5,6 +5,7 @@
 // the same Client gets its own reply, not the cancelled one's (redis-py
 // #2665), the next subscribe() its own confirmation, and no host keeps
 // sockets, tasks or timers the uncancelled run did not.
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -16,6 +17,8 @@
 #include <gtest/gtest.h>
 
 #include <corio/gather.hpp>
+#include <corio/sleep.hpp>
+#include <corio/task.hpp>
 #include <corio/redis.hpp>
 
 #include "testing/sim_redis_support.hpp"
@@ -110,6 +113,22 @@ TEST(SweepRedis, ClientCommandsOnAnOpenConnection) {
   redis_sweep(get_and_set, client_after, open_client, 2);
 }
 
+Coro<void> open_client_with_timeout(std::shared_ptr<Side> side) {
+  redis::ClientOptions o = options();
+  o.command_timeout = std::chrono::seconds(1);
+  side->client.emplace(co_await redis::Client::connect(o));
+}
+
+// The same under a command_timeout: the await goes through wait_for, whose
+// cancellation must not be taken for a timeout (that would close the
+// connection; here it stays, in step).
+TEST(SweepRedis, ClientCommandsUnderACommandTimeout) {
+  redis_sweep(get_and_set, [](std::shared_ptr<Side> side) -> Coro<void> {
+    require(side->client->is_connected(), "the connection was closed");
+    co_await client_after(side);
+  }, open_client_with_timeout, 2);
+}
+
 // ---- pipelining -----------------------------------------------------------------------------
 
 Coro<long long> incr(redis::Client* r, std::string key) {
@@ -143,9 +162,14 @@ Coro<void> pool_command(std::shared_ptr<Side> side) {
   require(v.str == "yes", "pooled GET: '" + v.str + "'");
 }
 
+// Both clients answer in step: the first one's commands in flight make
+// get() pick the other.
 Coro<void> pool_after(std::shared_ptr<Side> side) {
   if (!side->pool) side->pool.emplace(co_await redis::Pool::create(options(), 2));
-  for (std::size_t i = 0; i < side->pool->size(); ++i) co_await in_step(side->pool->get());
+  corio::Task<void> first = corio::create_task(in_step(side->pool->get()));
+  co_await corio::sleep(std::chrono::seconds(0));
+  co_await in_step(side->pool->get());
+  co_await first;
   side->pool.reset();
 }
 
@@ -191,7 +215,7 @@ Coro<void> subscriber_after(std::shared_ptr<Side> side) {
 }
 
 TEST(SweepRedis, SubscriberSubscribeNextUnsubscribe) {
-  redis_sweep(subscribe_next_unsubscribe, subscriber_after, open_subscriber, 4);
+  redis_sweep(subscribe_next_unsubscribe, subscriber_after, open_subscriber, 3);
 }
 
 }  // namespace
