@@ -1,7 +1,7 @@
 // The reply reader's object functions: hiredis's own (0.14) allocate an
 // array's element slots for the count the server announces, so 13 bytes,
 // `*100000000\r\n`, cost 800 MB. Ours build the same redisReply trees
-// (hiredis's pub/sub code reads them) but grow an array's slots with the
+// (ReplyParser turns them into Replies) but grow an array's slots with the
 // elements that arrive, and refuse a reply past the client's limits.
 //
 // A reply's size is the bytes of its strings plus kElementCost per element
