@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -16,6 +17,11 @@
 #include <corio/streams.hpp>
 
 namespace sim_redis {
+
+// A sweep's scenario fails by throwing (the sweep reports what it says).
+inline void require(bool ok, const std::string& what) {
+  if (!ok) throw std::runtime_error(what);
+}
 
 struct Conn {
   corio::StreamWriter w;

@@ -9,7 +9,6 @@
 #include <functional>
 #include <memory>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -29,13 +28,10 @@ using corio::testing::Simulation;
 using corio::testing::SweepRun;
 using corio::testing::cancellation_sweep;
 using sim_support::expect_clean;
+using sim_redis::require;
 namespace redis = corio::redis;
 
 namespace {
-
-void require(bool ok, const std::string& what) {
-  if (!ok) throw std::runtime_error(what);
-}
 
 redis::ClientOptions options() {
   redis::ClientOptions o;
