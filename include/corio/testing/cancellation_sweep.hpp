@@ -37,6 +37,9 @@ struct SweepRun {
   Simulation::Host* host = nullptr;     ///< where the operation runs
   std::function<Coro<void>()> operation;  ///< the operation under test
   std::function<Coro<void>()> after;    ///< the next operation on the same objects (may be empty)
+  /// Simulated seconds the operation, and then `after`, may take each
+  /// (a daily job's needs a day).
+  double limit = 3600;
 };
 
 struct SweepReport {
