@@ -274,7 +274,7 @@ TEST(SweepMcpStdio, CallTool) {
       s->client.reset();
     };
     return SweepRun{&host, op, after};
-  }), 2);
+  }), 1);
 }
 
 // The whole session cancelled anywhere (spawn, initialize, a call, the
