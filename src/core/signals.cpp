@@ -9,6 +9,10 @@
 // Order of operations, so that a handled signal is never unblocked while
 // nothing reads it: add() blocks the signal before the fd watches it;
 // remove() unwatches it, discards what is pending, then unblocks it.
+//
+// A simulation's loop (Source::simulation) keeps the handlers only: no
+// mask, no signalfd; the simulation calls deliver() from a callback it
+// queues on the loop, the path the signalfd's reader takes.
 #include "signals.hpp"
 
 #include <pthread.h>

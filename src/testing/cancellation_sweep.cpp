@@ -15,7 +15,7 @@ namespace {
 // Summed over every host: a cancel on a client can leak on its server
 // (a handler left waiting, a connection never closed).
 struct Residue {
-  std::size_t sockets = 0, tasks = 0, timers = 0, io_waits = 0;
+  std::size_t sockets = 0, tasks = 0, timers = 0, io_waits = 0, programs = 0;
 };
 
 constexpr std::pair<const char*, std::size_t Residue::*> kResidue[] = {
@@ -23,10 +23,12 @@ constexpr std::pair<const char*, std::size_t Residue::*> kResidue[] = {
     {"tasks alive", &Residue::tasks},
     {"timers set", &Residue::timers},
     {"socket waits parked", &Residue::io_waits},
+    {"programs running", &Residue::programs},
 };
 
 Residue residue_of(const Simulation& sim) {
   Residue left{sim.open_sockets()};
+  left.programs = sim.running_programs();
   for (const Simulation::Host& h : sim.hosts()) {
     const LoopStats stats = h.loop().stats();
     left.tasks += stats.tasks_alive;

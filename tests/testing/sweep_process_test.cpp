@@ -34,12 +34,9 @@ using corio::Coro;
 using corio::testing::Simulation;
 using corio::testing::SweepRun;
 using sim_support::expect_clean;
+using sim_support::require;
 
 namespace {
-
-void require(bool ok, const std::string& what) {
-  if (!ok) throw std::runtime_error(what);
-}
 
 // ---- Unix sockets ---------------------------------------------------------------------------
 
@@ -155,12 +152,13 @@ TEST(SimProcess, AProgramRunsAsAChildWithPipes) {
   EXPECT_THROW(sim.run_until_complete(host, corio::create_subprocess_exec("absent", {})), std::system_error);
 }
 
-Coro<int> exit_code(std::vector<std::string> args, bool terminate) {
+// The sleeper's returncode once terminate() was sent to it.
+Coro<int> exit_code_on_sigterm(std::vector<std::string> args) {
   std::string program = "sleeper";
   corio::SubprocessOptions options;
   corio::Process p = co_await corio::create_subprocess_exec(std::move(program), std::move(args), options);
   co_await corio::sleep(10ms);
-  if (terminate) p.terminate();
+  p.terminate();
   co_return co_await p.wait();
 }
 
@@ -168,12 +166,13 @@ TEST(SimProcess, SignalsRunTheProgramsHandlerOrEndIt) {
   Simulation sim({.seed = 2});
   add_programs(sim);
   auto& host = sim.host("host");
-  EXPECT_EQ(sim.run_until_complete(host, exit_code({}, true)), 3) << "its handler ended it";
-  EXPECT_EQ(sim.run_until_complete(host, exit_code({"plain"}, true)), -SIGTERM);
+  EXPECT_EQ(sim.run_until_complete(host, exit_code_on_sigterm({})), 3) << "its handler ended it";
+  EXPECT_EQ(sim.run_until_complete(host, exit_code_on_sigterm({"plain"})), -SIGTERM);
 }
 
 // create_subprocess_exec and communicate cancelled anywhere: the dropped
-// Process kills its child, whose pipes close; the next child answers.
+// Process's pipes close, so the child, its stdin at EOF and its stdout
+// gone, ends of itself (nothing leaks); the next child answers.
 TEST(SweepProcess, CreateSubprocessExecAndCommunicate) {
   expect_clean(corio::testing::cancellation_sweep([](Simulation& sim) {
     add_programs(sim);
@@ -182,12 +181,45 @@ TEST(SweepProcess, CreateSubprocessExecAndCommunicate) {
   }), 1);
 }
 
-// The Process outlives the operation: wait() cancelled anywhere leaves it
-// usable (the child is not signalled), and the next wait() sees the end
-// terminate() asked for.
+// A child with no handler for SIGTERM, terminated: cancelled anywhere, the
+// Process stays usable (a cancel signals nobody, as subprocess.hpp says),
+// so the next operation can end the child and hear how it ended.
 struct Child {
   std::optional<corio::Process> process;
 };
+
+Coro<void> terminate_plain_sleeper(std::shared_ptr<Child> c) {
+  std::string program = "sleeper";
+  std::vector<std::string> args{"plain"};
+  corio::SubprocessOptions options;
+  corio::Process p = co_await corio::create_subprocess_exec(std::move(program), std::move(args), options);
+  c->process.emplace(p);
+  co_await corio::sleep(10ms);
+  p.terminate();
+  const int code = co_await p.wait();
+  require(code == -SIGTERM, "the sleeper exited " + std::to_string(code));
+}
+
+Coro<void> kill_if_running(std::shared_ptr<Child> c) {
+  if (!c->process) co_return;
+  if (!c->process->returncode()) c->process->kill();
+  const int code = co_await c->process->wait();
+  require(code == -SIGTERM || code == -SIGKILL, "the sleeper exited " + std::to_string(code));
+  c->process.reset();
+}
+
+TEST(SweepProcess, TerminateAndWaitLeaveTheProcessUsable) {
+  expect_clean(corio::testing::cancellation_sweep([](Simulation& sim) {
+    add_programs(sim);
+    auto c = std::make_shared<Child>();
+    return SweepRun{&sim.host("host"), [c] { return terminate_plain_sleeper(c); },
+                    [c] { return kill_if_running(c); }};
+  }), 2);
+}
+
+// The Process outlives the operation: wait() cancelled anywhere leaves it
+// usable (the child is not signalled), and the next wait() sees the end
+// terminate() asked for.
 
 Coro<void> start_sleeper(std::shared_ptr<Child> c) {
   std::string program = "sleeper";

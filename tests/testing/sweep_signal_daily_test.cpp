@@ -28,13 +28,11 @@ using corio::Coro;
 using corio::testing::Simulation;
 using corio::testing::SweepRun;
 using sim_support::expect_clean;
+using sim_support::quiet;
+using sim_support::require;
 namespace http = corio::http;
 
 namespace {
-
-void require(bool ok, const std::string& what) {
-  if (!ok) throw std::runtime_error(what);
-}
 
 // ---- signals ------------------------------------------------------------------------------
 
@@ -51,12 +49,6 @@ TEST(SimSignal, ReachesTheHandlerOfItsHostOnly) {
   EXPECT_EQ(heard, 1);
   EXPECT_TRUE(a.loop().remove_signal_handler(SIGUSR1));
   EXPECT_FALSE(sim.signal(a, SIGUSR1));
-}
-
-http::ServerOptions quiet() {
-  http::ServerOptions options;
-  options.access_log = nullptr;
-  return options;
 }
 
 Coro<http::Response> slow(http::Request&) {

@@ -30,19 +30,11 @@ using corio::Coro;
 using corio::testing::Simulation;
 using corio::testing::SweepRun;
 using sim_support::expect_clean;
+using sim_support::quiet;
+using sim_support::require;
 namespace http = corio::http;
 
 namespace {
-
-void require(bool ok, const std::string& what) {
-  if (!ok) throw std::runtime_error(what);
-}
-
-http::ServerOptions quiet() {
-  http::ServerOptions options;
-  options.access_log = nullptr;
-  return options;
-}
 
 // ---- ClientSession::upgrade ---------------------------------------------------------------
 

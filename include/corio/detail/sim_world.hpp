@@ -77,6 +77,8 @@ class SimWorld {
   std::uint64_t digest() const noexcept;
   // Simulated sockets not closed yet, on every host.
   std::size_t open_sockets() const noexcept;
+  // Programs' children that have not exited yet.
+  std::size_t running_programs() const noexcept;
 
  private:
   struct Impl;

@@ -167,6 +167,8 @@ class Simulation {
   }
   /// Simulated sockets not closed yet, on every host.
   std::size_t open_sockets() const noexcept { return world_.open_sockets(); }
+  /// Children of program() that have not exited yet, started from any host.
+  std::size_t running_programs() const noexcept { return world_.running_programs(); }
   /// The faults of h's disk from now on (none at first).
   void set_disk_faults(const Host& h, const DiskFaults& faults) {
     world_.set_disk_faults(h.index_, faults);

@@ -13,6 +13,10 @@
 // delivers at now + latency, in order; a FIN or a reset is a segment too, so
 // it arrives after the bytes sent before it, as on TCP.
 //
+// A Unix socket is the same stream, bound to a path of its host's own
+// instead of a port; a pipe (a program's standard stream, sim_process.hpp)
+// is a connection made at once, written at one end only.
+//
 // Faults: a partition holds a pair of hosts' segments (and connection
 // attempts) until it heals, as TCP's retransmissions would carry them across
 // a healed link; a reset kills every connection between two hosts.

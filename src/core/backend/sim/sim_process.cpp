@@ -42,26 +42,11 @@ Programs::Running* Programs::find(pid_t pid) noexcept {
 // stdin goes from the parent to the child, stdout and stderr back. A
 // stream nobody pipes still exists for the program: stdin reads EOF, what
 // stdout and stderr get is dropped.
-ProcessSystem::Child Programs::spawn(const Request& request, std::function<void(int)> on_exit) {
-  const auto main = mains_.find(request.program);
-  if (main == mains_.end()) {
-    throw std::system_error(ENOENT, std::generic_category(),
-                            "cannot run '" + request.program + "': no such program in the simulation");
-  }
-  const int parent = net_.current_host();
-  const pid_t pid = next_pid_++;
-  const int host = world_.add_host(request.program + "#" + std::to_string(pid), net_.address(parent));
-  Running& c = children_.emplace_back();
-  c.pid = pid;
-  c.host = host;
-  c.parent = parent;
-  c.on_exit = std::move(on_exit);
-  Child child;
-  child.pid = pid;
+void Programs::make_pipes(Running& c, const Request& request, Child& child) {
   const std::array<bool, 3> piped{request.pipe_in, request.pipe_out, request.pipe_err};
   const std::array<Socket*, 3> ends{&child.in, &child.out, &child.err};
   for (std::size_t i = 0; i < 3; ++i) {
-    const auto [w, r] = i == 0 ? net_.pipe(parent, host) : net_.pipe(host, parent);
+    const auto [w, r] = i == 0 ? net_.pipe(c.parent, c.host) : net_.pipe(c.host, c.parent);
     c.streams[i] = i == 0 ? r : w;
     const int parent_end = i == 0 ? w : r;
     if (piped[i]) {
@@ -73,9 +58,31 @@ ProcessSystem::Child Programs::spawn(const Request& request, std::function<void(
       c.parent_ends.push_back(parent_end);
     }
   }
-  std::vector<std::string> argv{request.program};
-  argv.insert(argv.end(), request.args.begin(), request.args.end());
-  c.main = world_.loop(host).create_task(main->second(std::move(argv)));
+}
+
+ProcessSystem::Child Programs::spawn(const Request& request, std::function<void(int)> on_exit) {
+  const auto main = mains_.find(request.program);
+  if (main == mains_.end()) {
+    throw std::system_error(ENOENT, std::generic_category(),
+                            "cannot run '" + request.program + "': no such program in the simulation");
+  }
+  Running c;
+  c.parent = net_.current_host();
+  c.pid = next_pid_++;
+  c.host = world_.add_host(request.program + "#" + std::to_string(c.pid), net_.address(c.parent));
+  c.on_exit = std::move(on_exit);
+  Child child;  // its pipe ends close themselves if this throws
+  child.pid = c.pid;
+  try {
+    make_pipes(c, request, child);
+    std::vector<std::string> argv{request.program};
+    argv.insert(argv.end(), request.args.begin(), request.args.end());
+    c.main = world_.loop(c.host).create_task(main->second(std::move(argv)));
+    children_.push_back(std::move(c));
+  } catch (...) {
+    close_fds(c);
+    throw;
+  }
   return child;
 }
 
@@ -147,6 +154,12 @@ bool Programs::reap() {
     any = true;
   }
   return any;
+}
+
+std::size_t Programs::running() const noexcept {
+  std::size_t n = 0;
+  for (const Running& c : children_) n += c.gone ? 0 : 1;
+  return n;
 }
 
 bool Programs::exited(int host) const noexcept {

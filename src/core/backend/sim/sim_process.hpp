@@ -51,6 +51,8 @@ class Programs final : public ProcessSystem {
   // Between rounds: children whose main ended begin to exit, those whose
   // tasks have all ended exit (the parent hears it). True if any did.
   bool reap();
+  // Children that have not exited yet.
+  std::size_t running() const noexcept;
   // Whether host is a child that has exited: it never runs again.
   bool exited(int host) const noexcept;
   // The world ends: every child's task handle goes (before the loops close).
@@ -68,6 +70,7 @@ class Programs final : public ProcessSystem {
     bool ending = false, gone = false;
   };
   Running* find(pid_t pid) noexcept;
+  void make_pipes(Running& c, const Request& request, Child& child);
   void end(Running& c);
   void close_fds(Running& c) noexcept;
   int returncode(const Running& c) const noexcept;

@@ -195,5 +195,6 @@ void SimWorld::at(double when, std::function<void()> action) {
 }
 std::uint64_t SimWorld::digest() const noexcept { return impl_->net.digest(); }
 std::size_t SimWorld::open_sockets() const noexcept { return impl_->net.open_sockets(); }
+std::size_t SimWorld::running_programs() const noexcept { return impl_->programs.running(); }
 
 }  // namespace corio::detail
