@@ -217,7 +217,9 @@ Coro<Process> create_subprocess_exec(std::string program, std::vector<std::strin
   }
   if (opts.limit == 0) throw ValueError("stream limit must be positive");
   EventLoop& loop = get_running_loop();
-  if (ProcessSystem* sys = process_system()) co_return simulated_child(*sys, loop, program, args, opts);
+  if (ProcessSystem* sys = process_system()) {
+    co_return simulated_child(*sys, loop, program, args, opts);
+  }
   SpawnedChild child = spawn_child(program, args, opts);
   // From here on a failure drops the state, which kills and reaps the child.
   Ref<ProcessState> state(new ProcessState(loop, child.pid));

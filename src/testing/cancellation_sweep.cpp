@@ -71,8 +71,9 @@ bool reach(Simulation& sim, const Task<void>& op, const detail::TaskBase& state,
     sim.run_until([&] { return op.done() || state.steps() >= at; }, limit);
     return !op.done();
   }
-  sim.run_until([&] { return op.done() || state.steps() > at || (state.steps() == at && state.queued()); },
-                limit);
+  sim.run_until(
+      [&] { return op.done() || state.steps() > at || (state.steps() == at && state.queued()); },
+      limit);
   return !op.done() && state.steps() == at;
 }
 

@@ -2,6 +2,7 @@
 // server, and how a sweep's report is checked.
 #pragma once
 
+#include <cctype>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -23,6 +24,12 @@ namespace sim_support {
 // exception as a violation.
 inline void require(bool ok, const std::string& what) {
   if (!ok) throw std::runtime_error(what);
+}
+
+// What a test's echo of upper case sends back.
+inline std::string upper_cased(std::string s) {
+  for (char& ch : s) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  return s;
 }
 
 // An HTTP server's options without its access log (the sweeps run hundreds).

@@ -8,7 +8,6 @@
 // gives its own answer, and a pipe's bytes are neither lost nor doubled.
 #include <csignal>
 
-#include <cctype>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -35,6 +34,7 @@ using corio::testing::Simulation;
 using corio::testing::SweepRun;
 using sim_support::expect_clean;
 using sim_support::require;
+using sim_support::upper_cased;
 
 namespace {
 
@@ -43,8 +43,9 @@ namespace {
 Coro<void> unix_echo_server() {
   std::string path = "/run/echo.sock";
   corio::ServerOptions options;
+  corio::ClientConnected echo = sim_support::echo_lines;
   corio::Server server =
-      co_await corio::start_unix_server(sim_support::echo_lines, std::move(path), std::move(options));
+      co_await corio::start_unix_server(echo, std::move(path), std::move(options));
   co_await server.serve_forever();
 }
 
@@ -95,9 +96,8 @@ TEST(SweepUnix, OpenUnixConnectionAndALine) {
 Coro<int> upper_main(std::vector<std::string>) {
   corio::StreamReader in = corio::connect_read_pipe(0);
   corio::StreamWriter out = corio::connect_write_pipe(1);
-  std::string all = co_await in.read();
-  for (char& ch : all) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-  out.write(all);
+  const std::string all = co_await in.read();
+  out.write(upper_cased(all));
   co_await out.drain();
   out.close();
   co_await out.wait_closed();
@@ -123,23 +123,21 @@ void add_programs(Simulation& sim) {
   sim.program("sleeper", sleeper_main);
 }
 
-corio::SubprocessOptions piped() {
-  corio::SubprocessOptions opts;
-  opts.in = corio::Redirect::pipe;
-  opts.out = corio::Redirect::pipe;
-  return opts;
+// create_subprocess_exec(program, {arg}), stdin and stdout piped or not,
+// its arguments named (the g++ 12 trap of getting-started.md).
+Coro<corio::Process> start(std::string program, std::string arg, bool piped) {
+  std::vector<std::string> args;
+  if (!arg.empty()) args.push_back(std::move(arg));
+  corio::SubprocessOptions options;
+  if (piped) options.in = options.out = corio::Redirect::pipe;
+  co_return co_await corio::create_subprocess_exec(std::move(program), std::move(args), options);
 }
 
 Coro<void> communicate_upper(std::string text) {
-  std::string program = "upper";
-  std::vector<std::string> args;
-  corio::SubprocessOptions options = piped();
-  corio::Process p = co_await corio::create_subprocess_exec(std::move(program), std::move(args), options);
+  corio::Process p = co_await start("upper", "", true);
   std::string input = text;
   auto [out, err] = co_await p.communicate(std::move(input));
-  std::string upper = text;
-  for (char& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-  require(out == upper && err.empty(), "'" + text + "' came back as '" + out + "'");
+  require(out == upper_cased(text) && err.empty(), "'" + text + "' came back as '" + out + "'");
   require(p.returncode() == 0, "upper exited " + std::to_string(p.returncode().value_or(-99)));
 }
 
@@ -147,16 +145,15 @@ TEST(SimProcess, AProgramRunsAsAChildWithPipes) {
   Simulation sim({.seed = 2});
   add_programs(sim);
   auto& host = sim.host("host");
-  sim.run_until_complete(host, communicate_upper(std::string(300000, 'x')));  // past a pipe's window
+  // Past a pipe's window (256 KiB), so that both ends wait for each other.
+  sim.run_until_complete(host, communicate_upper(std::string(300000, 'x')));
   EXPECT_EQ(sim.open_sockets(), 0U) << "the pipes are closed";
-  EXPECT_THROW(sim.run_until_complete(host, corio::create_subprocess_exec("absent", {})), std::system_error);
+  EXPECT_THROW(sim.run_until_complete(host, start("absent", "", false)), std::system_error);
 }
 
 // The sleeper's returncode once terminate() was sent to it.
-Coro<int> exit_code_on_sigterm(std::vector<std::string> args) {
-  std::string program = "sleeper";
-  corio::SubprocessOptions options;
-  corio::Process p = co_await corio::create_subprocess_exec(std::move(program), std::move(args), options);
+Coro<int> exit_code_on_sigterm(std::string arg) {
+  corio::Process p = co_await start("sleeper", std::move(arg), false);
   co_await corio::sleep(10ms);
   p.terminate();
   co_return co_await p.wait();
@@ -166,8 +163,8 @@ TEST(SimProcess, SignalsRunTheProgramsHandlerOrEndIt) {
   Simulation sim({.seed = 2});
   add_programs(sim);
   auto& host = sim.host("host");
-  EXPECT_EQ(sim.run_until_complete(host, exit_code_on_sigterm({})), 3) << "its handler ended it";
-  EXPECT_EQ(sim.run_until_complete(host, exit_code_on_sigterm({"plain"})), -SIGTERM);
+  EXPECT_EQ(sim.run_until_complete(host, exit_code_on_sigterm("")), 3) << "its handler ended it";
+  EXPECT_EQ(sim.run_until_complete(host, exit_code_on_sigterm("plain")), -SIGTERM);
 }
 
 // create_subprocess_exec and communicate cancelled anywhere: the dropped
@@ -189,10 +186,7 @@ struct Child {
 };
 
 Coro<void> terminate_plain_sleeper(std::shared_ptr<Child> c) {
-  std::string program = "sleeper";
-  std::vector<std::string> args{"plain"};
-  corio::SubprocessOptions options;
-  corio::Process p = co_await corio::create_subprocess_exec(std::move(program), std::move(args), options);
+  corio::Process p = co_await start("sleeper", "plain", false);
   c->process.emplace(p);
   co_await corio::sleep(10ms);
   p.terminate();
@@ -222,10 +216,7 @@ TEST(SweepProcess, TerminateAndWaitLeaveTheProcessUsable) {
 // terminate() asked for.
 
 Coro<void> start_sleeper(std::shared_ptr<Child> c) {
-  std::string program = "sleeper";
-  std::vector<std::string> args;
-  corio::SubprocessOptions options;
-  corio::Process p = co_await corio::create_subprocess_exec(std::move(program), std::move(args), options);
+  corio::Process p = co_await start("sleeper", "", false);
   c->process.emplace(std::move(p));
 }
 

@@ -88,7 +88,7 @@ TEST(SweepSignal, RunUntilSignal) {
     auto after = [&sim, &server, outcome]() -> Coro<void> {
       co_await corio::sleep(100ms);  // past the signal, and the request's end
       require(!sim.signal(server, SIGINT), "a signal handler is left");
-      require(*outcome == "slow" || outcome->starts_with("failed"), "the request got '" + *outcome + "'");
+      require(*outcome == "slow" || outcome->starts_with("failed"), "the request got " + *outcome);
       http::Server again(quiet());
       again.get("/slow", slow);
       co_await again.start("0.0.0.0", 8080);  // the port is free

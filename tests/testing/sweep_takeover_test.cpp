@@ -4,7 +4,6 @@
 // After each cancel the next one of the same gets its own answer, and no
 // host keeps a socket, task or timer the uncancelled run did not: a proxy's
 // pump or an upgraded handler left waiting counts.
-#include <cctype>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -32,6 +31,7 @@ using corio::testing::SweepRun;
 using sim_support::expect_clean;
 using sim_support::quiet;
 using sim_support::require;
+using sim_support::upper_cased;
 namespace http = corio::http;
 
 namespace {
@@ -44,9 +44,9 @@ Coro<http::Response> shout(http::Request& req) {
   answer.headers.add("Upgrade", "shout");
   answer.headers.add("Connection", "Upgrade");
   auto [reader, writer] = co_await req.take_connection(std::move(answer));
-  for (std::string line = co_await reader.readline(); !line.empty(); line = co_await reader.readline()) {
-    for (char& ch : line) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-    writer.write(line);
+  for (std::string line = co_await reader.readline(); !line.empty();
+       line = co_await reader.readline()) {
+    writer.write(upper_cased(line));
     co_await writer.drain();
   }
   writer.close();
@@ -70,9 +70,7 @@ Coro<void> shout_once(std::shared_ptr<http::ClientSession> session, std::string 
   const std::string back = co_await up.reader.readline();
   up.writer.close();
   co_await up.writer.wait_closed();
-  std::string upper = words + "\n";
-  for (char& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-  require(back == upper, "'" + words + "' came back as '" + back + "'");
+  require(back == upper_cased(words + "\n"), "'" + words + "' came back as '" + back + "'");
 }
 
 TEST(SweepTakeover, ClientUpgrade) {
@@ -83,14 +81,16 @@ TEST(SweepTakeover, ClientUpgrade) {
       co_await shout_once(session, "again");
       co_await session->close();
     };
-    return SweepRun{&sim.host("client"), [session] { return shout_once(session, "quiet words"); }, after};
+    auto op = [session] { return shout_once(session, "quiet words"); };
+    return SweepRun{&sim.host("client"), op, after};
   }), 3);
 }
 
 // ---- open_tunnel through a CONNECT proxy ----------------------------------------------------
 
 Coro<void> pump(corio::StreamReader from, corio::StreamWriter to) {
-  for (std::string piece = co_await from.read(65536); !piece.empty(); piece = co_await from.read(65536)) {
+  for (std::string piece = co_await from.read(65536); !piece.empty();
+       piece = co_await from.read(65536)) {
     to.write(piece);
     co_await to.drain();
   }
@@ -101,7 +101,8 @@ Coro<void> pump(corio::StreamReader from, corio::StreamWriter to) {
 Coro<http::Response> tunnel(http::Request& req) {
   std::string target = "10.0.0.1";
   corio::ConnectOptions direct;
-  auto [up_reader, up_writer] = co_await corio::open_connection(std::move(target), 7000, std::move(direct));
+  auto [up_reader, up_writer] =
+      co_await corio::open_connection(std::move(target), 7000, std::move(direct));
   auto [reader, writer] = co_await req.take_connection(http::Response(200));
   co_await corio::gather(pump(reader, up_writer), pump(up_reader, writer));
   writer.close();
@@ -120,7 +121,8 @@ Coro<void> line_through_tunnel(std::string line) {
   const http::Url proxy = http::Url::parse("http://10.0.0.2:3128");
   std::string target = "10.0.0.1";
   http::TunnelOptions options;
-  auto [reader, writer] = co_await http::open_tunnel(proxy, std::move(target), 7000, std::move(options));
+  auto [reader, writer] =
+      co_await http::open_tunnel(proxy, std::move(target), 7000, std::move(options));
   writer.write(line + "\n");
   const std::string back = co_await reader.readline();
   writer.close();
@@ -207,10 +209,9 @@ TEST(SweepTakeover, MultipartReaderInAHandler) {
       co_await corio::sleep(1s);
       std::string read;
       for (const std::string& p : u->parts) read += p + ";";
-      require(u->answer == read, "the client got '" + u->answer + "', the handler read '" + read + "'");
-      for (const std::string& p : u->parts) {
-        require(p == "a=" + std::string(300, 'a') || p == "b=" + std::string(300, 'b'), "a part " + p);
-      }
+      require(u->answer == read, "the client got '" + u->answer + "', the handler read " + read);
+      const std::string a = "a=" + std::string(300, 'a'), b = "b=" + std::string(300, 'b');
+      for (const std::string& p : u->parts) require(p == a || p == b, "a part " + p);
     };
     return SweepRun{&server, [u] { return read_form(u); }, after};
   }, {.window = 128, .short_io = true}, 0.001), 4);

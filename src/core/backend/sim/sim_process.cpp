@@ -6,10 +6,9 @@
 #include <system_error>
 #include <utility>
 
-#include <corio/detail/sim_world.hpp>
-
 #include "core/backend/sim/loop_driver.hpp"
 #include "core/backend/sim/sim_network.hpp"
+#include <corio/detail/sim_world.hpp>
 
 namespace corio::detail::sim {
 
@@ -63,8 +62,8 @@ void Programs::make_pipes(Running& c, const Request& request, Child& child) {
 ProcessSystem::Child Programs::spawn(const Request& request, std::function<void(int)> on_exit) {
   const auto main = mains_.find(request.program);
   if (main == mains_.end()) {
-    throw std::system_error(ENOENT, std::generic_category(),
-                            "cannot run '" + request.program + "': no such program in the simulation");
+    const std::string why = "cannot run '" + request.program + "': not a program of the simulation";
+    throw std::system_error(ENOENT, std::generic_category(), why);
   }
   Running c;
   c.parent = net_.current_host();

@@ -65,7 +65,7 @@ class Programs final : public ProcessSystem {
     Task<int> main;
     std::function<void(int)> on_exit;
     std::array<int, 3> streams{-1, -1, -1};  // the child's ends, until the program takes them
-    std::vector<int> parent_ends;             // the ends nobody piped: closed when it exits
+    std::vector<int> parent_ends;            // the ends nobody piped: closed when it exits
     int killed_by = 0;
     bool ending = false, gone = false;
   };

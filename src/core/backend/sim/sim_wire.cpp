@@ -92,7 +92,8 @@ void Network::deliver(Channel& ch) {
 void Network::arrive(Channel& ch, Channel::Segment& seg) {
   using K = Channel::Segment::Kind;
   if (seg.kind == K::syn) {
-    SimSocket* l = ch.to_host >= 0 && ch.from != nullptr ? listener(ch.to_host, ch.from->peer) : nullptr;
+    SimSocket* l =
+        ch.to_host >= 0 && ch.from != nullptr ? listener(ch.to_host, ch.from->peer) : nullptr;
     if (l == nullptr || l->accept_queue.size() >= static_cast<std::size_t>(l->backlog)) {
       if (ch.from == nullptr) return;
       Channel& answer = *new_channel(nullptr, ch.from, ch.to_host, ch.from_host);

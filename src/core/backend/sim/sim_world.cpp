@@ -185,7 +185,8 @@ void SimWorld::partition(int a, int b) { impl_->net.partition(a, b); }
 void SimWorld::heal(int a, int b) { impl_->net.heal(a, b); }
 void SimWorld::reset(int a, int b) { impl_->net.reset(a, b); }
 void SimWorld::set_disk_faults(int host, const DiskFaults& faults) { impl_->disk.set_faults(host, faults); }
-void SimWorld::add_program(std::string name, std::function<Coro<int>(std::vector<std::string>)> main) {
+void SimWorld::add_program(std::string name,
+                           std::function<Coro<int>(std::vector<std::string>)> main) {
   impl_->programs.add(std::move(name), std::move(main));
 }
 bool SimWorld::signal(int host, int signo) { return LoopDriver::signal(loop(host), signo); }
