@@ -31,6 +31,7 @@
 #include <functional>
 
 #include <corio/coro.hpp>
+#include <corio/detail/entropy.hpp>
 
 namespace corio {
 
@@ -44,7 +45,14 @@ std::chrono::system_clock::time_point next_daily_at(int hour, int minute,
 /// Options of run_daily().
 struct DailyOptions {
   std::chrono::seconds recheck{60};  ///< longest sleep before the wall clock is read again
-  WallClockNow now = [] { return std::chrono::system_clock::now(); };  ///< tests inject one
+  /// Tests inject one. The default reads corio's wall clock: the system's,
+  /// or a simulation's virtual one on its thread (testing/simulation.hpp).
+  WallClockNow now = [] {
+    using std::chrono::system_clock;
+    const std::chrono::duration<double> since_epoch(detail::wall_time());
+    return system_clock::time_point(
+        std::chrono::duration_cast<system_clock::duration>(since_epoch));
+  };
 };
 
 /// Runs job at every hh:mm local time, forever (until cancelled). hour in

@@ -9,6 +9,10 @@
 // Order of operations, so that a handled signal is never unblocked while
 // nothing reads it: add() blocks the signal before the fd watches it;
 // remove() unwatches it, discards what is pending, then unblocks it.
+//
+// A simulation's loop (Source::simulation) keeps the handlers only: no
+// mask, no signalfd; the simulation calls deliver() from a callback it
+// queues on the loop, the path the signalfd's reader takes.
 #include "signals.hpp"
 
 #include <pthread.h>
@@ -53,7 +57,7 @@ struct SignalHandlers::State {
     bool was_blocked = false;  // in the loop thread's mask before add()
   };
 
-  explicit State(EventLoop& l) : loop(l) { sigemptyset(&handled); }
+  State(EventLoop& l, Source from) : loop(l), source(from) { sigemptyset(&handled); }
 
   // Points the signalfd (creating it the first time) at `set`.
   void watch(const sigset_t& set) {
@@ -77,6 +81,7 @@ struct SignalHandlers::State {
     Entry& e = entries[static_cast<std::size_t>(signo)];
     e.active = false;
     std::function<void()> fn = std::move(e.fn);  // its captures die last
+    if (source == Source::simulation) return;  // no mask, no signalfd
     sigset_t set = handled;
     sigdelset(&set, signo);
     // Changing the mask of an existing signalfd cannot fail (it allocates
@@ -98,27 +103,32 @@ struct SignalHandlers::State {
     const ssize_t n = ::read(fd, infos.data(), sizeof infos);
     if (n <= 0) return;  // EAGAIN: another reader of the signal was first
     const auto count = static_cast<std::size_t>(n) / sizeof(signalfd_siginfo);
-    for (std::size_t i = 0; i < count; ++i) {
-      const auto signo = static_cast<std::size_t>(infos[i].ssi_signo);
-      if (signo >= entries.size() || !entries[signo].active) continue;  // removed meanwhile
-      try {
-        // A copy: the handler may replace or remove itself.
-        std::function<void()> fn = entries[signo].fn;
-        fn();
-      } catch (...) {
-        loop.call_exception_handler(
-            {"Exception in signal handler", std::current_exception(), std::nullopt});
-      }
+    for (std::size_t i = 0; i < count; ++i) (void)dispatch(static_cast<int>(infos[i].ssi_signo));
+  }
+
+  bool dispatch(int signo) noexcept {
+    const auto index = static_cast<std::size_t>(signo);
+    if (index >= entries.size() || !entries[index].active) return false;  // removed meanwhile
+    try {
+      // A copy: the handler may replace or remove itself.
+      std::function<void()> fn = entries[index].fn;
+      fn();
+    } catch (...) {
+      loop.call_exception_handler(
+          {"Exception in signal handler", std::current_exception(), std::nullopt});
     }
+    return true;
   }
 
   EventLoop& loop;
+  const Source source;
   int fd = -1;
   sigset_t handled;  // what the signalfd watches
   std::array<Entry, NSIG> entries;
 };
 
-SignalHandlers::SignalHandlers(EventLoop& loop) : state_(std::make_unique<State>(loop)) {}
+SignalHandlers::SignalHandlers(EventLoop& loop, Source source)
+    : state_(std::make_unique<State>(loop, source)) {}
 
 SignalHandlers::~SignalHandlers() {
   State& s = *state_;
@@ -153,6 +163,11 @@ void SignalHandlers::add(int signo, std::function<void()> fn) {
     e.fn = std::move(fn);
     return;
   }
+  if (s.source == Source::simulation) {
+    e.fn = std::move(fn);
+    e.active = true;
+    return;
+  }
   const sigset_t one = only(signo);
   sigset_t old;
   ::pthread_sigmask(SIG_BLOCK, &one, &old);
@@ -175,6 +190,13 @@ std::size_t SignalHandlers::handler_count() const noexcept {
   for (const State::Entry& e : state_->entries) n += e.active ? 1 : 0;
   return n;
 }
+
+bool SignalHandlers::handles(int signo) const noexcept {
+  const auto index = static_cast<std::size_t>(signo);
+  return index < state_->entries.size() && state_->entries[index].active;
+}
+
+bool SignalHandlers::deliver(int signo) noexcept { return state_->dispatch(signo); }
 
 bool SignalHandlers::remove(int signo) {
   check_signal(signo);

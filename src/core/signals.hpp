@@ -45,7 +45,12 @@ void ignore_sigpipe_once() noexcept;
 
 class SignalHandlers {
  public:
-  explicit SignalHandlers(EventLoop& loop);
+  // Where signals come from: the OS (a signalfd, the rules above), or a
+  // simulation (testing/simulation.hpp), which calls deliver() itself and
+  // leaves the thread's mask and every fd alone: the hosts of a simulation
+  // share one thread, and a signal sent to one must not reach another.
+  enum class Source { os, simulation };
+  explicit SignalHandlers(EventLoop& loop, Source source = Source::os);
   SignalHandlers(const SignalHandlers&) = delete;
   SignalHandlers& operator=(const SignalHandlers&) = delete;
   // Removes every handler: restores the signal mask, closes the signalfd.
@@ -63,6 +68,12 @@ class SignalHandlers {
   bool remove(int signo);
   // How many signals have a handler.
   std::size_t handler_count() const noexcept;
+  // Whether signo has one.
+  bool handles(int signo) const noexcept;
+  // Runs signo's handler, as the signalfd's reader does for each signal it
+  // reads; false if signo has none. Called on the loop (a simulation queues
+  // it there with call_soon).
+  bool deliver(int signo) noexcept;
 
  private:
   struct State;

@@ -11,6 +11,9 @@
 //   3. The watch's reference also goes when the loop closes (it drops its
 //      callbacks and timers). The last reference gone with the child not
 //      reaped then kills and reaps it: nobody else would.
+//   4. A simulation's child (detail/process_system.hpp) has no pidfd and no
+//      zombie: its exit comes as a callback holding the watch's reference,
+//      and its signals go to the simulation.
 #include <unistd.h>
 
 #include <algorithm>
@@ -29,6 +32,7 @@
 #include "net/pipe_transport.hpp"
 #include "net/subprocess_spawn.hpp"
 #include <corio/detail/os_error.hpp>
+#include <corio/detail/process_system.hpp>
 #include <corio/event.hpp>
 #include <corio/event_loop.hpp>
 #include <corio/gather.hpp>
@@ -60,13 +64,18 @@ std::pair<StreamReader, StreamWriter> pipe_streams(EventLoop& loop, Socket end, 
 
 class ProcessState {
  public:
-  ProcessState(EventLoop& loop, pid_t pid) noexcept : pid(pid), loop_(loop) {}
+  ProcessState(EventLoop& loop, pid_t pid, bool simulated = false) noexcept
+      : pid(pid), simulated_(simulated), loop_(loop) {}
   ProcessState(const ProcessState&) = delete;
   ProcessState& operator=(const ProcessState&) = delete;
   ~ProcessState();
 
   void watch_exit(ExitWatch how);
   void send_signal(int signo);
+  void exited_with(int code) {
+    returncode = code;
+    exited.set();
+  }
 
   std::uint32_t refs = 1;
   const pid_t pid;
@@ -79,6 +88,7 @@ class ProcessState {
   void poll_exit();
   int signal_child(int signo) noexcept;
 
+  const bool simulated_;
   EventLoop& loop_;  // used only by the exit watch, which the loop runs
   Socket pidfd_;     // while watching a child through it
   double poll_delay_ = kFirstPoll;
@@ -92,6 +102,10 @@ void release(ProcessState* s) noexcept {
 
 ProcessState::~ProcessState() {
   if (returncode) return;
+  if (simulated_) {
+    (void)signal_child(SIGKILL);  // the simulation ends it; there is nothing to reap
+    return;
+  }
   // Rule 3. SIGKILL cannot be caught or ignored, so the wait is short.
   (void)signal_child(SIGKILL);
   siginfo_t info{};
@@ -151,6 +165,12 @@ void ProcessState::poll_exit() {
 // Through the pidfd while there is one: it names this child even if the
 // pid were recycled.
 int ProcessState::signal_child(int signo) noexcept {
+  if (simulated_) {
+    ProcessSystem* sys = process_system();
+    const int rc = sys != nullptr ? sys->signal(pid, signo) : -ESRCH;  // the simulation is gone
+    errno = -rc;
+    return rc < 0 ? -1 : 0;
+  }
   if (!pidfd_) return ::kill(pid, signo);
   return static_cast<int>(::syscall(SYS_pidfd_send_signal, pidfd_.fd(), signo, nullptr, 0));
 }
@@ -162,6 +182,34 @@ void ProcessState::send_signal(int signo) {
   if (signal_child(signo) < 0 && errno != ESRCH) throw_errno(errno, "send_signal");
 }
 
+namespace {
+
+// A simulation's program as the child (rule 4): Redirect::devnull and
+// inherit are the same there (no terminal), and to_stdout is not simulated.
+Process simulated_child(ProcessSystem& sys, EventLoop& loop, const std::string& program,
+                        const std::vector<std::string>& args, const SubprocessOptions& opts) {
+  if (opts.err == Redirect::to_stdout) {
+    throw std::system_error(ENOTSUP, std::generic_category(),
+                            "Redirect::to_stdout: not simulated");
+  }
+  const ProcessSystem::Request request{program, args, opts.in == Redirect::pipe,
+                                       opts.out == Redirect::pipe, opts.err == Redirect::pipe};
+  // The exit callback holds the watch's reference (rule 1) until it runs.
+  auto pending = std::make_shared<Ref<ProcessState>>();
+  ProcessSystem::Child child = sys.spawn(request, [pending](int code) {
+    Ref<ProcessState> state = std::move(*pending);
+    if (state) state->exited_with(code);
+  });
+  Ref<ProcessState> state(new ProcessState(loop, child.pid, true));
+  *pending = state;
+  StreamWriter in = pipe_streams(loop, std::move(child.in), opts.limit).second;
+  StreamReader out = pipe_streams(loop, std::move(child.out), opts.limit).first;
+  StreamReader err = pipe_streams(loop, std::move(child.err), opts.limit).first;
+  return Process(std::move(state), std::move(in), std::move(out), std::move(err));
+}
+
+}  // namespace
+
 Coro<Process> create_subprocess_exec(std::string program, std::vector<std::string> args,
                                      SubprocessOptions opts, ExitWatch watch) {
   if (opts.in == Redirect::to_stdout || opts.out == Redirect::to_stdout) {
@@ -169,6 +217,9 @@ Coro<Process> create_subprocess_exec(std::string program, std::vector<std::strin
   }
   if (opts.limit == 0) throw ValueError("stream limit must be positive");
   EventLoop& loop = get_running_loop();
+  if (ProcessSystem* sys = process_system()) {
+    co_return simulated_child(*sys, loop, program, args, opts);
+  }
   SpawnedChild child = spawn_child(program, args, opts);
   // From here on a failure drops the state, which kills and reaps the child.
   Ref<ProcessState> state(new ProcessState(loop, child.pid));

@@ -15,7 +15,7 @@ namespace {
 // Summed over every host: a cancel on a client can leak on its server
 // (a handler left waiting, a connection never closed).
 struct Residue {
-  std::size_t sockets = 0, tasks = 0, timers = 0, io_waits = 0;
+  std::size_t sockets = 0, tasks = 0, timers = 0, io_waits = 0, programs = 0;
 };
 
 constexpr std::pair<const char*, std::size_t Residue::*> kResidue[] = {
@@ -23,10 +23,12 @@ constexpr std::pair<const char*, std::size_t Residue::*> kResidue[] = {
     {"tasks alive", &Residue::tasks},
     {"timers set", &Residue::timers},
     {"socket waits parked", &Residue::io_waits},
+    {"programs running", &Residue::programs},
 };
 
 Residue residue_of(const Simulation& sim) {
   Residue left{sim.open_sockets()};
+  left.programs = sim.running_programs();
   for (const Simulation::Host& h : sim.hosts()) {
     const LoopStats stats = h.loop().stats();
     left.tasks += stats.tasks_alive;
@@ -62,13 +64,16 @@ std::string error_of(const std::exception_ptr& e) {
 }
 
 // Runs until the k-th point's moment; false if the operation went past it.
-bool reach(Simulation& sim, const Task<void>& op, const detail::TaskBase& state, int k, Moment m) {
+bool reach(Simulation& sim, const Task<void>& op, const detail::TaskBase& state, int k, Moment m,
+           double limit) {
   const auto at = static_cast<std::uint32_t>(k);
   if (m == Moment::waiting) {
-    sim.run_until([&] { return op.done() || state.steps() >= at; });
+    sim.run_until([&] { return op.done() || state.steps() >= at; }, limit);
     return !op.done();
   }
-  sim.run_until([&] { return op.done() || state.steps() > at || (state.steps() == at && state.queued()); });
+  sim.run_until(
+      [&] { return op.done() || state.steps() > at || (state.steps() == at && state.queued()); },
+      limit);
   return !op.done() && state.steps() == at;
 }
 
@@ -92,11 +97,11 @@ Outcome run_once(const std::function<SweepRun(Simulation&)>& make, const Simulat
   Task<void> op = run.host->spawn(run.operation());
   const auto* state = static_cast<const detail::TaskBase*>(op.state());
   if (cancel_at > 0) {
-    out.reached = reach(sim, op, *state, cancel_at, moment);
+    out.reached = reach(sim, op, *state, cancel_at, moment, run.limit);
     if (!out.reached && moment == Moment::woken) return out;  // the waiting run covers it
     if (!op.done()) op.cancel();
   }
-  sim.run_until([&] { return op.done(); }, 3600, "the operation did not end");
+  sim.run_until([&] { return op.done(); }, run.limit, "the operation did not end");
   out.steps = static_cast<int>(state->steps());
   if (std::exception_ptr e = op.cancelled() ? nullptr : op.exception()) {
     out.problem = "the operation failed: " + error_of(e);
@@ -104,7 +109,7 @@ Outcome run_once(const std::function<SweepRun(Simulation&)>& make, const Simulat
   }
   if (run.after) {
     Task<void> next = run.host->spawn(run.after());
-    sim.run_until([&] { return next.done(); }, 3600, "the next operation did not end");
+    sim.run_until([&] { return next.done(); }, run.limit, "the next operation did not end");
     if (next.cancelled() || next.exception()) {
       out.problem = "the next operation failed: " +
                     (next.cancelled() ? std::string("cancelled") : error_of(next.exception()));

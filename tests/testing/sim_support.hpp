@@ -2,9 +2,11 @@
 // server, and how a sweep's report is checked.
 #pragma once
 
+#include <cctype>
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -17,6 +19,25 @@
 #include <corio/streams.hpp>
 
 namespace sim_support {
+
+// A scenario's own check: a sweep reports the operation's (or after's)
+// exception as a violation.
+inline void require(bool ok, const std::string& what) {
+  if (!ok) throw std::runtime_error(what);
+}
+
+// What a test's echo of upper case sends back.
+inline std::string upper_cased(std::string s) {
+  for (char& ch : s) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  return s;
+}
+
+// An HTTP server's options without its access log (the sweeps run hundreds).
+inline corio::http::ServerOptions quiet() {
+  corio::http::ServerOptions options;
+  options.access_log = nullptr;
+  return options;
+}
 
 inline corio::Coro<void> echo_lines(corio::StreamReader r, corio::StreamWriter w) {
   for (;;) {
@@ -46,9 +67,7 @@ inline corio::Coro<corio::http::Response> ws_echo(corio::http::Request& req) {
 }
 
 inline corio::Coro<void> ws_service() {
-  corio::http::ServerOptions quiet;
-  quiet.access_log = nullptr;
-  corio::http::Server server(quiet);
+  corio::http::Server server(quiet());
   server.get("/ws", ws_echo);
   co_await server.start("0.0.0.0", 8080);
   co_await server.serve_forever();

@@ -9,6 +9,9 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
+
+#include <corio/coro.hpp>
 
 namespace corio {
 class EventLoop;
@@ -61,6 +64,12 @@ class SimWorld {
   void heal(int a, int b);
   void reset(int a, int b);
   void set_disk_faults(int host, const DiskFaults& faults);
+  // signo for the handler host's loop set (run there as a callback); false:
+  // it has none.
+  bool signal(int host, int signo);
+  // A program create_subprocess_exec(name, ...) runs on a host of its own
+  // (backend/sim/sim_process.hpp).
+  void add_program(std::string name, std::function<Coro<int>(std::vector<std::string>)> main);
   void slow(int a, int b, double seconds);
   // Runs action when the clock reaches `when` (at once if it has), between
   // the hosts' steps; actions due together run in the order given.
@@ -68,6 +77,8 @@ class SimWorld {
   std::uint64_t digest() const noexcept;
   // Simulated sockets not closed yet, on every host.
   std::size_t open_sockets() const noexcept;
+  // Programs' children that have not exited yet.
+  std::size_t running_programs() const noexcept;
 
  private:
   struct Impl;

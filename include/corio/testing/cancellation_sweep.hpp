@@ -7,20 +7,20 @@
 /// found this way.
 ///
 /// First the operation runs uncancelled, which counts its suspension points
-/// (N) and measures what it leaves behind: open sockets, live tasks, timers
-/// and parked socket waits. Then, for k = 1..N, a fresh simulation runs it until it
-/// is suspended at its k-th point and cancels it there; and where the
-/// operation can be caught woken but not yet run at that point (another
-/// task's step woke it: an item handed over, a lock granted), a second run
-/// cancels it in that window too, where a cancel loses what it was given.
-/// After each run: (1)
+/// (N) and measures what it leaves behind: open sockets, live tasks, timers,
+/// parked socket waits and running programs (Simulation::program). Then,
+/// for k = 1..N, a fresh simulation runs it until it is suspended at its
+/// k-th point and cancels it there; and where the operation can be caught
+/// woken but not yet run at that point (another task's step woke it: an
+/// item handed over, a lock granted), a second run cancels it in that
+/// window too, where a cancel loses what it was given. After each run: (1)
 /// the operation ended in CancelledError (or finished, if it was past its
 /// last await), never another error; (2) `after`, the next operation on the
-/// same objects, succeeds; (3) no more sockets, tasks, timers or parked
-/// socket waits are left, on all hosts together, than in the uncancelled run
-/// (nothing leaked, on the operation's host or its peers). A violation
-/// names k and the seed. tests/testing/sweep_*_test.cpp apply it to corio's
-/// own operations; docs/simulation.md lists them.
+/// same objects, succeeds; (3) no more sockets, tasks, timers, parked socket
+/// waits or running programs are left, on all hosts together, than in the
+/// uncancelled run (nothing leaked, on the operation's host or its peers). A
+/// violation names k and the seed. tests/testing/sweep_*_test.cpp apply it
+/// to corio's own operations; docs/simulation.md lists them.
 #pragma once
 
 #include <functional>
@@ -37,6 +37,9 @@ struct SweepRun {
   Simulation::Host* host = nullptr;     ///< where the operation runs
   std::function<Coro<void>()> operation;  ///< the operation under test
   std::function<Coro<void>()> after;    ///< the next operation on the same objects (may be empty)
+  /// Simulated seconds the operation, and then `after`, may take each
+  /// (a daily job's needs a day).
+  double limit = 3600;
 };
 
 struct SweepReport {

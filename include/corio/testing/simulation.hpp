@@ -16,9 +16,10 @@
 /// connects, FIN, resets, partitions), UDP datagrams (latency, reordering by
 /// jitter, loss), DNS (a host's name is its address), each host's default
 /// executor (to_thread and run_in_executor jobs run on the simulation's
-/// thread, in the host's turn, taking no virtual time) and faults of each
-/// host's disk in front of the real files (DiskFaults). Not yet: Unix
-/// sockets, pipes and subprocesses.
+/// thread, in the host's turn, taking no virtual time), faults of each
+/// host's disk in front of the real files (DiskFaults), Unix sockets (a
+/// path is its host's), signals (signal()) and subprocesses: programs
+/// registered with program(), their standard streams simulated pipes.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +28,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <corio/coro.hpp>
 #include <corio/detail/sim_world.hpp>
@@ -144,8 +146,29 @@ class Simulation {
   /// Runs `action` (a fault, say) when the simulated clock reaches `when`,
   /// between the hosts' steps; testing/fault_plan.hpp schedules its faults so.
   void at(double when, std::function<void()> action) { world_.at(when, std::move(action)); }
+  /// Sends signo to h, as the OS would to its process: the handler h's loop
+  /// set for it (EventLoop::add_signal_handler, run_until_signal) runs there
+  /// as a callback. False if there is none: nothing happens then (a host is
+  /// no process to end; a program's host ends as Simulation::program says).
+  bool signal(const Host& h, int signo) { return world_.signal(h.index_, signo); }
+  /// Registers a program: create_subprocess_exec(name, args, ...) on any
+  /// host then runs main({name, args...}) on a host of its own (the
+  /// parent's address; its own loop, tasks and sockets), whose standard
+  /// streams are simulated pipes to the parent: the program takes them with
+  /// connect_read_pipe(0) and connect_write_pipe(1) or (2), as a real one
+  /// takes its fds (mcp::Server::run_stdio does). The child exits when main
+  /// returns (its returncode; 1 if it threw): its other tasks are cancelled
+  /// and unwind, then the parent's Process::wait() returns. A signal
+  /// (Process::terminate, kill) runs the program's handler, if it set one,
+  /// else ends it (returncode -signo). Another name gives ENOENT, as a
+  /// program not installed does; Redirect::to_stdout is not simulated.
+  void program(std::string name, std::function<Coro<int>(std::vector<std::string> argv)> main) {
+    world_.add_program(std::move(name), std::move(main));
+  }
   /// Simulated sockets not closed yet, on every host.
   std::size_t open_sockets() const noexcept { return world_.open_sockets(); }
+  /// Children of program() that have not exited yet, started from any host.
+  std::size_t running_programs() const noexcept { return world_.running_programs(); }
   /// The faults of h's disk from now on (none at first).
   void set_disk_faults(const Host& h, const DiskFaults& faults) {
     world_.set_disk_faults(h.index_, faults);

@@ -82,8 +82,17 @@ long SimBackend::try_sendto(int fd, std::string_view data, const SocketAddress& 
   SimSocket* s = sock(fd);
   return s != nullptr ? net_.sendto(*s, data.data(), data.size(), to) : -EBADF;
 }
-long SimBackend::try_read(int, std::span<char>) noexcept { return -EOPNOTSUPP; }
-long SimBackend::try_write(int, std::string_view) noexcept { return -EOPNOTSUPP; }
+// A simulated pipe (a program's standard stream, Network::pipe) is a
+// simulated socket: read(2) and write(2) are its recv and send.
+long SimBackend::try_read(int fd, std::span<char> buf) noexcept {
+  SimSocket* s = sock(fd);
+  return s != nullptr ? net_.recv(*s, buf.data(), buf.size()) : -EOPNOTSUPP;
+}
+
+long SimBackend::try_write(int fd, std::string_view data) noexcept {
+  SimSocket* s = sock(fd);
+  return s != nullptr ? net_.send(*s, data.data(), data.size()) : -EOPNOTSUPP;
+}
 
 long SimBackend::shutdown(int fd, int how) noexcept {
   SimSocket* s = sock(fd);

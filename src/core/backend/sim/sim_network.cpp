@@ -54,8 +54,8 @@ SimSocket* Network::find(int fd) noexcept {
 }
 
 int Network::open(int family, int type, int /*protocol*/) noexcept {
-  if (family != AF_INET && family != AF_INET6) return -EAFNOSUPPORT;  // Unix sockets are not simulated
-  if (type != SOCK_STREAM && type != SOCK_DGRAM) return -EPROTONOSUPPORT;
+  if (family != AF_INET && family != AF_INET6 && family != AF_UNIX) return -EAFNOSUPPORT;
+  if (type != SOCK_STREAM && (type != SOCK_DGRAM || family == AF_UNIX)) return -EPROTONOSUPPORT;
   const int fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);  // the number, never the file
   if (fd < 0) return -errno;
   try {
@@ -64,6 +64,7 @@ int Network::open(int family, int type, int /*protocol*/) noexcept {
     s->id = next_id_++;
     s->host = current_;
     s->datagram = type == SOCK_DGRAM;
+    s->unix_family = family == AF_UNIX;
     sockets_.emplace(fd, std::move(s));
   } catch (...) {
     ::close(fd);
@@ -92,19 +93,38 @@ int Network::host_of(const SocketAddress& a) const noexcept {
   return -1;
 }
 
-SimSocket* Network::listener(int host, std::uint16_t port) noexcept {
+// The socket listening at `at` on host: a port, or a Unix socket's path
+// (each host has its own file system, so its own paths).
+SimSocket* Network::listener(int host, const SocketAddress& at) noexcept {
+  const bool unix_path = at.family() == AF_UNIX;
   for (auto& [fd, s] : sockets_) {
-    if (s->host == host && s->state == SimSocket::State::listening && s->local.port() == port) {
-      return s.get();
+    if (s->host != host || s->state != SimSocket::State::listening || s->unix_family != unix_path) {
+      continue;
     }
+    if (unix_path ? s->local.host() == at.host() : s->local.port() == at.port()) return s.get();
   }
   return nullptr;
+}
+
+// A Unix socket's bind: its path, unless a socket of the host has it.
+int Network::bind_path(SimSocket& s, const SocketAddress& addr) noexcept {
+  if (addr.family() != AF_UNIX) return -EINVAL;
+  for (auto& [fd, o] : sockets_) {
+    if (o->host == s.host && o->unix_family && o->state != SimSocket::State::fresh &&
+        o->state != SimSocket::State::connected && o->local.host() == addr.host()) {
+      return -EADDRINUSE;
+    }
+  }
+  s.local = addr;
+  s.state = SimSocket::State::bound;
+  return 0;
 }
 
 int Network::bind(int fd, const SocketAddress& addr) noexcept {
   SimSocket* s = find(fd);
   if (s == nullptr) return -ENOTSOCK;
   if (s->state != SimSocket::State::fresh) return -EINVAL;
+  if (s->unix_family) return bind_path(*s, addr);
   const std::string h = addr.host();
   if (h != "0.0.0.0" && h != "::" && h != "127.0.0.1" && h != "::1" && h != address(s->host)) {
     return -EADDRNOTAVAIL;
@@ -129,7 +149,10 @@ int Network::bind(int fd, const SocketAddress& addr) noexcept {
 int Network::listen(int fd, int backlog) noexcept {
   SimSocket* s = find(fd);
   if (s == nullptr) return -ENOTSOCK;
-  if (s->state == SimSocket::State::fresh && bind(fd, host_address(s->host, 0)) < 0) return -EINVAL;
+  if (s->state == SimSocket::State::fresh &&
+      (s->unix_family || bind(fd, host_address(s->host, 0)) < 0)) {
+    return -EINVAL;
+  }
   if (s->state != SimSocket::State::bound && s->state != SimSocket::State::listening) return -EINVAL;
   s->state = SimSocket::State::listening;
   s->backlog = std::max(backlog, 1);
@@ -261,14 +284,18 @@ long Network::connect(SimSocket& s, const SocketAddress& to) noexcept {
   if (s.state == SimSocket::State::connecting) return -EALREADY;
   if (s.state == SimSocket::State::connected) return -EISCONN;
   if (s.state == SimSocket::State::listening || s.state == SimSocket::State::closed) return -EINVAL;
+  // A Unix socket's peer is on its own host, and a path nobody listens at
+  // is no file: connect(2) says so at once.
+  if (s.unix_family && listener(s.host, to) == nullptr) return -ENOENT;
   try {
-    if (s.state == SimSocket::State::fresh) {
+    if (s.state == SimSocket::State::fresh && !s.unix_family) {
       s.local = host_address(s.host, ephemeral_port(s.host));
     }
     s.peer = to;
     s.state = SimSocket::State::connecting;
     s.connect_result = 1;
-    s.out = new_channel(&s, nullptr, s.host, host_of(to));  // its far end is known when the SYN lands
+    const int to_host = s.unix_family ? s.host : host_of(to);
+    s.out = new_channel(&s, nullptr, s.host, to_host);  // its far end is known when the SYN lands
     put(*s.out, Channel::Segment::syn);
   } catch (...) {
     return -ENOMEM;

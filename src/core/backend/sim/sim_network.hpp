@@ -13,6 +13,10 @@
 // delivers at now + latency, in order; a FIN or a reset is a segment too, so
 // it arrives after the bytes sent before it, as on TCP.
 //
+// A Unix socket is the same stream, bound to a path of its host's own
+// instead of a port; a pipe (a program's standard stream, sim_process.hpp)
+// is a connection made at once, written at one end only.
+//
 // Faults: a partition holds a pair of hosts' segments (and connection
 // attempts) until it heals, as TCP's retransmissions would carry them across
 // a healed link; a reset kills every connection between two hosts.
@@ -74,6 +78,8 @@ struct SimSocket {
   int backlog = 0;
   // A datagram socket: what arrived and from whom; `peer` set by a connect().
   bool datagram = false, has_peer = false;
+  bool unix_family = false;  // AF_UNIX: bound to a path of its host, not a port
+  bool sink = false;  // what arrives is dropped (a program's stdout nobody pipes)
   std::deque<std::pair<std::string, SocketAddress>> datagrams;
   std::size_t datagram_bytes = 0;  // in `datagrams`: past the window, arrivals are dropped
 
@@ -122,6 +128,10 @@ class Network final : public SocketSystem, public Entropy {
   long connect(SimSocket& s, const SocketAddress& to) noexcept;
   long shutdown(SimSocket& s, int how) noexcept;
   bool readable(const SimSocket& s) const noexcept;
+  // A pipe from writer_host to reader_host: two connected sockets, {the
+  // write end, the read end}; the read end sends nothing (shut for writing).
+  // Throws std::system_error when out of fds.
+  std::pair<int, int> pipe(int writer_host, int reader_host);
   bool writable(const SimSocket& s) const noexcept;
   // Datagrams (sim_datagram.cpp): sent whole, each on its own time (so
   // jitter reorders them), lost at the `loss` rate and across a partition.
@@ -153,7 +163,8 @@ class Network final : public SocketSystem, public Entropy {
 
  private:
   int host_of(const SocketAddress& a) const noexcept;  // -1: no such host
-  SimSocket* listener(int host, std::uint16_t port) noexcept;
+  SimSocket* listener(int host, const SocketAddress& at) noexcept;
+  int bind_path(SimSocket& s, const SocketAddress& addr) noexcept;
   SocketAddress host_address(int host, std::uint16_t port) const;
   std::uint16_t ephemeral_port(int host);
   Channel* new_channel(SimSocket* from, SimSocket* to, int from_host, int to_host);

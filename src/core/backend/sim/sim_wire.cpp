@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 #include <limits>
+#include <system_error>
 
 #include "core/backend/sim/sim_network.hpp"
 
@@ -91,7 +92,8 @@ void Network::deliver(Channel& ch) {
 void Network::arrive(Channel& ch, Channel::Segment& seg) {
   using K = Channel::Segment::Kind;
   if (seg.kind == K::syn) {
-    SimSocket* l = ch.to_host >= 0 && ch.from != nullptr ? listener(ch.to_host, ch.from->peer.port()) : nullptr;
+    SimSocket* l =
+        ch.to_host >= 0 && ch.from != nullptr ? listener(ch.to_host, ch.from->peer) : nullptr;
     if (l == nullptr || l->accept_queue.size() >= static_cast<std::size_t>(l->backlog)) {
       if (ch.from == nullptr) return;
       Channel& answer = *new_channel(nullptr, ch.from, ch.to_host, ch.from_host);
@@ -111,7 +113,9 @@ void Network::arrive(Channel& ch, Channel::Segment& seg) {
     return;
   }
   switch (seg.kind) {
-    case K::data: to->inbox += seg.bytes; break;
+    case K::data:
+      if (!to->sink) to->inbox += seg.bytes;
+      break;
     case K::fin: to->eof = true; break;
     case K::reset:
       to->error = -ECONNRESET;
@@ -133,12 +137,12 @@ void Network::arrive(Channel& ch, Channel::Segment& seg) {
 // The SYN reached a listener with room: the server's socket is made and
 // queued for accept(), and the client hears a SYN-ACK one latency later.
 void Network::establish(SimSocket& client, SimSocket& l) {
-  const int fd = open(l.local.family(), SOCK_STREAM, 0);
+  const int fd = open(l.unix_family ? AF_UNIX : l.local.family(), SOCK_STREAM, 0);
   if (fd < 0) return;  // out of fds: the client's connect waits, as for a lost SYN
   SimSocket& server = *find(fd);
   server.host = l.host;
   server.state = SimSocket::State::connected;
-  server.local = SocketAddress::ip(address(l.host), l.local.port());
+  server.local = l.unix_family ? l.local : SocketAddress::ip(address(l.host), l.local.port());
   server.peer = client.local;
   server.peer_socket = &client;
   client.peer_socket = &server;
@@ -149,6 +153,33 @@ void Network::establish(SimSocket& client, SimSocket& l) {
   up.back = server.out;
   l.accept_queue.push_back(&server);
   put(*server.out, Channel::Segment::syn_ack);
+}
+
+// A pipe is a connection made at once: the simulated wire carries its bytes
+// (one latency, the window as a pipe's capacity), the FIN of its closed
+// write end is the reader's EOF.
+std::pair<int, int> Network::pipe(int writer_host, int reader_host) {
+  const int saved = current_;
+  current_ = writer_host;
+  const int w = open(AF_UNIX, SOCK_STREAM, 0);
+  current_ = reader_host;
+  const int r = w >= 0 ? open(AF_UNIX, SOCK_STREAM, 0) : w;
+  current_ = saved;
+  if (r < 0) {
+    if (w >= 0) close(w);
+    throw std::system_error(-r, std::generic_category(), "pipe");
+  }
+  SimSocket& a = *find(w);
+  SimSocket& b = *find(r);
+  a.state = b.state = SimSocket::State::connected;
+  a.peer_socket = &b;
+  b.peer_socket = &a;
+  a.out = new_channel(&a, &b, writer_host, reader_host);
+  b.out = new_channel(&b, &a, reader_host, writer_host);
+  a.out->back = b.out;
+  b.out->back = a.out;
+  b.shut_wr = true;
+  return {w, r};
 }
 
 // ---- faults -------------------------------------------------------------------------

@@ -15,6 +15,7 @@
 #include <corio/detail/sim_world.hpp>
 
 #include <algorithm>
+#include <deque>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -23,49 +24,14 @@
 
 #include <corio/event_loop.hpp>
 
-#include "core/backend/choose.hpp"
 #include "core/backend/sim/sim_backend.hpp"
 #include "core/backend/sim/sim_disk.hpp"
 #include "core/backend/sim/sim_executor.hpp"
+#include "core/backend/sim/loop_driver.hpp"
+#include "core/backend/sim/sim_process.hpp"
 #include "core/backend/sim/sim_network.hpp"
-#include "core/loop_state.hpp"
-#include <corio/detail/task_state.hpp>
 
 namespace corio::detail {
-
-// The loop's side of the stepping: what only a friend of EventLoop can do.
-struct LoopDriver {
-  static std::unique_ptr<EventLoop> make(std::unique_ptr<IoBackend> backend,
-                                         std::shared_ptr<Clock> clock) {
-    RunOptions opts;
-    opts.clock = std::move(clock);
-    return std::unique_ptr<EventLoop>(new EventLoop(opts, BackendChoice{std::move(backend), {}}));
-  }
-  // Whether an iteration would do anything but poll.
-  static bool runnable(EventLoop& loop) {
-    const LoopState& st = *loop.state_;
-    return !loop.ready.empty() || (!st.timers.empty() && st.timers.top_when() <= loop.time()) ||
-           st.ts_pending.load(std::memory_order_acquire);
-  }
-  static double next_timer(EventLoop& loop) {
-    const LoopState& st = *loop.state_;
-    return st.timers.empty() ? std::numeric_limits<double>::infinity() : st.timers.top_when();
-  }
-  static bool has_tasks(EventLoop& loop) { return !loop.tasks.empty(); }
-  static void cancel_tasks(EventLoop& loop) {
-    for (TaskBase* t : loop.tasks.snapshot()) t->request_cancel("the simulation ended");
-  }
-  static void step(EventLoop& loop) {
-    loop.enter_run();
-    try {
-      loop.run_once();
-    } catch (...) {
-      loop.leave_run();
-      throw;
-    }
-    loop.leave_run();
-  }
-};
 
 namespace {
 
@@ -84,9 +50,10 @@ class SimClock final : public Clock {
 }  // namespace
 
 struct SimWorld::Impl {
-  explicit Impl(const SimWorldOptions& o)
+  Impl(SimWorld& world, const SimWorldOptions& o)
       : net({o.seed, o.latency, o.jitter, o.window, o.short_io, o.loss}),
         disk(net, o.seed),
+        programs(world, net),
         clock(std::make_shared<SimClock>(net)) {}
   // As corio::run() ends: the tasks left are cancelled and given a minute
   // of simulated time to finish (a cancelled task may still talk to its
@@ -105,6 +72,7 @@ struct SimWorld::Impl {
   ~Impl() {
     // Then the loops close, while the network still knows their sockets.
     cancel_all_tasks();
+    programs.clear();
     for (Host& h : hosts) {
       net.set_current_host(h.index);
       h.executor->run_queued();  // close() waits for their results, which only this thread makes
@@ -121,6 +89,7 @@ struct SimWorld::Impl {
   };
 
   bool can_run(Host& h) {
+    if (programs.exited(h.index)) return false;  // a child process that has exited
     return LoopDriver::runnable(*h.loop) || h.backend->has_ready() || h.executor->has_jobs();
   }
   bool run(const std::function<bool()>& done, double until);
@@ -130,8 +99,9 @@ struct SimWorld::Impl {
 
   sim::Network net;
   sim::Disk disk;
+  sim::Programs programs;
   std::shared_ptr<SimClock> clock;
-  std::vector<Host> hosts;
+  std::deque<Host> hosts;  // a child process's is added while others' pointers are held (round())
   // The world's own timers (a fault plan's faults), by (when, order given).
   std::map<std::pair<double, std::uint64_t>, std::function<void()>> actions;
   std::uint64_t next_action = 0;
@@ -171,7 +141,7 @@ double SimWorld::Impl::next_event() {
   return t;
 }
 
-SimWorld::SimWorld(SimWorldOptions options) : impl_(std::make_unique<Impl>(options)) {}
+SimWorld::SimWorld(SimWorldOptions options) : impl_(std::make_unique<Impl>(*this, options)) {}
 SimWorld::~SimWorld() = default;
 
 int SimWorld::add_host(const std::string& name, const std::string& address) {
@@ -194,7 +164,11 @@ bool SimWorld::run(const std::function<bool()>& done, double until) { return imp
 bool SimWorld::Impl::run(const std::function<bool()>& done, double until) {
   for (;;) {
     if (done()) return true;
-    if (act() || round()) continue;
+    if (act() || round()) {
+      (void)programs.reap();  // a child's exit is seen in the round it came
+      continue;
+    }
+    if (programs.reap()) continue;
     const double t = next_event();  // step 2
     if (std::isinf(t)) return false;
     if (t > until) {
@@ -211,11 +185,17 @@ void SimWorld::partition(int a, int b) { impl_->net.partition(a, b); }
 void SimWorld::heal(int a, int b) { impl_->net.heal(a, b); }
 void SimWorld::reset(int a, int b) { impl_->net.reset(a, b); }
 void SimWorld::set_disk_faults(int host, const DiskFaults& faults) { impl_->disk.set_faults(host, faults); }
+void SimWorld::add_program(std::string name,
+                           std::function<Coro<int>(std::vector<std::string>)> main) {
+  impl_->programs.add(std::move(name), std::move(main));
+}
+bool SimWorld::signal(int host, int signo) { return LoopDriver::signal(loop(host), signo); }
 void SimWorld::slow(int a, int b, double seconds) { impl_->net.slow(a, b, seconds); }
 void SimWorld::at(double when, std::function<void()> action) {
   impl_->actions.emplace(std::make_pair(when, impl_->next_action++), std::move(action));
 }
 std::uint64_t SimWorld::digest() const noexcept { return impl_->net.digest(); }
 std::size_t SimWorld::open_sockets() const noexcept { return impl_->net.open_sockets(); }
+std::size_t SimWorld::running_programs() const noexcept { return impl_->programs.running(); }
 
 }  // namespace corio::detail
