@@ -458,6 +458,24 @@ std::size_t TlsTransport::try_write(std::string_view data) {
   return n;
 }
 
+// The pieces as one plaintext (up to a chunk): one SSL_write makes full
+// records of them and one send, where writing them one by one would make a
+// record of each (an HTTP/2 frame's 9-byte header among them) and a send of
+// each while the socket keeps up. Copying plaintext costs little beside
+// encrypting it.
+std::size_t TlsTransport::try_writev(std::span<const std::string_view> pieces) {
+  if (pieces.size() == 1) return try_write(pieces.front());
+  std::size_t total = 0;
+  for (const std::string_view piece : pieces) total += piece.size();
+  std::string plain;
+  plain.reserve(std::min(total, kWriteChunk));
+  for (const std::string_view piece : pieces) {
+    plain.append(piece.substr(0, kWriteChunk - plain.size()));
+    if (plain.size() == kWriteChunk) break;
+  }
+  return try_write(plain);
+}
+
 Coro<void> TlsTransport::wait_writable() { return wait_drained(s_); }
 
 void TlsTransport::shutdown_write() {
