@@ -305,7 +305,13 @@ void H2Connection::stream_done(H2Stream* s) noexcept {
       go_away();  // out of memory for a timer: as in erase()
     }
   }
-  wake();  // its last DATA (or RST_STREAM) may be waiting
+  // Its last DATA (or RST_STREAM) may be waiting, or the connection may end
+  // with it. An answer already sent needs no pass: a wake per ended stream
+  // cost one (and a read try) per request at one stream per connection.
+  if (going_away_ || nghttp2_session_want_write(session_) != 0 ||
+      nghttp2_session_want_read(session_) == 0) {
+    wake();
+  }
 }
 
 void H2Connection::erase(std::int32_t id) noexcept {
