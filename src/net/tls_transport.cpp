@@ -461,38 +461,54 @@ IoWait TlsTransport::readable() {
   return s.inner->readable();
 }
 
-std::size_t TlsTransport::try_write(std::string_view data) {
-  TlsSession& s = *s_;
+namespace {
+
+// New plaintext is taken only while no ciphertext waits in `out` (the
+// top of the file); meanwhile the pump is kicked, in case it ended early.
+bool takes_plaintext(TlsSession& s) {
   s.rethrow_output_error();
-  if (!s.wire.out.empty()) {
-    s.kick_output();  // restarts a pump that ended early
-    return 0;
-  }
+  if (s.wire.out.empty()) return true;
+  s.kick_output();
+  return false;
+}
+
+std::size_t encrypt(TlsSession& s, std::string_view data) {
   if (data.empty()) return 0;  // SSL_write refuses 0 bytes
   std::size_t n = 0;
   s.clear_errors();
   s.rested = false;
-  s.settle(SSL_write_ex(s.ssl.get(), data.data(), std::min(data.size(), kWriteChunk), &n), false);
+  s.settle(SSL_write_ex(s.ssl.get(), data.data(), data.size(), &n), false);
   s.rethrow_output_error();
   return n;
 }
 
-// The pieces as one plaintext (up to a chunk): one SSL_write makes full
-// records of them and one send, where writing them one by one would make a
-// record of each (an HTTP/2 frame's 9-byte header among them) and a send of
-// each while the socket keeps up. Copying plaintext costs little beside
-// encrypting it.
+}  // namespace
+
+std::size_t TlsTransport::try_write(std::string_view data) {
+  TlsSession& s = *s_;
+  return takes_plaintext(s) ? encrypt(s, data.substr(0, kWriteChunk)) : 0;
+}
+
+// The pieces as one plaintext: one SSL_write makes full records of them and
+// one send, where writing them one by one would make a record of each (an
+// HTTP/2 frame's 9-byte header among them) and a send of each while the
+// socket keeps up. Copying plaintext costs little beside encrypting it. Up
+// to a chunk and a record: an HTTP/2 pass (64 KiB of frames and their
+// headers) goes whole, not as a chunk and a small tail left to the pump.
 std::size_t TlsTransport::try_writev(std::span<const std::string_view> pieces) {
   if (pieces.size() == 1) return try_write(pieces.front());
+  TlsSession& s = *s_;
+  if (!takes_plaintext(s)) return 0;
+  constexpr std::size_t kGathered = kWriteChunk + 16 * 1024;
   std::size_t total = 0;
   for (const std::string_view piece : pieces) total += piece.size();
   std::string plain;
-  plain.reserve(std::min(total, kWriteChunk));
+  plain.reserve(std::min(total, kGathered));
   for (const std::string_view piece : pieces) {
-    plain.append(piece.substr(0, kWriteChunk - plain.size()));
-    if (plain.size() == kWriteChunk) break;
+    plain.append(piece.substr(0, kGathered - plain.size()));
+    if (plain.size() == kGathered) break;
   }
-  return try_write(plain);
+  return encrypt(s, plain);
 }
 
 Coro<void> TlsTransport::wait_writable() { return wait_drained(s_); }

@@ -63,12 +63,14 @@ void H2Output::flush(StreamWriter& w) {
     H2Output& out;
     ~Dropped() { out.drop(); }
   } dropped{*this};
-  if (pieces_.empty()) return;
+  const auto view = [this](const Piece& p) {
+    return std::string_view(p.data != nullptr ? p.data : arena_.data() + p.at, p.size);
+  };
+  if (pieces_.size() == 1) w.write(view(pieces_.front()));  // small answers: all in the arena
+  if (pieces_.size() <= 1) return;
   std::vector<std::string_view> views;
   views.reserve(pieces_.size());
-  for (const Piece& p : pieces_) {
-    views.emplace_back(p.data != nullptr ? p.data : arena_.data() + p.at, p.size);
-  }
+  for (const Piece& p : pieces_) views.push_back(view(p));
   w.writelines(views);
 }
 
