@@ -141,8 +141,8 @@ void H2Connection::on_server_end(Adopted* self, bool graceful) noexcept {
 // armed, and one that ends idle only notes when (idle_since_). When it
 // fires it looks: busy, it goes (the last request's end arms it again);
 // idle for less than the timeout, it sleeps the rest. A timer armed and
-// cancelled per request was 3% of an h2c GET at one stream per connection
-// (callgrind).
+// cancelled per request cost 330 of an h2c GET's 24,300 instructions at one
+// stream per connection (callgrind).
 void H2Connection::arm_idle(std::chrono::duration<double> delay) {
   idle_timer_ = get_running_loop().call_later(delay, [this] {
     idle_timer_.reset();

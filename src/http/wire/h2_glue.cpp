@@ -38,11 +38,15 @@ constexpr std::size_t kH2Refer = 1024;
 
 }  // namespace
 
+// Until a payload is referred to, the arena is the whole pass and no piece
+// is listed (small answers: no list to allocate).
 void H2Output::copy(std::string_view bytes) {
   if (bytes.empty()) return;
-  if (pieces_.empty() || pieces_.back().data != nullptr) pieces_.push_back({nullptr, arena_.size(), 0});
+  if (!pieces_.empty()) {
+    if (pieces_.back().data != nullptr) pieces_.push_back({nullptr, arena_.size(), 0});
+    pieces_.back().size += bytes.size();
+  }
   arena_.append(bytes);
-  pieces_.back().size += bytes.size();
   size_ += bytes.size();
 }
 
@@ -51,6 +55,7 @@ bool H2Output::refer(std::string_view bytes) {
     copy(bytes);
     return false;
   }
+  if (pieces_.empty() && !arena_.empty()) pieces_.push_back({nullptr, 0, arena_.size()});
   pieces_.push_back({bytes.data(), 0, bytes.size()});
   size_ += bytes.size();
   return true;
@@ -63,11 +68,13 @@ void H2Output::flush(StreamWriter& w) {
     H2Output& out;
     ~Dropped() { out.drop(); }
   } dropped{*this};
+  if (pieces_.empty()) {
+    if (!arena_.empty()) w.write(arena_);
+    return;
+  }
   const auto view = [this](const Piece& p) {
     return std::string_view(p.data != nullptr ? p.data : arena_.data() + p.at, p.size);
   };
-  if (pieces_.size() == 1) w.write(view(pieces_.front()));  // small answers: all in the arena
-  if (pieces_.size() <= 1) return;
   std::vector<std::string_view> views;
   views.reserve(pieces_.size());
   for (const Piece& p : pieces_) views.push_back(view(p));
