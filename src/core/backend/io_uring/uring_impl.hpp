@@ -64,6 +64,7 @@ class UringBackend final : public IoBackend {
   void consume_lent(int fd, std::size_t n) noexcept override;
   long peek(int fd) noexcept override;
   long try_send(int fd, std::string_view data) noexcept override;
+  long try_sendv(int fd, std::span<const std::string_view> pieces) noexcept override;
   long try_accept(int fd, SocketAddress* peer) noexcept override;
   long start_connect(int fd, const SocketAddress& addr) noexcept override;
   long finish_connect(int fd) noexcept override;

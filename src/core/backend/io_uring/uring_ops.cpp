@@ -342,6 +342,37 @@ long UringBackend::try_send(int fd, std::string_view data) noexcept {
   return static_cast<long>(sent + take);
 }
 
+// try_send's rule for a gathered send: nothing queued and much to send goes
+// straight into the socket, in one sendmsg(2); what the socket does not
+// take, and any other gathered send, is queued piece by piece.
+long UringBackend::try_sendv(int fd, std::span<const std::string_view> pieces) noexcept {
+  Conn* c = conn(fd);
+  std::size_t total = 0;
+  for (const std::string_view piece : pieces) total += piece.size();
+  if (c == nullptr || c->kind != Kind::stream || c->sends_owed() || total < kDirectSend ||
+      c->send_error != 0 || c->shutdown_how == SHUT_WR || c->shutdown_how == SHUT_RDWR) {
+    return IoBackend::try_sendv(fd, pieces);
+  }
+  c->send_used = true;
+  const long n = sys::sendv(fd, pieces);
+  if (n < 0 && n != -EAGAIN) return c->send_error = static_cast<int>(n);
+  std::size_t sent = n > 0 ? static_cast<std::size_t>(n) : 0;
+  const std::size_t direct = sent;
+  for (std::size_t i = 0; i < pieces.size(); ++i) {
+    if (sent >= pieces[i].size()) {
+      sent -= pieces[i].size();
+      continue;
+    }
+    const std::string_view rest = pieces[i].substr(sent);
+    const long queued = try_send(fd, rest);
+    if (queued < 0) return direct > 0 ? static_cast<long>(direct) : queued;
+    if (static_cast<std::size_t>(queued) < rest.size()) return static_cast<long>(direct) + queued;
+    const long more = IoBackend::try_sendv(fd, pieces.subspan(i + 1));
+    return static_cast<long>(direct + rest.size()) + std::max(more, 0L);
+  }
+  return static_cast<long>(direct);
+}
+
 long UringBackend::try_sendto(int fd, std::string_view data, const SocketAddress& to) noexcept {
   return sys::sendto(fd, data, to);
 }
