@@ -45,8 +45,17 @@ Budget budget_of(const ClientOptions& o) {
 // Reads until the connection ends: each read's bytes go to the parser at
 // once, so nothing stays in the stream's buffer (an idle connection holds
 // none). A Subscriber over its bound waits instead (PubSub).
+// However the task ends, the connection ends with it: cancelled from
+// outside (the loop shutting down) or failed, it must not leave commands
+// waiting for replies nobody will read.
+struct EndsWithTheReader {
+  Context& ctx;
+  ~EndsWithTheReader() { ctx.close("connection closed: its reader stopped"); }
+};
+
 Coro<void> read_replies(std::shared_ptr<Context> ctx) {
   StreamReader r = ctx->reader;
+  const EndsWithTheReader guard{*ctx};
   try {
     while (!ctx->closed) {
       if (ctx->paused()) {
