@@ -24,6 +24,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -46,6 +47,11 @@ class StreamWriter {
 
   /// Sends data, or buffers what the socket does not take now; never waits.
   void write(std::string_view data);
+  /// asyncio's writelines(): write() of each piece in order, but gathered in
+  /// one send where the transport can (sendmsg(2); one TLS write), so that
+  /// pieces in separate buffers (a frame's header and its payload) need not
+  /// be copied together first. Only what the socket does not take is copied.
+  void writelines(std::span<const std::string_view> pieces);
   /// Returns at once unless the buffer is above the high-water mark; then
   /// waits until it is at or below the low-water mark. Throws the error the
   /// connection failed with (the reader's too, as asyncio), or

@@ -78,6 +78,14 @@ std::size_t LoopIo::try_send(Socket& sock, std::string_view data) {
   return 0;
 }
 
+std::size_t LoopIo::try_sendv(Socket& sock, std::span<const std::string_view> pieces) {
+  sock.watch(*loop_);
+  const long n = backend_->try_sendv(sock.fd(), pieces);
+  if (n >= 0) return static_cast<std::size_t>(n);
+  if (n != -EAGAIN) throw_errno(failed(n), "sendmsg");
+  return 0;
+}
+
 long LoopIo::peek_recv(int fd) const noexcept { return backend_->peek(fd); }
 
 std::optional<std::size_t> LoopIo::try_read(int fd, std::span<char> buf) {

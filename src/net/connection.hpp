@@ -44,6 +44,8 @@ class Connection {
   Connection& operator=(const Connection&) = delete;
 
   // Writer side, in stream_writer.cpp.
+  void check_writable() const;  // RuntimeError after close() or write_eof()
+  void buffered();              // bytes were added to wbuf: the flusher sends them
   void start_flusher();
   // Wakes drain() once the buffer is at or below the low-water mark; pauses
   // it above the high-water mark.

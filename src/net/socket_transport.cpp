@@ -30,6 +30,19 @@ std::optional<std::string_view> Transport::try_read_lent() {
   throw RuntimeError("try_read_lent() on a transport that does not lend");
 }
 
+// One piece after another, for transports with no gathered send (pipes,
+// another connection's streams).
+std::size_t Transport::try_writev(std::span<const std::string_view> pieces) {
+  std::size_t total = 0;
+  for (const std::string_view piece : pieces) {
+    if (piece.empty()) continue;
+    const std::size_t n = try_write(piece);
+    total += n;
+    if (n < piece.size()) break;
+  }
+  return total;
+}
+
 SocketTransport::SocketTransport(EventLoop& loop, Socket sock)
     : loop_(loop), sock_(std::move(sock)) {
   const SocketAddress peer = address_or_empty([this] { return sock_.peer_address(); });

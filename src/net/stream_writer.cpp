@@ -5,6 +5,7 @@
 // when the buffer is empty: an idle connection has none, a busy one the
 // same one for as long as the socket stays behind. It is the only task that
 // waits to write the socket, so the loop's one-writer rule always holds.
+#include <algorithm>
 #include <cerrno>
 #include <new>
 #include <system_error>
@@ -118,6 +119,17 @@ void Connection::start_flusher() {
   flushing = true;  // now, not when the task first runs: no second flusher
 }
 
+void Connection::check_writable() const {
+  if (closing) throw RuntimeError("write() on a closed StreamWriter");
+  if (eof_requested) throw RuntimeError("Cannot call write() after write_eof()");
+}
+
+void Connection::buffered() {
+  flushed.clear();
+  update_pause();
+  start_flusher();
+}
+
 void Connection::update_pause() noexcept {
   if (!paused && wbuf.size() > high_water) {
     paused = true;
@@ -183,8 +195,7 @@ void Connection::close_transport() noexcept {
 
 void StreamWriter::write(std::string_view data) {
   Connection& c = *c_;
-  if (c.closing) throw RuntimeError("write() on a closed StreamWriter");
-  if (c.eof_requested) throw RuntimeError("Cannot call write() after write_eof()");
+  c.check_writable();
   if (data.empty() || c.write_error) return;  // a failed connection drops writes; drain() tells
   if (c.wbuf.empty()) {
     try {
@@ -196,9 +207,30 @@ void StreamWriter::write(std::string_view data) {
     if (data.empty()) return;
   }
   c.wbuf.append(data);
-  c.flushed.clear();
-  c.update_pause();
-  c.start_flusher();
+  c.buffered();
+}
+
+void StreamWriter::writelines(std::span<const std::string_view> pieces) {
+  Connection& c = *c_;
+  c.check_writable();
+  if (c.write_error) return;
+  std::size_t sent = 0;
+  if (c.wbuf.empty()) {
+    try {
+      sent = c.transport->try_writev(pieces);
+    } catch (const std::system_error&) {
+      c.fail_write(std::current_exception());
+      return;
+    }
+  }
+  const std::size_t before = c.wbuf.size();
+  for (std::string_view piece : pieces) {
+    const std::size_t skip = std::min(sent, piece.size());
+    sent -= skip;
+    piece.remove_prefix(skip);
+    if (!piece.empty()) c.wbuf.append(piece);
+  }
+  if (c.wbuf.size() > before) c.buffered();
 }
 
 Coro<void> StreamWriter::drain() { return drain_connection(c_); }

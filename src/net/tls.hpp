@@ -92,6 +92,7 @@ class TlsTransport final : public Transport {
   std::optional<std::size_t> try_read(std::span<char> buf) override;
   IoWait readable() override;
   std::size_t try_write(std::string_view data) override;
+  std::size_t try_writev(std::span<const std::string_view> pieces) override;
   Coro<void> wait_writable() override;
   void shutdown_write() override;
   void close() noexcept override;

@@ -18,7 +18,9 @@
 //      fd); it may end with nothing to read yet (a TLS record still partial),
 //      never the other way round.
 //   3. Try a write: try_write(data) takes what can go now and says how much
-//      (0: none could). What it took goes out in order.
+//      (0: none could). What it took goes out in order. try_writev(pieces)
+//      is the same for pieces in order (their total taken, stopping inside
+//      the first piece not taken whole), in one send where it can.
 //   4. Await writability: after try_write took less than asked, or while
 //      unsent() is not 0, co_await wait_writable() (it then returns once
 //      unsent() is 0). One writer at a time.
@@ -67,6 +69,7 @@ class Transport {
   // io_uring backend's send queue): whoever writes to fileno() itself waits
   // for them first.
   virtual std::size_t try_write(std::string_view data) = 0;
+  virtual std::size_t try_writev(std::span<const std::string_view> pieces);
   virtual Coro<void> wait_writable() = 0;
   virtual std::size_t unsent() const noexcept { return 0; }
   // 6. Half-close: the peer reads EOF; reading goes on.
@@ -104,6 +107,9 @@ class SocketTransport final : public Transport {
   }
   void consume_lent(std::size_t n) noexcept override { loop_.io().consume_lent(sock_, n); }
   std::size_t try_write(std::string_view data) override;
+  std::size_t try_writev(std::span<const std::string_view> pieces) override {
+    return loop_.io().try_sendv(sock_, pieces);
+  }
   Coro<void> wait_writable() override;
   std::size_t unsent() const noexcept override { return loop_.io().unsent(sock_); }
   void shutdown_write() override { sock_.shutdown(SHUT_WR); }

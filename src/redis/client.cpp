@@ -17,6 +17,10 @@ namespace detail {
 
 struct ClientState {
   explicit ClientState(ClientOptions o) : options(std::move(o)) {}
+  ClientState(const ClientState&) = delete;
+  ~ClientState() {
+    if (ctx) ctx->close("client is closed");
+  }
 
   // One task connects; the others wait for it.
   static Coro<void> ensure_connected(ClientState* s) {
@@ -53,7 +57,7 @@ struct ClientState {
   // its command: the connection is closed (its other commands fail with
   // ConnectionError) and the next command connects anew, as redis-py does.
   // A cancelled await says nothing about the connection: its reply is read
-  // and dropped when it comes (on_reply), the rest stay in step.
+  // and dropped when it comes (Context::answer), the rest stay in step.
   Coro<Reply> within_timeout(Future<Reply> reply) {
     const std::uint64_t connection = generation;
     try {
@@ -68,7 +72,7 @@ struct ClientState {
   }
 
   ClientOptions options;
-  std::unique_ptr<Context> ctx;
+  std::shared_ptr<Context> ctx;
   std::uint64_t generation = 0;  // connections made
   Lock connecting;
   bool closed = false;
@@ -111,11 +115,14 @@ Coro<std::vector<Reply>> Client::pipeline(std::vector<std::vector<std::string>> 
 }
 
 bool Client::is_connected() const noexcept { return s_ && s_->ctx && s_->ctx->alive(); }
-std::size_t Client::in_flight() const noexcept { return s_ && s_->ctx ? s_->ctx->pending : 0; }
+std::size_t Client::in_flight() const noexcept {
+  return s_ && s_->ctx ? s_->ctx->in_flight() : 0;
+}
 
 void Client::close() noexcept {
   if (!s_) return;
   s_->closed = true;
+  if (s_->ctx) s_->ctx->close("client is closed");
   s_->ctx.reset();
 }
 

@@ -8,6 +8,7 @@
 #include <new>
 #include <string_view>
 #include <system_error>
+#include <utility>
 
 #include <hiredis/hiredis.h>
 
@@ -160,6 +161,95 @@ bool pending_reply_fits(const redisReader* reader, Budget* budget) {
   if (pending <= budget->max_bytes - std::min(used, budget->max_bytes)) return true;
   budget->refused = too_many_bytes(*budget);
   return false;
+}
+
+namespace {
+
+Reply convert(const redisReply* r) {
+  Reply out;
+  switch (r->type) {
+    case REDIS_REPLY_STRING:
+      out.type = Reply::Type::string;
+      break;
+    case REDIS_REPLY_STATUS:
+      out.type = Reply::Type::status;
+      break;
+    case REDIS_REPLY_ERROR:
+      out.type = Reply::Type::error;
+      break;
+    case REDIS_REPLY_INTEGER:
+      out.type = Reply::Type::integer;
+      out.integer = r->integer;
+      return out;
+    case REDIS_REPLY_ARRAY:
+      out.type = Reply::Type::array;
+      out.elements.reserve(r->elements);
+      for (std::size_t i = 0; i < r->elements; ++i) out.elements.push_back(convert(r->element[i]));
+      return out;
+    default:
+      return out;  // nil
+  }
+  out.str.assign(r->str, r->len);
+  return out;
+}
+
+// A reader whose buffer held more than this is made anew once it is empty:
+// hiredis keeps up to 16 KiB of unused buffer, which an idle connection
+// would hold; a small one is kept, so small replies cost no allocation.
+constexpr std::size_t kKeptBuffer = 1024;
+
+redisReader* new_reader(Budget* budget) {
+  redisReader* r = redisReaderCreateWithFunctions(nullptr);
+  if (!r) throw std::bad_alloc();
+  use_budget(r, budget);
+  return r;
+}
+
+}  // namespace
+
+ReplyParser::ReplyParser(Budget budget) : budget_(std::move(budget)), reader_(new_reader(&budget_)) {}
+
+ReplyParser::~ReplyParser() { redisReaderFree(reader_); }
+
+void ReplyParser::fail() {
+  if (!budget_.refused.empty()) {
+    error_ = budget_.refused;
+  } else {
+    error_ = std::string("protocol error: ") + (reader_->errstr[0] ? reader_->errstr : "bad reply");
+  }
+}
+
+void ReplyParser::feed(std::string_view bytes) {
+  if (failed()) return;
+  if (redisReaderFeed(reader_, bytes.data(), bytes.size()) != REDIS_OK) fail();
+  peak_ = std::max(peak_, reader_->len);
+}
+
+bool ReplyParser::next(Reply& out) {
+  if (failed()) return false;
+  void* r = nullptr;
+  if (redisReaderGetReply(reader_, &r) != REDIS_OK) {
+    fail();
+    return false;
+  }
+  if (!r) return false;
+  out = convert(static_cast<redisReply*>(r));
+  reader_->fn->freeObject(r);
+  return true;
+}
+
+bool ReplyParser::settle() {
+  if (failed()) return false;
+  if (!pending_reply_fits(reader_, &budget_)) {
+    fail();
+    return false;
+  }
+  if (peak_ > kKeptBuffer && reader_->ridx == -1 && reader_->pos == reader_->len) {
+    redisReaderFree(std::exchange(reader_, nullptr));
+    reader_ = new_reader(&budget_);
+    peak_ = 0;
+  }
+  return true;
 }
 
 }  // namespace corio::redis::detail

@@ -1,7 +1,7 @@
 // The reply reader's object functions: hiredis's own (0.14) allocate an
 // array's element slots for the count the server announces, so 13 bytes,
 // `*100000000\r\n`, cost 800 MB. Ours build the same redisReply trees
-// (hiredis's pub/sub code reads them) but grow an array's slots with the
+// (ReplyParser turns them into Replies) but grow an array's slots with the
 // elements that arrive, and refuse a reply past the client's limits.
 //
 // A reply's size is the bytes of its strings plus kElementCost per element
@@ -12,8 +12,11 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 
 #include <hiredis/read.h>
+
+#include <corio/redis/reply.hpp>
 
 namespace corio::redis::detail {
 
@@ -35,5 +38,35 @@ void use_budget(redisReader* reader, Budget* budget);
 // length its unfinished bulk string announced. Sets `budget->refused` when
 // not; the caller closes the connection then.
 bool pending_reply_fits(const redisReader* reader, Budget* budget);
+
+// hiredis's reply reader with our object functions and a Budget, turning
+// the bytes of a connection into Replies. Once failed() (a protocol error,
+// a reply over the limits), it takes no more bytes: the connection must
+// close, with error() as the reason.
+class ReplyParser {
+ public:
+  explicit ReplyParser(Budget budget);
+  ReplyParser(const ReplyParser&) = delete;
+  ReplyParser& operator=(const ReplyParser&) = delete;
+  ~ReplyParser();
+
+  // Takes the bytes (copied into the reader's buffer).
+  void feed(std::string_view bytes);
+  // The next whole reply into `out`; false when none is whole yet, or failed().
+  bool next(Reply& out);
+  // After the whole replies were taken: whether the unfinished one fits the
+  // budget (false fails the parser), and the buffer's memory released when
+  // nothing is left in it (an idle connection holds no read buffer).
+  bool settle();
+  bool failed() const noexcept { return !error_.empty(); }
+  const std::string& error() const noexcept { return error_; }
+
+ private:
+  void fail();
+  Budget budget_;
+  redisReader* reader_;
+  std::size_t peak_ = 0;  // the most the reader's buffer held since it was made
+  std::string error_;
+};
 
 }  // namespace corio::redis::detail

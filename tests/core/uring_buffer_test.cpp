@@ -4,6 +4,7 @@
 #include <set>
 #include <vector>
 
+#include "core/backend/io_uring/uring_impl.hpp"
 #include "uring_test_support.hpp"
 
 namespace {
@@ -69,6 +70,40 @@ TEST_F(UringBuffers, ABurstPastThePublishedBuffersLosesNothing) {
     EXPECT_EQ(recv_all(b(), pairs[i].a, kSize), pattern(kSize, i)) << "stream " << i;
   }
   for (Pair& p : pairs) b().detach(p.a);
+}
+
+// Streams whose readers do not read hold every buffer of the ring; a stream
+// whose reader waits meanwhile receives into a buffer of its own, and gives
+// it back once its bytes are read: a burst that starved streams once leaves
+// none of them holding 16 KiB for the rest of its life.
+TEST_F(UringBuffers, AStarvedStreamGivesItsOwnBufferBackOnceRead) {
+  auto& u = static_cast<corio::detail::uring::UringBackend&>(b());
+  constexpr std::size_t kHolders = 16;
+  std::vector<Pair> holders(kHolders);
+  for (Pair& p : holders) {
+    b().attach(p.a);
+    start_receiving(b(), p.a);
+  }
+  // One write at a time, each received before the next: one buffer each,
+  // 16 x 8 writes for a ring of 64 (a holder keeps up to kRecvCap).
+  const std::string small(1000, 'h');
+  for (std::size_t round = 0; round < corio::detail::uring::kRecvCap; ++round) {
+    for (Pair& p : holders) {
+      ASSERT_EQ(::write(p.b, small.data(), small.size()), static_cast<ssize_t>(small.size()));
+      pump(b());
+    }
+  }
+  Pair reader;
+  b().attach(reader.a);
+  start_receiving(b(), reader.a);
+  pump(b());
+  ASSERT_EQ(u.own_buffers(), 1u) << "the ring was not starved: the test proves nothing";
+  const std::string msg = pattern(3000, 7);
+  ASSERT_EQ(::write(reader.b, msg.data(), msg.size()), static_cast<ssize_t>(msg.size()));
+  EXPECT_EQ(recv_all(b(), reader.a, msg.size()), msg);
+  EXPECT_EQ(u.own_buffers(), 0u) << "read out, and still held";
+  for (Pair& p : holders) b().detach(p.a);
+  b().detach(reader.a);
 }
 
 }  // namespace

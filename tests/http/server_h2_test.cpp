@@ -186,6 +186,48 @@ Coro<void> bodies_body() {
 
 TEST(ServerH2, RequestBodiesFlowThroughTheWindows) { run_bounded(bodies_body(), 20s); }
 
+Coro<Response> megabyte(Request&) { co_return Response::text(sample(1 << 20)); }
+
+Coro<void> in_pieces(corio::http::StreamResponseWriter& w) {
+  const std::string all = sample(300'000);
+  for (std::size_t at = 0; at < all.size(); at += 7'000) {
+    co_await w.write(std::string_view(all).substr(at, 7'000));
+  }
+}
+
+Coro<Response> streamed_large(Request&) { co_return Response::stream(in_pieces, 200, "text/plain"); }
+
+// Answers past the windows from each source, their DATA payloads sent from
+// the streams' buffers (no copy): a whole body of 1 MiB (a mapping of its
+// own, so a payload sent after its buffer was freed would fault), a file,
+// a stream; each twice, together on one connection.
+Coro<void> large_answers_body(const corio_testing::TempDir* dir) {
+  write_file(dir->path() / "big.bin", sample(500'000));
+  Server server(quiet());
+  server.get("/whole", megabyte);
+  server.get("/stream", streamed_large);
+  server.add_static("/files", dir->path().string());
+  co_await server.start("127.0.0.1", 0);
+  std::vector<H2Request> requests;
+  for (int i = 0; i < 2; ++i) {
+    requests.push_back(req("GET", "/whole"));
+    requests.push_back(req("GET", "/files/big.bin"));
+    requests.push_back(req("GET", "/stream"));
+  }
+  const std::vector<H2Reply> r = co_await h2_requests(server.port(), requests);
+  const std::string expected[] = {sample(1 << 20), sample(500'000), sample(300'000)};
+  for (std::size_t i = 0; i < r.size(); ++i) {
+    EXPECT_EQ(r[i].status, 200);
+    EXPECT_TRUE(r[i].body == expected[i % 3]) << requests[i].path << ": " << r[i].body.size() << " bytes";
+  }
+  server.close();
+}
+
+TEST(ServerH2, LargeAnswersArriveWholeThroughTheWindows) {
+  corio_testing::TempDir dir;
+  run_bounded(large_answers_body(&dir), 20s);
+}
+
 Coro<void> limits_body() {
   ServerOptions opts = quiet();
   opts.limits.max_headers = 4;

@@ -181,6 +181,12 @@ struct StaticTree {
     std::ofstream(root / "sub" / "index.html") << "<p>index</p>";
     std::ofstream(outside) << "secret";
     std::filesystem::create_symlink(outside, root / "escape.txt");
+    // Links that stay inside, and two that lead out: a directory and the
+    // index's precompressed sibling.
+    std::filesystem::create_symlink(root / "sub" / "index.html", root / "inner.html");
+    std::filesystem::create_symlink(root / "sub", root / "alias");
+    std::filesystem::create_symlink(base, root / "outdir");
+    std::filesystem::create_symlink(outside, root / "sub" / "index.html.gz");
   }
   ~StaticTree() { std::filesystem::remove_all(root.parent_path()); }
 };
@@ -219,6 +225,33 @@ Coro<void> static_body(const StaticTree* tree) {
 TEST(HttpServer, StaticFilesWithSendfileStayUnderTheRoot) {
   StaticTree tree;
   run_bounded(static_body(&tree));
+}
+
+// Whichever component of the path is a link, what it leads to decides.
+Coro<void> static_links_body(const StaticTree* tree) {
+  Server server(quiet());
+  server.add_static("/", tree->root.string());
+  co_await server.start("127.0.0.1", 0);
+  const std::uint16_t port = server.port();
+  Reply r = co_await exchange(port, "GET /inner.html HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_EQ(r.body, "<p>index</p>");
+  r = co_await exchange(port, "GET /alias/index.html HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_EQ(r.body, "<p>index</p>");
+  r = co_await exchange(port, "GET /alias/ HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_EQ(r.body, "<p>index</p>");
+  r = co_await exchange(port, "GET /outdir/secret.txt HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_EQ(r.status, 403);
+  r = co_await exchange(port, "GET /sub/index.html HTTP/1.1\r\nHost: x\r\nAccept-Encoding: gzip\r\n\r\n");
+  EXPECT_EQ(r.body, "<p>index</p>") << "a sibling leading out is no sibling";
+  EXPECT_FALSE(r.headers.contains("Content-Encoding"));
+  r = co_await exchange(port, "GET /sub/nothing/here HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_EQ(r.status, 404);
+  co_await server.shutdown(1s);
+}
+
+TEST(HttpServer, StaticFilesFollowLinksOnlyWithinTheRoot) {
+  StaticTree tree;
+  run_bounded(static_links_body(&tree));
 }
 
 Coro<void> produce(corio::http::StreamResponseWriter& out) {

@@ -34,7 +34,7 @@ HEADER_LAYERS = {
         detail/file_op detail/frame_alloc detail/future_awaiter detail/future_state
         detail/intrusive detail/io_wait detail/loop_core detail/loop_io
         detail/loop_observer detail/os_error detail/runtime_threads
-        detail/sanitizers detail/entropy detail/file_system detail/sim_world detail/socket_system detail/task_state""",
+        detail/sanitizers detail/entropy detail/file_system detail/process_system detail/sim_world detail/socket_system detail/task_state""",
     "debug": "inspect task_tree",
     "async": """as_completed daily gather shield sleep task_group timeout wait
         detail/multi_wait""",

@@ -139,6 +139,22 @@ TEST(RedisPubSub, MessagesArriveInOrderAsAnAsyncSequence) {
   }());
 }
 
+TEST(RedisPubSub, UnsubscribeLeavesOnlyTheChannelsNamed) {
+  run_redis([]() -> Coro<void> {
+    Subscriber sub = co_await Subscriber::connect(options());
+    Client pub = co_await Client::connect(options());
+    const std::vector<std::string> both{"unsub.a", "unsub.b"}, a{"unsub.a"}, none;
+    co_await sub.subscribe(both);
+    co_await pub.command("PUBLISH", "unsub.a", "before");
+    co_await sub.unsubscribe(a);
+    EXPECT_EQ((co_await pub.command("PUBLISH", "unsub.a", "after")).integer, 0);
+    EXPECT_EQ((co_await pub.command("PUBLISH", "unsub.b", "still")).integer, 1);
+    EXPECT_EQ((co_await sub.next()).payload, "before");  // queued before: kept
+    EXPECT_EQ((co_await sub.next()).payload, "still");
+    EXPECT_THROW(co_await sub.unsubscribe(none), corio::ValueError);
+  }());
+}
+
 TEST(RedisPool, SpreadsCommandsOverItsClients) {
   run_redis([]() -> Coro<void> {
     Pool pool = co_await Pool::create(options(), 3);

@@ -11,7 +11,8 @@
 //   2. Sockets. attach_fd() registers an fd with the backend once (Socket::
 //      watch); detach_fd() forgets it and fails its parked waits with EBADF.
 //      try_recv_into() / try_send() make the syscall or its backend
-//      equivalent now: nullopt / 0 mean "would block", then await
+//      equivalent now (try_sendv() sends pieces in order, gathered in one
+//      sendmsg(2) where the backend can): nullopt / 0 mean "would block", then await
 //      loop.wait_readable(sock) / wait_writable(sock) and try again.
 //      lends_recv() says whether the backend lends its filled buffers on sock
 //      (io_uring); then try_recv_lent() returns them in place, valid until
@@ -80,6 +81,7 @@ class LoopIo {
   std::optional<std::string_view> try_recv_lent(Socket& sock);
   void consume_lent(Socket& sock, std::size_t n) noexcept;
   std::size_t try_send(Socket& sock, std::string_view data);
+  std::size_t try_sendv(Socket& sock, std::span<const std::string_view> pieces);
   std::size_t unsent(const Socket& sock) const noexcept;
   void shutdown(Socket& sock, int how);
   long peek_recv(int fd) const noexcept;

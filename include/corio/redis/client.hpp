@@ -1,5 +1,5 @@
 // corio::redis::Client: a Redis connection driven by the loop (redis-py's
-// asyncio Redis, on hiredis's async context).
+// asyncio Redis, on corio's streams with hiredis's reply parser).
 //
 //   redis::Client r = co_await redis::Client::connect({.host = "127.0.0.1", .port = 6379});
 //   co_await r.command("SET", "k", bytes);
@@ -7,11 +7,13 @@
 //
 // Arguments are binary-safe (sent with their lengths) and may be strings,
 // string_views, C strings, integers or floating point. Commands issued by
-// many tasks at once are pipelined: they leave in one write and their
+// many tasks at once are pipelined: those issued while others are in
+// flight leave together, in one write per loop iteration, and their
 // replies come back in order.
 //
 // Suspends: connect() until the TCP handshake is done; command() until its
-// reply arrives (or command_timeout passes: TimeoutError). A timed-out
+// reply arrives (or command_timeout passes: TimeoutError). A command is
+// written whole when issued, so a cancel never cuts one short. A timed-out
 // reply may have stalled mid-way, so its connection is closed, never
 // reused. Cancelling the awaiting task drops the reply when it comes; the
 // connection stays usable. When the connection breaks or is closed, the
@@ -57,7 +59,7 @@ struct ClientOptions {
   // reads again once next() took it down to half. Redis then holds the rest
   // and applies its client-output-buffer-limit for pub/sub (32 MiB hard by
   // default), as it does for redis-py, which reads only when asked. 1 MiB,
-  // about 1,000 messages of 1 KiB, is many of hiredis's 16 KiB reads for a
+  // about 1,000 messages of 1 KiB, is 16 of the stream's 64 KiB reads for a
   // consumer that keeps up, and little beside what Redis and the kernel
   // already buffer for a slow one.
   std::size_t max_unread_bytes = std::size_t{1} << 20;

@@ -40,12 +40,16 @@ class Subscriber {
 
   Coro<void> subscribe(std::vector<std::string> channels);
   Coro<void> psubscribe(std::vector<std::string> patterns);
+  // Leave channels (patterns); return once the server confirmed each.
+  // Messages published before are still delivered by next(). Empty: ValueError.
+  Coro<void> unsubscribe(std::vector<std::string> channels);
+  Coro<void> punsubscribe(std::vector<std::string> patterns);
   Coro<Message> next();
 
  private:
-  explicit Subscriber(std::unique_ptr<detail::Context> ctx) noexcept;
+  explicit Subscriber(std::shared_ptr<detail::Context> ctx) noexcept;
   Coro<void> send(std::string verb, std::vector<std::string> names);
-  std::unique_ptr<detail::Context> ctx_;
+  std::shared_ptr<detail::Context> ctx_;
 };
 
 }  // namespace corio::redis

@@ -140,6 +140,20 @@ class IoBackend {
   virtual long peek(int fd) noexcept = 0;
   // Bytes taken (they will go out in order, before a shutdown or detach).
   virtual long try_send(int fd, std::string_view data) noexcept = 0;
+  // try_send of the pieces in order, as one send where the backend can
+  // (sendmsg(2)): their total taken, which stops inside the first piece not
+  // taken whole. The default sends them one by one.
+  virtual long try_sendv(int fd, std::span<const std::string_view> pieces) noexcept {
+    long total = 0;
+    for (const std::string_view piece : pieces) {
+      if (piece.empty()) continue;
+      const long n = try_send(fd, piece);
+      if (n < 0) return total > 0 ? total : n;
+      total += n;
+      if (static_cast<std::size_t>(n) < piece.size()) break;
+    }
+    return total;
+  }
   // The new fd (non-blocking, close-on-exec); *peer filled.
   virtual long try_accept(int fd, SocketAddress* peer) noexcept = 0;
   // 0: connected; -EINPROGRESS: wait writable, then finish_connect().

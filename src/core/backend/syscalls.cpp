@@ -1,13 +1,19 @@
 #include "syscalls.hpp"
 
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 
 namespace corio::detail::sys {
 
 namespace {
+// Pieces per sendmsg(2): an HTTP/2 pass gathers a few dozen; more go in
+// the caller's next call. On the stack, so kept well below IOV_MAX (1024).
+constexpr std::size_t kMaxPieces = 64;
+
 // Runs call until it is not interrupted; -errno on failure.
 template <class F>
 long retried(F call) noexcept {
@@ -30,6 +36,20 @@ long peek(int fd) noexcept {
 
 long send(int fd, std::string_view data) noexcept {
   return retried([&] { return ::send(fd, data.data(), data.size(), MSG_NOSIGNAL); });
+}
+
+long sendv(int fd, std::span<const std::string_view> pieces) noexcept {
+  std::array<iovec, kMaxPieces> iov;
+  std::size_t count = 0;
+  for (const std::string_view piece : pieces) {
+    if (count == iov.size()) break;
+    if (piece.empty()) continue;
+    iov[count++] = {const_cast<char*>(piece.data()), piece.size()};
+  }
+  msghdr msg{};
+  msg.msg_iov = iov.data();
+  msg.msg_iovlen = count;
+  return retried([&] { return ::sendmsg(fd, &msg, MSG_NOSIGNAL); });
 }
 
 long accept(int fd, SocketAddress* peer) noexcept {

@@ -15,6 +15,9 @@ namespace corio::detail::sys {
 long recv(int fd, std::span<char> buf) noexcept;
 long peek(int fd) noexcept;  // recv(MSG_PEEK) of one byte: 1, 0 at EOF, -errno
 long send(int fd, std::string_view data) noexcept;  // MSG_NOSIGNAL: EPIPE, not SIGPIPE
+// send's gathered form: sendmsg(2) of up to IOV_MAX pieces (the rest is left
+// for the caller's next call, as a short send is).
+long sendv(int fd, std::span<const std::string_view> pieces) noexcept;
 // A connection that died in the backlog is skipped: the peer's problem.
 long accept(int fd, SocketAddress* peer) noexcept;
 long connect(int fd, const SocketAddress& addr) noexcept;  // -EINPROGRESS: wait writable

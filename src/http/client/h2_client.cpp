@@ -195,7 +195,7 @@ bool H2ClientConnection::feed() {
 }
 
 Coro<bool> H2ClientConnection::send_pending() {
-  return send_h2_frames(session_, writer_, std::nullopt);
+  return send_h2_frames(session_, writer_, output_, std::nullopt);
 }
 
 void H2ClientConnection::wake() noexcept {

@@ -49,6 +49,8 @@
 #include <corio/stream_reader.hpp>
 #include <corio/stream_writer.hpp>
 
+#include "http/wire/h2_glue.hpp"
+
 namespace corio::http::detail {
 
 struct Deadline;
@@ -174,6 +176,7 @@ class H2ClientConnection : public std::enable_shared_from_this<H2ClientConnectio
   StreamReader reader_;
   StreamWriter writer_;
   nghttp2_session* session_ = nullptr;
+  H2Output output_;  // the frames of one send pass
   std::chrono::milliseconds keepalive_;
   std::unordered_map<std::int32_t, H2ClientStream*> streams_;
   std::optional<TimerHandle> idle_timer_;

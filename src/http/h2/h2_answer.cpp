@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
-#include <cstring>
 #include <system_error>
 #include <vector>
 
@@ -116,17 +115,19 @@ void H2Stream::answer_sent() noexcept {
 }
 
 void H2Stream::append(std::string_view bytes) {
+  trim();
   out_ += bytes;
   resume();
 }
 
-// A piece read into a drained buffer becomes the buffer: no copy before
-// nghttp2's own.
+// A piece read into a drained buffer becomes the buffer: the file's bytes
+// are copied once, by the kernel, into the socket.
 Coro<void> H2Stream::file_range(int fd, ByteRange range) {
   for (std::uint64_t at = range.first; at <= range.last;) {
     if (closed_) throw std::system_error(ECONNRESET, std::generic_category(), "HTTP/2 stream reset");
     std::string bytes = read_piece(fd, at, range.last + 1 - at);
     at += bytes.size();
+    trim();
     if (pending() == 0) {
       out_ = std::move(bytes);
       out_at_ = 0;
@@ -179,32 +180,50 @@ void H2Stream::resume() noexcept {
   conn_.wake();
 }
 
-// nghttp2's pull, as the peer's windows allow. Taken bytes are dropped
-// from the buffer's front once they are half of it, so that a body that
-// never drains completely does not grow it.
-ssize_t H2Stream::read_out(std::uint8_t* buf, std::size_t length, std::uint32_t* flags) noexcept {
+// nghttp2's pull, as the peer's windows allow: how much the next DATA frame
+// takes, which send_out() then refers to where it lies.
+ssize_t H2Stream::read_out(std::size_t length, std::uint32_t* flags) noexcept {
+  trim();
   const std::size_t n = std::min(length, pending());
   if (n == 0 && !out_done_) {
     deferred_ = true;
     return NGHTTP2_ERR_DEFERRED;
   }
-  std::memcpy(buf, out_.data() + out_at_, n);
-  out_at_ += n;
+  *flags |= NGHTTP2_DATA_FLAG_NO_COPY;
   conn_.data_sent();
+  if (n == pending() && out_done_) {
+    *flags |= NGHTTP2_DATA_FLAG_EOF;
+    answer_sent();
+  }
+  if (pending() - n <= kOutBuffer) wake_.set();
+  return static_cast<ssize_t>(n);
+}
+
+void H2Stream::send_out(std::string_view header, std::size_t length) {
+  H2Output& out = conn_.output();
+  out.copy(header);
+  if (out.refer(std::string_view(out_).substr(out_at_, length))) lent_in_ = out.passes();
+  out_at_ += length;
+}
+
+bool H2Stream::lent() const noexcept { return lent_in_ == conn_.output().passes(); }
+
+// Taken bytes are dropped from the buffer's front once they are half of it,
+// so that a body that never drains completely does not grow it; a whole
+// answer taken frees its memory too.
+void H2Stream::trim() noexcept {
+  if (lent()) return;
   if (pending() == 0) {
-    out_.clear();
-    out_at_ = 0;
     if (out_done_) {
-      *flags |= NGHTTP2_DATA_FLAG_EOF;
-      std::string().swap(out_);  // the whole answer went: its memory too
-      answer_sent();
+      std::string().swap(out_);
+    } else {
+      out_.clear();
     }
+    out_at_ = 0;
   } else if (out_at_ > out_.size() / 2) {
     out_.erase(0, out_at_);
     out_at_ = 0;
   }
-  if (pending() <= kOutBuffer) wake_.set();
-  return static_cast<ssize_t>(n);
 }
 
 }  // namespace corio::http::detail

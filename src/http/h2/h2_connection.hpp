@@ -24,6 +24,7 @@
 //      hold its connection by reference.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -39,6 +40,7 @@
 
 #include "http/h2/h2_guard.hpp"
 #include "http/server/server_connection.hpp"
+#include "http/wire/h2_glue.hpp"
 
 namespace corio::http::detail {
 
@@ -69,6 +71,7 @@ class H2Connection final : public Adopted {
   void stream_done(H2Stream* s) noexcept;   // its task ended (lifetime rule 2)
   const H2Guard& guard() const noexcept { return guard_; }
   void data_sent() noexcept;  // a DATA frame of an answer went to nghttp2
+  H2Output& output() noexcept { return output_; }  // where a DATA frame's payload goes
 
   // For the nghttp2 callbacks (h2_callbacks.cpp).
   H2Stream* stream(std::int32_t id) const noexcept;
@@ -90,7 +93,7 @@ class H2Connection final : public Adopted {
   void cancel_streams() noexcept;
   void stop_timers() noexcept;
   void go_away() noexcept;
-  void arm_idle();
+  void arm_idle(std::chrono::duration<double> delay);
   void watch_stalls();
   void erase(std::int32_t id) noexcept;
   static void on_server_end(Adopted* self, bool graceful) noexcept;
@@ -99,11 +102,13 @@ class H2Connection final : public Adopted {
   StreamReader reader_;
   StreamWriter writer_;
   nghttp2_session* session_ = nullptr;
+  H2Output output_;  // the frames of one send pass
   std::unordered_map<std::int32_t, std::unique_ptr<H2Stream>> streams_;
   std::size_t running_ = 0;   // stream tasks not yet ended
   std::size_t requests_ = 0;  // streams whose request started, until they go: not idle
   Event tasks_ended_;        // set when running_ drops to 0
   std::optional<TimerHandle> idle_timer_;
+  double idle_since_ = 0;  // loop time the last request ended (arm_idle)
   std::optional<TimerHandle> stall_timer_;  // armed while an ended handler's answer waits
   std::uint64_t data_frames_ = 0;           // DATA frames sent: the stall timer's progress
   H2Guard guard_;

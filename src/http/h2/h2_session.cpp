@@ -24,6 +24,8 @@ constexpr std::uint32_t kConnectionWindows = 16;
 // SETTINGS_MAX_FRAME_SIZE: the server keeps RFC 9113's default.
 constexpr std::size_t kMaxFrame = 16384;
 
+constexpr std::size_t kFrameHeader = 9;  // RFC 9113 section 4.1
+
 H2Connection& conn(void* user_data) { return *static_cast<H2Connection*>(user_data); }
 
 std::string_view view(const std::uint8_t* p, std::size_t n) {
@@ -100,9 +102,22 @@ int on_stream_close(nghttp2_session*, std::int32_t stream_id, std::uint32_t, voi
   return 0;
 }
 
-ssize_t read_body(nghttp2_session*, std::int32_t, std::uint8_t* buf, std::size_t length,
+ssize_t read_body(nghttp2_session*, std::int32_t, std::uint8_t*, std::size_t length,
                   std::uint32_t* flags, nghttp2_data_source* source, void*) {
-  return static_cast<H2Stream*>(source->ptr)->read_out(buf, length, flags);
+  return static_cast<H2Stream*>(source->ptr)->read_out(length, flags);
+}
+
+// read_body's frame (NGHTTP2_DATA_FLAG_NO_COPY). The server sets no padding
+// callback, so nghttp2 pads nothing.
+int send_body(nghttp2_session*, nghttp2_frame* frame, const std::uint8_t* framehd, std::size_t length,
+              nghttp2_data_source* source, void*) {
+  if (frame->data.padlen > 0) return NGHTTP2_ERR_CALLBACK_FAILURE;
+  try {
+    static_cast<H2Stream*>(source->ptr)->send_out(view(framehd, kFrameHeader), length);
+  } catch (...) {
+    return NGHTTP2_ERR_CALLBACK_FAILURE;
+  }
+  return 0;
 }
 
 // Read-only once made: shared by every loop's thread.
@@ -116,6 +131,7 @@ const nghttp2_session_callbacks* server_callbacks() {
     nghttp2_session_callbacks_set_on_frame_recv_callback(p, on_frame_recv);
     nghttp2_session_callbacks_set_on_data_chunk_recv_callback(p, on_data_chunk_recv);
     nghttp2_session_callbacks_set_on_stream_close_callback(p, on_stream_close);
+    nghttp2_session_callbacks_set_send_data_callback(p, send_body);
     return cb;
   }();
   return callbacks.get();

@@ -4,6 +4,7 @@
 #include "http/h2/h2_stream.hpp"
 
 #include <charconv>
+#include <new>
 
 #include <corio/errors.hpp>
 #include <corio/event_loop.hpp>
@@ -23,6 +24,15 @@ H2Stream::H2Stream(H2Connection& conn, std::int32_t id) : conn_(conn), id_(id) {
 // the connection's window still counts what was left unread.
 H2Stream::~H2Stream() {
   if (!in_.empty()) nghttp2_session_consume_connection(conn_.session(), in_.size());
+  if (!lent()) return;
+  // Closed in the send pass that refers to its answer: the buffer stays
+  // until the pass's write (a moved string keeps its bytes where they are:
+  // referred-to payloads are never short enough to be stored inline).
+  try {
+    conn_.output().keep(std::move(out_));
+  } catch (const std::bad_alloc&) {
+    conn_.output().drop();  // out of memory: the pass's frames are lost, not read from freed memory
+  }
 }
 
 // Pseudo-header fields make the request line (nghttp2 checked that they

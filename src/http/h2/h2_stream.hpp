@@ -11,6 +11,10 @@
 //     (ServerOptions::initial_window_size) of unread body;
 //   - the answer: the data provider takes from the stream's buffer as the
 //     peer's window allows, and says NGHTTP2_ERR_DEFERRED when it is empty;
+//     it copies nothing: each DATA frame's payload is referred to in the
+//     buffer (NGHTTP2_DATA_FLAG_NO_COPY, send_out()) and goes to the socket
+//     with its header in the pass's one write (H2Output), so the buffer is
+//     trimmed only once that pass is over (lent());
 //     a producer (a stream, a file) that got more than kOutBuffer ahead of
 //     it waits in its write, within send_timeout, so a peer that never
 //     opens its window pins that buffer and no more.
@@ -50,7 +54,10 @@ class H2Stream final : public RequestSource, public AnswerSink {
   void body_data(std::string_view bytes);
   void body_end() noexcept;
   void closed() noexcept;  // nghttp2 is done with it (lifetime rule 2)
-  ssize_t read_out(std::uint8_t* buf, std::size_t length, std::uint32_t* flags) noexcept;
+  ssize_t read_out(std::size_t length, std::uint32_t* flags) noexcept;
+  // The DATA frame read_out() said `length` to: its header and payload to
+  // the connection's output.
+  void send_out(std::string_view header, std::size_t length);
 
   // The handler's task; task_done() (its done-callback) tells the
   // connection when it ended.
@@ -93,6 +100,9 @@ class H2Stream final : public RequestSource, public AnswerSink {
   void resume() noexcept;  // more of the answer's body is there
   void answer_sent() noexcept;
   std::size_t pending() const noexcept { return out_.size() - out_at_; }
+  // The output's current pass refers to out_'s bytes: out_ must not move.
+  bool lent() const noexcept;
+  void trim() noexcept;  // drops what nghttp2 took, unless lent
   void log_access(int status, std::uint64_t bytes);
 
   H2Connection& conn_;
@@ -104,6 +114,7 @@ class H2Stream final : public RequestSource, public AnswerSink {
   std::uint64_t in_total_ = 0;
   std::string out_;               // the answer's body, from out_at_ on not yet taken by nghttp2
   std::size_t out_at_ = 0;
+  std::uint64_t lent_in_ = UINT64_MAX;  // the output's pass that refers to out_
   Event wake_;                    // body bytes came, room was made, or the stream closed
   TaskRef task_;
   std::chrono::steady_clock::time_point started_;

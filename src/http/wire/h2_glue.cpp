@@ -25,41 +25,109 @@ H2Option new_h2_option() {
 
 namespace {
 
-// Frames below this size are gathered and handed to the writer together; a
-// larger one (a DATA frame of a body) goes on its own, uncopied. One write
-// per frame cost a send(2) each: two per GET /hello over h2c (HEADERS, then
-// DATA), 96% of the server's syscall time under h2load (strace -c).
+// Frames below this size are gathered into one write per pass; a larger one
+// (a DATA frame of a body nghttp2 copied) is written with what was gathered
+// before it, before the next mem_send reuses its buffer. One write per frame
+// cost a send(2) each: two per GET /hello over h2c (HEADERS, then DATA), 96%
+// of the server's syscall time under h2load (strace -c).
 constexpr std::size_t kH2Gather = 4096;
 
-void flush(StreamWriter& w, std::string& batch) {
-  if (batch.empty()) return;
-  w.write(batch);
-  batch.clear();
-}
+// Payloads below this are copied into the pass's arena rather than referred
+// to: a piece of its own costs more than the copy.
+constexpr std::size_t kH2Refer = 1024;
 
 }  // namespace
 
-Coro<bool> send_h2_frames(nghttp2_session* session, StreamWriter& w,
-                          std::optional<std::chrono::duration<double>> send_timeout) {
-  std::string batch;
-  for (;;) {
-    while (w.get_write_buffer_size() + batch.size() < kH2WriteHigh) {
-      const std::uint8_t* data = nullptr;
-      const ssize_t n = nghttp2_session_mem_send(session, &data);
-      if (n < 0 || w.is_closing()) co_return false;
-      if (n == 0) {
-        flush(w, batch);
-        co_return true;
-      }
-      const std::string_view frame(reinterpret_cast<const char*>(data), static_cast<std::size_t>(n));
-      if (frame.size() < kH2Gather) {
-        batch += frame;  // valid until the next mem_send: kept
-      } else {
-        flush(w, batch);
-        w.write(frame);
-      }
+// Until a payload is referred to, the arena is the whole pass and no piece
+// is listed (small answers: no list to allocate).
+void H2Output::copy(std::string_view bytes) {
+  if (bytes.empty()) return;
+  if (!pieces_.empty()) {
+    if (pieces_.back().data != nullptr) pieces_.push_back({nullptr, arena_.size(), 0});
+    pieces_.back().size += bytes.size();
+  }
+  arena_.append(bytes);
+  size_ += bytes.size();
+}
+
+bool H2Output::refer(std::string_view bytes) {
+  if (bytes.size() < kH2Refer) {
+    copy(bytes);
+    return false;
+  }
+  if (pieces_.empty() && !arena_.empty()) pieces_.push_back({nullptr, 0, arena_.size()});
+  pieces_.push_back({bytes.data(), 0, bytes.size()});
+  size_ += bytes.size();
+  return true;
+}
+
+// The arena's pieces are resolved only now: it may have moved as it grew.
+// However the write ends, the pass is over.
+void H2Output::flush(StreamWriter& w) {
+  struct Dropped {
+    H2Output& out;
+    ~Dropped() { out.drop(); }
+  } dropped{*this};
+  if (pieces_.empty()) {
+    if (!arena_.empty()) w.write(arena_);
+    return;
+  }
+  const auto view = [this](const Piece& p) {
+    return std::string_view(p.data != nullptr ? p.data : arena_.data() + p.at, p.size);
+  };
+  std::vector<std::string_view> views;
+  views.reserve(pieces_.size());
+  for (const Piece& p : pieces_) views.push_back(view(p));
+  w.writelines(views);
+}
+
+void H2Output::drop() noexcept {
+  arena_.clear();
+  pieces_.clear();
+  kept_.clear();
+  size_ = 0;
+  ++passes_;
+}
+
+void H2Output::release() noexcept {
+  drop();
+  std::string().swap(arena_);
+  std::vector<Piece>().swap(pieces_);
+  std::vector<std::string>().swap(kept_);
+}
+
+int send_h2_pass(nghttp2_session* session, StreamWriter& w, H2Output& out, std::size_t bound) {
+  while (w.get_write_buffer_size() + out.size() < bound) {
+    const std::uint8_t* data = nullptr;
+    const ssize_t n = nghttp2_session_mem_send(session, &data);
+    if (n < 0 || w.is_closing()) {
+      out.drop();
+      return -1;
     }
-    flush(w, batch);
+    if (n == 0) {
+      out.flush(w);
+      return 1;
+    }
+    const std::string_view frame(reinterpret_cast<const char*>(data), static_cast<std::size_t>(n));
+    if (frame.size() < kH2Gather) {
+      out.copy(frame);
+    } else {
+      out.refer(frame);
+      out.flush(w);  // the frame is nghttp2's until its next mem_send
+    }
+  }
+  out.flush(w);
+  return 0;
+}
+
+Coro<bool> send_h2_frames(nghttp2_session* session, StreamWriter& w, H2Output& out,
+                          std::optional<std::chrono::duration<double>> send_timeout) {
+  for (;;) {
+    const int pass = send_h2_pass(session, w, out);
+    if (pass != 0) {
+      out.release();  // idle, or ending: no buffer kept
+      co_return pass > 0;
+    }
     if (!send_timeout) {
       co_await w.drain();
       continue;

@@ -6,8 +6,12 @@
 #include <nghttp2/nghttp2.h>
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include <corio/coro.hpp>
 #include <corio/stream_writer.hpp>
@@ -28,13 +32,51 @@ using H2Option = std::unique_ptr<nghttp2_option, H2OptionDeleter>;
 H2Callbacks new_h2_callbacks();
 H2Option new_h2_option();
 
+// What one pass of send_h2_frames hands the writer at once, in one
+// writelines(): nghttp2's frames copied together, and the payloads of DATA
+// frames sent with NGHTTP2_DATA_FLAG_NO_COPY (the server's answers) referred
+// to where they lie, each after its 9-byte header. The payloads must stay
+// put until the pass's flush; a buffer that would go away before it (its
+// stream closed in the pass) is kept here until then. An idle connection
+// holds no buffer of it (release()).
+class H2Output {
+ public:
+  void copy(std::string_view bytes);
+  // False: copied instead (a small payload is cheaper copied than gathered).
+  bool refer(std::string_view bytes);
+  void keep(std::string buffer) { kept_.push_back(std::move(buffer)); }
+  std::size_t size() const noexcept { return size_; }
+  // Passes ended (flushed or dropped): bytes referred to in an earlier pass
+  // are free to move.
+  std::uint64_t passes() const noexcept { return passes_; }
+  void flush(StreamWriter& w);
+  void drop() noexcept;
+  void release() noexcept;  // its buffers' memory too
+
+ private:
+  struct Piece {
+    const char* data;  // null: the arena's, from `at`
+    std::size_t at;
+    std::size_t size;
+  };
+  std::string arena_;
+  std::vector<Piece> pieces_;
+  std::vector<std::string> kept_;
+  std::size_t size_ = 0;
+  std::uint64_t passes_ = 0;
+};
+
 // Frames go to w until its buffer holds kH2WriteHigh bytes, then wait for
 // it to drain (within send_timeout, if any: past it, w is aborted), so that
 // past the bound they wait in nghttp2, which pulls DATA from the streams
 // only as it sends, not in our memory. True when nghttp2 has nothing more
 // to send; false when the session failed, w is closing, or the peer is too slow.
 constexpr std::size_t kH2WriteHigh = 64 * 1024;
-Coro<bool> send_h2_frames(nghttp2_session* session, StreamWriter& w,
+Coro<bool> send_h2_frames(nghttp2_session* session, StreamWriter& w, H2Output& out,
                           std::optional<std::chrono::duration<double>> send_timeout);
+// One pass of it, without waiting: 1 when nghttp2 has nothing more to send,
+// 0 when w holds `bound` bytes, -1 as send_h2_frames' false.
+int send_h2_pass(nghttp2_session* session, StreamWriter& w, H2Output& out,
+                 std::size_t bound = kH2WriteHigh);
 
 }  // namespace corio::http::detail

@@ -159,6 +159,9 @@ class EpollBackend final : public IoBackend {
   }
   long peek(int fd) noexcept override { return sys::peek(fd); }
   long try_send(int fd, std::string_view data) noexcept override { return sys::send(fd, data); }
+  long try_sendv(int fd, std::span<const std::string_view> pieces) noexcept override {
+    return sys::sendv(fd, pieces);
+  }
   long try_write(int fd, std::string_view data) noexcept override { return sys::write(fd, data); }
   long try_accept(int fd, SocketAddress* peer) noexcept override { return sys::accept(fd, peer); }
   long start_connect(int fd, const SocketAddress& addr) noexcept override {

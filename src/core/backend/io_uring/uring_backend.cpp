@@ -222,10 +222,9 @@ void UringBackend::prepare_recv(Conn& c) {
 }
 
 void UringBackend::prepare_own_recv(Conn& c) {
-  if (!c.rare) c.rare = std::make_unique<Rare>();
-  if (!c.rare->own) c.rare->own = std::make_unique<char[]>(kOwnBufferSize);
+  char* own = take_own_buffer(c);
   io_uring_sqe* s = sqe();
-  io_uring_prep_recv(s, c.fd, c.rare->own.get(), kOwnBufferSize, 0);
+  io_uring_prep_recv(s, c.fd, own, kOwnBufferSize, 0);
   io_uring_sqe_set_data64(s, tag(&c, kOwnRecv));
   c.own_armed = true;
 }

@@ -68,6 +68,8 @@ void UringBackend::on_own_recv(Conn& c, int res) {
   if (res > 0 && !c.detached) {
     c.chunks.push_back(Chunk(kOwnBuffer, static_cast<std::uint32_t>(res)));
     c.own_queued = true;
+  } else {
+    give_back_own_buffer(c);  // nothing in it to read
   }
   received(c, res);
 }
@@ -198,6 +200,7 @@ void UringBackend::maybe_free(Conn* c) noexcept {
     return;
   }
   if (c->owns_fd) ::close(c->fd);
+  give_back_own_buffer(*c);
   detached_.erase(std::find(detached_.begin(), detached_.end(), c));
   delete c;
 }

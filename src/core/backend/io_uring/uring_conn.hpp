@@ -120,7 +120,7 @@ struct Conn {
   std::int16_t recv_error = 0;  // sticky, -errno (errno < 4096)
   std::int16_t send_error = 0;  // sticky, -errno
   Fifo<Chunk> chunks;
-  std::unique_ptr<Rare> rare;       // a listener's from its first try_accept(), a stream's once starved
+  std::unique_ptr<Rare> rare;       // a listener's from its first try_accept(), a stream's while it has an own buffer
   std::unique_ptr<SendQueue> out;   // while sends are owed
 
   std::size_t queued_out() const noexcept { return out ? out->size() : 0; }

@@ -34,6 +34,11 @@ constexpr std::size_t kKeepSendBuffer = 16 * 1024;
 // try_send() on an idle stream sends this much or more at once (send(2));
 // less goes into the queue, for the next submit (see try_send).
 constexpr std::size_t kDirectSend = 16 * 1024;
+// A starved stream's own receive buffer (kOwnBufferSize) is the stream's only
+// while its bytes wait to be read: then it goes to the spares, at most
+// kOwnSpares of them, so that a burst that once starved thousands of streams
+// does not leave each holding 16 KiB for the rest of its life.
+constexpr std::size_t kOwnSpares = 8;
 
 [[noreturn]] inline void throw_err(int err, const char* what) {
   throw std::system_error(err, std::generic_category(), what);
@@ -59,6 +64,7 @@ class UringBackend final : public IoBackend {
   void consume_lent(int fd, std::size_t n) noexcept override;
   long peek(int fd) noexcept override;
   long try_send(int fd, std::string_view data) noexcept override;
+  long try_sendv(int fd, std::span<const std::string_view> pieces) noexcept override;
   long try_accept(int fd, SocketAddress* peer) noexcept override;
   long start_connect(int fd, const SocketAddress& addr) noexcept override;
   long finish_connect(int fd) noexcept override;
@@ -72,6 +78,9 @@ class UringBackend final : public IoBackend {
 
   int poll(int timeout_ms, IoEvent* out, int capacity) override;
   void wakeup() noexcept override;
+
+  // Streams' own receive buffers held now (spares not counted): for tests.
+  std::size_t own_buffers() const noexcept { return own_buffers_; }
 
  private:
   // ---- uring_backend.cpp ----
@@ -113,6 +122,8 @@ class UringBackend final : public IoBackend {
   SendQueue& new_send_queue(Conn& c);
   SendQueue& send_queue(Conn& c) { return c.out ? *c.out : new_send_queue(c); }
   void give_back_queue(Conn& c) noexcept;
+  char* take_own_buffer(Conn& c);
+  void give_back_own_buffer(Conn& c) noexcept;
 
   // ---- uring_file.cpp ----
   void prepare_files();
@@ -145,6 +156,8 @@ class UringBackend final : public IoBackend {
   std::vector<Conn*> prep_, ready_, starved_;
   std::vector<Conn*> detached_;  // freed when their last request completes
   std::vector<std::unique_ptr<SendQueue>> send_spares_;  // drained queues (kSendSpares)
+  std::vector<std::unique_ptr<char[]>> own_spares_;       // own buffers read out (kOwnSpares)
+  std::size_t own_buffers_ = 0;
   // File requests: submitted, not yet prepared (FIFO through FileOp::next),
   // and in the ring (their CQE not reaped yet).
   FileOp* files_head_ = nullptr;

@@ -158,6 +158,7 @@ const char* UringBackend::chunk_data(const Conn& c, const Chunk& k) noexcept {
 void UringBackend::consumed(Conn& c, const Chunk& k) noexcept {
   if (k.bid == kOwnBuffer) {
     c.own_queued = false;
+    give_back_own_buffer(c);
   } else {
     bufs_.give_back(k.bid);
   }
@@ -341,6 +342,37 @@ long UringBackend::try_send(int fd, std::string_view data) noexcept {
   return static_cast<long>(sent + take);
 }
 
+// try_send's rule for a gathered send: nothing queued and much to send goes
+// straight into the socket, in one sendmsg(2); what the socket does not
+// take, and any other gathered send, is queued piece by piece.
+long UringBackend::try_sendv(int fd, std::span<const std::string_view> pieces) noexcept {
+  Conn* c = conn(fd);
+  std::size_t total = 0;
+  for (const std::string_view piece : pieces) total += piece.size();
+  if (c == nullptr || c->kind != Kind::stream || c->sends_owed() || total < kDirectSend ||
+      c->send_error != 0 || c->shutdown_how == SHUT_WR || c->shutdown_how == SHUT_RDWR) {
+    return IoBackend::try_sendv(fd, pieces);
+  }
+  c->send_used = true;
+  const long n = sys::sendv(fd, pieces);
+  if (n < 0 && n != -EAGAIN) return c->send_error = static_cast<int>(n);
+  std::size_t sent = n > 0 ? static_cast<std::size_t>(n) : 0;
+  const std::size_t direct = sent;
+  for (std::size_t i = 0; i < pieces.size(); ++i) {
+    if (sent >= pieces[i].size()) {
+      sent -= pieces[i].size();
+      continue;
+    }
+    const std::string_view rest = pieces[i].substr(sent);
+    const long queued = try_send(fd, rest);
+    if (queued < 0) return direct > 0 ? static_cast<long>(direct) : queued;
+    if (static_cast<std::size_t>(queued) < rest.size()) return static_cast<long>(direct) + queued;
+    const long more = IoBackend::try_sendv(fd, pieces.subspan(i + 1));
+    return static_cast<long>(direct + rest.size()) + std::max(more, 0L);
+  }
+  return static_cast<long>(direct);
+}
+
 long UringBackend::try_sendto(int fd, std::string_view data, const SocketAddress& to) noexcept {
   return sys::sendto(fd, data, to);
 }
@@ -368,6 +400,37 @@ SendQueue& UringBackend::new_send_queue(Conn& c) {
     send_spares_.pop_back();
   }
   return *c.out;
+}
+
+// A starved stream's buffer for its next one-shot receive: a spare, or a new one.
+char* UringBackend::take_own_buffer(Conn& c) {
+  if (!c.rare) c.rare = std::make_unique<Rare>();
+  if (!c.rare->own) {
+    if (own_spares_.empty()) {
+      c.rare->own = std::make_unique<char[]>(kOwnBufferSize);
+    } else {
+      c.rare->own = std::move(own_spares_.back());
+      own_spares_.pop_back();
+    }
+    ++own_buffers_;
+  }
+  return c.rare->own.get();
+}
+
+// The own buffer's bytes were read (or none came): it goes to the spares,
+// and the stream's Rare goes, so that the Conn is back to its idle size.
+// Only once no receive into it is in the ring.
+void UringBackend::give_back_own_buffer(Conn& c) noexcept {
+  if (!c.rare || !c.rare->own || c.own_armed || c.own_queued) return;
+  --own_buffers_;
+  if (own_spares_.size() < kOwnSpares) {
+    try {
+      own_spares_.push_back(std::move(c.rare->own));
+    } catch (const std::bad_alloc&) {
+      // No room to keep it: it is freed below.
+    }
+  }
+  c.rare.reset();  // only streams have own buffers, and a stream's Rare holds nothing else
 }
 
 // Drained (or failed): the queue goes to the spares with its buffers, unless
