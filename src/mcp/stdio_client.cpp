@@ -144,4 +144,13 @@ Coro<std::unique_ptr<StdioClient>> stdio_client(std::string command, std::vector
   co_return std::make_unique<StdioClient>(std::move(p), std::move(options));
 }
 
+// Not coroutines: the defaults are made here, outside the caller's co_await.
+Coro<std::unique_ptr<StdioClient>> stdio_client(std::string command, std::vector<std::string> args) {
+  return stdio_client(std::move(command), std::move(args), StdioClientOptions{});
+}
+
+Coro<std::unique_ptr<StdioClient>> stdio_client(std::string command) {
+  return stdio_client(std::move(command), std::vector<std::string>{}, StdioClientOptions{});
+}
+
 }  // namespace corio::mcp

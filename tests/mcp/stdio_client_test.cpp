@@ -71,6 +71,24 @@ Coro<void> calls_and_closes() {
 
 TEST(StdioClient, CallsWithTheDefaultEnvironmentAndCloses) { run_test(calls_and_closes()); }
 
+// The header's own example: options (and args) left to their defaults. Built
+// with g++ 12 it crashed (a defaulted StdioClientOptions, which holds a
+// std::function, destroyed twice in the co_await's full-expression); found
+// by the simulation's SweepMcpStdio.
+Coro<void> starts_with_defaults() {
+  const std::vector<std::string> args;
+  std::unique_ptr<StdioClient> client = co_await corio::mcp::stdio_client(kServer, args);
+  co_await client->initialize();
+  const json hello = {{"text", "hi"}};
+  EXPECT_EQ(co_await text_of(*client, "echo", hello), "hi");
+  EXPECT_EQ(co_await client->close(), 0);
+  std::unique_ptr<StdioClient> bare = co_await corio::mcp::stdio_client(kServer);
+  co_await bare->initialize();
+  EXPECT_EQ(co_await bare->close(), 0);
+}
+
+TEST(StdioClient, StartsWithItsOptionsLeftToTheirDefaults) { run_test(starts_with_defaults()); }
+
 // A server that ignores its stdin's end is sent SIGTERM; one that ignores
 // SIGTERM too, SIGKILL.
 Coro<void> escalates(std::vector<std::string> args, int expected) {

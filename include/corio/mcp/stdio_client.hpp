@@ -100,8 +100,12 @@ class StdioClient : private detail::StdioChildRef, public Client {
 /// Starts command with args as an MCP stdio server (a program name without
 /// '/' is searched in PATH) and gives a client over its pipes, not yet
 /// initialized. Throws std::system_error when the program cannot start.
-Coro<std::unique_ptr<StdioClient>> stdio_client(std::string command,
-                                                std::vector<std::string> args = {},
-                                                StdioClientOptions options = {});
+Coro<std::unique_ptr<StdioClient>> stdio_client(std::string command, std::vector<std::string> args,
+                                                StdioClientOptions options);
+/// The same with the default options (and no args). Overloads, not default
+/// arguments: g++ 12 destroys a defaulted argument of a coroutine awaited in
+/// the same expression twice (a crash, with StdioClientOptions' std::function).
+Coro<std::unique_ptr<StdioClient>> stdio_client(std::string command, std::vector<std::string> args);
+Coro<std::unique_ptr<StdioClient>> stdio_client(std::string command);
 
 }  // namespace corio::mcp
