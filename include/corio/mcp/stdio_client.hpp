@@ -102,10 +102,11 @@ class StdioClient : private detail::StdioChildRef, public Client {
 /// initialized. Throws std::system_error when the program cannot start.
 Coro<std::unique_ptr<StdioClient>> stdio_client(std::string command, std::vector<std::string> args,
                                                 StdioClientOptions options);
-/// The same with the default options (and no args). Overloads, not default
+/// The same with the default options. Overloads, not default
 /// arguments: g++ 12 destroys a defaulted argument of a coroutine awaited in
 /// the same expression twice (a crash, with StdioClientOptions' std::function).
 Coro<std::unique_ptr<StdioClient>> stdio_client(std::string command, std::vector<std::string> args);
+/// The same with no args and the default options.
 Coro<std::unique_ptr<StdioClient>> stdio_client(std::string command);
 
 }  // namespace corio::mcp
