@@ -164,6 +164,11 @@ void Context::answer(Reply reply) {
   if (++head == pending.size()) {
     pending.clear();
     head = 0;
+  } else if (head >= 64 && head * 2 >= pending.size()) {
+    // Answered entries go once they are half the vector: under steady
+    // pipelining the queue never empties, and they would pile up for good.
+    pending.erase(pending.begin(), pending.begin() + static_cast<std::ptrdiff_t>(head));
+    head = 0;
   }
   if (done.done()) return;
   if (reply.type == Reply::Type::error && !errors_as_values) {
