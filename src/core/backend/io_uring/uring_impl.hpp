@@ -122,6 +122,7 @@ class UringBackend final : public IoBackend {
   SendQueue& new_send_queue(Conn& c);
   SendQueue& send_queue(Conn& c) { return c.out ? *c.out : new_send_queue(c); }
   void give_back_queue(Conn& c) noexcept;
+  long enqueue(Conn& c, std::string_view data, std::size_t sent) noexcept;
   char* take_own_buffer(Conn& c);
   void give_back_own_buffer(Conn& c) noexcept;
 

@@ -328,15 +328,21 @@ long UringBackend::try_send(int fd, std::string_view data) noexcept {
     if (sent == data.size()) return static_cast<long>(sent);
     data.remove_prefix(sent);
   }
-  const std::size_t queued = c->queued_out();
+  return enqueue(*c, data, sent);
+}
+
+// What a send did not put in the socket (`sent` bytes went already) joins
+// the queue, up to kSendCap.
+long UringBackend::enqueue(Conn& c, std::string_view data, std::size_t sent) noexcept {
+  const std::size_t queued = c.queued_out();
   if (queued >= kSendCap) return sent > 0 ? static_cast<long>(sent) : data.empty() ? 0 : -EAGAIN;
   const std::size_t take = std::min(kSendCap - queued, data.size());
   try {
-    send_queue(*c).pending.append(data.data(), take);
-    c->drained = false;
-    mark_prep(*c);
+    send_queue(c).pending.append(data.data(), take);
+    c.drained = false;
+    mark_prep(c);
   } catch (const std::bad_alloc&) {
-    if (!c->sends_owed()) give_back_queue(*c);  // an idle Conn holds no queue
+    if (!c.sends_owed()) give_back_queue(c);  // an idle Conn holds no queue
     return sent > 0 ? static_cast<long>(sent) : -ENOMEM;
   }
   return static_cast<long>(sent + take);
@@ -363,8 +369,9 @@ long UringBackend::try_sendv(int fd, std::span<const std::string_view> pieces) n
       sent -= pieces[i].size();
       continue;
     }
+    // The socket is full: the rest is queued, not offered to it again.
     const std::string_view rest = pieces[i].substr(sent);
-    const long queued = try_send(fd, rest);
+    const long queued = enqueue(*c, rest, 0);
     if (queued < 0) return direct > 0 ? static_cast<long>(direct) : queued;
     if (static_cast<std::size_t>(queued) < rest.size()) return static_cast<long>(direct) + queued;
     const long more = IoBackend::try_sendv(fd, pieces.subspan(i + 1));
