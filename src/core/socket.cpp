@@ -204,22 +204,41 @@ SocketAddress Socket::peer_address() const {
 namespace detail {
 
 const AwaitPoint::Ops IoWait::kOps{&IoWait::on_cancel, "socket", &IoWait::describe};
+const AwaitPoint::Ops IoWait::kSlotOps{&IoWait::on_cancel, "stream", &IoWait::describe};
 
 void IoWait::describe(const AwaitPoint* p, AwaitInfo& info) noexcept {
   auto* self = static_cast<const IoWait*>(p);
   info.fd = self->fd_;
   info.write = self->write_;
+  if (self->fd_ < 0) info.object = self->at_.slot;
 }
 
 IoWait::~IoWait() {
-  if (parked_) loop_.io().unpark(this);
+  if (parked_) unpark();
+}
+
+void IoWait::unpark() noexcept {
+  if (fd_ >= 0) {
+    at_.loop->io().unpark(this);
+  } else {
+    at_.slot->unpark(this);
+  }
 }
 
 void IoWait::await_suspend(std::coroutine_handle<> h) {
   task_ = &current_task_for("a socket operation");
-  loop_.io().park(this);
+  if (fd_ >= 0) {
+    at_.loop->io().park(this);
+  } else {
+    at_.slot->park(this);
+  }
   parked_ = true;
   task_->suspend_at(h, this);
+}
+
+void WaitSlot::park(FdWaiter* w) {
+  if (waiter_ != nullptr) throw RuntimeError("another task is already waiting on this stream");
+  waiter_ = w;
 }
 
 void IoWait::wake(bool closed) noexcept {
@@ -230,14 +249,14 @@ void IoWait::wake(bool closed) noexcept {
 
 void IoWait::interrupt() noexcept {
   if (!parked_) return;
-  loop_.io().unpark(this);
+  unpark();
   wake(false);
 }
 
 bool IoWait::on_cancel(AwaitPoint* p, const std::string&) noexcept {
   auto* self = static_cast<IoWait*>(p);
   if (!self->parked_) return false;  // the edge came first: the step interrupts
-  self->loop_.io().unpark(self);
+  self->unpark();
   self->parked_ = false;
   self->woke_ = Woke::cancelled;
   self->task_->wake();

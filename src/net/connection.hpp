@@ -111,8 +111,4 @@ class Connection {
 
 };
 
-// A connection over `transport` as a reader/writer pair (a new reference each).
-std::pair<StreamReader, StreamWriter> make_streams(std::unique_ptr<Transport> transport,
-                                                   std::size_t limit);
-
 }  // namespace corio::detail

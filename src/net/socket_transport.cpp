@@ -30,6 +30,10 @@ std::optional<std::string_view> Transport::try_read_lent() {
   throw RuntimeError("try_read_lent() on a transport that does not lend");
 }
 
+void Transport::interrupt_read(EventLoop& loop) noexcept {
+  if (const int fd = fileno(); fd >= 0) loop.io().interrupt_read(fd);
+}
+
 // One piece after another, for transports with no gathered send (pipes,
 // another connection's streams).
 std::size_t Transport::try_writev(std::span<const std::string_view> pieces) {

@@ -329,7 +329,7 @@ void unwatch(const StreamReader& r, IoWatch& w) noexcept { r.c_->loop.io().unpar
 
 void interrupt_wait(const StreamReader& r) noexcept {
   const Connection& c = *r.c_;
-  if (const int fd = c.transport->fileno(); fd >= 0) c.loop.io().interrupt_read(fd);
+  c.transport->interrupt_read(c.loop);
 }
 
 }  // namespace detail

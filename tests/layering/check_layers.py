@@ -41,7 +41,7 @@ HEADER_LAYERS = {
     "sync": """barrier condition event lock queue semaphore
         detail/acquire detail/queue_base detail/wait_queue""",
     "net": """datagram dns file pipe_streams server ssl stream_reader stream_writer
-        streams subprocess""",
+        streams subprocess detail/transport""",
     "http": "http",
     "mcp": "mcp",
     "pg": "pg",

@@ -10,6 +10,12 @@
 // IoWatch is the same wait with no task behind it: the edge calls a function
 // (a connection parked between requests, with no frame and no task, starts
 // its task again from there). Both are FdWaiters, what an fd's slot holds.
+//
+// A WaitSlot is such a slot without an fd, owned by whoever produces the
+// bytes (an HTTP/2 stream: its bytes come when its connection's task feeds
+// nghttp2): an IoWait made on it parks there, and the producer fires it. So
+// a transport with no descriptor waits as a socket's does, with the same
+// one awaiter in the frame and no allocation.
 #pragma once
 
 #include <coroutine>
@@ -42,17 +48,24 @@ class FdWaiter {
   bool watch_;  // an IoWatch, not an IoWait
 };
 
+class WaitSlot;
+
 class IoWait : private AwaitPoint, public FdWaiter {
  public:
-  IoWait(EventLoop& loop, int fd, bool write) noexcept
-      : FdWaiter(fd, write, false), loop_(loop) {
+  IoWait(EventLoop& loop, int fd, bool write) noexcept : FdWaiter(fd, write, false) {
+    at_.loop = &loop;
     this->ops = &kOps;
+  }
+  // A wait in `slot` (fd() is -1): parked there, fired by its owner; a
+  // cancellation or the destructor takes it out again. The loop does not
+  // count it among its I/O waits: as an Event's waiter, another task wakes it.
+  IoWait(EventLoop& /*loop*/, WaitSlot& slot) noexcept : FdWaiter(-1, false, false) {
+    at_.slot = &slot;
+    this->ops = &kSlotOps;
   }
   // Movable until awaited (nothing is parked yet), so that it can be carried
   // into a combinator: wait_for(loop.wait_readable(sock), 1s).
-  IoWait(IoWait&& o) noexcept : FdWaiter(o.fd_, o.write_, false), loop_(o.loop_) {
-    this->ops = &kOps;
-  }
+  IoWait(IoWait&& o) noexcept : FdWaiter(o.fd_, o.write_, false), at_(o.at_) { this->ops = o.ops; }
   IoWait& operator=(const IoWait&) = delete;
   ~IoWait();
 
@@ -72,12 +85,46 @@ class IoWait : private AwaitPoint, public FdWaiter {
   static bool on_cancel(AwaitPoint* p, const std::string& msg) noexcept;
   static void describe(const AwaitPoint* p, AwaitInfo& info) noexcept;
   static const Ops kOps;
+  static const Ops kSlotOps;
+  void unpark() noexcept;  // out of the loop's slot of fd_, or out of at_.slot
 
   // In FdWaiter's padding: every suspended read keeps this in its frame.
   bool parked_ = false;
   enum class Woke : unsigned char { edge, closed, cancelled } woke_ = Woke::edge;
-  EventLoop& loop_;
+  // Where it parks: the loop's slot of fd_, or (fd_ < 0) a WaitSlot. One
+  // word, not two: every suspended read keeps it.
+  union Place {
+    EventLoop* loop;
+    WaitSlot* slot;
+  } at_;
   TaskBase* task_ = nullptr;
+};
+
+// One waiter's place, as an fd's slot has for its reader: park() (a second
+// waiter is a RuntimeError), unpark(), and fire(), which takes the waiter
+// out and wakes it (closed = true: as for a closed fd, its await throws
+// EBADF). Destroyed with a waiter parked, it fires it closed.
+class WaitSlot {
+ public:
+  WaitSlot() noexcept = default;
+  WaitSlot(const WaitSlot&) = delete;
+  WaitSlot& operator=(const WaitSlot&) = delete;
+  ~WaitSlot() { fire(true); }
+
+  bool parked() const noexcept { return waiter_ != nullptr; }
+  void park(FdWaiter* w);
+  void unpark(FdWaiter* w) noexcept {
+    if (waiter_ == w) waiter_ = nullptr;
+  }
+  void fire(bool closed = false) noexcept {
+    if (FdWaiter* w = waiter_) {
+      waiter_ = nullptr;
+      w->fire(closed);
+    }
+  }
+
+ private:
+  FdWaiter* waiter_ = nullptr;
 };
 
 // A wait for readability that calls `on_edge` instead of waking a task, on

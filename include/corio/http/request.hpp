@@ -241,7 +241,10 @@ class Request {
   const Headers& trailers() const noexcept;
 
   /// Whether the request asks to switch protocols (Connection: upgrade with
-  /// an Upgrade field) or is a CONNECT: what take_connection() is for.
+  /// an Upgrade field) or is a CONNECT: what take_connection() is for. On
+  /// HTTP/2, an extended CONNECT (RFC 8441, `:protocol`), which reaches the
+  /// handler as a GET with `Upgrade: <protocol>` (a WebSocket's handshake
+  /// reads the same on both versions).
   bool is_upgrade() const noexcept;
   /// Answers with `answer` (a 101 for an Upgrade, a 2xx for CONNECT: its
   /// head only, with its headers as given, Connection included) and hands
@@ -253,9 +256,12 @@ class Request {
   /// The Request stays readable afterwards while the handler runs (its
   /// head, query, match info, peername; a chunked body's trailers): the
   /// server keeps the head alone and takes the rest of the request's state
-  /// back (docs/websocket.md). RuntimeError when called twice, or on an
-  /// HTTP/2 request (an h2 stream cannot be handed over; is_upgrade() is
-  /// false there).
+  /// back (docs/websocket.md). On HTTP/2 the stream of an extended CONNECT
+  /// is handed over instead: the answer is its HEADERS frame, the streams
+  /// carry its DATA frames both ways, write_eof() is END_STREAM and close()
+  /// ends the stream; the connection's other streams go on (docs/http2.md).
+  /// RuntimeError when called twice, or on another HTTP/2 request
+  /// (is_upgrade() is false there).
   Coro<std::pair<StreamReader, StreamWriter>> take_connection(Response answer);
 
  private:

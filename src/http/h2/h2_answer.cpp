@@ -12,14 +12,11 @@
 #include "http/h2/h2_connection.hpp"
 #include "http/h2/h2_session.hpp"
 #include "http/h2/h2_stream.hpp"
+#include "http/h2/h2_tunnel.hpp"
 
 namespace corio::http::detail {
 
 namespace {
-
-// A producer (a stream, a file) waits in its write while more than this of
-// its body is in the stream's buffer, not yet taken by nghttp2.
-constexpr std::size_t kOutBuffer = 64 * 1024;
 
 // Fields HTTP/2 forbids (RFC 9113 section 8.2.2), and the framing ones
 // the server sets itself.
@@ -196,6 +193,7 @@ ssize_t H2Stream::read_out(std::size_t length, std::uint32_t* flags) noexcept {
     answer_sent();
   }
   if (pending() - n <= kOutBuffer) wake_.set();
+  if (tunnel_ != nullptr) tunnel_->writable_now();
   return static_cast<ssize_t>(n);
 }
 

@@ -278,7 +278,9 @@ void H2Connection::watch_stalls() {
         stall_timer_.reset();
         bool waiting = false;
         for (const auto& [id, s] : streams_) {
-          if (!s->task_ended() || s->is_closed()) continue;
+          // A tunnel still open sends when its user writes, not as an
+          // answer does: its writes have their own timeout.
+          if (!s->task_ended() || s->is_closed() || s->tunneled()) continue;
           if (data_frames_ == mark) s->stalled();
           waiting = true;
         }
@@ -298,12 +300,8 @@ void H2Connection::stream_done(H2Stream* s) noexcept {
   if (--running_ == 0) tasks_ended_.set();
   if (s->is_closed()) {
     erase(s->id());
-  } else if (!stall_timer_ && !ending_) {
-    try {
-      watch_stalls();
-    } catch (...) {
-      go_away();  // out of memory for a timer: as in erase()
-    }
+  } else if (!s->tunneled()) {
+    watch_answers();
   }
   // Its last DATA (or RST_STREAM) may be waiting, or the connection may end
   // with it. An answer already sent needs no pass: a wake per ended stream
@@ -311,6 +309,15 @@ void H2Connection::stream_done(H2Stream* s) noexcept {
   if (going_away_ || nghttp2_session_want_write(session_) != 0 ||
       nghttp2_session_want_read(session_) == 0) {
     wake();
+  }
+}
+
+void H2Connection::watch_answers() noexcept {
+  if (stall_timer_ || ending_) return;
+  try {
+    watch_stalls();
+  } catch (...) {
+    go_away();  // out of memory for a timer: as in erase()
   }
 }
 

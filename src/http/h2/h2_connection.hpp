@@ -67,8 +67,14 @@ class H2Connection final : public Adopted {
   LoopServer& loop_server() const noexcept { return server_; }
   const ServerShared& shared() const noexcept { return server_.shared(); }
   std::string peername() const { return writer_.get_extra_info("peername"); }
+  SocketAddress peer_address() const noexcept { return writer_.peername(); }
+  SocketAddress local_address() const noexcept { return writer_.sockname(); }
+  std::string extra_info(std::string_view name) const { return writer_.get_extra_info(name); }
   void wake() noexcept;                     // there is output: the serving task sends it
   void stream_done(H2Stream* s) noexcept;   // its task ended (lifetime rule 2)
+  // A stream whose task ended has an answer left to send (a tunnel closed
+  // after its handler returned): the stall timer watches it.
+  void watch_answers() noexcept;
   const H2Guard& guard() const noexcept { return guard_; }
   void data_sent() noexcept;  // a DATA frame of an answer went to nghttp2
   H2Output& output() noexcept { return output_; }  // where a DATA frame's payload goes

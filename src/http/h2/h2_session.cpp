@@ -160,6 +160,8 @@ nghttp2_session* new_server_session(H2Connection& c, const ServerOptions& option
       // No RFC 7540 priority tree: PRIORITY frames cost nghttp2 nothing to
       // keep, and closed streams are not kept for it.
       {NGHTTP2_SETTINGS_NO_RFC7540_PRIORITIES, 1},
+      // RFC 8441: extended CONNECT, for WebSockets over h2 (h2_tunnel.hpp).
+      {NGHTTP2_SETTINGS_ENABLE_CONNECT_PROTOCOL, 1},
   };
   const std::uint64_t conn_window =
       std::min<std::uint64_t>(std::uint64_t{window} * kConnectionWindows, NGHTTP2_MAX_WINDOW_SIZE);

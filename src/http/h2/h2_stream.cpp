@@ -11,6 +11,7 @@
 #include <corio/timeout.hpp>
 
 #include "http/h2/h2_connection.hpp"
+#include "http/h2/h2_tunnel.hpp"
 #include "http/server/dispatch.hpp"
 #include "http/server/server_errors.hpp"
 
@@ -23,6 +24,7 @@ H2Stream::H2Stream(H2Connection& conn, std::int32_t id) : conn_(conn), id_(id) {
 // Nothing the handler read is owed back to the peer's window any more, but
 // the connection's window still counts what was left unread.
 H2Stream::~H2Stream() {
+  if (tunnel_ != nullptr) tunnel_->detach(in_done_ && in_.empty());
   if (!in_.empty()) nghttp2_session_consume_connection(conn_.session(), in_.size());
   if (!lent()) return;
   // Closed in the send pass that refers to its answer: the buffer stays
@@ -54,6 +56,8 @@ bool H2Stream::add_field(std::string_view name, std::string_view value) {
     head_only_ = value == "HEAD";
   } else if (name == ":path") {
     head_.target = value;
+  } else if (name == ":protocol") {
+    protocol_ = value;
   } else if (name == ":authority") {
     if (!head_.headers.contains("host")) head_.headers.add("host", std::string(value));
     if (head_.target.empty()) head_.target = value;  // CONNECT's authority-form
@@ -65,8 +69,23 @@ bool H2Stream::add_field(std::string_view name, std::string_view value) {
 // of the body is read, as HTTP/1.1's (body_decoder.cpp): the handler never
 // runs, the answer is a 413, and what DATA still comes is given back to
 // the windows unread (nghttp2 checked the value is a number).
+//
+// An extended CONNECT (RFC 8441 section 4; nghttp2 let :protocol through
+// only because the server's SETTINGS allow it) is shown to the router as
+// the HTTP/1.1 Upgrade it replaces: a GET with `Upgrade: <protocol>`. Its
+// DATA is the tunnel's, never a body: no max_body applies to it.
 void H2Stream::head_done() noexcept {
   in_trailers_ = true;
+  if (head_.method == "CONNECT" && !protocol_.empty() && !too_large_) {
+    try {
+      head_.headers.add("upgrade", std::move(protocol_));
+      head_.method = "GET";
+      tunnel_wanted_ = true;
+    } catch (const std::bad_alloc&) {
+      too_large_ = true;  // answered 431, as a head it cannot keep
+    }
+    return;
+  }
   const std::string_view declared = head_.headers.get_or("content-length", "");
   std::uint64_t length = 0;
   const auto [end, ec] =
@@ -79,23 +98,29 @@ void H2Stream::head_done() noexcept {
 
 void H2Stream::body_data(std::string_view bytes) {
   in_total_ += bytes.size();
-  if (in_total_ > conn_.shared().options.limits.max_body) over_limit_ = true;
+  if (in_total_ > conn_.shared().options.limits.max_body && !tunnel_wanted_) over_limit_ = true;
   if (discard_ || over_limit_) {
     nghttp2_session_consume(conn_.session(), id_, bytes.size());  // nobody will read it
   } else {
     in_ += bytes;
   }
   wake_.set();
+  if (tunnel_ != nullptr) tunnel_->readable_now();
 }
 
 void H2Stream::body_end() noexcept {
   in_done_ = true;
   wake_.set();
+  if (tunnel_ != nullptr) tunnel_->readable_now();
 }
 
 void H2Stream::closed() noexcept {
   closed_ = true;
   wake_.set();
+  if (tunnel_ != nullptr) {
+    tunnel_->readable_now();
+    tunnel_->writable_now();
+  }
 }
 
 void H2Stream::cancel() noexcept {
@@ -130,14 +155,18 @@ Coro<std::string> H2Stream::read_chunk() {
     if (!in_.empty()) {
       std::string piece = std::move(in_);
       in_.clear();
-      nghttp2_session_consume(conn_.session(), id_, piece.size());  // the window opens again
-      conn_.wake();
+      give_back(piece.size());
       co_return piece;
     }
     if (in_done_) co_return std::string();
     if (closed_) throw std::system_error(ECONNRESET, std::generic_category(), "HTTP/2 stream reset");
     co_await wait(conn_.shared().options.body_timeout);
   }
+}
+
+void H2Stream::give_back(std::size_t n) noexcept {
+  nghttp2_session_consume(conn_.session(), id_, n);
+  conn_.wake();  // its WINDOW_UPDATE, when nghttp2 decides one is due
 }
 
 Coro<std::string> H2Stream::read_all() {
@@ -157,11 +186,12 @@ Coro<void> H2Stream::run(H2Stream* self) {
 
 // Lifetime rule 2 of h2_connection.hpp: however the task ended (run() may
 // never have run), its connection hears of it; its frame (and the Request
-// in it) is gone by then.
+// in it) is gone by then. A tunnel whose transport lives on (a WebSocket
+// moved out of its handler) keeps reading.
 void H2Stream::task_done() noexcept {
   task_ended_ = true;
-  discard_ = true;
-  if (!in_.empty()) {
+  discard_ = tunnel_ == nullptr;
+  if (discard_ && !in_.empty()) {
     nghttp2_session_consume(conn_.session(), id_, in_.size());
     std::string().swap(in_);
   }
@@ -172,7 +202,7 @@ Coro<void> H2Stream::respond() {
   if (conn_.shared().options.access_log) started_ = std::chrono::steady_clock::now();
   Request req(head_, static_cast<RequestSource*>(this));
   Response resp = co_await answer(req);
-  if (closed_) co_return;
+  if (closed_ || taken_) co_return;  // taken: whatever the handler returned is dropped
   if (!valid_fields(resp.headers)) refuse_bad_fields(resp, head_.target, current_task());
   std::uint64_t bytes = 0;
   if (!resp.file_path.empty()) {

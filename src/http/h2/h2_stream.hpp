@@ -18,12 +18,20 @@
 //     a producer (a stream, a file) that got more than kOutBuffer ahead of
 //     it waits in its write, within send_timeout, so a peer that never
 //     opens its window pins that buffer and no more.
+//
+// An extended CONNECT (RFC 8441: `:protocol websocket`) reaches the router
+// as HTTP/1.1's Upgrade does (GET, `Upgrade: websocket`), and its handler's
+// take_connection() makes the stream a tunnel: an H2StreamTransport
+// (h2_tunnel.hpp) reads the same request buffer and writes the same answer
+// buffer, with the same bounds, and may outlive the handler's task.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
+#include <utility>
 
 #include <nghttp2/nghttp2.h>
 
@@ -38,6 +46,7 @@
 namespace corio::http::detail {
 
 class H2Connection;
+class H2StreamTransport;
 
 class H2Stream final : public RequestSource, public AnswerSink {
  public:
@@ -69,6 +78,7 @@ class H2Stream final : public RequestSource, public AnswerSink {
   }
   void cancel() noexcept;
   void stalled() noexcept;  // its answer waited too long for the peer's window: reset
+  bool tunneled() const noexcept { return tunnel_ != nullptr; }
   bool task_ended() const noexcept { return task_ended_; }  // or none started
   bool had_request() const noexcept { return task_.task() != nullptr; }
   bool is_closed() const noexcept { return closed_; }
@@ -79,6 +89,21 @@ class H2Stream final : public RequestSource, public AnswerSink {
   Coro<std::string> read_all() override;
   const Headers& trailers() const noexcept override { return trailers_; }
   std::string peername() const override;
+  bool can_take() const noexcept override { return tunnel_wanted_ && !taken_; }
+  Coro<std::pair<StreamReader, StreamWriter>> take_connection(Response answer) override;
+
+  // The tunnel's side (h2_tunnel.cpp), for its H2StreamTransport.
+  std::optional<std::size_t> tunnel_read(std::span<char> buf);
+  std::size_t tunnel_write(std::string_view data);
+  bool tunnel_full() const noexcept { return pending() >= kOutBuffer; }
+  std::chrono::milliseconds tunnel_timeout() const noexcept;
+  std::string tunnel_info(std::string_view name) const;  // the connection's extra_info
+  void tunnel_end();            // END_STREAM once what was written is sent
+  void tunnel_gone() noexcept;  // the transport closed (or went): the stream ends
+
+  // A producer (a stream, a file, a tunnel) waits while more than this of
+  // its body is in the stream's buffer, not yet taken by nghttp2.
+  static constexpr std::size_t kOutBuffer = 64 * 1024;
 
   // AnswerSink.
   const RequestHead& request() const noexcept override { return head_; }
@@ -104,6 +129,7 @@ class H2Stream final : public RequestSource, public AnswerSink {
   bool lent() const noexcept;
   void trim() noexcept;  // drops what nghttp2 took, unless lent
   void log_access(int status, std::uint64_t bytes);
+  void give_back(std::size_t n) noexcept;  // n body bytes read: the peer's window opens
 
   H2Connection& conn_;
   std::int32_t id_;
@@ -117,6 +143,8 @@ class H2Stream final : public RequestSource, public AnswerSink {
   std::uint64_t lent_in_ = UINT64_MAX;  // the output's pass that refers to out_
   Event wake_;                    // body bytes came, room was made, or the stream closed
   TaskRef task_;
+  H2StreamTransport* tunnel_ = nullptr;  // taken: its transport, until that closes
+  std::string protocol_;                 // an extended CONNECT's :protocol
   std::chrono::steady_clock::time_point started_;
   bool in_trailers_ = false;
   bool too_large_ = false;        // the head is over the limits: 431
@@ -127,6 +155,8 @@ class H2Stream final : public RequestSource, public AnswerSink {
   bool deferred_ = false;         // the data provider said NGHTTP2_ERR_DEFERRED
   bool head_only_ = false;
   bool closed_ = false;
+  bool tunnel_wanted_ = false;  // an extended CONNECT: take_connection() may take it
+  bool taken_ = false;          // take_connection() answered it
   bool task_ended_ = true;  // no task runs for it: none started yet, or it ended
 };
 

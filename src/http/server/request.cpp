@@ -74,10 +74,12 @@ const Headers& Request::trailers() const noexcept {
   return over_h1() ? conn()->trailers() : source()->trailers();
 }
 
-bool Request::is_upgrade() const noexcept { return over_h1() && http::is_upgrade(head_); }
+bool Request::is_upgrade() const noexcept {
+  return over_h1() ? http::is_upgrade(head_) : source()->can_take();
+}
 
 Coro<std::pair<StreamReader, StreamWriter>> Request::take_connection(Response answer) {
-  if (!over_h1()) throw RuntimeError("take_connection() on an HTTP/2 request");
+  if (!over_h1()) return source()->take_connection(std::move(answer));
   return conn()->take_connection(std::move(answer));
 }
 

@@ -6,9 +6,13 @@
 #pragma once
 
 #include <string>
+#include <utility>
 
 #include <corio/coro.hpp>
 #include <corio/http/headers.hpp>
+#include <corio/http/response.hpp>
+#include <corio/stream_reader.hpp>
+#include <corio/stream_writer.hpp>
 
 namespace corio::http::detail {
 
@@ -19,6 +23,10 @@ class RequestSource {
   virtual Coro<std::string> read_all() = 0;
   virtual const Headers& trailers() const noexcept = 0;
   virtual std::string peername() const = 0;
+  // Request::is_upgrade() and take_connection(): an HTTP/2 stream opened by
+  // an extended CONNECT (RFC 8441) is handed over as a tunnel.
+  virtual bool can_take() const noexcept = 0;
+  virtual Coro<std::pair<StreamReader, StreamWriter>> take_connection(Response answer) = 0;
 
  protected:
   ~RequestSource() = default;

@@ -27,18 +27,34 @@ HTTPException unsupported_version() {
           {"Sec-WebSocket-Version", "13"}, {"Upgrade", "websocket"}, {"Connection", "Upgrade"}});
 }
 
+// Over HTTP/2, an extended CONNECT (RFC 8441 section 5): the h2 server
+// shows it as a GET with Upgrade: websocket (h2_stream.hpp), and it has no
+// Connection field and no key (its stream is the proof of intent).
+bool over_h2(const Request& req) noexcept { return req.version().major == 2; }
+
+// One field, one value: "13, 8" or a second field is no version we speak.
+void check_version(const Headers& h) {
+  if (detail::list_values(h, "sec-websocket-version") != std::vector<std::string>{"13"}) {
+    throw unsupported_version();
+  }
+}
+
 // RFC 6455 section 4.2.1: what is not an opening handshake is a 400.
 void check_handshake(const Request& req) {
   const Headers& h = req.headers();
   if (req.method() != "GET") throw HTTPException(400, "a WebSocket handshake is a GET");
-  // An h2 stream cannot be taken over (RFC 8441's CONNECT is not served).
-  if (req.version() != HttpVersion{1, 1}) throw HTTPException(400, "a WebSocket handshake needs HTTP/1.1");
-  if (!h.has_token("upgrade", "websocket")) throw HTTPException(400, "no \"Upgrade: websocket\"");
-  if (!h.has_token("connection", "upgrade")) throw HTTPException(400, "no \"Connection: Upgrade\"");
-  // One field, one value: "13, 8" or a second field is no version we speak.
-  if (detail::list_values(h, "sec-websocket-version") != std::vector<std::string>{"13"}) {
-    throw unsupported_version();
+  if (over_h2(req) && !req.is_upgrade()) {
+    throw HTTPException(400, "a WebSocket over HTTP/2 is an extended CONNECT with :protocol websocket");
   }
+  if (!over_h2(req) && req.version() != HttpVersion{1, 1}) {
+    throw HTTPException(400, "a WebSocket handshake needs HTTP/1.1");
+  }
+  if (!h.has_token("upgrade", "websocket")) throw HTTPException(400, "no \"Upgrade: websocket\"");
+  if (!over_h2(req) && !h.has_token("connection", "upgrade")) {
+    throw HTTPException(400, "no \"Connection: Upgrade\"");
+  }
+  check_version(h);
+  if (over_h2(req)) return;
   if (h.count("sec-websocket-key") != 1 || !detail::is_valid_ws_key(*h.get("sec-websocket-key"))) {
     throw HTTPException(400, "Sec-WebSocket-Key is not the base64 of 16 bytes");
   }
@@ -64,11 +80,13 @@ namespace detail {
 WsAccept accept_handshake(const Request& req, WsOptions opts) {
   check_handshake(req);
   const Headers& h = req.headers();
-  WsAccept a{Response(101), {}};
+  WsAccept a{Response(over_h2(req) ? 200 : 101), {}};
   Response& answer = a.answer;
-  answer.headers.add("Upgrade", "websocket");
-  answer.headers.add("Connection", "Upgrade");
-  answer.headers.add("Sec-WebSocket-Accept", ws_accept(*h.get("sec-websocket-key")));
+  if (!over_h2(req)) {  // RFC 8441 section 5: a 200, none of these
+    answer.headers.add("Upgrade", "websocket");
+    answer.headers.add("Connection", "Upgrade");
+    answer.headers.add("Sec-WebSocket-Accept", ws_accept(*h.get("sec-websocket-key")));
+  }
   WsSetup& setup = a.setup;
   setup.role = WsRole::server;
   setup.protocol = pick_protocol(h, opts.protocols);
@@ -132,7 +150,11 @@ class ServerTie : public Adopted {
 
 }  // namespace
 
+// Over HTTP/2 the WebSocket is its stream's, and the stream its
+// connection's: a shutdown's GOAWAY lets it run until the deadline, which
+// ends the connection and with it the stream (the peer reads a reset, 1006).
 void tie_to_server(WsState& s, Request& req) {
+  if (over_h2(req)) return;
   HttpConnection& conn = connection_of(req);
   const std::shared_ptr<ServerTie> tie = std::make_shared<ServerTie>(s, conn.give_slot());
   s.rare().server_tie = tie;

@@ -1,0 +1,150 @@
+// The tunnel of an extended CONNECT (see h2_tunnel.hpp): H2StreamTransport,
+// and the side of H2Stream it uses.
+#include "http/h2/h2_tunnel.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <memory>
+#include <system_error>
+
+#include <corio/errors.hpp>
+#include <corio/event_loop.hpp>
+#include <corio/stream_reader.hpp>
+#include <corio/timeout.hpp>
+
+#include "http/h2/h2_connection.hpp"
+#include "http/h2/h2_stream.hpp"
+
+namespace corio::http::detail {
+
+namespace {
+
+[[noreturn]] void throw_reset() {
+  throw std::system_error(ECONNRESET, std::generic_category(), "HTTP/2 stream reset");
+}
+
+}  // namespace
+
+// ---- H2Stream's side -----------------------------------------------------------------
+
+// The answer's head goes now, with no END_STREAM: from here on its DATA
+// frames are the tunnel's bytes (RFC 8441 section 5).
+Coro<std::pair<StreamReader, StreamWriter>> H2Stream::take_connection(Response answer) {
+  if (taken_) throw RuntimeError("take_connection() called twice");
+  if (!tunnel_wanted_) throw RuntimeError("take_connection() on an HTTP/2 request that is no extended CONNECT");
+  if (answer.status < 200 || answer.status > 299) throw ValueError("an extended CONNECT is taken with a 2xx");
+  if (closed_) throw_reset();
+  auto transport = std::make_unique<H2StreamTransport>(get_running_loop(), *this, conn_.peer_address(),
+                                                       conn_.local_address());
+  head(answer, std::nullopt);
+  taken_ = true;
+  tunnel_ = transport.get();
+  co_return corio::detail::make_streams(std::move(transport), kDefaultStreamLimit);
+}
+
+std::optional<std::size_t> H2Stream::tunnel_read(std::span<char> buf) {
+  if (!in_.empty()) {
+    const std::size_t n = std::min(buf.size(), in_.size());
+    in_.copy(buf.data(), n);
+    in_.erase(0, n);
+    give_back(n);
+    return n;
+  }
+  if (in_done_) return 0;
+  if (closed_) throw_reset();
+  return std::nullopt;
+}
+
+std::size_t H2Stream::tunnel_write(std::string_view data) {
+  if (closed_ || out_done_) throw_reset();
+  trim();
+  if (pending() >= kOutBuffer) return 0;
+  const std::size_t n = std::min(data.size(), kOutBuffer - pending());
+  append(data.substr(0, n));
+  return n;
+}
+
+std::chrono::milliseconds H2Stream::tunnel_timeout() const noexcept {
+  return conn_.shared().options.send_timeout;
+}
+
+std::string H2Stream::tunnel_info(std::string_view name) const { return conn_.extra_info(name); }
+
+void H2Stream::tunnel_end() {
+  if (closed_) throw_reset();
+  end_stream();
+}
+
+// What the peer still sends is given back unread; once the last DATA is
+// out, read_out()'s answer_sent() asks it to stop (RST_STREAM NO_ERROR).
+// With the handler's task over, only the stall timer still watches the
+// stream: a peer that never takes that last DATA cannot keep it.
+void H2Stream::tunnel_gone() noexcept {
+  tunnel_ = nullptr;
+  discard_ = true;
+  if (!in_.empty()) {
+    give_back(in_.size());
+    std::string().swap(in_);
+  }
+  if (closed_) return;
+  if (!out_done_) end_stream();
+  if (task_ended_) conn_.watch_answers();
+}
+
+// ---- H2StreamTransport -----------------------------------------------------------------
+
+H2StreamTransport::H2StreamTransport(EventLoop& loop, H2Stream& stream, SocketAddress peer,
+                                     SocketAddress local)
+    : loop_(loop), stream_(&stream), peer_(std::move(peer)), local_(std::move(local)) {}
+
+std::optional<std::size_t> H2StreamTransport::try_read(std::span<char> buf) {
+  if (stream_ != nullptr) return stream_->tunnel_read(buf);
+  if (closed_) throw std::system_error(EBADF, std::generic_category(), "HTTP/2 tunnel closed");
+  if (eof_) return 0;
+  throw_reset();
+}
+
+std::size_t H2StreamTransport::try_write(std::string_view data) {
+  if (stream_ == nullptr) throw_reset();
+  return stream_->tunnel_write(data);
+}
+
+// Within send_timeout, as an answer's producer waits (h2_answer.cpp): a
+// window shut for longer resets the stream.
+Coro<void> H2StreamTransport::wait_writable() {
+  while (stream_ != nullptr && stream_->tunnel_full()) {
+    try {
+      co_await wait_for(corio::detail::IoWait(loop_, write_slot_), stream_->tunnel_timeout());
+    } catch (const TimeoutError&) {
+      if (stream_ != nullptr) stream_->stalled();
+      throw std::system_error(ETIMEDOUT, std::generic_category(), "HTTP/2 stream timed out");
+    }
+  }
+  if (stream_ == nullptr) throw_reset();
+}
+
+void H2StreamTransport::shutdown_write() {
+  if (stream_ == nullptr) throw_reset();
+  stream_->tunnel_end();
+}
+
+void H2StreamTransport::close() noexcept {
+  if (closed_) return;
+  closed_ = true;
+  if (stream_ != nullptr) std::exchange(stream_, nullptr)->tunnel_gone();
+  read_slot_.fire(true);
+  write_slot_.fire(true);
+}
+
+std::string H2StreamTransport::extra_info(std::string_view name) const {
+  return stream_ != nullptr ? stream_->tunnel_info(name) : std::string();
+}
+
+void H2StreamTransport::detach(bool eof) noexcept {
+  stream_ = nullptr;
+  eof_ = eof;
+  read_slot_.fire();
+  write_slot_.fire();
+}
+
+}  // namespace corio::http::detail
