@@ -105,9 +105,10 @@ void H2Stream::head(const Response& resp, std::optional<std::uint64_t> length) {
 // An answer given before the request's body came whole (a 413 refusing
 // it, or a handler that did not read it): the peer may stop sending it
 // (RFC 9113 section 8.1: RST_STREAM with NO_ERROR, queued after the
-// answer's last frame).
+// answer's last frame). Not a tunnel's: its END_STREAM is a half-close,
+// after which the peer ends its side when it is done (RFC 8441 section 5).
 void H2Stream::answer_sent() noexcept {
-  if (!in_done_ && !closed_)
+  if (!in_done_ && !closed_ && !taken_)
     nghttp2_submit_rst_stream(conn_.session(), NGHTTP2_FLAG_NONE, id_, NGHTTP2_NO_ERROR);
 }
 

@@ -75,10 +75,9 @@ void H2Stream::tunnel_end() {
   end_stream();
 }
 
-// What the peer still sends is given back unread; once the last DATA is
-// out, read_out()'s answer_sent() asks it to stop (RST_STREAM NO_ERROR).
-// With the handler's task over, only the stall timer still watches the
-// stream: a peer that never takes that last DATA cannot keep it.
+// What the peer still sends is given back unread, until its END_STREAM
+// closes the stream. With the handler's task over, the stall timer watches
+// it: a peer that never takes our last DATA cannot keep it.
 void H2Stream::tunnel_gone() noexcept {
   tunnel_ = nullptr;
   discard_ = true;

@@ -10,9 +10,10 @@
 // allows; a write takes nothing once H2Stream::kOutBuffer waits there (the
 // writer's own buffer then pauses its drain()), and a window that stays
 // shut for send_timeout resets the stream: a peer that never opens its
-// window pins that buffer, for that long. write_eof() is END_STREAM;
-// close() ends the stream (END_STREAM after what was written, then
-// RST_STREAM(NO_ERROR) if the peer still sends): never the connection.
+// window pins that buffer, for that long. write_eof() is END_STREAM, and
+// so is close() (after what was written; what the peer still sends is
+// dropped until its END_STREAM): a tunnel ends its stream, never the
+// connection.
 //
 // The waits are the transport's own WaitSlots (detail/io_wait.hpp): its
 // stream fires them when DATA, room or the end came. One reader and one
