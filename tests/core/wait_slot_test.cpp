@@ -34,12 +34,18 @@ Coro<void> wait_in(WaitSlot* slot, Ended* ended) {
   }
 }
 
-// The waiter runs to its suspension in one loop pass: sleep(0) yields once.
+// A task waiting in slot: it runs to its suspension in one loop pass, and
+// sleep(0) yields exactly once.
+Coro<corio::Task<void>> parked(WaitSlot* slot, Ended* ended) {
+  corio::Task<void> t = corio::create_task(wait_in(slot, ended));
+  co_await corio::sleep(std::chrono::seconds(0));
+  co_return t;
+}
+
 Coro<void> fired_body() {
   WaitSlot slot;
   Ended ended = Ended::not_yet;
-  corio::Task<void> t = corio::create_task(wait_in(&slot, &ended));
-  co_await corio::sleep(std::chrono::seconds(0));
+  corio::Task<void> t = co_await parked(&slot, &ended);
   EXPECT_TRUE(slot.parked());
   EXPECT_EQ(ended, Ended::not_yet);
   slot.fire();
@@ -54,16 +60,14 @@ TEST(WaitSlot, FireWakesTheParkedTask) { corio::run(fired_body()); }
 Coro<void> cancelled_body() {
   WaitSlot slot;
   Ended ended = Ended::not_yet;
-  corio::Task<void> t = corio::create_task(wait_in(&slot, &ended));
-  co_await corio::sleep(std::chrono::seconds(0));
+  corio::Task<void> t = co_await parked(&slot, &ended);
   EXPECT_TRUE(slot.parked());
   t.cancel();
   EXPECT_FALSE(slot.parked()) << "a cancelled wait leaves the slot at once";
   EXPECT_THROW(co_await t, corio::CancelledError);
   EXPECT_EQ(ended, Ended::cancelled);
   // The slot takes the next waiter.
-  corio::Task<void> again = corio::create_task(wait_in(&slot, &ended));
-  co_await corio::sleep(std::chrono::seconds(0));
+  corio::Task<void> again = co_await parked(&slot, &ended);
   EXPECT_TRUE(slot.parked());
   slot.fire();
   co_await again;
@@ -75,8 +79,7 @@ TEST(WaitSlot, ACancelledWaitLeavesTheSlotClean) { corio::run(cancelled_body());
 Coro<void> destroyed_body() {
   auto slot = std::make_unique<WaitSlot>();
   Ended ended = Ended::not_yet;
-  corio::Task<void> t = corio::create_task(wait_in(slot.get(), &ended));
-  co_await corio::sleep(std::chrono::seconds(0));
+  corio::Task<void> t = co_await parked(slot.get(), &ended);
   EXPECT_TRUE(slot->parked());
   slot.reset();
   co_await t;
@@ -89,8 +92,7 @@ TEST(WaitSlot, ASlotDestroyedUnderAWaitWakesItWithEbadf) { corio::run(destroyed_
 Coro<void> second_body() {
   WaitSlot slot;
   Ended ended = Ended::not_yet;
-  corio::Task<void> first = corio::create_task(wait_in(&slot, &ended));
-  co_await corio::sleep(std::chrono::seconds(0));
+  corio::Task<void> first = co_await parked(&slot, &ended);
   EXPECT_THROW(co_await IoWait(corio::get_running_loop(), slot), corio::RuntimeError);
   EXPECT_TRUE(slot.parked()) << "the first waiter stays";
   slot.fire();
@@ -105,8 +107,7 @@ TEST(WaitSlot, ASecondWaiterIsRefused) { corio::run(second_body()); }
 Coro<void> counted_body() {
   WaitSlot slot;
   Ended ended = Ended::not_yet;
-  corio::Task<void> t = corio::create_task(wait_in(&slot, &ended));
-  co_await corio::sleep(std::chrono::seconds(0));
+  corio::Task<void> t = co_await parked(&slot, &ended);
   EXPECT_EQ(corio::get_running_loop().stats().io_waits, 0u);
   slot.fire();
   co_await t;

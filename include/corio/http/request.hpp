@@ -82,6 +82,9 @@ class RequestSource;
 /// For the server's own protocols (a WebSocket's handler set): the
 /// connection a request came on.
 HttpConnection& connection_of(Request& req) noexcept;
+/// The same for a request that came on another protocol (an HTTP/2 stream);
+/// nullptr for HTTP/1.1.
+RequestSource* source_of(Request& req) noexcept;
 }  // namespace detail
 
 /// The values of a route's {name} parameters, percent-decoded, in order.
@@ -266,6 +269,7 @@ class Request {
 
  private:
   friend detail::HttpConnection& detail::connection_of(Request& req) noexcept;
+  friend detail::RequestSource* detail::source_of(Request& req) noexcept;
   // What the request came on: an HTTP/1.1 connection, called directly
   // (its hot path pays no virtual call), or, with bit 0 set (both are
   // 8-aligned), an HTTP/2 stream's RequestSource (src/http/server/request_source.hpp).

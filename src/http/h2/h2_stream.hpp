@@ -91,6 +91,8 @@ class H2Stream final : public RequestSource, public AnswerSink {
   std::string peername() const override;
   bool can_take() const noexcept override { return tunnel_wanted_ && !taken_; }
   Coro<std::pair<StreamReader, StreamWriter>> take_connection(Response answer) override;
+  LoopServer& loop_server() const noexcept override;
+  corio::detail::ServerSlot new_slot() const noexcept override;
 
   // The tunnel's side (h2_tunnel.cpp), for its H2StreamTransport.
   std::optional<std::size_t> tunnel_read(std::span<char> buf);

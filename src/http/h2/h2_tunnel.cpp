@@ -42,6 +42,10 @@ Coro<std::pair<StreamReader, StreamWriter>> H2Stream::take_connection(Response a
   co_return corio::detail::make_streams(std::move(transport), kDefaultStreamLimit);
 }
 
+LoopServer& H2Stream::loop_server() const noexcept { return conn_.loop_server(); }
+
+corio::detail::ServerSlot H2Stream::new_slot() const noexcept { return conn_.another_slot(); }
+
 std::optional<std::size_t> H2Stream::tunnel_read(std::span<char> buf) {
   if (!in_.empty()) {
     const std::size_t n = std::min(buf.size(), in_.size());

@@ -84,8 +84,18 @@ Coro<std::pair<StreamReader, StreamWriter>> Request::take_connection(Response an
 }
 
 detail::HttpConnection& detail::connection_of(Request& req) noexcept {
-  assert(req.over_h1());  // callers check the version first (ws_server.cpp)
+  assert(req.over_h1());  // callers check the version first (taken_place)
   return *req.conn();
+}
+
+detail::RequestSource* detail::source_of(Request& req) noexcept {
+  return req.over_h1() ? nullptr : req.source();
+}
+
+detail::TakenPlace detail::taken_place(Request& req) {
+  if (RequestSource* s = source_of(req)) return {s->loop_server(), s->new_slot()};
+  HttpConnection& c = connection_of(req);
+  return {c.loop_server(), c.give_slot()};
 }
 
 Coro<nlohmann::json> Request::json() {

@@ -10,11 +10,14 @@
 
 #include <corio/coro.hpp>
 #include <corio/http/headers.hpp>
+#include <corio/server.hpp>
 #include <corio/http/response.hpp>
 #include <corio/stream_reader.hpp>
 #include <corio/stream_writer.hpp>
 
 namespace corio::http::detail {
+
+class LoopServer;
 
 class RequestSource {
  public:
@@ -27,6 +30,9 @@ class RequestSource {
   // an extended CONNECT (RFC 8441) is handed over as a tunnel.
   virtual bool can_take() const noexcept = 0;
   virtual Coro<std::pair<StreamReader, StreamWriter>> take_connection(Response answer) = 0;
+  // A taken stream's place among its server's connections (taken_place()).
+  virtual LoopServer& loop_server() const noexcept = 0;
+  virtual corio::detail::ServerSlot new_slot() const noexcept = 0;
 
  protected:
   ~RequestSource() = default;

@@ -13,6 +13,10 @@ void Adopted::release() noexcept {
   const corio::detail::ServerSlot gone = std::move(slot_);
 }
 
+corio::detail::ServerSlot Adopted::another_slot() const noexcept {
+  return corio::detail::ServerSlot(corio::detail::Ref<corio::detail::ServerState>::share(&slot_.server()));
+}
+
 std::chrono::milliseconds Adopted::ws_shutdown_timeout() const noexcept {
   return server_ != nullptr ? server_->shared().options.ws_shutdown_timeout : std::chrono::milliseconds::max();
 }

@@ -85,6 +85,9 @@ class Adopted {
   ~Adopted() { release(); }
   // Done: off the server's list (if on it), its slot freed.
   void release() noexcept;
+  // Another share of max_connections from the same server (one of its h2
+  // connection's streams taken: a WebSocket counts as a connection).
+  corio::detail::ServerSlot another_slot() const noexcept;
   // How long a graceful End waits for a WebSocket peer's answer to its
   // goodbye: the server's ServerOptions::ws_shutdown_timeout (none when off
   // the list: max()).
@@ -410,5 +413,15 @@ class HttpConnection : private corio::detail::IoWatch {
   HttpConnection* wait_prev = nullptr;
   HttpConnection* wait_next = nullptr;
 };
+
+// Where a connection taken from its request (a WebSocket) goes among its
+// server's adopted connections (rule 6): HTTP/1.1's slot moves to it from
+// the connection; an h2 stream takes another of the same server's (its
+// connection keeps its own), so a WebSocket counts once on either version.
+struct TakenPlace {
+  LoopServer& server;
+  corio::detail::ServerSlot slot;
+};
+TakenPlace taken_place(Request& req);
 
 }  // namespace corio::http::detail

@@ -35,17 +35,12 @@ WsServed::~WsServed() {
 }
 
 Coro<Response> WsServed::handle(std::shared_ptr<const WsRoute> route, Request& req) {
-  if (req.version().major == 2) {
-    // Not yet: a handler set parks its socket between messages, and an h2
-    // stream has none to park (docs/http2.md). WebSocketResponse serves h2.
-    throw HTTPException(501, "WebSocket handler sets are not served over HTTP/2 yet");
-  }
   WsAccept accept = accept_handshake(req, route->options);  // HTTPException: no switch
-  HttpConnection& conn = connection_of(req);
   auto [reader, writer] = co_await req.take_connection(std::move(accept.answer));
+  TakenPlace place = taken_place(req);
   WsServedPtr self = std::make_shared<WsServed>(route, std::move(reader), std::move(writer),
-                                                std::move(accept.setup), conn.give_slot());
-  LoopServer& server = conn.loop_server();
+                                                std::move(accept.setup), std::move(place.slot));
+  LoopServer& server = place.server;
   server.adopt(self.get());
   if (route->options.heartbeat) self->arm(now() + seconds(*route->options.heartbeat));
   if (server.stopping()) self->close(ws_close::going_away, "server shutting down");

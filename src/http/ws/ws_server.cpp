@@ -150,15 +150,11 @@ class ServerTie : public Adopted {
 
 }  // namespace
 
-// Over HTTP/2 the WebSocket is its stream's, and the stream its
-// connection's: a shutdown's GOAWAY lets it run until the deadline, which
-// ends the connection and with it the stream (the peer reads a reset, 1006).
 void tie_to_server(WsState& s, Request& req) {
-  if (over_h2(req)) return;
-  HttpConnection& conn = connection_of(req);
-  const std::shared_ptr<ServerTie> tie = std::make_shared<ServerTie>(s, conn.give_slot());
+  TakenPlace place = taken_place(req);
+  const std::shared_ptr<ServerTie> tie = std::make_shared<ServerTie>(s, std::move(place.slot));
   s.rare().server_tie = tie;
-  LoopServer& server = conn.loop_server();
+  LoopServer& server = place.server;
   server.adopt(tie.get());
   if (server.stopping()) ServerTie::on_server_end(tie.get(), true);
 }
