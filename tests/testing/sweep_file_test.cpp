@@ -12,6 +12,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include <gtest/gtest.h>
 
@@ -108,6 +109,49 @@ TEST(SweepFile, WriteAndFsyncOnAnOpenFile) {
     return SweepRun{&h, [w] { return w->write_and_sync(); }, [w] { return w->then(); }};
   });
   sim_support::expect_clean(report, 2);
+}
+
+// read(n), pwrite and pread on a file open for update: cancelled anywhere,
+// the position moved by the whole read or not at all, and the pwrite's
+// bytes are all in the file or none of them.
+struct Updating {
+  static constexpr std::string_view kContents = "0123456789";
+  std::string path = temp_path("update");
+  std::optional<corio::AsyncFile> file;
+  Updating() {
+    if (std::FILE* f = std::fopen(path.c_str(), "w")) {
+      std::fputs(kContents.data(), f);
+      std::fclose(f);
+    }
+  }
+  ~Updating() { std::remove(path.c_str()); }
+  Coro<void> open() {
+    corio::AsyncFile f = co_await corio::open_file(path, "r+");
+    file.emplace(std::move(f));
+  }
+  Coro<void> read_and_patch() {
+    const std::string head = co_await file->read(4);
+    co_await file->pwrite(8, "ZZ");
+    const std::string tail = co_await file->pread(6, 4);
+    if (head != "0123" || tail != "67ZZ") throw std::runtime_error("read '" + head + "', '" + tail + "'");
+  }
+  Coro<void> then() {
+    const std::string rest = co_await file->read(-1);
+    const std::string all = co_await file->pread(0, 100);
+    co_await file->close();
+    if (all != kContents && all != "01234567ZZ") throw std::runtime_error("the file holds '" + all + "'");
+    if (rest != all && rest != all.substr(4)) throw std::runtime_error("the position moved to '" + rest + "'");
+  }
+};
+
+TEST(SweepFile, ReadPwritePreadOnAnOpenFile) {
+  const SweepReport report = cancellation_sweep([](Simulation& sim) {
+    auto u = std::make_shared<Updating>();
+    Simulation::Host& h = sim.host("disk");
+    h.spawn(u->open());
+    return SweepRun{&h, [u] { return u->read_and_patch(); }, [u] { return u->then(); }};
+  });
+  sim_support::expect_clean(report, 3);
 }
 
 }  // namespace
