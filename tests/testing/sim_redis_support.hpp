@@ -112,7 +112,8 @@ inline std::string answer(State& s, Conn& c, const std::vector<std::string>& a) 
     return integer(n);
   }
   if (verb == "PUBLISH" && a.size() == 3) return publish(s, a[1], a[2]);
-  if (verb == "SUBSCRIBE" || verb == "UNSUBSCRIBE" || verb == "PSUBSCRIBE" || verb == "PUNSUBSCRIBE") {
+  if (verb == "SUBSCRIBE" || verb == "UNSUBSCRIBE" || verb == "PSUBSCRIBE" ||
+      verb == "PUNSUBSCRIBE") {
     return subscription(c, a);
   }
   return "-ERR unknown command '" + verb + "'\r\n";

@@ -53,8 +53,8 @@ struct Race {
   std::vector<int> finish;
   std::vector<corio::Task<int>> tasks;
   std::optional<corio::AsCompleted<int>> items;
-  std::size_t next = 0;   // the first item not awaited yet
-  std::vector<int> got;   // what the items handed out, in order
+  std::size_t next = 0;  // the first item not awaited yet
+  std::vector<int> got;  // what the items handed out, in order
 
   // The task ids in the order they finish.
   std::vector<int> completion_order() const {
@@ -84,7 +84,8 @@ std::string describe(const std::vector<int>& ids) {
 
 Coro<void> iterate(std::shared_ptr<Race> race, std::optional<std::chrono::duration<double>> limit) {
   for (int i = 0; i < kTasks; ++i) {
-    race->tasks.push_back(corio::create_task(finish_after(i, race->finish[static_cast<std::size_t>(i)])));
+    race->tasks.push_back(
+        corio::create_task(finish_after(i, race->finish[static_cast<std::size_t>(i)])));
   }
   race->items.emplace(corio::as_completed(race->tasks, limit));
   co_await race->take_the_rest();
@@ -116,7 +117,8 @@ void sweep_race(std::uint64_t seed, std::optional<std::chrono::duration<double>>
                    [&](Simulation& sim) {
                      auto race = std::make_shared<Race>();
                      race->finish = finish_times(sim.seed());
-                     return SweepRun{&sim.host("solo"), [race, limit] { return iterate(race, limit); },
+                     return SweepRun{&sim.host("solo"),
+                                     [race, limit] { return iterate(race, limit); },
                                      [race] { return finish_the_race(race); }};
                    },
                    {.seed = seed}, 0.001),

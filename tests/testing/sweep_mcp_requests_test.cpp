@@ -46,15 +46,17 @@ Coro<corio::mcp::ToolResult> ask_back(std::shared_ptr<int> running, corio::mcp::
 
 Coro<void> asking_server(std::shared_ptr<int> running) {
   corio::mcp::Server server("asking", "1.0.0");
-  server.add_tool("ask", "Asks the client back", json{{"type", "object"}},
-                  [running](const json&, corio::mcp::Context& ctx) { return ask_back(running, ctx); });
+  server.add_tool(
+      "ask", "Asks the client back", json{{"type", "object"}},
+      [running](const json&, corio::mcp::Context& ctx) { return ask_back(running, ctx); });
   co_await sim_support::serve_mcp(server, 9000);
 }
 
 // The client's model answers after a while, so that the tool waits for it.
 Coro<json> slow_pong(const json&, const corio::mcp::RequestContext&) {
   co_await corio::sleep(5ms);
-  co_return json::parse(R"({"role": "assistant", "content": {"type": "text", "text": "pong"}, "model": "m"})");
+  co_return json::parse(
+      R"({"role": "assistant", "content": {"type": "text", "text": "pong"}, "model": "m"})");
 }
 
 struct Asker {
@@ -78,20 +80,21 @@ Coro<void> list_and_ask(std::shared_ptr<Asker> a) {
 
 TEST(SweepMcpRequests, ToolAsksTheClientBack) {
   expect_clean(corio::testing::cancellation_sweep([](Simulation& sim) {
-    auto running = std::make_shared<int>(0);
-    sim.host("tools").spawn(asking_server(running));
-    auto asker = std::make_shared<Asker>();
-    auto& host = sim.host("client");
-    host.spawn(open_session(asker));
-    auto after = [asker, running]() -> Coro<void> {
-      co_await list_and_ask(asker);
-      co_await corio::sleep(100ms);  // a tool the cancel cut off unwinds
-      require(*running == 0, std::to_string(*running) + " tools still running");
-      co_await asker->client.close();
-      co_await asker->transport.close();
-    };
-    return SweepRun{&host, [asker] { return list_and_ask(asker); }, after};
-  }), 4);
+                 auto running = std::make_shared<int>(0);
+                 sim.host("tools").spawn(asking_server(running));
+                 auto asker = std::make_shared<Asker>();
+                 auto& host = sim.host("client");
+                 host.spawn(open_session(asker));
+                 auto after = [asker, running]() -> Coro<void> {
+                   co_await list_and_ask(asker);
+                   co_await corio::sleep(100ms);  // a tool the cancel cut off unwinds
+                   require(*running == 0, std::to_string(*running) + " tools still running");
+                   co_await asker->client.close();
+                   co_await asker->transport.close();
+                 };
+                 return SweepRun{&host, [asker] { return list_and_ask(asker); }, after};
+               }),
+               4);
 }
 
 }  // namespace

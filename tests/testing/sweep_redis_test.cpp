@@ -183,7 +183,8 @@ Coro<void> open_subscriber(std::shared_ptr<Side> side) {
 
 // Publishes on `channel` and expects the subscriber to take it next,
 // after any messages still queued from "news"; returns it.
-Coro<redis::Message> publish_and_take(std::shared_ptr<Side> side, std::string channel, std::string payload) {
+Coro<redis::Message> publish_and_take(std::shared_ptr<Side> side, std::string channel,
+                                      std::string payload) {
   const long long receivers = (co_await side->client->command("PUBLISH", channel, payload)).integer;
   require(receivers == 1, "PUBLISH " + channel + " reached " + std::to_string(receivers));
   for (;;) {
@@ -229,12 +230,13 @@ Coro<void> take_by_pattern(std::shared_ptr<Side> side, std::string pattern, std:
 }
 
 TEST(SweepRedis, SubscriberPsubscribeNextPunsubscribe) {
-  redis_sweep([](std::shared_ptr<Side> side) { return take_by_pattern(side, "new*", "news", "first"); },
-              [](std::shared_ptr<Side> side) -> Coro<void> {
-                co_await take_by_pattern(side, "mi*", "mine", "second");
-                co_await in_step(*side->client);
-              },
-              open_client, 4);
+  redis_sweep(
+      [](std::shared_ptr<Side> side) { return take_by_pattern(side, "new*", "news", "first"); },
+      [](std::shared_ptr<Side> side) -> Coro<void> {
+        co_await take_by_pattern(side, "mi*", "mine", "second");
+        co_await in_step(*side->client);
+      },
+      open_client, 4);
 }
 
 // ---- split replies --------------------------------------------------------------------------

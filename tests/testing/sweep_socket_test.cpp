@@ -31,7 +31,9 @@ using sim_support::require;
 
 namespace {
 
-corio::SocketAddress server_at(std::uint16_t port) { return corio::SocketAddress::ip("10.0.0.1", port); }
+corio::SocketAddress server_at(std::uint16_t port) {
+  return corio::SocketAddress::ip("10.0.0.1", port);
+}
 
 // A raw socket the operation and the next one share.
 struct Raw {
@@ -90,11 +92,12 @@ Coro<void> next_line(std::shared_ptr<Raw> raw) {
 
 TEST(SweepSocket, ConnectSendallRecvAndRecvInto) {
   expect_clean(corio::testing::cancellation_sweep([](Simulation& sim) {
-    sim.host("server").spawn(sim_support::drip_server(7000));
-    auto raw = std::make_shared<Raw>();
-    return SweepRun{&sim.host("client"), [raw] { return connect_send_receive(raw); },
-                    [raw] { return next_line(raw); }};
-  }), 10);
+                 sim.host("server").spawn(sim_support::drip_server(7000));
+                 auto raw = std::make_shared<Raw>();
+                 return SweepRun{&sim.host("client"), [raw] { return connect_send_receive(raw); },
+                                 [raw] { return next_line(raw); }};
+               }),
+               10);
 }
 
 // ---- sock_sendall under back-pressure ---------------------------------------------------
@@ -146,7 +149,8 @@ Coro<void> send_bs(std::shared_ptr<Raw> raw) {
     answer += piece;
   }
   const std::size_t space = answer.find(' ');
-  require(space != std::string::npos && answer.substr(space) == " 1000\n", "the server counted " + answer);
+  require(space != std::string::npos && answer.substr(space) == " 1000\n",
+          "the server counted " + answer);
   require(std::stoul(answer.substr(0, space)) <= kAs, "more 'a's than were sent: " + answer);
   raw->sock.close();
 }
@@ -209,26 +213,29 @@ Coro<void> slow_client() {
 // handler: cancelled, the next wait_closed() still does, and the client,
 // whose connection the cancel must not cut, finishes its conversation.
 TEST(SweepSocket, ServerWaitClosedWithAConnectionOpen) {
-  expect_clean(corio::testing::cancellation_sweep([](Simulation& sim) {
-    auto c = std::make_shared<Closing>();
-    auto& server = sim.host("server");
-    server.spawn(start_closing(c));
-    auto client = std::make_shared<corio::Task<void>>(sim.host("client").spawn(slow_client()));
-    auto op = [c]() -> Coro<void> {
-      require(c->handlers == 1, "no connection open");
-      c->server->close();
-      co_await c->server->wait_closed();
-      require(c->handlers == 0, "wait_closed() returned with a handler running");
-    };
-    auto after = [c, client]() -> Coro<void> {
-      co_await c->server->wait_closed();
-      require(c->handlers == 0 && !c->server->is_serving(), "the server is not closed");
-      // The client is another host's task: watched, not awaited.
-      while (!client->done()) co_await corio::sleep(10ms);
-      require(!client->cancelled() && !client->exception(), "the client's conversation was cut");
-    };
-    return SweepRun{&server, op, after};
-  }), 1);
+  expect_clean(
+      corio::testing::cancellation_sweep([](Simulation& sim) {
+        auto c = std::make_shared<Closing>();
+        auto& server = sim.host("server");
+        server.spawn(start_closing(c));
+        auto client = std::make_shared<corio::Task<void>>(sim.host("client").spawn(slow_client()));
+        auto op = [c]() -> Coro<void> {
+          require(c->handlers == 1, "no connection open");
+          c->server->close();
+          co_await c->server->wait_closed();
+          require(c->handlers == 0, "wait_closed() returned with a handler running");
+        };
+        auto after = [c, client]() -> Coro<void> {
+          co_await c->server->wait_closed();
+          require(c->handlers == 0 && !c->server->is_serving(), "the server is not closed");
+          // The client is another host's task: watched, not awaited.
+          while (!client->done()) co_await corio::sleep(10ms);
+          require(!client->cancelled() && !client->exception(),
+                  "the client's conversation was cut");
+        };
+        return SweepRun{&server, op, after};
+      }),
+      1);
 }
 
 }  // namespace

@@ -97,10 +97,11 @@ Coro<void> starttls_server() {
 
 TEST(SweepStartTls, ClientSideMidHandshake) {
   expect_clean(corio::testing::cancellation_sweep([](Simulation& sim) {
-    sim.host("server").spawn(starttls_server());
-    return SweepRun{&sim.host("client"), [] { return starttls_line("first\n"); },
-                    [] { return starttls_line("second\n"); }};
-  }), 4);
+                 sim.host("server").spawn(starttls_server());
+                 return SweepRun{&sim.host("client"), [] { return starttls_line("first\n"); },
+                                 [] { return starttls_line("second\n"); }};
+               }),
+               4);
 }
 
 // ---- the server's side ----------------------------------------------------------------
@@ -134,7 +135,7 @@ bool ended_clearly(const corio::Task<void>& t) {
   if (t.cancelled()) return false;
   try {
     if (std::exception_ptr e = t.exception()) std::rethrow_exception(e);
-  } catch (const std::system_error&) {  // the handshake or the read failed: clear
+  } catch (const std::system_error&) {           // the handshake or the read failed: clear
   } catch (const corio::IncompleteReadError&) {  // the server went before its GO
   } catch (...) {
     return false;
@@ -146,24 +147,26 @@ bool ended_clearly(const corio::Task<void>& t) {
 // the accept; the next operation serves whoever is left, and the second
 // client (at 2 s) must get its line back whatever the cancel did.
 TEST(SweepStartTls, ServerSideMidHandshake) {
-  expect_clean(corio::testing::cancellation_sweep([](Simulation& sim) {
-    auto listener = std::make_shared<Listener>();
-    auto& server = sim.host("server");
-    server.spawn(listener->open());
-    auto& client = sim.host("client");
-    auto first = std::make_shared<corio::Task<void>>(client.spawn(client_at(0.6, "first\n")));
-    auto second = std::make_shared<corio::Task<void>>(client.spawn(client_at(2, "second\n")));
-    auto after = [listener, first, second]() -> Coro<void> {
-      for (std::string served; served != "second\n";) served = co_await listener->serve_one();
-      // The clients are another host's tasks: watched, not awaited.
-      while (!(first->done() && second->done())) co_await corio::sleep(10ms);
-      require(ended_clearly(*first), "the first client did not end clearly");
-      require(!second->exception() && !second->cancelled(), "the second client was not served");
-      listener->sock.close();
-    };
-    auto op = [listener]() -> Coro<void> { (void)co_await listener->serve_one(); };
-    return SweepRun{&server, op, after};
-  }), 4);
+  expect_clean(
+      corio::testing::cancellation_sweep([](Simulation& sim) {
+        auto listener = std::make_shared<Listener>();
+        auto& server = sim.host("server");
+        server.spawn(listener->open());
+        auto& client = sim.host("client");
+        auto first = std::make_shared<corio::Task<void>>(client.spawn(client_at(0.6, "first\n")));
+        auto second = std::make_shared<corio::Task<void>>(client.spawn(client_at(2, "second\n")));
+        auto after = [listener, first, second]() -> Coro<void> {
+          for (std::string served; served != "second\n";) served = co_await listener->serve_one();
+          // The clients are another host's tasks: watched, not awaited.
+          while (!(first->done() && second->done())) co_await corio::sleep(10ms);
+          require(ended_clearly(*first), "the first client did not end clearly");
+          require(!second->exception() && !second->cancelled(), "the second client was not served");
+          listener->sock.close();
+        };
+        auto op = [listener]() -> Coro<void> { (void)co_await listener->serve_one(); };
+        return SweepRun{&server, op, after};
+      }),
+      4);
 }
 
 }  // namespace

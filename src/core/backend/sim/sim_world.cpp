@@ -103,7 +103,8 @@ struct SimWorld::Impl {
   // time, before it moves virtual time on.
   bool awaits_thread() {
     return std::any_of(hosts.begin(), hosts.end(), [this](Host& h) {
-      return !programs.exited(h.index) && !h.executor->has_jobs() && LoopDriver::awaits_thread(*h.loop);
+      return !programs.exited(h.index) && !h.executor->has_jobs() &&
+             LoopDriver::awaits_thread(*h.loop);
     });
   }
   bool run(const std::function<bool()>& done, double until);
