@@ -173,23 +173,27 @@ TEST(SweepSocket, SendallUnderBackPressure) {
 
 // A server whose handler (an echo of lines, counted) is still serving a
 // client when the operation closes the server and waits.
+// The handler holds the count, not the Closing: the server holds the
+// handler, and a handler holding the server would keep both alive for good.
 struct Closing {
   std::optional<corio::Server> server;
-  int handlers = 0;
+  std::shared_ptr<int> handlers = std::make_shared<int>(0);
 };
 
-Coro<void> counted_echo(std::shared_ptr<Closing> c, corio::StreamReader r, corio::StreamWriter w) {
-  ++c->handlers;
+Coro<void> counted_echo(std::shared_ptr<int> handlers, corio::StreamReader r,
+                        corio::StreamWriter w) {
+  ++*handlers;
   struct Out {
     int& n;
     ~Out() { --n; }
-  } out{c->handlers};
+  } out{*handlers};
   co_await sim_support::echo_lines(std::move(r), std::move(w));
 }
 
 Coro<void> start_closing(std::shared_ptr<Closing> c) {
-  corio::ClientConnected handler = [c](corio::StreamReader r, corio::StreamWriter w) {
-    return counted_echo(c, std::move(r), std::move(w));
+  corio::ClientConnected handler = [handlers = c->handlers](corio::StreamReader r,
+                                                            corio::StreamWriter w) {
+    return counted_echo(handlers, std::move(r), std::move(w));
   };
   c->server.emplace(co_await corio::start_server(handler, "0.0.0.0", 7002));
 }
@@ -220,14 +224,14 @@ TEST(SweepSocket, ServerWaitClosedWithAConnectionOpen) {
         server.spawn(start_closing(c));
         auto client = std::make_shared<corio::Task<void>>(sim.host("client").spawn(slow_client()));
         auto op = [c]() -> Coro<void> {
-          require(c->handlers == 1, "no connection open");
+          require(*c->handlers == 1, "no connection open");
           c->server->close();
           co_await c->server->wait_closed();
-          require(c->handlers == 0, "wait_closed() returned with a handler running");
+          require(*c->handlers == 0, "wait_closed() returned with a handler running");
         };
         auto after = [c, client]() -> Coro<void> {
           co_await c->server->wait_closed();
-          require(c->handlers == 0 && !c->server->is_serving(), "the server is not closed");
+          require(*c->handlers == 0 && !c->server->is_serving(), "the server is not closed");
           // The client is another host's task: watched, not awaited.
           while (!client->done()) co_await corio::sleep(10ms);
           require(!client->cancelled() && !client->exception(),
