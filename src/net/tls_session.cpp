@@ -93,19 +93,11 @@ int TlsSession::settle(int r, bool reading) {
 
 namespace {
 
-// Clears `pumping` however the pump ends (CancelledError at loop close
-// included) and wakes wait_writable().
-struct PumpScope {
-  TlsSession& s;
-  ~PumpScope() {
-    s.pumping = false;
-    s.drained.set();
-  }
-};
-
 Coro<void> pump_output(Ref<TlsSession> ref) {
   TlsSession& s = *ref;
-  PumpScope scope{s};
+  // However the pump ends (CancelledError at loop close included), it is
+  // over and wait_writable() wakes.
+  RunScope scope{s.pumping, s.drained};
   try {
     for (;;) {
       const std::size_t n = s.inner->try_write(s.wire.out.view());

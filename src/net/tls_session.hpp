@@ -63,6 +63,17 @@ struct SslFree {
   void operator()(SSL* ssl) const noexcept { SSL_free(ssl); }
 };
 
+// A background run (the pump, a feed) that ends however its coroutine
+// does: its flag cleared, its Event set for those waiting on it.
+struct RunScope {
+  bool& running;
+  Event& ended;
+  ~RunScope() {
+    running = false;
+    ended.set();
+  }
+};
+
 class TlsSession {
  public:
   TlsSession(EventLoop& l, std::unique_ptr<Transport> in, const SslContext& ctx, TlsParams p);

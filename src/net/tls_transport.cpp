@@ -25,14 +25,6 @@ constexpr std::size_t kDropChunk = 4 * 1024;
 
 namespace {
 
-struct FeedScope {
-  TlsSession& s;
-  ~FeedScope() {
-    s.feeding = false;
-    s.fed.set();
-  }
-};
-
 // Ciphertext into `in`, waiting for it; or, if another task is feeding or
 // the reader waits for readability, the end of that wait. Only once OpenSSL
 // read `in` dry.
@@ -52,7 +44,7 @@ Coro<void> feed(TlsSession& s) {
   }
   s.feeding = true;
   s.fed.clear();
-  FeedScope scope{s};
+  RunScope scope{s.feeding, s.fed};
   while (!s.pull()) co_await s.inner->readable();
 }
 
