@@ -61,8 +61,6 @@ void recycle_piece(std::string&& bytes) noexcept {
   s.pieces[s.count++] = std::move(piece);
 }
 
-std::size_t spare_pieces() noexcept { return spares().count; }
-
 std::string_view content_type_for(std::string_view path) noexcept {
   struct Type {
     std::string_view ext, type;

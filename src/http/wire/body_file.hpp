@@ -52,7 +52,5 @@ std::string take_piece_buffer();
 // a piece's) and there is room; frees it otherwise. A piece cut short costs
 // the fill of its missing tail (std::string cannot grow uninitialised).
 void recycle_piece(std::string&& bytes) noexcept;
-// For tests: the spares this thread holds.
-std::size_t spare_pieces() noexcept;
 
 }  // namespace corio::http::detail
