@@ -10,7 +10,9 @@
 /// v[0] first). With a timeout, items still waiting then, and items awaited
 /// later when no result that came in time is left, fail with TimeoutError;
 /// the tasks run on. An item whose awaiter gives up (cancelled, wait_for
-/// timed out) passes its result to the next. Must be created inside a running
+/// timed out) passes its result to the next, also when the cancel came after
+/// the result was handed to it but before its task ran (asyncio's queue keeps
+/// the result for the next get()). Must be created inside a running
 /// loop; the object must outlive the iteration (a range-for over the
 /// temporary does that).
 ///
@@ -24,6 +26,7 @@
 #include <vector>
 
 #include <corio/detail/awaitable.hpp>
+#include <corio/task.hpp>
 
 namespace corio {
 
@@ -50,7 +53,14 @@ class AsCompleted {
     /// Part of co_await: waits for the result this item claimed.
     void await_suspend(std::coroutine_handle<> h) const { aw_->await_suspend(h); }
     /// The claimed result: its value, or it throws its exception.
-    T await_resume() const { return aw_->await_resume(); }
+    T await_resume() const {
+      try {
+        return aw_->await_resume();
+      } catch (const CancelledError&) {
+        s_->abandon(i_);
+        throw;
+      }
+    }
     /// The item as a Future<T>: it takes its turn now (details at the top of as_completed.hpp).
     operator Future<T>() const { return s_->claim(i_); }  // NOLINT: an item is a Future<T>
 
@@ -72,6 +82,7 @@ class AsCompleted {
     s.items.reserve(s.tasks.size());
     s.results.v.reserve(s.tasks.size());
     s.claims.v.reserve(s.tasks.size());
+    s.returned.v.reserve(s.tasks.size());
     s.claimed.resize(s.tasks.size());
     for (std::size_t i = 0; i < s.tasks.size(); ++i) {
       s.slots.push_back(loop.create_future<T>());
@@ -130,14 +141,16 @@ class AsCompleted {
   };
 
   // Results (task indices) wait in `results` for claims; claims (item
-  // indices, in await order) wait in `claims` for results.
+  // indices, in await order) wait in `claims` for results; results handed to
+  // an item whose awaiter was cancelled before it ran (item indices) wait in
+  // `returned`, ahead of `results`, since they came first.
   struct Shared {
     std::vector<Task<T>> tasks;
     std::vector<Future<T>> slots;  // item i's result
     std::vector<Item> items;
     std::unique_ptr<Node[]> nodes;
     std::vector<bool> claimed;
-    Line results, claims;
+    Line results, claims, returned;
     bool timed_out = false;
     TimerHandle timer;
 
@@ -145,7 +158,10 @@ class AsCompleted {
     Future<T>& claim(std::size_t i) {
       if (!claimed[i]) {
         claimed[i] = true;
-        if (!results.empty()) {
+        if (!returned.empty()) {
+          pass(slots[returned.front()], slots[i]);
+          returned.pop();
+        } else if (!results.empty()) {
           fill(slots[i], results.front());
           results.pop();
         } else if (timed_out) {
@@ -165,6 +181,35 @@ class AsCompleted {
       }
       fill(slots[claims.front()], task);
       claims.pop();
+    }
+    // Item i's awaiter was cancelled: if its result had come (the cancel
+    // landed before its task ran), the result goes to the next claim. Not
+    // so for a task's own CancelledError, handed to a task not cancelled.
+    void abandon(std::size_t i) {
+      Future<T>& slot = slots[i];
+      if (!slot.done() || slot.cancelled()) return;  // it gave up before a result came
+      const std::optional<TaskRef> me = current_task();
+      if (!me || me->cancelling() == 0) return;
+      while (!claims.empty() && slots[claims.front()].done()) claims.pop();
+      if (claims.empty()) {
+        returned.push(i);
+        return;
+      }
+      pass(slot, slots[claims.front()]);
+      claims.pop();
+    }
+    // Moves a result from one item's slot to another's.
+    static void pass(Future<T>& from, Future<T>& to) noexcept {
+      try {
+        if constexpr (std::is_void_v<T>) {
+          from.state()->rethrow_if_failed();
+          to.set_result();
+        } else {
+          to.set_result(detail::take_result<T>(from.state(), true));
+        }
+      } catch (...) {
+        to.set_exception(std::current_exception());
+      }
     }
     void fill(Future<T>& slot, std::size_t task) noexcept {
       detail::FutureStateBase& st = *tasks[task].state();

@@ -89,10 +89,10 @@ Coro<std::pair<StreamReader, StreamWriter>> open_unix_connection(std::string pat
 /// connected (through a proxy's CONNECT tunnel, say), with TLS over it when
 /// opts.ssl (server_hostname then names the peer, as for a Unix socket).
 Coro<std::pair<StreamReader, StreamWriter>> open_connection(Socket sock, ConnectOptions opts = {});
-/// asyncio's StreamWriter.start_tls: TLS as a client over a connection
-/// already open (a tunnel through a proxy, STARTTLS), with opts.ssl
-/// (required) and its server_hostname (default: host), handshake and
-/// shutdown timeouts. Returns the streams of the encrypted connection, after
+/// asyncio's start_tls: TLS over a connection already open (a proxy's tunnel, STARTTLS), with
+/// opts.ssl (required) and its server_hostname (default: host), handshake and shutdown timeouts;
+/// a server context (SslContext::server) takes the server's side (asyncio's server_side=True:
+/// host and server_hostname unused). Returns the streams of the encrypted connection, after
 /// the handshake; bytes the reader had buffered are the first TLS reads.
 /// The old handles then belong to it: do no more I/O on them.
 Coro<std::pair<StreamReader, StreamWriter>> start_tls(StreamReader reader, StreamWriter writer,

@@ -109,11 +109,14 @@ Coro<json> Session::request(std::string_view method, json params, const json& re
     std::int64_t id;
     ~Forget() { s.awaiting_.erase(id); }
   } forget{*this, id};
-  co_await send(make_request(id, method, std::move(params)), related_request);
-  // Lost with the output: no answer will come (run() may be over already).
-  if (output_lost_) throw ConnectionClosedError("connection closed: the peer stopped reading");
   bool cancelled = false;
   try {
+    // Cancelled while sending, the request may have reached the peer all
+    // the same (a Streamable HTTP POST waits for its answer's head): it is
+    // told below too, or its handler would wait on for good.
+    co_await send(make_request(id, method, std::move(params)), related_request);
+    // Lost with the output: no answer will come (run() may be over already).
+    if (output_lost_) throw ConnectionClosedError("connection closed: the peer stopped reading");
     co_return co_await shield(answer);
   } catch (const CancelledError&) {
     cancelled = true;

@@ -1,5 +1,5 @@
 // SseEvents (see sse_events.hpp): line by line, an empty line ending the
-// event.
+// event. Then the server's half: writing events.
 #include "mcp/sse_events.hpp"
 
 #include <charconv>
@@ -48,6 +48,37 @@ void SseEvents::field(std::string_view line) {
       retry_ = std::chrono::milliseconds(ms);
     }
   }
+}
+
+namespace {
+
+// "<stream>-<n>", appended to out (by hand: it is on every event's path).
+void append_event_id(std::string& out, std::uint64_t stream, std::uint64_t n) {
+  char buf[2 * 20 + 1];
+  char* end = std::to_chars(buf, buf + 20, stream).ptr;
+  *end++ = '-';
+  end = std::to_chars(end, buf + sizeof buf, n).ptr;
+  out.append(buf, end);
+}
+
+}  // namespace
+
+void append_sse_event(std::string& out, std::uint64_t stream, std::uint64_t n, std::string_view message) {
+  out.reserve(out.size() + message.size() + 64);
+  out += "id: ";
+  append_event_id(out, stream, n);
+  out += "\nevent: message\ndata: ";
+  out += message;
+  out += "\n\n";
+}
+
+std::string sse_priming_event(std::uint64_t stream, std::chrono::milliseconds retry) {
+  std::string event = "id: ";
+  append_event_id(event, stream, 0);
+  event += "\nretry: ";
+  event += std::to_string(retry.count());
+  event += "\ndata: \n\n";
+  return event;
 }
 
 }  // namespace corio::mcp::detail

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,5 +48,12 @@ class SseEvents {
   std::string last_id_;
   std::optional<std::chrono::milliseconds> retry_;
 };
+
+// The server's half: events as Streamable HTTP writes them, each with the
+// id "<stream>-<n>" a client resumes from (Last-Event-ID).
+void append_sse_event(std::string& out, std::uint64_t stream, std::uint64_t n, std::string_view message);
+// The event a new stream opens with (SEP-1699): an id to resume from before
+// any message came (n = 0), and how long a client waits to reconnect.
+std::string sse_priming_event(std::uint64_t stream, std::chrono::milliseconds retry);
 
 }  // namespace corio::mcp::detail

@@ -16,7 +16,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <map>
-#include <charconv>
 #include <string_view>
 
 #include <corio/detail/entropy.hpp>
@@ -26,6 +25,7 @@
 #include <corio/timeout.hpp>
 
 #include "mcp/http_session.hpp"
+#include "mcp/sse_events.hpp"
 
 namespace corio::mcp {
 
@@ -91,38 +91,10 @@ bool accepts(const Request& req, std::string_view type) {
   return accept.find(type) != std::string_view::npos || accept.find("*/*") != std::string_view::npos;
 }
 
-// "<stream>-<n>", appended to out (by hand: it is on every event's path).
-void append_event_id(std::string& out, std::uint64_t stream, std::uint64_t n) {
-  char buf[2 * 20 + 1];
-  char* end = std::to_chars(buf, buf + 20, stream).ptr;
-  *end++ = '-';
-  end = std::to_chars(end, buf + sizeof buf, n).ptr;
-  out.append(buf, end);
-}
-
-// One SSE event, appended to out: its id ("<stream>-<n>", what a client
-// resumes from) and the message.
-void append_sse_event(std::string& out, std::uint64_t stream, std::uint64_t n, std::string_view message) {
-  out.reserve(out.size() + message.size() + 64);
-  out += "id: ";
-  append_event_id(out, stream, n);
-  out += "\nevent: message\ndata: ";
-  out += message;
-  out += "\n\n";
-}
-
-// The event a new stream opens with (SEP-1699): an id to resume from
-// before any message came, and how long a client waits to reconnect. Only
-// for clients of 2025-11-25 and later: older ones may take its empty data
-// for a message.
+// Only clients of 2025-11-25 and later get a priming event: older ones may
+// take its empty data for a message.
 std::string priming_event(const HttpSession& session, const Outbox& box, std::chrono::milliseconds retry) {
-  if (!session.priming) return {};
-  std::string event = "id: ";
-  append_event_id(event, box.stream_id, 0);
-  event += "\nretry: ";
-  event += std::to_string(retry.count());
-  event += "\ndata: \n\n";
-  return event;
+  return session.priming ? detail::sse_priming_event(box.stream_id, retry) : std::string();
 }
 
 bool is_loopback_name(std::string_view host) {
@@ -292,7 +264,7 @@ Coro<void> stream_events(std::shared_ptr<Outbox> box, http::StreamResponseWriter
   for (;;) {
     while (box->writes(me) && out.size() < kMaxBatch) {
       const auto [n, message] = box->take();
-      append_sse_event(out, box->stream_id, n, message);
+      detail::append_sse_event(out, box->stream_id, n, message);
     }
     if (!out.empty()) {
       co_await w.write(out);

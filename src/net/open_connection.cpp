@@ -36,6 +36,7 @@ Coro<std::pair<StreamReader, StreamWriter>> streams_over(std::unique_ptr<detail:
   EventLoop& loop = get_running_loop();
   if (!opts.ssl) co_return detail::make_streams(std::move(transport), opts.limit);
   detail::TlsParams params;
+  params.server_side = opts.ssl->server_side();
   params.server_hostname = std::move(hostname);
   params.shutdown_timeout = opts.ssl_shutdown_timeout;
   if (opts.alpn_protocols) params.alpn = detail::alpn_wire(*opts.alpn_protocols);
@@ -187,7 +188,9 @@ Coro<std::pair<StreamReader, StreamWriter>> open_unix_connection(std::string pat
 Coro<std::pair<StreamReader, StreamWriter>> start_tls(StreamReader reader, StreamWriter writer,
                                                       std::string host, ConnectOptions opts) {
   if (!opts.ssl) throw ValueError("start_tls needs ConnectOptions::ssl");
-  std::string hostname = tls_hostname(opts, host);
+  // A server context takes the server's side (asyncio's server_side=True):
+  // no name to send or check.
+  std::string hostname = opts.ssl->server_side() ? std::string() : tls_hostname(opts, host);
   auto inner = std::make_unique<detail::StreamTransport>(std::move(reader), std::move(writer));
   co_return co_await streams_over(std::move(inner), std::move(opts), std::move(hostname));
 }

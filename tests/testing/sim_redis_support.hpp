@@ -1,9 +1,12 @@
 // A fake Redis server for the simulation's hosts: enough of RESP and of
-// GET, SET, INCR, DEL, PING, PUBLISH, (UN)SUBSCRIBE for the sweeps of
+// GET, SET, INCR, DEL, PING, PUBLISH, (UN)SUBSCRIBE, (P)(UN)SUBSCRIBE for the sweeps of
 // corio::redis (sweep_redis_test.cpp). One keyspace and one table of
 // subscriptions for all its connections, as one redis-server has.
 #pragma once
 
+#include <fnmatch.h>
+
+#include <cctype>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -26,6 +29,7 @@ inline void require(bool ok, const std::string& what) {
 struct Conn {
   corio::StreamWriter w;
   std::set<std::string> channels;
+  std::set<std::string> patterns;  // PSUBSCRIBE's, glob-style as Redis's
 };
 
 struct State {
@@ -54,28 +58,41 @@ inline corio::Coro<std::vector<std::string>> read_command(corio::StreamReader& r
   co_return args;
 }
 
-// Every subscriber of the channel gets the message; the count answers.
+// Every subscriber of the channel gets the message, and every subscriber
+// of a matching pattern a pmessage per pattern; the count answers.
 inline std::string publish(State& s, const std::string& channel, const std::string& payload) {
   long long n = 0;
   for (const auto& c : s.conns) {
-    if (!c->channels.count(channel)) continue;
-    c->w.write(array3("message", channel, bulk(payload)));
-    ++n;
+    if (c->channels.count(channel)) {
+      c->w.write(array3("message", channel, bulk(payload)));
+      ++n;
+    }
+    for (const std::string& p : c->patterns) {
+      if (::fnmatch(p.c_str(), channel.c_str(), 0) != 0) continue;
+      c->w.write("*4\r\n" + bulk("pmessage") + bulk(p) + bulk(channel) + bulk(payload));
+      ++n;
+    }
   }
   return integer(n);
 }
 
-// A confirmation per channel, with the count of channels left.
-inline std::string subscription(Conn& c, const std::vector<std::string>& args, bool join) {
+// A confirmation per channel (pattern), with the count of subscriptions
+// left, channels and patterns together as Redis counts them.
+inline std::string subscription(Conn& c, const std::vector<std::string>& args) {
+  const std::string& verb = args[0];
+  const bool join = verb == "SUBSCRIBE" || verb == "PSUBSCRIBE";
+  std::set<std::string>& names = verb[0] == 'P' ? c.patterns : c.channels;
+  std::string kind = verb;
+  for (char& ch : kind) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   std::string out;
-  const std::string kind = join ? "subscribe" : "unsubscribe";
   for (std::size_t i = 1; i < args.size(); ++i) {
     if (join) {
-      c.channels.insert(args[i]);
+      names.insert(args[i]);
     } else {
-      c.channels.erase(args[i]);
+      names.erase(args[i]);
     }
-    out += array3(kind, args[i], integer(static_cast<long long>(c.channels.size())));
+    const auto count = static_cast<long long>(c.channels.size() + c.patterns.size());
+    out += array3(kind, args[i], integer(count));
   }
   return out;
 }
@@ -95,7 +112,10 @@ inline std::string answer(State& s, Conn& c, const std::vector<std::string>& a) 
     return integer(n);
   }
   if (verb == "PUBLISH" && a.size() == 3) return publish(s, a[1], a[2]);
-  if (verb == "SUBSCRIBE" || verb == "UNSUBSCRIBE") return subscription(c, a, verb == "SUBSCRIBE");
+  if (verb == "SUBSCRIBE" || verb == "UNSUBSCRIBE" || verb == "PSUBSCRIBE" ||
+      verb == "PUNSUBSCRIBE") {
+    return subscription(c, a);
+  }
   return "-ERR unknown command '" + verb + "'\r\n";
 }
 
@@ -111,7 +131,7 @@ struct Registered {
 };
 
 inline corio::Coro<void> serve(std::shared_ptr<State> s, corio::StreamReader r, corio::StreamWriter w) {
-  Registered reg{s, std::make_shared<Conn>(Conn{w, {}})};
+  Registered reg{s, std::make_shared<Conn>(Conn{w, {}, {}})};
   s->conns.push_back(reg.conn);
   try {
     for (;;) {

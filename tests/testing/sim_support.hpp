@@ -1,5 +1,5 @@
-// What the simulation's tests share: a line echo server, a WebSocket echo
-// server, and how a sweep's report is checked.
+// What the simulation's tests share: a line echo server (and one that
+// drips), a WebSocket echo server, and how a sweep's report is checked.
 #pragma once
 
 #include <cctype>
@@ -52,6 +52,23 @@ inline corio::Coro<void> echo_lines(corio::StreamReader r, corio::StreamWriter w
 // Echoes lines on 0.0.0.0:port of its host until cancelled.
 inline corio::Coro<void> echo_server(std::uint16_t port) {
   corio::Server server = co_await corio::start_server(echo_lines, "0.0.0.0", port);
+  co_await server.serve_forever();
+}
+
+// Echoes each line a byte at a time, so that every read of the client's waits.
+inline corio::Coro<void> drip_lines(corio::StreamReader r, corio::StreamWriter w) {
+  for (std::string line = co_await r.readline(); !line.empty(); line = co_await r.readline()) {
+    for (char c : line) {
+      w.write(std::string(1, c));
+      co_await w.drain();
+      co_await corio::sleep(std::chrono::milliseconds(1));
+    }
+  }
+  w.close();
+}
+
+inline corio::Coro<void> drip_server(std::uint16_t port) {
+  corio::Server server = co_await corio::start_server(drip_lines, "0.0.0.0", port);
   co_await server.serve_forever();
 }
 

@@ -12,6 +12,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include <gtest/gtest.h>
 
@@ -43,17 +44,33 @@ std::string temp_path(const char* name) {
   return ::testing::TempDir() + "corio_sweep_" + name + "_" + std::to_string(::getpid());
 }
 
+void write_file(const std::string& path, const char* contents) {
+  if (std::FILE* f = std::fopen(path.c_str(), "w")) {
+    std::fputs(contents, f);
+    std::fclose(f);
+  }
+}
+
+// The sweep of S's `op` on a file S opens before it; `then` is the next
+// operation on it.
+template <class S>
+void sweep_open_file(Coro<void> (S::*op)(), Coro<void> (S::*then)(), int min_points) {
+  const SweepReport report = cancellation_sweep([&](Simulation& sim) {
+    auto s = std::make_shared<S>();
+    Simulation::Host& h = sim.host("disk");
+    h.spawn(s->open());
+    return SweepRun{&h, [s, op] { return (s.get()->*op)(); },
+                    [s, then] { return (s.get()->*then)(); }};
+  });
+  sim_support::expect_clean(report, min_points);
+}
+
 // Open, read whole, close: cancelled anywhere, the descriptor it opened is
 // closed all the same, and the next open reads the file.
 struct Reading {
   std::string path = temp_path("read");
   std::size_t fds = open_fds();
-  Reading() {
-    if (std::FILE* f = std::fopen(path.c_str(), "w")) {
-      std::fputs("contents", f);
-      std::fclose(f);
-    }
-  }
+  Reading() { write_file(path, "contents"); }
   ~Reading() { std::remove(path.c_str()); }
   Coro<void> read_once() {
     corio::AsyncFile f = co_await corio::open_file(path, "r");
@@ -101,13 +118,42 @@ struct Writing {
 };
 
 TEST(SweepFile, WriteAndFsyncOnAnOpenFile) {
-  const SweepReport report = cancellation_sweep([](Simulation& sim) {
-    auto w = std::make_shared<Writing>();
-    Simulation::Host& h = sim.host("disk");
-    h.spawn(w->open());
-    return SweepRun{&h, [w] { return w->write_and_sync(); }, [w] { return w->then(); }};
-  });
-  sim_support::expect_clean(report, 2);
+  sweep_open_file(&Writing::write_and_sync, &Writing::then, 2);
+}
+
+// read(n), pwrite and pread on a file open for update: cancelled anywhere,
+// the position moved by the whole read or not at all, and the pwrite's
+// bytes are all in the file or none of them.
+struct Updating {
+  static constexpr std::string_view kContents = "0123456789";
+  std::string path = temp_path("update");
+  std::optional<corio::AsyncFile> file;
+  Updating() { write_file(path, kContents.data()); }
+  ~Updating() { std::remove(path.c_str()); }
+  Coro<void> open() {
+    corio::AsyncFile f = co_await corio::open_file(path, "r+");
+    file.emplace(std::move(f));
+  }
+  Coro<void> read_and_patch() {
+    const std::string head = co_await file->read(4);
+    co_await file->pwrite(8, "ZZ");
+    const std::string tail = co_await file->pread(6, 4);
+    if (head != "0123" || tail != "67ZZ")
+      throw std::runtime_error("read '" + head + "', '" + tail + "'");
+  }
+  Coro<void> then() {
+    const std::string rest = co_await file->read(-1);
+    const std::string all = co_await file->pread(0, 100);
+    co_await file->close();
+    if (all != kContents && all != "01234567ZZ")
+      throw std::runtime_error("the file holds '" + all + "'");
+    if (rest != all && rest != all.substr(4))
+      throw std::runtime_error("the position moved to '" + rest + "'");
+  }
+};
+
+TEST(SweepFile, ReadPwritePreadOnAnOpenFile) {
+  sweep_open_file(&Updating::read_and_patch, &Updating::then, 3);
 }
 
 }  // namespace

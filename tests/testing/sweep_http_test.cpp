@@ -198,6 +198,29 @@ TEST(SweepHttp, AHandlerWhoseClientWentAway) {
   }, 2);
 }
 
+// ClientSession::close() cancelled while it closes the pooled connection:
+// a second close() finishes the job (no socket is left on either host),
+// and a new session is served.
+TEST(SweepHttp, SessionCloseWithAPooledConnection) {
+  expect_clean(corio::testing::cancellation_sweep([](Simulation& sim) {
+                 sim.host("server").spawn(service(std::make_shared<Served>()));
+                 auto session = std::make_shared<http::ClientSession>();
+                 auto op = [session]() -> Coro<void> {
+                   require(co_await get_text(*session, "/n/1") == "1", "the GET's answer is wrong");
+                   co_await session->close();
+                 };
+                 auto after = [session]() -> Coro<void> {
+                   co_await session->close();
+                   http::ClientSession fresh;
+                   require(co_await get_text(fresh, "/n/2") == "2",
+                           "a new session's answer is wrong");
+                   co_await fresh.close();
+                 };
+                 return SweepRun{&sim.host("client"), op, after};
+               }),
+               2);
+}
+
 // A graceful shutdown cancelled while a request is in flight: a second
 // shutdown() finishes it, the request is answered or fails clearly, and no
 // handler, connection or timer is left.

@@ -182,13 +182,14 @@ Coro<void> open_subscriber(std::shared_ptr<Side> side) {
 }
 
 // Publishes on `channel` and expects the subscriber to take it next,
-// after any messages still queued from "news".
-Coro<void> publish_and_take(std::shared_ptr<Side> side, std::string channel, std::string payload) {
+// after any messages still queued from "news"; returns it.
+Coro<redis::Message> publish_and_take(std::shared_ptr<Side> side, std::string channel,
+                                      std::string payload) {
   const long long receivers = (co_await side->client->command("PUBLISH", channel, payload)).integer;
   require(receivers == 1, "PUBLISH " + channel + " reached " + std::to_string(receivers));
   for (;;) {
-    const redis::Message m = co_await side->sub->next();
-    if (m.channel == channel && m.payload == payload) co_return;
+    redis::Message m = co_await side->sub->next();
+    if (m.channel == channel && m.payload == payload) co_return m;
     require(m.channel == "news", "a message on " + m.channel + " before " + channel);
   }
 }
@@ -196,7 +197,7 @@ Coro<void> publish_and_take(std::shared_ptr<Side> side, std::string channel, std
 Coro<void> subscribe_next_unsubscribe(std::shared_ptr<Side> side) {
   const std::vector<std::string> news{"news"};
   co_await side->sub->subscribe(news);
-  co_await publish_and_take(side, "news", "first");
+  (void)co_await publish_and_take(side, "news", "first");
   co_await side->sub->unsubscribe(news);
 }
 
@@ -206,13 +207,36 @@ Coro<void> subscribe_next_unsubscribe(std::shared_ptr<Side> side) {
 Coro<void> subscriber_after(std::shared_ptr<Side> side) {
   const std::vector<std::string> mine{"mine"};
   co_await side->sub->subscribe(mine);
-  co_await publish_and_take(side, "mine", "second");
+  (void)co_await publish_and_take(side, "mine", "second");
   co_await side->sub->unsubscribe(mine);
   co_await in_step(*side->client);
 }
 
 TEST(SweepRedis, SubscriberSubscribeNextUnsubscribe) {
   redis_sweep(subscribe_next_unsubscribe, subscriber_after, open_subscriber, 3);
+}
+
+// The same with patterns, on a Subscriber the operation connects:
+// Subscriber::connect, psubscribe(), a pmessage that names its pattern,
+// punsubscribe(); their confirmations are counted as the channels' are.
+Coro<void> take_by_pattern(std::shared_ptr<Side> side, std::string pattern, std::string channel,
+                           std::string payload) {
+  if (!side->sub) side->sub.emplace(co_await redis::Subscriber::connect(options()));
+  const std::vector<std::string> patterns{pattern};
+  co_await side->sub->psubscribe(patterns);
+  const redis::Message m = co_await publish_and_take(side, channel, payload);
+  require(m.pattern == pattern, "the message came without its pattern: '" + m.pattern + "'");
+  co_await side->sub->punsubscribe(patterns);
+}
+
+TEST(SweepRedis, SubscriberPsubscribeNextPunsubscribe) {
+  redis_sweep(
+      [](std::shared_ptr<Side> side) { return take_by_pattern(side, "new*", "news", "first"); },
+      [](std::shared_ptr<Side> side) -> Coro<void> {
+        co_await take_by_pattern(side, "mi*", "mine", "second");
+        co_await in_step(*side->client);
+      },
+      open_client, 4);
 }
 
 // ---- split replies --------------------------------------------------------------------------

@@ -3,8 +3,11 @@
 // stream's bounded buffer.
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <charconv>
+#include <new>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 #include <corio/errors.hpp>
@@ -97,6 +100,7 @@ void H2Stream::head(const Response& resp, std::optional<std::uint64_t> length) {
   const int rv = nghttp2_submit_response(conn_.session(), id_, fields.data(), fields.size(),
                                          body ? &provider : nullptr);
   if (rv != 0) throw std::system_error(ECONNRESET, std::generic_category(), nghttp2_strerror(rv));
+  declared_ = length;
   out_done_ = !body;
   if (out_done_) answer_sent();
   conn_.wake();
@@ -115,26 +119,39 @@ void H2Stream::answer_sent() noexcept {
 void H2Stream::append(std::string_view bytes) {
   trim();
   out_ += bytes;
+  given_ += bytes.size();
   resume();
 }
 
-// A piece read into a drained buffer becomes the buffer: the file's bytes
-// are copied once, by the kernel, into the socket.
+// The range is read as nghttp2 takes it (take_file()), so none of it
+// waits here for the peer's window; this waits until it was all taken.
+// When the head's length says the body ends with it, its last DATA frame
+// ends the stream: no empty frame (and pass) after it for end_stream().
 Coro<void> H2Stream::file_range(int fd, ByteRange range) {
-  for (std::uint64_t at = range.first; at <= range.last;) {
-    if (closed_) throw std::system_error(ECONNRESET, std::generic_category(), "HTTP/2 stream reset");
-    std::string bytes = read_piece(fd, at, range.last + 1 - at);
-    at += bytes.size();
-    trim();
-    if (pending() == 0) {
-      out_ = std::move(bytes);
-      out_at_ = 0;
-      resume();
-    } else {
-      append(bytes);
+  if (closed_) throw std::system_error(ECONNRESET, std::generic_category(), "HTTP/2 stream reset");
+  struct Done {  // however the wait ends, nothing reads the file any more
+    H2Stream& s;
+    ~Done() {
+      s.file_fd_ = -1;
+      s.file_at_ = s.file_end_ = 0;
+      s.file_ends_body_ = false;
     }
-    co_await room();
+  } done{*this};
+  file_fd_ = fd;
+  file_at_ = range.first;
+  file_end_ = range.last + 1;
+  given_ += range.length();
+  file_ends_body_ = declared_ && given_ == *declared_;
+  resume();
+  while (file_left() > 0) {
+    co_await wait(conn_.shared().options.send_timeout);
+    // A stream that took its last frame closes with it: not a reset.
+    if (closed_ && file_left() > 0) {
+      throw std::system_error(ECONNRESET, std::generic_category(), "HTTP/2 stream reset");
+    }
   }
+  if (file_error_ != 0) throw std::system_error(file_error_, std::generic_category(), "pread");
+  out_done_ = out_done_ || file_ends_body_;
 }
 
 Coro<void> H2Stream::piece(std::string_view bytes) {
@@ -154,6 +171,7 @@ Coro<void> H2Stream::room() {
 }
 
 void H2Stream::end_stream() {
+  if (out_done_) return;  // a file's last frame ended it (file_range())
   out_done_ = true;
   resume();
 }
@@ -179,28 +197,59 @@ void H2Stream::resume() noexcept {
 }
 
 // nghttp2's pull, as the peer's windows allow: how much the next DATA frame
-// takes, which send_out() then refers to where it lies.
+// takes, which send_out() then refers to where it lies: out_'s bytes
+// first, then the file's, read now.
 ssize_t H2Stream::read_out(std::size_t length, std::uint32_t* flags) noexcept {
   trim();
-  const std::size_t n = std::min(length, pending());
+  std::size_t n = std::min(length, pending());
+  const bool from_file = n == 0 && file_left() > 0;
+  if (from_file) {
+    n = take_file(length);
+    if (n == 0) return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;  // nghttp2 resets the stream
+  }
   if (n == 0 && !out_done_) {
     deferred_ = true;
     return NGHTTP2_ERR_DEFERRED;
   }
   *flags |= NGHTTP2_DATA_FLAG_NO_COPY;
   conn_.data_sent();
-  if (n == pending() && out_done_) {
+  const std::size_t rest = from_file ? 0 : pending() - n;
+  if (rest == 0 && file_left() == 0 && (out_done_ || file_ends_body_)) {
     *flags |= NGHTTP2_DATA_FLAG_EOF;
     answer_sent();
   }
-  if (pending() - n <= kOutBuffer) wake_.set();
+  if (from_file || rest <= kOutBuffer) wake_.set();
   if (tunnel_ != nullptr) tunnel_->writable_now();
   return static_cast<ssize_t>(n);
+}
+
+// A failed read ends the range (file_range() throws file_error_): 0.
+std::size_t H2Stream::take_file(std::size_t length) noexcept {
+  try {
+    const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(length, file_left()));
+    file_frame_ = conn_.output().pread(file_fd_, file_at_, want);
+    if (file_frame_.empty()) file_error_ = EIO;  // the file shrank while sent
+  } catch (const std::system_error& e) {
+    file_error_ = e.code().value();
+  } catch (const std::bad_alloc&) {
+    file_error_ = ENOMEM;
+  }
+  if (file_error_ != 0) {
+    file_at_ = file_end_;
+    wake_.set();
+    return 0;
+  }
+  file_at_ += file_frame_.size();
+  return file_frame_.size();
 }
 
 void H2Stream::send_out(std::string_view header, std::size_t length) {
   H2Output& out = conn_.output();
   out.copy(header);
+  if (!file_frame_.empty()) {
+    out.refer(std::exchange(file_frame_, {}));
+    return;
+  }
   if (out.refer(std::string_view(out_).substr(out_at_, length))) lent_in_ = out.passes();
   out_at_ += length;
 }

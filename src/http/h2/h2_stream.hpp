@@ -15,9 +15,12 @@
 //     buffer (NGHTTP2_DATA_FLAG_NO_COPY, send_out()) and goes to the socket
 //     with its header in the pass's one write (H2Output), so the buffer is
 //     trimmed only once that pass is over (lent());
-//     a producer (a stream, a file) that got more than kOutBuffer ahead of
+//     a producer (a stream) that got more than kOutBuffer ahead of
 //     it waits in its write, within send_timeout, so a peer that never
-//     opens its window pins that buffer and no more.
+//     opens its window pins that buffer and no more. A file is not
+//     buffered at all: its bytes are read as nghttp2 takes them, into the
+//     pass's own storage (H2Output::pread), and its producer waits, within
+//     send_timeout too, until the range was all taken.
 //
 // An extended CONNECT (RFC 8441: `:protocol websocket`) reaches the router
 // as HTTP/1.1's Upgrade does (GET, `Upgrade: websocket`), and its handler's
@@ -31,6 +34,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include <nghttp2/nghttp2.h>
@@ -127,6 +131,8 @@ class H2Stream final : public RequestSource, public AnswerSink {
   void resume() noexcept;  // more of the answer's body is there
   void answer_sent() noexcept;
   std::size_t pending() const noexcept { return out_.size() - out_at_; }
+  std::uint64_t file_left() const noexcept { return file_end_ - file_at_; }
+  std::size_t take_file(std::size_t length) noexcept;  // the next DATA frame's, from the file
   // The output's current pass refers to out_'s bytes: out_ must not move.
   bool lent() const noexcept;
   void trim() noexcept;  // drops what nghttp2 took, unless lent
@@ -143,6 +149,15 @@ class H2Stream final : public RequestSource, public AnswerSink {
   std::string out_;               // the answer's body, from out_at_ on not yet taken by nghttp2
   std::size_t out_at_ = 0;
   std::uint64_t lent_in_ = UINT64_MAX;  // the output's pass that refers to out_
+  // A file range (file_range()), read as nghttp2 takes it, after out_'s
+  // bytes: file_at_ to file_end_ of file_fd_ are still to be read.
+  int file_fd_ = -1;
+  std::uint64_t file_at_ = 0;
+  std::uint64_t file_end_ = 0;
+  std::string_view file_frame_;  // read by take_file() for send_out(), in the pass's storage
+  int file_error_ = 0;           // pread failed (errno), or the file shrank (EIO)
+  std::optional<std::uint64_t> declared_;  // the head's body length
+  std::uint64_t given_ = 0;                // body bytes given so far (appended, or a file's)
   Event wake_;                    // body bytes came, room was made, or the stream closed
   TaskRef task_;
   H2StreamTransport* tunnel_ = nullptr;  // taken: its transport, until that closes
@@ -154,6 +169,7 @@ class H2Stream final : public RequestSource, public AnswerSink {
   bool in_done_ = false;          // END_STREAM received
   bool discard_ = false;          // the handler is done: body bytes are given back as they come
   bool out_done_ = false;         // the answer's body is all in out_
+  bool file_ends_body_ = false;   // the file range is the body's last bytes (declared_ says)
   bool deferred_ = false;         // the data provider said NGHTTP2_ERR_DEFERRED
   bool head_only_ = false;
   bool closed_ = false;

@@ -15,8 +15,6 @@ namespace corio::http::detail {
 
 namespace {
 
-constexpr std::size_t kFilePiece = 64 * 1024;
-
 // The file's validators, added to the answer unless the handler set them;
 // a handler's own ETag is the one requests are compared with.
 FileValidators validate(Response& resp, const OpenFile& file) {
@@ -96,9 +94,12 @@ void refuse_bad_fields(Response& resp, std::string_view target, std::optional<Ta
   resp = Response::text("Internal Server Error", 500);
 }
 
+// Into a recycled buffer (body_file.hpp): its owner gives it back once the
+// bytes went out.
 std::string read_piece(int fd, std::uint64_t offset, std::uint64_t left) {
-  std::string piece(std::min<std::uint64_t>(left, kFilePiece), '\0');
-  const ssize_t n = ::pread(fd, piece.data(), piece.size(), static_cast<off_t>(offset));
+  std::string piece = take_piece_buffer();
+  const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(left, kFilePiece));
+  const ssize_t n = ::pread(fd, piece.data(), want, static_cast<off_t>(offset));
   if (n < 0) throw std::system_error(errno, std::generic_category(), "pread");
   if (n == 0) throw std::system_error(EIO, std::generic_category(), "file shrank while sent");
   piece.resize(static_cast<std::size_t>(n));

@@ -18,6 +18,7 @@
 
 #include "http/server/answer_sink.hpp"
 #include "http/server/server_connection.hpp"
+#include "http/wire/body_file.hpp"
 
 namespace corio::http::detail {
 
@@ -248,6 +249,7 @@ Coro<void> HttpConnection::copy_file(int fd, std::uint64_t from, std::uint64_t s
     std::string piece = read_piece(fd, offset, from + size - offset);
     offset += piece.size();
     write(piece);
+    recycle_piece(std::move(piece));
     co_await drain();
   }
 }

@@ -4,7 +4,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
+#include <utility>
 
 #include <sys/stat.h>
 
@@ -28,6 +30,35 @@ OpenFile::OpenFile(const std::string& path) {
 
 OpenFile::~OpenFile() {
   if (fd_ >= 0) ::close(fd_);
+}
+
+namespace {
+
+// A fixed array, not a vector: giving back never allocates.
+struct Spares {
+  std::array<std::string, kSparePieces> pieces;
+  std::size_t count = 0;
+};
+
+Spares& spares() noexcept {
+  thread_local Spares s;
+  return s;
+}
+
+}  // namespace
+
+std::string take_piece_buffer() {
+  Spares& s = spares();
+  if (s.count == 0) return std::string(kFilePiece, '\0');
+  return std::exchange(s.pieces[--s.count], {});
+}
+
+void recycle_piece(std::string&& bytes) noexcept {
+  std::string piece = std::move(bytes);
+  Spares& s = spares();
+  if (piece.capacity() != kFilePiece || s.count == kSparePieces) return;
+  piece.resize(kFilePiece);  // within its capacity: no allocation
+  s.pieces[s.count++] = std::move(piece);
 }
 
 std::string_view content_type_for(std::string_view path) noexcept {

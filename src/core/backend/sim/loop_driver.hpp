@@ -37,6 +37,12 @@ struct LoopDriver {
     return !loop.ready.empty() || (!st.timers.empty() && st.timers.top_when() <= loop.time()) ||
            st.ts_pending.load(std::memory_order_acquire);
   }
+  // Whether a thread will post to the loop soon: a run_in_executor call on
+  // a pool of the user's, not back yet. (The default pool's calls run
+  // inline in the host's turn: by the time no host can run, they are back.
+  // A ThreadsafeHold is not counted: its thread may post at any time, or
+  // never, and virtual time cannot stand still for it.)
+  static bool awaits_thread(EventLoop& loop) { return loop.executor_calls > 0; }
   static double next_timer(EventLoop& loop) {
     const LoopState& st = *loop.state_;
     return st.timers.empty() ? std::numeric_limits<double>::infinity() : st.timers.top_when();

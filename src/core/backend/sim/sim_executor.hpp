@@ -52,4 +52,17 @@ class SimExecutor final : public Executor {
   bool shut_ = false;
 };
 
+// What a host's loop holds as its default executor: the world owns the
+// SimExecutor, so a program that makes a pool of its own the default
+// (set_default_executor) leaves the world nothing dangling.
+class SimExecutorRef final : public Executor {
+ public:
+  explicit SimExecutorRef(SimExecutor& jobs) noexcept : jobs_(jobs) {}
+  void submit(std::unique_ptr<ExecutorJob> job) override { jobs_.submit(std::move(job)); }
+  void shutdown(bool wait) override { jobs_.shutdown(wait); }
+
+ private:
+  SimExecutor& jobs_;
+};
+
 }  // namespace corio::detail::sim

@@ -7,7 +7,9 @@
 //      seed, with its loop as the running loop and the network serving its
 //      sockets;
 //   2. when none can, time jumps to the earliest of the hosts' timers and
-//      the network's deliveries, and what is due then arrives.
+//      the network's deliveries, and what is due then arrives; but first,
+//      while a host waits for a real thread (a job on a pool of the
+//      user's), the simulation waits for that thread's post.
 // A host's executor jobs (to_thread) run at the start of its turn in a
 // round, on this thread (sim_executor.hpp).
 // Each host's loop sees a clock that never waits (time moves only in 2), so
@@ -15,11 +17,13 @@
 #include <corio/detail/sim_world.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <deque>
 #include <cmath>
 #include <limits>
 #include <map>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include <corio/event_loop.hpp>
@@ -84,13 +88,24 @@ struct SimWorld::Impl {
   struct Host {
     int index;
     sim::SimBackend* backend;    // the loop's
-    sim::SimExecutor* executor;  // the loop's default
+    // The loop's default, owned here: the loop holds a reference to it
+    // (SimExecutorRef), which a program may replace (set_default_executor).
+    std::unique_ptr<sim::SimExecutor> executor;
     std::unique_ptr<EventLoop> loop;
   };
 
   bool can_run(Host& h) {
     if (programs.exited(h.index)) return false;  // a child process that has exited
     return LoopDriver::runnable(*h.loop) || h.backend->has_ready() || h.executor->has_jobs();
+  }
+  // A host waits for a thread of the user's (its own pool's job): nothing
+  // it would post can be simulated, so the simulation waits for it, in real
+  // time, before it moves virtual time on.
+  bool awaits_thread() {
+    return std::any_of(hosts.begin(), hosts.end(), [this](Host& h) {
+      return !programs.exited(h.index) && !h.executor->has_jobs() &&
+             LoopDriver::awaits_thread(*h.loop);
+    });
   }
   bool run(const std::function<bool()>& done, double until);
   bool round();
@@ -150,10 +165,9 @@ int SimWorld::add_host(const std::string& name, const std::string& address) {
   auto backend = std::make_unique<sim::SimBackend>(w.net, index);
   sim::SimBackend* raw = backend.get();
   std::unique_ptr<EventLoop> loop = LoopDriver::make(std::move(backend), w.clock);
-  auto executor = std::make_unique<sim::SimExecutor>();
-  sim::SimExecutor* jobs = executor.get();
-  loop->set_default_executor(std::move(executor));
-  w.hosts.push_back({index, raw, jobs, std::move(loop)});
+  auto jobs = std::make_unique<sim::SimExecutor>();
+  loop->set_default_executor(std::make_unique<sim::SimExecutorRef>(*jobs));
+  w.hosts.push_back({index, raw, std::move(jobs), std::move(loop)});
   return index;
 }
 
@@ -169,6 +183,10 @@ bool SimWorld::Impl::run(const std::function<bool()>& done, double until) {
       continue;
     }
     if (programs.reap()) continue;
+    if (awaits_thread()) {  // a real thread's post is the next event: time stands still
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+      continue;
+    }
     const double t = next_event();  // step 2
     if (std::isinf(t)) return false;
     if (t > until) {

@@ -1,0 +1,109 @@
+// Files over HTTP/2, frame by frame: their bytes are read as the peer's
+// window lets them go (H2Output::pread), so how a file's answer ends, and
+// what a file that changes under it does, are seen on the wire here.
+#include <filesystem>
+
+#include "http/client_support.hpp"
+#include "http/h2_frames.hpp"
+#include "http/server_support.hpp"
+
+namespace corio_http_test {
+namespace {
+
+// Bytes whose every offset is told apart from its neighbours'.
+std::string counting(std::size_t n) {
+  std::string s(n, '\0');
+  for (std::size_t i = 0; i < n; ++i) s[i] = static_cast<char>('a' + i % 23);
+  return s;
+}
+
+// Stream `id`'s DATA frames, until its END_STREAM or RST_STREAM (kept last).
+Coro<std::vector<h2::Frame>> data_of(StreamReader& r, std::uint32_t id) {
+  std::vector<h2::Frame> frames;
+  while (std::optional<h2::Frame> f = co_await h2::read_frame(r)) {
+    if (f->stream != id) continue;
+    const bool ends = f->type == h2::kRst || (f->flags & h2::kEndStream) != 0;
+    if (f->type == h2::kData || f->type == h2::kRst) frames.push_back(std::move(*f));
+    if (ends) break;
+  }
+  co_return frames;
+}
+
+std::string body_of(const std::vector<h2::Frame>& frames) {
+  std::string body;
+  for (const h2::Frame& f : frames) {
+    if (f.type == h2::kData) body += f.payload;
+  }
+  return body;
+}
+
+void expect_ended_by_bytes(const std::vector<h2::Frame>& frames) {
+  ASSERT_FALSE(frames.empty());
+  EXPECT_EQ(frames.back().type, h2::kData);
+  EXPECT_NE(frames.back().flags & h2::kEndStream, 0);
+  EXPECT_FALSE(frames.back().payload.empty());
+}
+
+// A file's answer, whole or one range, ends with the frame that carries
+// its last bytes: no empty DATA frame follows them. (Both within the
+// connection's first window: this client sends no WINDOW_UPDATE.)
+Coro<void> last_frame_body(const corio_testing::TempDir* dir) {
+  write_file(dir->path() / "f.bin", counting(20'000));
+  Server server(quiet());
+  server.add_static("/files", dir->path().string());
+  co_await server.start("127.0.0.1", 0);
+  RawClient c = co_await connect(server.port());
+  c.writer.write(h2::opening() + h2::get(1, "/files/f.bin"));
+  const std::vector<h2::Frame> whole = co_await data_of(c.reader, 1);
+  c.writer.write(h2::frame(h2::kHeaders, h2::kEndHeaders | h2::kEndStream, 3,
+                           h2::get_block("/files/f.bin") + h2::literal("range", "bytes=100-15099")));
+  const std::vector<h2::Frame> range = co_await data_of(c.reader, 3);
+  expect_ended_by_bytes(whole);
+  expect_ended_by_bytes(range);
+  EXPECT_TRUE(body_of(whole) == counting(20'000));
+  EXPECT_TRUE(body_of(range) == counting(20'000).substr(100, 15'000));
+  c.writer.close();
+  server.close();
+}
+
+TEST(ServerH2Files, AnswerEndsWithTheFramesLastBytes) {
+  corio_testing::TempDir dir;
+  run_bounded(last_frame_body(&dir), 10s);
+}
+
+// A file cut short after its head went out cannot be answered whole: the
+// stream is reset, never ended as if the body were complete. The stream's
+// window (1,000 bytes) holds the rest back until the file was cut.
+Coro<void> shrinking_body(const corio_testing::TempDir* dir) {
+  const std::filesystem::path file = dir->path() / "f.bin";
+  write_file(file, counting(200'000));
+  Server server(quiet());
+  server.add_static("/files", dir->path().string());
+  co_await server.start("127.0.0.1", 0);
+  RawClient c = co_await connect(server.port());
+  c.writer.write(std::string(h2::kPreface) + h2::settings({{NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, 1000}}) +
+                 h2::get(1, "/files/f.bin"));
+  std::string body;
+  while (body.size() < 1000) {
+    std::optional<h2::Frame> f = co_await h2::read_frame(c.reader);
+    CO_ASSERT(f.has_value());
+    if (f->stream == 1 && f->type == h2::kData) body += f->payload;
+  }
+  std::filesystem::resize_file(file, 500);
+  c.writer.write(h2::window_update(1, 100'000));
+  const std::vector<h2::Frame> rest = co_await data_of(c.reader, 1);
+  CO_ASSERT(!rest.empty());
+  EXPECT_EQ(rest.back().type, h2::kRst);
+  EXPECT_EQ(rest.back().u32(0), NGHTTP2_INTERNAL_ERROR);
+  EXPECT_TRUE(body == counting(1000));
+  c.writer.close();
+  server.close();
+}
+
+TEST(ServerH2Files, FileCutShortResetsTheStream) {
+  corio_testing::TempDir dir;
+  run_bounded(shrinking_body(&dir), 10s);
+}
+
+}  // namespace
+}  // namespace corio_http_test
