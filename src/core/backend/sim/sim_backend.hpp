@@ -4,6 +4,8 @@
 // runs only when it can.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <vector>
 
 #include "core/backend/backend.hpp"
@@ -11,9 +13,26 @@
 
 namespace corio::detail::sim {
 
+// Posts from real threads to the simulation's loops (a job on a user's own
+// pool has ended). While a host waits for one and nothing else can happen,
+// the simulation sleeps until the next post, not a moment longer.
+class ThreadPosts {
+ public:
+  std::uint32_t seen() const noexcept { return count_.load(std::memory_order_acquire); }
+  void post() noexcept {
+    count_.fetch_add(1, std::memory_order_release);
+    count_.notify_all();
+  }
+  // Returns once a post came after `seen` was read (at once if one has).
+  void wait_after(std::uint32_t seen) const noexcept { count_.wait(seen, std::memory_order_acquire); }
+
+ private:
+  std::atomic<std::uint32_t> count_{0};
+};
+
 class SimBackend final : public IoBackend {
  public:
-  SimBackend(Network& net, int host) : net_(net), host_(host) {}
+  SimBackend(Network& net, int host, ThreadPosts& posts) : net_(net), host_(host), posts_(posts) {}
 
   const char* name() const noexcept override { return "sim"; }
   FdSlot* find(int fd) noexcept override { return table_.find(fd); }
@@ -39,7 +58,9 @@ class SimBackend final : public IoBackend {
   long try_write(int fd, std::string_view data) noexcept override;
 
   int poll(int timeout_ms, IoEvent* out, int capacity) override;
-  void wakeup() noexcept override {}  // the simulation never sleeps in poll()
+  // The simulation never sleeps in poll(); a wake-up is a real thread's
+  // post, which the simulation may be waiting for (ThreadPosts).
+  void wakeup() noexcept override { posts_.post(); }
 
   // Whether poll() would report anything now.
   bool has_ready() noexcept;
@@ -53,6 +74,7 @@ class SimBackend final : public IoBackend {
 
   Network& net_;
   int host_;
+  ThreadPosts& posts_;
   FdTable<Entry> table_;
   std::vector<int> armed_;  // fds with a direction wanted, in the order they were armed
 };

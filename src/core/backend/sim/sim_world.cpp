@@ -9,7 +9,7 @@
 //   2. when none can, time jumps to the earliest of the hosts' timers and
 //      the network's deliveries, and what is due then arrives; but first,
 //      while a host waits for a real thread (a job on a pool of the
-//      user's), the simulation waits for that thread's post.
+//      user's), the simulation sleeps until that thread posts.
 // A host's executor jobs (to_thread) run at the start of its turn in a
 // round, on this thread (sim_executor.hpp).
 // Each host's loop sees a clock that never waits (time moves only in 2), so
@@ -17,13 +17,11 @@
 #include <corio/detail/sim_world.hpp>
 
 #include <algorithm>
-#include <chrono>
 #include <deque>
 #include <cmath>
 #include <limits>
 #include <map>
 #include <random>
-#include <thread>
 #include <vector>
 
 #include <corio/event_loop.hpp>
@@ -113,6 +111,7 @@ struct SimWorld::Impl {
   bool act();
 
   sim::Network net;
+  sim::ThreadPosts posts;  // real threads' posts to the hosts' loops
   sim::Disk disk;
   sim::Programs programs;
   std::shared_ptr<SimClock> clock;
@@ -162,7 +161,7 @@ SimWorld::~SimWorld() = default;
 int SimWorld::add_host(const std::string& name, const std::string& address) {
   Impl& w = *impl_;
   const int index = w.net.add_host(name, address);
-  auto backend = std::make_unique<sim::SimBackend>(w.net, index);
+  auto backend = std::make_unique<sim::SimBackend>(w.net, index, w.posts);
   sim::SimBackend* raw = backend.get();
   std::unique_ptr<EventLoop> loop = LoopDriver::make(std::move(backend), w.clock);
   auto jobs = std::make_unique<sim::SimExecutor>();
@@ -177,6 +176,9 @@ bool SimWorld::run(const std::function<bool()>& done, double until) { return imp
 
 bool SimWorld::Impl::run(const std::function<bool()>& done, double until) {
   for (;;) {
+    // Read before the hosts are looked at, so a post that comes while they
+    // are cannot be missed by the wait below.
+    const std::uint32_t posts_seen = posts.seen();
     if (done()) return true;
     if (act() || round()) {
       (void)programs.reap();  // a child's exit is seen in the round it came
@@ -184,7 +186,7 @@ bool SimWorld::Impl::run(const std::function<bool()>& done, double until) {
     }
     if (programs.reap()) continue;
     if (awaits_thread()) {  // a real thread's post is the next event: time stands still
-      std::this_thread::sleep_for(std::chrono::microseconds(100));
+      posts.wait_after(posts_seen);
       continue;
     }
     const double t = next_event();  // step 2
