@@ -47,6 +47,7 @@ EventLoop::EventLoop(RunOptions opts, detail::BackendChoice chosen)
     : clock_(opts.clock ? std::move(opts.clock) : std::make_shared<MonotonicClock>()),
       state_(std::make_unique<detail::LoopState>(*this)),
       debug_(opts.debug || debug_from_environment()) {
+  virtual_clock_ = clock_->is_virtual();
   on_deadlock = opts.on_deadlock;
   if (debug_ && !chosen.fallback_reason.empty()) {
     std::fprintf(stderr, "corio: running on %s: %s\n", chosen.backend->name(),
@@ -129,6 +130,7 @@ void EventLoop::run_forever() {
 void EventLoop::run_once() {
   ++iterations_;
   poll_io(poll_timeout());
+  pass_time_ = time();  // read once per pass: the timers' "now", and pass_time()'s
   queue_expired_timers();
   run_ready_batch();
 }
@@ -200,7 +202,7 @@ void EventLoop::poll_io(double timeout) {
 void EventLoop::queue_expired_timers() {
   detail::TimerHeap& timers = state_->timers;
   if (timers.empty()) return;
-  const double now = time();  // read once per pass
+  const double now = pass_time_;
   if (timers.top_when() <= now) state_->lag.record(now - timers.top_when());  // the latest one
   while (!timers.empty() && timers.top_when() <= now) {
     detail::TimerNode* n = timers.pop();

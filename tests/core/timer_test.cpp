@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <corio/testing/virtual_clock.hpp>
+
 #include "core/test_support.hpp"
 
 using namespace std::chrono_literals;
@@ -52,6 +54,46 @@ TEST(EventLoop, TimerHandleWhenIsTheDeadline) {
   auto h = loop.call_later(1500ms, [] {});
   EXPECT_EQ(h.when(), 6.5);
   h.cancel();
+}
+
+// A clock that is not virtual (the loop does not ask it to jump), moved by hand.
+class HandMovedClock final : public corio::Clock {
+ public:
+  double t = 1.0;
+  double now() override { return t; }
+};
+
+TEST(EventLoop, PassTimeIsTheTimeReadAfterThePollForTheWholeIteration) {
+  auto clock = std::make_shared<HandMovedClock>();
+  corio::RunOptions opts;
+  opts.clock = clock;
+  EventLoop loop(opts);
+  std::vector<double> seen;
+  loop.call_soon([&] {
+    seen.push_back(loop.pass_time());
+    clock->t = 2.0;  // time passes during the run phase: pass_time() does not see it
+    seen.push_back(loop.pass_time());
+    seen.push_back(loop.time());
+  });
+  loop.run_once();
+  clock->t = 3.0;  // before the next poll: that iteration's pass_time()
+  loop.call_soon([&] { seen.push_back(loop.pass_time()); });
+  loop.run_once();
+  EXPECT_EQ(seen, (std::vector<double>{1.0, 1.0, 2.0, 3.0}));
+}
+
+TEST(EventLoop, PassTimeIsTimeWithAVirtualClock) {
+  auto clock = std::make_shared<corio::testing::VirtualClock>(5.0);
+  corio::RunOptions opts;
+  opts.clock = clock;
+  EventLoop loop(opts);
+  std::vector<double> seen;
+  loop.call_soon([&] {
+    clock->advance(1.5);  // a test moving time by hand sees it at once
+    seen.push_back(loop.pass_time());
+  });
+  loop.run_once();
+  EXPECT_EQ(seen, (std::vector<double>{6.5}));
 }
 
 // ---- handles -------------------------------------------------------------------

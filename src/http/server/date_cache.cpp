@@ -2,6 +2,7 @@
 #include "http/server/date_cache.hpp"
 
 #include <corio/detail/entropy.hpp>
+#include <corio/event_loop.hpp>
 
 #include "http/wire/http_date.hpp"
 
@@ -20,6 +21,9 @@ DateCache::DateCache(std::string_view server_name) {
 }
 
 void DateCache::refresh() noexcept {
+  const double pass = get_running_loop().pass_time();
+  if (pass == pass_) return;
+  pass_ = pass;
   const auto t = static_cast<std::time_t>(corio::detail::wall_time());
   if (t == second_) return;
   second_ = t;
