@@ -49,11 +49,13 @@ def code_lines(path):
 # A coroutine function's head, from its Coro return type to its `{` (lambdas are spared).
 CORO_HEAD = re.compile(r"\bCoro\b[^;{}]*\)[^;{}]*\{")
 AWAIT_CONDITION = re.compile(
-    r"\b(?:if|while|switch)\s*\((?:[^(){};]|\([^(){};]*\))*\bco_await\b|\bfor\s*\([^{]*\bco_await\b")
+    r"\b(?:if|while|switch)\s*\((?:[^(){};]|\([^(){};]*\))*\bco_await\b"
+    r"|\bfor\s*\((?:[^(){}]|\([^(){}]*\))*\bco_await\b")
+COMMENT = re.compile(r"//[^\n]*")
 NOT_A_TYPE = "return|co_return|co_await|co_yield|throw|delete|new|goto|case|else|do|using|typedef"
 DECLARATION = re.compile(
-    r"(?:^|[;{(]\s*)(?!(?:" + NOT_A_TYPE + r")\b)(?:(?:const|static|constexpr)\s+)*"
-    r"[A-Za-z_][\w:]*(?:\s*<[^;(){}]*>)?(?:\s*[&*]+\s*|\s+)[A-Za-z_]\w*\s*[={;(\[:]",
+    r"(?:^|[;{(])\s*(?!(?:" + NOT_A_TYPE + r")\b)(?:(?:const|static|constexpr)\s+)*"
+    r"[A-Za-z_][\w:]*(?:\s*<[^;(){}]*>)?(?:\s*[&*]+\s*|\s+)(?:[A-Za-z_]\w*|\[[^\]]*\])\s*[={;(\[:]",
     re.MULTILINE)
 
 
@@ -70,7 +72,7 @@ def bodies(lines):
             depth += {"{": 1, "}": -1}.get(text[end], 0)
             end += 1
         row = next(i for i, s in enumerate(starts) if s > head.start()) - 1
-        yield lines[row][0], text[head.end():end - 1]
+        yield lines[row][0], COMMENT.sub("", text[head.end():end - 1])
 
 
 def blocks(path):
