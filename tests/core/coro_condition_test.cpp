@@ -19,8 +19,8 @@ namespace {
 
 // A declaration somewhere in the body is what spares a coroutine under g++ 12;
 // in a discarded `if constexpr` branch it is not there at all.
-#define DECLARE_IF(Declared)                \
-  if constexpr (Declared) {                 \
+#define DECLARE_IF(Declared)                 \
+  if constexpr (Declared) {                  \
     [[maybe_unused]] const int declared = 0; \
   }
 
