@@ -36,9 +36,44 @@ namespace detail {
 
 [[noreturn]] void throw_reused_coro();
 
+// g++ 12 lays a coroutine's frame out wrongly when a co_await sits in the
+// condition of an if, while, for, do or switch and the body declares no
+// variable at all: the condition's hidden variable goes before the frame's
+// header, so the promise is 8 bytes further than coroutine_handle assumes
+// and no handle can resume the coroutine (it hangs, or runs on garbage).
+// Nothing a promise does avoids it (a minimal task type without corio shows
+// it too); Coro at least stops such a coroutine where it is created, with
+// a message, instead of a silent hang. clang lays frames out right.
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ <= 12
+#define CORIO_CHECK_FRAME_LAYOUT 1
+inline constinit thread_local const void* tls_starting_promise = nullptr;
+#endif
+[[noreturn]] void abort_misplaced_frame() noexcept;
+
 class CoroPromiseBase {
  public:
-  std::suspend_always initial_suspend() noexcept { return {}; }
+  // Suspends a new coroutine (Coro is lazy); under g++ 12 it also checks that
+  // the frame the compiler hands over (the true one) holds this promise where
+  // coroutine_handle will look for it.
+  struct InitialAwaiter {
+    bool await_ready() noexcept { return false; }
+    template <class P>
+    void await_suspend([[maybe_unused]] std::coroutine_handle<P> self) noexcept {
+#ifdef CORIO_CHECK_FRAME_LAYOUT
+      if (static_cast<const CoroPromiseBase*>(&self.promise()) != tls_starting_promise) {
+        abort_misplaced_frame();
+      }
+#endif
+    }
+    void await_resume() noexcept {}
+  };
+  InitialAwaiter initial_suspend() noexcept {
+#ifdef CORIO_CHECK_FRAME_LAYOUT
+    // Read back at once by InitialAwaiter::await_suspend: nothing runs between.
+    tls_starting_promise = this;
+#endif
+    return {};
+  }
 
   struct FinalAwaiter {
     bool await_ready() noexcept { return false; }

@@ -1,5 +1,6 @@
 #include <cxxabi.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <system_error>
@@ -64,6 +65,17 @@ bool is_cancelled_error(const std::exception_ptr& e) noexcept {
 
 namespace detail {
 void throw_reused_coro() { throw RuntimeError("cannot reuse already awaited coroutine"); }
+
+void abort_misplaced_frame() noexcept {
+  // No exception: the frame cannot even be destroyed through its handle.
+  std::fputs(
+      "corio: g++ 12 laid out this coroutine's frame wrongly and it could never run: a co_await\n"
+      "in an if/while/for/do/switch condition, in a coroutine that declares no variable.\n"
+      "Await into a named variable first (bool ok = co_await f(); if (!ok) ...); see\n"
+      "docs/getting-started.md, 'g++ 12 habits'. The backtrace names the coroutine.\n",
+      stderr);
+  std::abort();
+}
 }  // namespace detail
 
 }  // namespace corio
