@@ -184,6 +184,8 @@ class ConnectionPool : public std::enable_shared_from_this<ConnectionPool> {
   bool closed() const noexcept { return closed_; }
   std::size_t open_connections() const noexcept { return open_; }
   std::size_t idle_connections() const noexcept;
+  // Whether route's origin has an h2 connection that takes new streams.
+  bool has_h2(const Route& route) const;
   // An h2 connection of host ended (h2_client.hpp's lifetime rule 1).
   void h2_ended(PoolHost& host, const H2ClientConnection* c) noexcept;
 
