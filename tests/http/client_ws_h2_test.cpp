@@ -88,6 +88,11 @@ struct H2Server {
   Server server;
 };
 
+Coro<void> finish(ClientSession& session, Server& server) {
+  co_await session.close();
+  co_await server.shutdown(1s);
+}
+
 Coro<std::string> fetch_text(ClientSession& session, std::string u) {
   ClientResponse r = co_await session.get(std::move(u));
   EXPECT_EQ(r.version(), (HttpVersion{2, 0}));
@@ -112,8 +117,7 @@ Coro<void> echo_body() {
   EXPECT_EQ(s.seen.close_code, 1000);
   // The stream ended both ways: the connection serves on.
   EXPECT_EQ(co_await fetch_text(session, url(s.server, "/hello")), "hello");
-  co_await session.close();
-  co_await s.server.shutdown(1s);
+  co_await finish(session, s.server);
 }
 
 TEST(ClientWsH2, EchoPingLargeAndClientClose) { run_bounded(echo_body(), 60s); }
@@ -136,8 +140,7 @@ Coro<void> server_close_body() {
   EXPECT_EQ(ws.close_code(), 4000);
   EXPECT_EQ(ws.close_reason(), "bye");
   EXPECT_EQ(co_await fetch_text(session, url(server, "/hello")), "hello");
-  co_await session.close();
-  co_await server.shutdown(1s);
+  co_await finish(session, server);
 }
 
 TEST(ClientWsH2, ServerCloses) { run_bounded(server_close_body(), 60s); }
@@ -159,8 +162,7 @@ Coro<void> reset_body() {
   EXPECT_EQ(ws.close_code(), 1006);
   EXPECT_EQ(co_await fetch_text(session, url(s.server, "/hello")), "hello");
   EXPECT_EQ(session.open_connections(), 1u);
-  co_await session.close();
-  co_await s.server.shutdown(1s);
+  co_await finish(session, s.server);
 }
 
 TEST(ClientWsH2, ServerResetIs1006AndTheConnectionLives) { run_bounded(reset_body(), 60s); }
@@ -183,8 +185,7 @@ Coro<void> many_body() {
   EXPECT_EQ(co_await fetch_text(session, url(s.server, "/hello")), "hello");
   EXPECT_EQ(session.open_connections(), 1u);
   for (WebSocket& ws : all) co_await ws.close();
-  co_await session.close();
-  co_await s.server.shutdown(1s);
+  co_await finish(session, s.server);
 }
 
 TEST(ClientWsH2, EightWebSocketsAndAGetOnOneConnection) { run_bounded(many_body(), 60s); }
@@ -203,8 +204,7 @@ Coro<void> default_body() {
   co_await echo_once(second, "second");
   co_await first.close();
   co_await second.close();
-  co_await session.close();
-  co_await s.server.shutdown(1s);
+  co_await finish(session, s.server);
 }
 
 TEST(ClientWsH2, DefaultGoesOverAnOpenH2Connection) { run_bounded(default_body(), 60s); }
@@ -222,8 +222,7 @@ Coro<void> refused_body() {
   }
   EXPECT_EQ(status, 404);
   EXPECT_EQ(co_await fetch_text(session, url(s.server, "/hello")), "hello");
-  co_await session.close();
-  co_await s.server.shutdown(1s);
+  co_await finish(session, s.server);
 }
 
 TEST(ClientWsH2, RefusedIsAHandshakeError) { run_bounded(refused_body(), 60s); }
@@ -312,8 +311,7 @@ Coro<void> cancel_body() {
   }  // dropped unclosed: END_STREAM, the server's WebSocket ends, and so does the stream
   EXPECT_EQ(co_await fetch_text(session, url(s.server, "/hello")), "hello");
   EXPECT_EQ(session.open_connections(), 1u);
-  co_await session.close();
-  co_await s.server.shutdown(1s);
+  co_await finish(session, s.server);
 }
 
 TEST(ClientWsH2, CancelledConnectAndReceiveLeaveNoStream) { run_bounded(cancel_body(), 60s); }
