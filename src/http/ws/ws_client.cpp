@@ -137,7 +137,9 @@ Coro<std::optional<WebSocket>> ClientSession::ws_over_h2(Url url, const WsOption
   detail::PreparedRequest req = detail::prepare_request("CONNECT", std::move(url), opts_, ro);
   req.auto_decompress = false;
   const detail::Route route = detail::route_for(req);
-  if (!opts.http2 && !pool_->has_h2(route)) co_return std::nullopt;
+  // Not a connection made only to find it speaks HTTP/1.1: the Upgrade
+  // makes its own.
+  if (!pool_->may_h2(route) || (!opts.http2 && !pool_->has_h2(route))) co_return std::nullopt;
   std::shared_ptr<detail::H2ClientStream> stream;
   Coro<detail::Lease> acquiring = pool_->acquire(route, false, deadline.sock_connect, &stream);
   detail::Lease lease = co_await timeout_at(deadline.for_connect(get_running_loop().time()),
