@@ -238,6 +238,8 @@ class ClientSession {
   Coro<detail::Exchange> exchange_once(const detail::PreparedRequest& req,
                                        const detail::Deadline& deadline, bool fresh);
   Coro<void> discard_body(ClientResponse& hop);
+  // ws_connect over an h2 stream (ws_client.cpp); nullopt: go by HTTP/1.1.
+  Coro<std::optional<WebSocket>> ws_over_h2(Url url, const WsOptions& opts, RequestOptions ro);
   ClientResponse respond(detail::Exchange ex, const detail::PreparedRequest& req,
                          const detail::Deadline& deadline, std::vector<Redirect> history);
 

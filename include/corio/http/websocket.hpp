@@ -144,6 +144,18 @@ struct WsOptions {
   /// offered (an answer not among them fails the handshake).
   std::vector<std::string> protocols;
   Headers headers;  ///< client: extra request headers (Origin, Authorization, ...)
+
+  /// Client only: whether ws_connect goes over HTTP/2 (RFC 8441's extended
+  /// CONNECT, a stream of a pooled h2 connection). Unset (the default): when
+  /// the session already holds an h2 connection to the origin, else
+  /// HTTP/1.1's Upgrade, as browsers do (a WebSocket alone is no reason to
+  /// open an h2 connection; one already open saves a connection and a
+  /// handshake). true: over h2 wherever the session may speak it
+  /// (ClientOptions::http2 by ALPN on wss, http2_prior_knowledge on ws),
+  /// opening a connection if needed. false: always HTTP/1.1. Either way, a
+  /// server that does not say SETTINGS_ENABLE_CONNECT_PROTOCOL = 1 gets the
+  /// HTTP/1.1 Upgrade.
+  std::optional<bool> http2;
 };
 
 /// ws_connect's handshake failed: the server answered something other than

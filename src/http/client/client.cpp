@@ -20,6 +20,7 @@ namespace corio::http {
 namespace {
 
 using detail::Deadline;
+using detail::start_deadline;
 using detail::Exchange;
 using detail::PreparedRequest;
 
@@ -29,20 +30,6 @@ struct StaleConnection {};
 
 // A redirect's own body is read (and the connection kept) when small.
 constexpr std::size_t kRedirectBodyMax = 64 * 1024;
-
-std::optional<double> seconds(const std::optional<std::chrono::milliseconds>& d) {
-  if (!d) return std::nullopt;
-  return std::chrono::duration<double>(*d).count();
-}
-
-Deadline start_deadline(const ClientTimeout& t) {
-  Deadline d;
-  if (t.total) d.total_at = get_running_loop().time() + *seconds(t.total);
-  d.sock_read = seconds(t.sock_read);
-  d.connect = seconds(t.connect);
-  d.sock_connect = t.sock_connect;
-  return d;
-}
 
 // A request that could not be prepared: its error, when it is awaited.
 Coro<ClientResponse> rethrown(std::exception_ptr error) {

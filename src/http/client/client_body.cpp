@@ -6,6 +6,7 @@
 #include <system_error>
 
 #include <corio/event_loop.hpp>
+#include <corio/http/client.hpp>
 #include <corio/http/client_errors.hpp>
 #include <corio/ssl.hpp>
 #include <corio/timeout.hpp>
@@ -20,7 +21,21 @@ std::optional<double> earlier(std::optional<double> total_at, double now,
   return total_at;
 }
 
+std::optional<double> seconds(const std::optional<std::chrono::milliseconds>& d) {
+  if (!d) return std::nullopt;
+  return std::chrono::duration<double>(*d).count();
+}
+
 }  // namespace
+
+Deadline start_deadline(const ClientTimeout& t) {
+  Deadline d;
+  if (t.total) d.total_at = get_running_loop().time() + *seconds(t.total);
+  d.sock_read = seconds(t.sock_read);
+  d.connect = seconds(t.connect);
+  d.sock_connect = t.sock_connect;
+  return d;
+}
 
 std::optional<double> Deadline::for_read(double now) const noexcept {
   return earlier(total_at, now, sock_read);

@@ -22,6 +22,10 @@
 #include "http/client/connection_pool.hpp"
 #include "http/wire/decompress.hpp"
 
+namespace corio::http {
+struct ClientTimeout;
+}
+
 namespace corio::http::detail {
 
 // A request's timeouts (ClientTimeout) once it has started.
@@ -35,6 +39,9 @@ struct Deadline {
   std::optional<double> for_read(double now) const noexcept;
   std::optional<double> for_connect(double now) const noexcept;
 };
+
+// A request's deadlines under t, starting now.
+Deadline start_deadline(const ClientTimeout& t);
 
 // What a TLS peer's EOF without close_notify means to a read: while a
 // head is awaited it reads as EOF (the caller reports the disconnect), as

@@ -184,6 +184,10 @@ class ConnectionPool : public std::enable_shared_from_this<ConnectionPool> {
   bool closed() const noexcept { return closed_; }
   std::size_t open_connections() const noexcept { return open_; }
   std::size_t idle_connections() const noexcept;
+  // Whether route's origin has an h2 connection that takes new streams.
+  bool has_h2(const Route& route) const;
+  // Whether requests on route may go over h2 (PoolOptions, no proxy).
+  bool may_h2(const Route& route) const noexcept;
   // An h2 connection of host ended (h2_client.hpp's lifetime rule 1).
   void h2_ended(PoolHost& host, const H2ClientConnection* c) noexcept;
 
@@ -204,7 +208,6 @@ class ConnectionPool : public std::enable_shared_from_this<ConnectionPool> {
   Coro<void> connect(const Route& route, Lease& lease,
                      std::optional<std::chrono::milliseconds> limit, PoolHost* announce = nullptr);
   // HTTP/2 (pool_h2.cpp).
-  bool may_h2(const Route& route) const noexcept;
   ConnectOptions h2_options(const Route& route);
   bool speaks_h2(const Route& route, const Lease& lease) const;
   std::shared_ptr<H2ClientConnection> h2_for(const PoolHost& host) const noexcept;

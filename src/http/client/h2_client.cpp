@@ -51,6 +51,10 @@ int on_frame_recv(nghttp2_session* session, const nghttp2_frame* frame, void* us
     static_cast<H2ClientConnection*>(user_data)->goaway(frame->goaway.last_stream_id);
     return 0;
   }
+  if (frame->hd.type == NGHTTP2_SETTINGS && (frame->hd.flags & NGHTTP2_FLAG_ACK) == 0) {
+    static_cast<H2ClientConnection*>(user_data)->settings_came();
+    return 0;
+  }
   if (frame->hd.type != NGHTTP2_HEADERS && frame->hd.type != NGHTTP2_DATA) return 0;
   H2ClientStream* s = stream_of(session, frame->hd.stream_id);
   if (s == nullptr) return 0;
@@ -237,6 +241,11 @@ void H2ClientConnection::goaway(std::int32_t) noexcept {
   wake();
 }
 
+void H2ClientConnection::settings_came() noexcept {
+  settings_ = true;
+  changed_.set();
+}
+
 void H2ClientConnection::arm_idle() {
   if (idle_timer_) idle_timer_->cancel();
   idle_timer_ = get_running_loop().call_later(keepalive_, [this] {
@@ -269,6 +278,8 @@ void H2ClientConnection::unpool() noexcept {
 void H2ClientConnection::end(std::exception_ptr error) noexcept {
   if (ended_) return;
   ended_ = true;
+  error_ = error;
+  changed_.set();
   if (idle_timer_) idle_timer_->cancel();
   idle_timer_.reset();
   for (auto& [id, s] : streams_) s->fail(error);

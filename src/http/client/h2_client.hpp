@@ -49,6 +49,7 @@
 #include <corio/stream_reader.hpp>
 #include <corio/stream_writer.hpp>
 
+#include "http/h2/h2_tunnel.hpp"
 #include "http/wire/h2_glue.hpp"
 
 namespace corio::http::detail {
@@ -69,17 +70,23 @@ inline constexpr std::uint32_t kStreamWindow = 256 * 1024;
 // whatever the method (RFC 9113 section 8.7).
 struct H2Refused {};
 
-class H2ClientStream {
+// A stream may instead be a tunnel (RFC 8441's extended CONNECT, for
+// ws_connect: h2_client_tunnel.cpp): its DATA both ways are the tunnel's
+// bytes, read and written by an H2StreamTransport, bounded as the server's
+// tunnel is (bytes go back to the window as read; writes wait past
+// kTunnelOutBuffer, a window shut for the stall time resets the stream).
+class H2ClientStream final : public H2TunnelEnd, public std::enable_shared_from_this<H2ClientStream> {
  public:
   // A stream to be on conn (a lease's, until send()).
   explicit H2ClientStream(std::shared_ptr<H2ClientConnection> conn);
   H2ClientStream(const H2ClientStream&) = delete;
   H2ClientStream& operator=(const H2ClientStream&) = delete;
-  ~H2ClientStream();  // resets the stream if it is still open (rule 2)
+  virtual ~H2ClientStream();  // resets the stream if it is still open (rule 2)
 
-  // req's HEADERS (and body) queued on the connection. ClientConnectionError
+  // req's HEADERS (and body) queued on the connection; with a protocol, an
+  // extended CONNECT whose DATA are the tunnel's. ClientConnectionError
   // if it can take no new stream.
-  void send(const PreparedRequest& req, std::string_view cookies);
+  void send(const PreparedRequest& req, std::string_view cookies, std::string_view protocol = {});
 
   // Until the final (non-1xx) response head; H2Refused, ClientConnectionError
   // (reset, connection lost), TimeoutError past the deadline.
@@ -91,6 +98,23 @@ class H2ClientStream {
   void release() noexcept;
   // Whether the connection had carried a request before this one.
   bool reused() const noexcept { return reused_; }
+
+  // The tunnel (h2_client_tunnel.cpp). Until the peer's SETTINGS came:
+  // whether they allow an extended CONNECT (ClientConnectionError if the
+  // connection ends first; TimeoutError past the deadline).
+  Coro<bool> connect_allowed(const Deadline& deadline);
+  // After a 2xx head: the stream as a transport, which owns self; stall: how
+  // long a write may wait for a shut window.
+  static std::unique_ptr<corio::detail::Transport> tunnel(std::shared_ptr<H2ClientStream> self,
+                                                          std::chrono::milliseconds stall);
+  std::optional<std::size_t> tunnel_read(std::span<char> buf) override;
+  std::size_t tunnel_write(std::string_view data) override;
+  bool tunnel_full() const noexcept override { return out_.size() - out_at_ >= kTunnelOutBuffer; }
+  std::chrono::milliseconds tunnel_timeout() const noexcept override { return stall_; }
+  void tunnel_stalled() noexcept override;
+  std::string tunnel_info(std::string_view name) const override;
+  void tunnel_end() override;
+  void tunnel_gone() noexcept override;
 
   // For the connection and its callbacks.
   std::int32_t id = -1;
@@ -104,6 +128,11 @@ class H2ClientStream {
  private:
   Coro<void> wait(const Deadline& deadline);
   void detach() noexcept;
+  void give_back(std::size_t n) noexcept;  // n bytes read: the windows open
+  void linger_over() noexcept;  // closed: a tunnel_gone() stream lets go of itself
+  ssize_t tunnel_out(std::uint8_t* buf, std::size_t length, std::uint32_t* flags) noexcept;
+  void tunnel_wake() noexcept;  // bytes, room or the end came
+  void tunnel_resume();         // more to send: nghttp2 asks for it again
 
   std::shared_ptr<H2ClientConnection> conn_;
   std::string request_body_;
@@ -111,19 +140,33 @@ class H2ClientStream {
   ResponseHead head_;
   ResponseHead next_;  // the head being received
   bool head_ready_ = false;
-  std::string body_;       // received, not yet read
+  std::string body_;       // received, from body_at_ on not yet read
+  std::size_t body_at_ = 0;  // a tunnel's reads take from here
   bool ended_ = false;     // END_STREAM (or closed) received
   bool closed_ = false;
   bool reused_ = false;    // the connection had served a request before
   std::uint32_t reset_code_ = 0;
   std::exception_ptr error_;
   Event changed_;
+  // The tunnel's: its transport, the bytes to send from out_at_ on.
+  H2StreamTransport* tunnel_ = nullptr;
+  std::string out_;
+  std::size_t out_at_ = 0;
+  std::chrono::milliseconds stall_{0};
+  bool tunneling_ = false;  // sent as an extended CONNECT
+  bool out_done_ = false;   // tunnel_end(): END_STREAM after out_
+  bool deferred_ = false;   // tunnel_out() said NGHTTP2_ERR_DEFERRED
+  bool discard_ = false;    // the transport went: DATA is given back unread
+  std::shared_ptr<H2ClientStream> lingering_;  // after tunnel_gone(), until closed
 };
 
 // Submits req's HEADERS (and its body, read from stream's) on session,
-// stream as the stream's user data; the stream id, or a negative nghttp2 error.
+// stream as the stream's user data; the stream id, or a negative nghttp2
+// error. With a protocol: an extended CONNECT, its DATA read from stream's
+// tunnel.
 std::int32_t submit_request(nghttp2_session* session, const PreparedRequest& req,
-                            std::string_view cookies, H2ClientStream* stream);
+                            std::string_view cookies, H2ClientStream* stream,
+                            std::string_view protocol = {});
 
 // The body of the response on stream (after its head), decoded by inflater.
 std::unique_ptr<ResponseBody> h2_body(std::shared_ptr<H2ClientStream> stream,
@@ -163,6 +206,14 @@ class H2ClientConnection : public std::enable_shared_from_this<H2ClientConnectio
   H2ClientStream* stream(std::int32_t id) const noexcept;
   void goaway(std::int32_t last_stream_id) noexcept;
   std::size_t served() const noexcept { return served_; }
+  void settings_came() noexcept;  // the peer's first SETTINGS
+  bool has_settings() const noexcept { return settings_; }
+  bool ended() const noexcept { return ended_; }
+  Event& changed() noexcept { return changed_; }  // set by settings_came() and end()
+  std::exception_ptr error() const noexcept { return error_; }
+  SocketAddress peer_address() const noexcept { return writer_.peername(); }
+  SocketAddress local_address() const noexcept { return writer_.sockname(); }
+  std::string extra_info(std::string_view name) const { return writer_.get_extra_info(name); }
 
  private:
   static Coro<void> drive(std::shared_ptr<H2ClientConnection> self);
@@ -189,6 +240,9 @@ class H2ClientConnection : public std::enable_shared_from_this<H2ClientConnectio
   bool going_away_ = false;  // a GOAWAY came (or went): no new stream
   bool shutting_ = false;   // shut(): the task sends the GOAWAY and ends
   bool ended_ = false;
+  bool settings_ = false;  // the peer's SETTINGS came
+  Event changed_;
+  std::exception_ptr error_;  // why it ended
 };
 
 }  // namespace corio::http::detail

@@ -48,13 +48,16 @@ class Fields {
   std::vector<std::string> strings_;
 };
 
-// The fields HTTP/1.1's serialize_request sends, in h2's form.
-Fields request_fields(const PreparedRequest& req, std::string_view jar_cookies) {
+// The fields HTTP/1.1's serialize_request sends, in h2's form; an
+// extended CONNECT's :protocol among the pseudo-fields, which come first.
+Fields request_fields(const PreparedRequest& req, std::string_view jar_cookies,
+                      std::string_view protocol) {
   Fields f;
   f.add(":method", req.method);
   f.add(":scheme", req.url.is_https() ? "https" : "http");
   f.add(":authority", std::string(req.headers.get_or("Host", req.url.host_header())));
   f.add(":path", req.url.target());
+  if (!protocol.empty()) f.add(":protocol", std::string(protocol));
   std::string cookies(jar_cookies);
   for (const Header& h : req.headers) {
     if (iequals(h.name, "Cookie")) {
@@ -83,13 +86,15 @@ ssize_t read_request_body(nghttp2_session* session, std::int32_t id, std::uint8_
 }  // namespace
 
 std::int32_t submit_request(nghttp2_session* session, const PreparedRequest& req,
-                            std::string_view cookies, H2ClientStream* stream) {
-  Fields fields = request_fields(req, cookies);
+                            std::string_view cookies, H2ClientStream* stream,
+                            std::string_view protocol) {
+  Fields fields = request_fields(req, cookies, protocol);
   const std::vector<nghttp2_nv> nv = fields.nv();
   nghttp2_data_provider body;
   body.source.ptr = nullptr;
   body.read_callback = read_request_body;
-  return nghttp2_submit_request(session, nullptr, nv.data(), nv.size(), req.body ? &body : nullptr,
+  const bool sends = req.body || !protocol.empty();
+  return nghttp2_submit_request(session, nullptr, nv.data(), nv.size(), sends ? &body : nullptr,
                                 stream);
 }
 
@@ -98,10 +103,12 @@ H2ClientStream::H2ClientStream(std::shared_ptr<H2ClientConnection> conn)
   next_.version_minor = 0;
 }
 
-void H2ClientStream::send(const PreparedRequest& req, std::string_view cookies) {
+void H2ClientStream::send(const PreparedRequest& req, std::string_view cookies,
+                          std::string_view protocol) {
   if (!conn_->alive()) throw ClientConnectionError("the HTTP/2 connection is closing");
   if (req.body) request_body_ = *req.body;
-  id = submit_request(conn_->session(), req, cookies, this);
+  tunneling_ = !protocol.empty();
+  id = submit_request(conn_->session(), req, cookies, this, protocol);
   if (id < 0) throw ClientConnectionError("the HTTP/2 connection can take no new stream");
   conn_->opened(this);
 }
@@ -118,8 +125,11 @@ void H2ClientStream::release() noexcept {
     nghttp2_submit_rst_stream(conn_->session(), NGHTTP2_FLAG_NONE, id, NGHTTP2_CANCEL);
   }
   // Unread bytes give their share of the connection's window back.
-  if (!body_.empty() && !error_) nghttp2_session_consume_connection(conn_->session(), body_.size());
+  if (body_.size() > body_at_ && !error_) {
+    nghttp2_session_consume_connection(conn_->session(), body_.size() - body_at_);
+  }
   body_.clear();
+  body_at_ = 0;
   detach();
 }
 
@@ -151,10 +161,13 @@ void H2ClientStream::head_end() {
 void H2ClientStream::data(std::string_view bytes) {
   if (bytes.empty()) {
     ended_ = true;
+  } else if (discard_) {
+    give_back(bytes.size());
   } else {
     body_.append(bytes);
   }
   changed_.set();
+  tunnel_wake();
 }
 
 void H2ClientStream::closed(std::uint32_t error_code) noexcept {
@@ -162,6 +175,8 @@ void H2ClientStream::closed(std::uint32_t error_code) noexcept {
   if (!ended_) reset_code_ = error_code == 0 ? std::uint32_t{NGHTTP2_INTERNAL_ERROR} : error_code;
   ended_ = true;
   changed_.set();
+  tunnel_wake();
+  linger_over();
 }
 
 void H2ClientStream::fail(std::exception_ptr error) noexcept {
@@ -169,9 +184,12 @@ void H2ClientStream::fail(std::exception_ptr error) noexcept {
   closed_ = true;
   ended_ = true;
   changed_.set();
+  tunnel_wake();
+  linger_over();
 }
 
 ssize_t H2ClientStream::read_out(std::uint8_t* buf, std::size_t length, std::uint32_t* flags) noexcept {
+  if (tunneling_) return tunnel_out(buf, length, flags);
   const std::size_t n = std::min(length, request_body_.size() - sent_);
   std::memcpy(buf, request_body_.data() + sent_, n);
   sent_ += n;
@@ -220,15 +238,19 @@ Coro<bool> H2ClientStream::pump(std::string& out, std::size_t max, const Deadlin
   const std::size_t n = std::min(max, body_.size());
   out.append(body_, 0, n);
   body_.erase(0, n);
-  // The window opens as the body is read (h2_client.hpp): nghttp2 sends the
-  // WINDOW_UPDATE once enough was consumed.
+  give_back(n);
+  co_return true;
+}
+
+// The window opens as the body is read (h2_client.hpp): nghttp2 sends the
+// WINDOW_UPDATE once enough was consumed.
+void H2ClientStream::give_back(std::size_t n) noexcept {
   if (!closed_) {
     nghttp2_session_consume(conn_->session(), id, n);
     conn_->wake();
   } else {
     nghttp2_session_consume_connection(conn_->session(), n);
   }
-  co_return true;
 }
 
 }  // namespace corio::http::detail

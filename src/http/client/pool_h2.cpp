@@ -30,6 +30,13 @@ bool ConnectionPool::speaks_h2(const Route& route, const Lease& lease) const {
   return lease.writer.get_extra_info("alpn_protocol") == "h2";
 }
 
+bool ConnectionPool::has_h2(const Route& route) const {
+  const auto it = hosts_.find(route.key());
+  return it != hosts_.end() &&
+         std::any_of(it->second.h2.begin(), it->second.h2.end(),
+                     [](const std::shared_ptr<H2ClientConnection>& c) { return c->alive(); });
+}
+
 // The first connection with a stream free; when all are full and the
 // limits have no permit free at once, the least busy one (the request
 // queues there); else none (a new connection is made).

@@ -24,8 +24,8 @@ H2Stream::H2Stream(H2Connection& conn, std::int32_t id) : conn_(conn), id_(id) {
 // Nothing the handler read is owed back to the peer's window any more, but
 // the connection's window still counts what was left unread.
 H2Stream::~H2Stream() {
-  if (tunnel_ != nullptr) tunnel_->detach(in_done_ && in_.empty());
-  if (!in_.empty()) nghttp2_session_consume_connection(conn_.session(), in_.size());
+  if (tunnel_ != nullptr) tunnel_->detach(in_done_ && unread() == 0);
+  if (unread() != 0) nghttp2_session_consume_connection(conn_.session(), unread());
   if (!lent()) return;
   // Closed in the send pass that refers to its answer: the buffer stays
   // until the pass's write (a moved string keeps its bytes where they are:

@@ -44,15 +44,15 @@
 #include <corio/http/request.hpp>
 #include <corio/task.hpp>
 
+#include "http/h2/h2_tunnel.hpp"
 #include "http/server/answer_sink.hpp"
 #include "http/server/request_source.hpp"
 
 namespace corio::http::detail {
 
 class H2Connection;
-class H2StreamTransport;
 
-class H2Stream final : public RequestSource, public AnswerSink {
+class H2Stream final : public RequestSource, public AnswerSink, public H2TunnelEnd {
  public:
   H2Stream(H2Connection& conn, std::int32_t id);
   H2Stream(const H2Stream&) = delete;
@@ -98,18 +98,19 @@ class H2Stream final : public RequestSource, public AnswerSink {
   LoopServer& loop_server() const noexcept override;
   corio::detail::ServerSlot new_slot() const noexcept override;
 
-  // The tunnel's side (h2_tunnel.cpp), for its H2StreamTransport.
-  std::optional<std::size_t> tunnel_read(std::span<char> buf);
-  std::size_t tunnel_write(std::string_view data);
-  bool tunnel_full() const noexcept { return pending() >= kOutBuffer; }
-  std::chrono::milliseconds tunnel_timeout() const noexcept;
-  std::string tunnel_info(std::string_view name) const;  // the connection's extra_info
-  void tunnel_end();            // END_STREAM once what was written is sent
-  void tunnel_gone() noexcept;  // the transport closed (or went): the stream ends
+  // H2TunnelEnd (h2_tunnel.cpp), for its H2StreamTransport.
+  std::optional<std::size_t> tunnel_read(std::span<char> buf) override;
+  std::size_t tunnel_write(std::string_view data) override;
+  bool tunnel_full() const noexcept override { return pending() >= kOutBuffer; }
+  std::chrono::milliseconds tunnel_timeout() const noexcept override;
+  void tunnel_stalled() noexcept override { stalled(); }
+  std::string tunnel_info(std::string_view name) const override;
+  void tunnel_end() override;
+  void tunnel_gone() noexcept override;
 
   // A producer (a stream, a file, a tunnel) waits while more than this of
   // its body is in the stream's buffer, not yet taken by nghttp2.
-  static constexpr std::size_t kOutBuffer = 64 * 1024;
+  static constexpr std::size_t kOutBuffer = kTunnelOutBuffer;
 
   // AnswerSink.
   const RequestHead& request() const noexcept override { return head_; }
@@ -138,13 +139,15 @@ class H2Stream final : public RequestSource, public AnswerSink {
   void trim() noexcept;  // drops what nghttp2 took, unless lent
   void log_access(int status, std::uint64_t bytes);
   void give_back(std::size_t n) noexcept;  // n body bytes read: the peer's window opens
+  std::size_t unread() const noexcept { return in_.size() - in_at_; }
 
   H2Connection& conn_;
   std::int32_t id_;
   RequestHead head_;
   Headers trailers_;
   std::size_t head_bytes_ = 0;
-  std::string in_;                // body bytes received, not yet read
+  std::string in_;                // body bytes received, from in_at_ on not yet read
+  std::size_t in_at_ = 0;         // a tunnel's reads take from here (h2_tunnel.cpp)
   std::uint64_t in_total_ = 0;
   std::string out_;               // the answer's body, from out_at_ on not yet taken by nghttp2
   std::size_t out_at_ = 0;

@@ -25,6 +25,24 @@ namespace {
 
 }  // namespace
 
+// A read moves no bytes but those it takes; the consumed front is dropped
+// once it is both over kCompactAt and no smaller than what is left, so
+// compacting costs at most as much as the reads did.
+std::size_t take_front(std::string& in, std::size_t& at, std::span<char> buf) noexcept {
+  constexpr std::size_t kCompactAt = 16 * 1024;
+  const std::size_t n = std::min(buf.size(), in.size() - at);
+  in.copy(buf.data(), n, at);
+  at += n;
+  if (at == in.size()) {
+    in.clear();
+    at = 0;
+  } else if (at >= kCompactAt && at >= in.size() - at) {
+    in.erase(0, at);
+    at = 0;
+  }
+  return n;
+}
+
 // ---- H2Stream's side -----------------------------------------------------------------
 
 // The answer's head goes now, with no END_STREAM: from here on its DATA
@@ -47,10 +65,8 @@ LoopServer& H2Stream::loop_server() const noexcept { return conn_.loop_server();
 corio::detail::ServerSlot H2Stream::new_slot() const noexcept { return conn_.another_slot(); }
 
 std::optional<std::size_t> H2Stream::tunnel_read(std::span<char> buf) {
-  if (!in_.empty()) {
-    const std::size_t n = std::min(buf.size(), in_.size());
-    in_.copy(buf.data(), n);
-    in_.erase(0, n);
+  if (unread() != 0) {
+    const std::size_t n = take_front(in_, in_at_, buf);
     give_back(n);
     return n;
   }
@@ -85,10 +101,9 @@ void H2Stream::tunnel_end() {
 void H2Stream::tunnel_gone() noexcept {
   tunnel_ = nullptr;
   discard_ = true;
-  if (!in_.empty()) {
-    give_back(in_.size());
-    std::string().swap(in_);
-  }
+  if (unread() != 0) give_back(unread());
+  std::string().swap(in_);
+  in_at_ = 0;
   if (closed_) return;
   if (!out_done_) end_stream();
   if (task_ended_) conn_.watch_answers();
@@ -96,9 +111,13 @@ void H2Stream::tunnel_gone() noexcept {
 
 // ---- H2StreamTransport -----------------------------------------------------------------
 
-H2StreamTransport::H2StreamTransport(EventLoop& loop, H2Stream& stream, SocketAddress peer,
-                                     SocketAddress local)
-    : loop_(loop), stream_(&stream), peer_(std::move(peer)), local_(std::move(local)) {}
+H2StreamTransport::H2StreamTransport(EventLoop& loop, H2TunnelEnd& stream, SocketAddress peer,
+                                     SocketAddress local, std::shared_ptr<void> owner)
+    : loop_(loop),
+      stream_(&stream),
+      owner_(std::move(owner)),
+      peer_(std::move(peer)),
+      local_(std::move(local)) {}
 
 std::optional<std::size_t> H2StreamTransport::try_read(std::span<char> buf) {
   if (stream_ != nullptr) return stream_->tunnel_read(buf);
@@ -119,7 +138,7 @@ Coro<void> H2StreamTransport::wait_writable() {
     try {
       co_await wait_for(corio::detail::IoWait(loop_, write_slot_), stream_->tunnel_timeout());
     } catch (const TimeoutError&) {
-      if (stream_ != nullptr) stream_->stalled();
+      if (stream_ != nullptr) stream_->tunnel_stalled();
       throw std::system_error(ETIMEDOUT, std::generic_category(), "HTTP/2 stream timed out");
     }
   }
@@ -135,6 +154,7 @@ void H2StreamTransport::close() noexcept {
   if (closed_) return;
   closed_ = true;
   if (stream_ != nullptr) std::exchange(stream_, nullptr)->tunnel_gone();
+  owner_.reset();
   read_slot_.fire(true);
   write_slot_.fire(true);
 }

@@ -19,15 +19,22 @@
 // stream fires them when DATA, room or the end came. One reader and one
 // writer, as on a socket.
 //
-// Lifetime: the transport belongs to its streams' Connection, the stream to
-// its H2Connection; each points at the other, and whichever goes first
-// detaches the other (the stream's destructor: detach(); the transport's
-// close: H2Stream::tunnel_gone()). A wait parked when its stream goes wakes
-// and finds it gone.
+// Either side's stream serves: the server's H2Stream (the tunnel a
+// handler took) and the client's H2ClientStream (ws_connect's extended
+// CONNECT), each an H2TunnelEnd.
+//
+// Lifetime: the transport belongs to its streams' Connection. The server's
+// stream belongs to its H2Connection; each points at the other, and
+// whichever goes first detaches the other (the stream's destructor:
+// detach(); the transport's close: H2TunnelEnd::tunnel_gone()). A wait
+// parked when its stream goes wakes and finds it gone. The client's stream
+// is the transport's own (the `owner` it was made with), dropped at close
+// after tunnel_gone().
 #pragma once
 
 #include <chrono>
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -39,11 +46,38 @@
 
 namespace corio::http::detail {
 
-class H2Stream;
+// A tunnel's stream as its transport uses it, either side.
+class H2TunnelEnd {
+ public:
+  // Some of the DATA received (each byte given back to the peer's window),
+  // 0 after the peer's END_STREAM, nullopt while none; throws once reset.
+  virtual std::optional<std::size_t> tunnel_read(std::span<char> buf) = 0;
+  // What was taken into the bounded send buffer: 0 while it is full.
+  virtual std::size_t tunnel_write(std::string_view data) = 0;
+  virtual bool tunnel_full() const noexcept = 0;
+  virtual std::chrono::milliseconds tunnel_timeout() const noexcept = 0;  // for a shut window
+  virtual void tunnel_stalled() noexcept = 0;  // the window stayed shut that long: reset
+  virtual std::string tunnel_info(std::string_view name) const = 0;  // the connection's extra_info
+  virtual void tunnel_end() = 0;            // END_STREAM once what was written is sent
+  virtual void tunnel_gone() noexcept = 0;  // the transport closed (or went): the stream ends
+
+ protected:
+  ~H2TunnelEnd() = default;
+};
+
+// A tunnel's writes wait while this much is buffered, not yet taken by nghttp2.
+inline constexpr std::size_t kTunnelOutBuffer = 64 * 1024;
+
+// Up to buf.size() of in's bytes from at on, into buf: at moves past them,
+// and in is compacted when the consumed front dominates. The count taken.
+std::size_t take_front(std::string& in, std::size_t& at, std::span<char> buf) noexcept;
 
 class H2StreamTransport final : public corio::detail::Transport {
  public:
-  H2StreamTransport(EventLoop& loop, H2Stream& stream, SocketAddress peer, SocketAddress local);
+  // owner: what keeps stream alive while the transport lives (the
+  // client's), or null (the server's: detach() says when it goes).
+  H2StreamTransport(EventLoop& loop, H2TunnelEnd& stream, SocketAddress peer, SocketAddress local,
+                    std::shared_ptr<void> owner = nullptr);
   H2StreamTransport(const H2StreamTransport&) = delete;
   H2StreamTransport& operator=(const H2StreamTransport&) = delete;
   ~H2StreamTransport() override { close(); }
@@ -68,7 +102,8 @@ class H2StreamTransport final : public corio::detail::Transport {
 
  private:
   EventLoop& loop_;
-  H2Stream* stream_;
+  H2TunnelEnd* stream_;
+  std::shared_ptr<void> owner_;
   corio::detail::WaitSlot read_slot_;
   corio::detail::WaitSlot write_slot_;
   SocketAddress peer_;

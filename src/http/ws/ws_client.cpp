@@ -4,12 +4,17 @@
 // handshake (RFC 6455 section 4.1).
 #include <algorithm>
 
+#include <corio/detail/transport.hpp>
 #include <corio/errors.hpp>
+#include <corio/event_loop.hpp>
 #include <corio/http/client.hpp>
 #include <corio/http/websocket.hpp>
 #include <corio/timeout.hpp>
 
+#include "http/client/client_body.hpp"
 #include "http/client/client_request.hpp"
+#include "http/client/connection_pool.hpp"
+#include "http/client/h2_client.hpp"
 #include "http/client/head_exchange.hpp"
 #include "http/ws/ws_handshake.hpp"
 #include "http/ws/ws_session.hpp"
@@ -32,6 +37,25 @@ std::string http_url(std::string url) {
   throw WSServerHandshakeError(status, "WebSocket handshake: " + why);
 }
 
+// The subprotocol and extensions the server chose, among those offered;
+// fills setup. status: the answer's, for the error.
+void check_agreed(const ResponseHead& head, const WsOptions& opts, detail::WsSetup& setup) {
+  const Headers& h = head.headers;
+  setup.protocol = std::string(h.get_or("sec-websocket-protocol", ""));
+  if (!setup.protocol.empty() &&
+      std::find(opts.protocols.begin(), opts.protocols.end(), setup.protocol) == opts.protocols.end()) {
+    refuse(head.status, "the server chose the subprotocol " + setup.protocol + ", not offered");
+  }
+  const std::string extensions = detail::joined(h, "sec-websocket-extensions");
+  if (extensions.empty()) return;
+  if (!opts.deflate.enabled) refuse(head.status, "the server chose extensions, none offered: " + extensions);
+  try {
+    setup.deflate = detail::parse_deflate_answer(extensions, opts.deflate);
+  } catch (const std::invalid_argument& e) {
+    refuse(head.status, e.what());
+  }
+}
+
 // RFC 6455 section 4.1's checks of the server's answer; fills setup.
 void check_answer(const ResponseHead& head, const std::string& key, const WsOptions& opts,
                   detail::WsSetup& setup) {
@@ -42,19 +66,36 @@ void check_answer(const ResponseHead& head, const std::string& key, const WsOpti
   if (h.get_or("sec-websocket-accept", "") != detail::ws_accept(key)) {
     refuse(101, "a wrong Sec-WebSocket-Accept");
   }
-  setup.protocol = std::string(h.get_or("sec-websocket-protocol", ""));
-  if (!setup.protocol.empty() &&
-      std::find(opts.protocols.begin(), opts.protocols.end(), setup.protocol) == opts.protocols.end()) {
-    refuse(101, "the server chose the subprotocol " + setup.protocol + ", not offered");
-  }
-  const std::string extensions = detail::joined(h, "sec-websocket-extensions");
-  if (extensions.empty()) return;
-  if (!opts.deflate.enabled) refuse(101, "the server chose extensions, none offered: " + extensions);
+  check_agreed(head, opts, setup);
+}
+
+// How long a WebSocket's write over h2 waits for a shut window before its
+// stream is reset: the server's send_timeout default (nginx's too).
+constexpr std::chrono::milliseconds kTunnelStall{60'000};
+
+// The stream's answer head, within the deadline; a refused stream is the
+// connection's error as ws_connect reports it.
+Coro<ResponseHead> answer_of(detail::H2ClientStream& stream, const detail::Deadline& deadline) {
   try {
-    setup.deflate = detail::parse_deflate_answer(extensions, opts.deflate);
-  } catch (const std::invalid_argument& e) {
-    refuse(101, e.what());
+    co_return co_await stream.head(deadline);
+  } catch (const detail::H2Refused&) {
   }
+  throw ClientConnectionError("the server refused the HTTP/2 stream");
+}
+
+// The handshake's fields either version sends (RFC 8441 section 5 keeps
+// these; HTTP/1.1 adds Upgrade, Connection and the key).
+RequestOptions offer(const WsOptions& opts) {
+  RequestOptions ro;
+  ro.headers = opts.headers;
+  ro.headers.set("Sec-WebSocket-Version", "13");
+  if (!opts.protocols.empty()) {
+    std::string offered;
+    for (const std::string& p : opts.protocols) offered += (offered.empty() ? "" : ", ") + p;
+    ro.headers.set("Sec-WebSocket-Protocol", offered);
+  }
+  if (opts.deflate.enabled) ro.headers.set("Sec-WebSocket-Extensions", detail::offer_deflate(opts.deflate));
+  return ro;
 }
 
 }  // namespace
@@ -85,20 +126,54 @@ Coro<UpgradedConnection> ClientSession::upgrade(std::string url, RequestOptions 
   co_return UpgradedConnection{std::move(hs.head), std::move(hs.reader), std::move(hs.writer)};
 }
 
+// RFC 8441 on a stream of the pool's h2 connection to the origin (its
+// stream counted there while the WebSocket lives). nullopt: HTTP/1.1
+// instead, when opts.http2 is unset and no h2 connection is open, the
+// origin chose http/1.1 by ALPN, or its SETTINGS allow no extended CONNECT.
+Coro<std::optional<WebSocket>> ClientSession::ws_over_h2(Url url, const WsOptions& opts,
+                                                          RequestOptions ro) {
+  if (closed()) throw ClientConnectionError("the session is closed");
+  const detail::Deadline deadline = detail::start_deadline(ro.timeout.value_or(opts_.timeout));
+  detail::PreparedRequest req = detail::prepare_request("CONNECT", std::move(url), opts_, ro);
+  req.auto_decompress = false;
+  const detail::Route route = detail::route_for(req);
+  // Not a connection made only to find it speaks HTTP/1.1: the Upgrade
+  // makes its own.
+  if (!pool_->may_h2(route) || (!opts.http2 && !pool_->has_h2(route))) co_return std::nullopt;
+  std::shared_ptr<detail::H2ClientStream> stream;
+  Coro<detail::Lease> acquiring = pool_->acquire(route, false, deadline.sock_connect, &stream);
+  detail::Lease lease = co_await timeout_at(deadline.for_connect(get_running_loop().time()),
+                                            std::move(acquiring));
+  if (!stream) {  // ALPN chose http/1.1: the new connection, unused, is pooled
+    lease.release(true);
+    co_return std::nullopt;
+  }
+  if (!co_await stream->connect_allowed(deadline)) co_return std::nullopt;
+  stream->send(req, jar_.filter_cookies(req.url), "websocket");
+  const ResponseHead head = co_await answer_of(*stream, deadline);
+  jar_.update_cookies(head.headers.get_all("Set-Cookie"), req.url);
+  if (head.status < 200 || head.status > 299) {
+    refuse(head.status, "the server answered " + std::to_string(head.status));
+  }
+  detail::WsSetup setup;
+  setup.role = detail::WsRole::client;
+  check_agreed(head, opts, setup);
+  setup.options = opts;
+  auto [reader, writer] = corio::detail::make_streams(
+      detail::H2ClientStream::tunnel(std::move(stream), kTunnelStall), kDefaultStreamLimit);
+  co_return WebSocket(std::move(reader), std::move(writer), std::move(setup));
+}
+
 Coro<WebSocket> ClientSession::ws_connect(std::string url, WsOptions opts) {
+  if (opts.http2.value_or(true)) {
+    std::optional<WebSocket> ws = co_await ws_over_h2(Url::parse(http_url(url)), opts, offer(opts));
+    if (ws) co_return std::move(*ws);
+  }
   const std::string key = detail::make_ws_key();
-  RequestOptions ro;
-  ro.headers = opts.headers;
+  RequestOptions ro = offer(opts);
   ro.headers.set("Upgrade", "websocket");
   ro.headers.set("Connection", "Upgrade");
   ro.headers.set("Sec-WebSocket-Key", key);
-  ro.headers.set("Sec-WebSocket-Version", "13");
-  if (!opts.protocols.empty()) {
-    std::string offered;
-    for (const std::string& p : opts.protocols) offered += (offered.empty() ? "" : ", ") + p;
-    ro.headers.set("Sec-WebSocket-Protocol", offered);
-  }
-  if (opts.deflate.enabled) ro.headers.set("Sec-WebSocket-Extensions", detail::offer_deflate(opts.deflate));
   UpgradedConnection up;
   try {
     up = co_await upgrade(std::move(url), std::move(ro));
