@@ -1,11 +1,7 @@
-// Files over HTTP/2, frame by frame: their bytes are taken as the peer's
-// window lets them go (H2Output::take_file; over h2c by sendfile), so how a
-// file's answer ends, and what a file that changes under it does, are seen
-// on the wire here.
-#include <sys/socket.h>
-
+// Files over HTTP/2, frame by frame: their bytes are read as the peer's
+// window lets them go (H2Output::pread), so how a file's answer ends, and
+// what a file that changes under it does, are seen on the wire here.
 #include <filesystem>
-#include <map>
 
 #include "http/client_support.hpp"
 #include "http/h2_frames.hpp"
@@ -107,49 +103,6 @@ Coro<void> shrinking_body(const corio_testing::TempDir* dir) {
 TEST(ServerH2Files, FileCutShortResetsTheStream) {
   corio_testing::TempDir dir;
   run_bounded(shrinking_body(&dir), 10s);
-}
-
-// Each stream's DATA, until `streams` of them ended (or the connection did).
-Coro<std::map<std::uint32_t, std::string>> bodies_of(StreamReader& r, std::size_t streams) {
-  std::map<std::uint32_t, std::string> bodies;
-  std::size_t ended = 0;
-  while (ended < streams) {
-    std::optional<h2::Frame> f = co_await h2::read_frame(r);
-    if (!f) {
-      ADD_FAILURE() << "the connection ended with " << ended << " streams ended";
-      break;
-    }
-    if (f->type == h2::kData) bodies[f->stream] += f->payload;
-    if (f->type == h2::kRst || (f->stream != 0 && (f->flags & h2::kEndStream) != 0)) ++ended;
-  }
-  co_return bodies;
-}
-
-// Two large files at once to a client with a small receive buffer: the
-// socket fills mid-frame again and again, so frames go partly by sendfile,
-// partly through the writer, between the other stream's; each body still
-// arrives whole and in order.
-Coro<void> interleaved_bodies(const corio_testing::TempDir* dir) {
-  write_file(dir->path() / "a.bin", counting(1'000'000));
-  write_file(dir->path() / "b.bin", counting(1'000'003).substr(3));
-  Server server(quiet());
-  server.add_static("/files", dir->path().string());
-  co_await server.start("127.0.0.1", 0);
-  RawClient c = co_await connect(server.port());
-  const int small = 64 * 1024;
-  CO_ASSERT(::setsockopt(c.writer.fileno(), SOL_SOCKET, SO_RCVBUF, &small, sizeof small) == 0);
-  c.writer.write(std::string(h2::kPreface) + h2::settings({{NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, 1 << 24}}) +
-                 h2::window_update(0, 1 << 24) + h2::get(1, "/files/a.bin") + h2::get(3, "/files/b.bin"));
-  const std::map<std::uint32_t, std::string> bodies = co_await bodies_of(c.reader, 2);
-  EXPECT_TRUE(bodies.at(1) == counting(1'000'000));
-  EXPECT_TRUE(bodies.at(3) == counting(1'000'003).substr(3));
-  c.writer.close();
-  server.close();
-}
-
-TEST(ServerH2Files, BodiesInterleaveWholeWhenTheSocketFills) {
-  corio_testing::TempDir dir;
-  run_bounded(interleaved_bodies(&dir), 20s);
 }
 
 }  // namespace

@@ -224,14 +224,11 @@ ssize_t H2Stream::read_out(std::size_t length, std::uint32_t* flags) noexcept {
 }
 
 // A failed read ends the range (file_range() throws file_error_): 0.
-// Over a plain socket the frame goes by sendfile (h2_file_out.cpp); TLS
-// encrypts in user space, so there the file is read.
 std::size_t H2Stream::take_file(std::size_t length) noexcept {
-  std::size_t got = 0;
   try {
     const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(length, file_left()));
-    got = conn_.output().take_file(file_fd_, file_at_, want, !conn_.shared().options.ssl);
-    if (got == 0) file_error_ = EIO;  // the file shrank while sent
+    file_frame_ = conn_.output().pread(file_fd_, file_at_, want);
+    if (file_frame_.empty()) file_error_ = EIO;  // the file shrank while sent
   } catch (const std::system_error& e) {
     file_error_ = e.code().value();
   } catch (const std::bad_alloc&) {
@@ -242,16 +239,15 @@ std::size_t H2Stream::take_file(std::size_t length) noexcept {
     wake_.set();
     return 0;
   }
-  file_at_ += got;
-  file_frame_ = true;
-  return got;
+  file_at_ += file_frame_.size();
+  return file_frame_.size();
 }
 
 void H2Stream::send_out(std::string_view header, std::size_t length) {
   H2Output& out = conn_.output();
   out.copy(header);
-  if (std::exchange(file_frame_, false)) {
-    out.add_taken_file();
+  if (!file_frame_.empty()) {
+    out.refer(std::exchange(file_frame_, {}));
     return;
   }
   if (out.refer(std::string_view(out_).substr(out_at_, length))) lent_in_ = out.passes();

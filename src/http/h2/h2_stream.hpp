@@ -154,7 +154,7 @@ class H2Stream final : public RequestSource, public AnswerSink {
   int file_fd_ = -1;
   std::uint64_t file_at_ = 0;
   std::uint64_t file_end_ = 0;
-  bool file_frame_ = false;      // take_file() took send_out()'s payload (H2Output::take_file)
+  std::string_view file_frame_;  // read by take_file() for send_out(), in the pass's storage
   int file_error_ = 0;           // pread failed (errno), or the file shrank (EIO)
   std::optional<std::uint64_t> declared_;  // the head's body length
   std::uint64_t given_ = 0;                // body bytes given so far (appended, or a file's)

@@ -1,6 +1,8 @@
 // The shared nghttp2 glue (see h2_glue.hpp).
 #include "http/wire/h2_glue.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <new>
@@ -48,8 +50,7 @@ constexpr std::size_t kH2Refer = 1024;
 void H2Output::copy(std::string_view bytes) {
   if (bytes.empty()) return;
   if (!pieces_.empty()) {
-    const Piece& last = pieces_.back();
-    if (last.data != nullptr || last.fd >= 0) pieces_.push_back({nullptr, arena_.size(), 0});
+    if (pieces_.back().data != nullptr) pieces_.push_back({nullptr, arena_.size(), 0});
     pieces_.back().size += bytes.size();
   }
   arena_.append(bytes);
@@ -78,17 +79,13 @@ void H2Output::flush(StreamWriter& w) {
     if (!arena_.empty()) w.write(arena_);
     return;
   }
+  const auto view = [this](const Piece& p) {
+    return std::string_view(p.data != nullptr ? p.data : arena_.data() + p.at, p.size);
+  };
   std::vector<std::string_view> views;
   views.reserve(pieces_.size());
-  for (const Piece& p : pieces_) {
-    if (p.fd >= 0) {
-      send_before_file(w, views);
-      send_file(w, p);
-    } else {
-      views.emplace_back(p.data != nullptr ? p.data : arena_.data() + p.at, p.size);
-    }
-  }
-  if (!views.empty()) w.writelines(views);
+  for (const Piece& p : pieces_) views.push_back(view(p));
+  w.writelines(views);
 }
 
 void H2Output::drop() noexcept {
@@ -108,6 +105,19 @@ void H2Output::release() noexcept {
   std::vector<Piece>().swap(pieces_);
   std::vector<std::string>().swap(kept_);
   std::vector<std::string>().swap(reads_);
+}
+
+std::string_view H2Output::pread(int fd, std::uint64_t offset, std::size_t n) {
+  n = std::min(n, kFilePiece);
+  if (reads_.empty() || kFilePiece - read_used_ < n) {
+    reads_.push_back(take_piece_buffer());
+    read_used_ = 0;
+  }
+  char* at = reads_.back().data() + read_used_;
+  const ssize_t got = ::pread(fd, at, n, static_cast<off_t>(offset));
+  if (got < 0) throw std::system_error(errno, std::generic_category(), "pread");
+  read_used_ += static_cast<std::size_t>(got);
+  return {at, static_cast<std::size_t>(got)};
 }
 
 int send_h2_pass(nghttp2_session* session, StreamWriter& w, H2Output& out, std::size_t bound) {

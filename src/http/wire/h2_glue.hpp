@@ -45,18 +45,13 @@ class H2Output {
   // False: copied instead (a small payload is cheaper copied than gathered).
   bool refer(std::string_view bytes);
   void keep(std::string buffer) { kept_.push_back(std::move(buffer)); }
-  // The next DATA frame's payload from a file: up to n bytes (at most
-  // kFilePiece) of fd from offset, fewer where the file ends (0 past its
-  // end); std::system_error if it cannot be read. add_taken_file() then
-  // appends it after its frame's header. With `by_sendfile` (a plain
-  // socket, h2_file_out.cpp) the bytes go from the file to the socket at
-  // the flush; otherwise they are read now, into the pass's own storage,
-  // where they stay until the pass ends. Either way a file's DATA is read
-  // as nghttp2 takes it, so a loop's answers share the pass's one or two
-  // buffers (recycled: body_file.hpp), warm in the cache, where a 64 KiB
-  // piece read ahead per answer held 100 of them at `-c100`.
-  std::size_t take_file(int fd, std::uint64_t offset, std::size_t n, bool by_sendfile);
-  void add_taken_file();
+  // Up to n bytes (at most kFilePiece) of fd from offset, read into the
+  // pass's own storage, where they stay until the pass ends: the bytes read,
+  // empty at the file's end; std::system_error if pread fails. A file's
+  // DATA is read here as nghttp2 takes it, so a loop's answers share the
+  // pass's one or two buffers (recycled: body_file.hpp), warm in the cache,
+  // where a 64 KiB piece read ahead per answer held 100 of them at `-c100`.
+  std::string_view pread(int fd, std::uint64_t offset, std::size_t n);
   std::size_t size() const noexcept { return size_; }
   // Passes ended (flushed or dropped): bytes referred to in an earlier pass
   // are free to move.
@@ -67,21 +62,15 @@ class H2Output {
 
  private:
   struct Piece {
-    const char* data;  // null: the arena's, from `at` (or a file's, below)
+    const char* data;  // null: the arena's, from `at`
     std::size_t at;
     std::size_t size;
-    int fd = -1;  // not -1: `size` bytes of this file from `offset`, by sendfile(2)
-    std::uint64_t offset = 0;
   };
-  std::string_view pread(int fd, std::uint64_t offset, std::size_t n);
-  void send_before_file(StreamWriter& w, std::vector<std::string_view>& views);
-  void send_file(StreamWriter& w, const Piece& p);
   std::string arena_;
   std::vector<Piece> pieces_;
   std::vector<std::string> kept_;
   std::vector<std::string> reads_;  // pread()'s piece buffers; the last one filled up to read_used_
   std::size_t read_used_ = 0;
-  Piece taken_{nullptr, 0, 0};  // take_file()'s, for add_taken_file()
   std::size_t size_ = 0;
   std::uint64_t passes_ = 0;
 };
