@@ -45,6 +45,9 @@ inline constexpr std::size_t kFilePiece = 64 * 1024;
 // at a time: at most kSparePieces wait (256 KiB per thread), and a burst of
 // large answers does not pin its peak.
 inline constexpr std::size_t kSparePieces = 4;
+// Nor does a loop that has gone idle: spares that no answer took for this
+// long are freed (body_file.cpp), as an idle connection frees its buffers.
+inline constexpr double kSpareLinger = 1.0;  // seconds, on the loop's clock
 // A string of kFilePiece bytes, to be overwritten: a spare one's bytes are
 // whatever its last piece left.
 std::string take_piece_buffer();
@@ -52,5 +55,7 @@ std::string take_piece_buffer();
 // a piece's) and there is room; frees it otherwise. A piece cut short costs
 // the fill of its missing tail (std::string cannot grow uninitialised).
 void recycle_piece(std::string&& bytes) noexcept;
+// For tests: the spares this thread holds.
+std::size_t spare_pieces() noexcept;
 
 }  // namespace corio::http::detail
