@@ -76,7 +76,10 @@ def measure(args, perf_args):
     try:
         time.sleep(0.5)
         load = start_load(args, port, args.seconds + 1)
-        time.sleep(0.8)  # connected and past the warm-up
+        # Counted from the end of the warm-up: 1,000 connects take a while.
+        while (line := load.stdout.readline()) and "connected" not in line:
+            pass
+        time.sleep(0.5)
         perf = subprocess.run(["perf"] + perf_args + ["-p", str(server.pid), "--", "sleep", str(args.seconds)],
                               capture_output=True, text=True)
         return round_trips(load, args.seconds), perf.stderr
