@@ -19,24 +19,9 @@ namespace corio_ws_test {
 namespace {
 
 namespace h2 = corio_http_test::h2;
-using corio::http::ClientOptions;
 using corio::http::ClientResponse;
 using corio::http::HttpVersion;
 using corio_net_test::run_bounded;
-
-// The h2c session: prior knowledge, as the server speaks h2c on a plain port.
-ClientOptions h2c(std::size_t limit = 100) {
-  ClientOptions o;
-  o.http2_prior_knowledge = true;
-  o.limit = limit;
-  return o;
-}
-
-WsOptions over_h2() {
-  WsOptions o;
-  o.http2 = true;
-  return o;
-}
 
 std::string url(const Server& s, std::string_view path) {
   return "http://127.0.0.1:" + std::to_string(s.port()) + std::string(path);

@@ -167,6 +167,21 @@ inline Coro<WsEvent> read_server_frame(corio::StreamReader& r) {
   }
 }
 
+// The WebSocket client's h2 tests: an h2c session (prior knowledge, as
+// their servers speak h2c on a plain port), and ws_connect over h2.
+inline corio::http::ClientOptions h2c(std::size_t limit = 100) {
+  corio::http::ClientOptions o;
+  o.http2_prior_knowledge = true;
+  o.limit = limit;
+  return o;
+}
+
+inline WsOptions over_h2() {
+  WsOptions o;
+  o.http2 = true;
+  return o;
+}
+
 // On virtual time, which jumps to the next timer whenever nothing is
 // ready: while a Ticker runs, it moves in steps of `step` at most, so bytes
 // in flight between two ends on this loop are read within a step of being

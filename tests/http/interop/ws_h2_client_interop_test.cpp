@@ -35,18 +35,6 @@ struct Peer {
   std::uint16_t port = process.read_port();
 };
 
-ClientOptions h2c() {
-  ClientOptions o;
-  o.http2_prior_knowledge = true;
-  return o;
-}
-
-WsOptions over_h2() {
-  WsOptions o;
-  o.http2 = true;
-  return o;
-}
-
 Coro<std::string> next_text(WebSocket& ws) {
   const std::optional<WsMessage> m = co_await ws.receive();
   co_return m ? m->data : "(closed " + std::to_string(ws.close_code().value_or(0)) + ")";

@@ -24,7 +24,6 @@ knowledge) or ALPN chose h2, else HTTP/1.1. Paths:
 """
 import base64
 import hashlib
-import socket
 import ssl
 import struct
 import sys
@@ -35,45 +34,11 @@ import h2.connection
 import h2.events
 import h2.settings
 
+from ws_wire import frame, listener, parse
+
 TEXT, BINARY, CLOSE, PING, PONG = 1, 2, 8, 9, 10
 GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
-
-
-def frame(opcode, payload):
-    """A server frame: unmasked, final."""
-    n = len(payload)
-    if n < 126:
-        head = bytes([0x80 | opcode, n])
-    elif n < 65536:
-        head = bytes([0x80 | opcode, 126]) + struct.pack("!H", n)
-    else:
-        head = bytes([0x80 | opcode, 127]) + struct.pack("!Q", n)
-    return head + payload
-
-
-def parse(buf):
-    """The first whole client frame in buf: (fin, opcode, payload, rest), or None."""
-    if len(buf) < 2:
-        return None
-    n, at = buf[1] & 0x7F, 2
-    if n == 126:
-        if len(buf) < 4:
-            return None
-        n, at = struct.unpack("!H", buf[2:4])[0], 4
-    elif n == 127:
-        if len(buf) < 10:
-            return None
-        n, at = struct.unpack("!Q", buf[2:10])[0], 10
-    masked = buf[1] & 0x80
-    key = buf[at:at + 4] if masked else b"\0\0\0\0"
-    at += 4 if masked else 0
-    if len(buf) < at + n:
-        return None
-    data = buf[at:at + n]
-    if masked:
-        data = (int.from_bytes(data, "big") ^ int.from_bytes((key * (n // 4 + 1))[:n], "big")).to_bytes(n, "big")
-    return buf[0] & 0x80, buf[0] & 0x0F, data, buf[at + n:]
 
 
 class WsEcho:
@@ -89,13 +54,13 @@ class WsEcho:
         self.done = False     # both close frames went: end the stream
         self.reset = False    # /reset's first message came
         if path == "/version":
-            self.out += frame(TEXT, version.encode())
+            self.out += frame(TEXT, version.encode(), mask=False)
         if path == "/close":
             self.close(struct.pack("!H", 4000) + b"bye")
 
     def close(self, payload):
         if not self.closing:
-            self.out += frame(CLOSE, payload)
+            self.out += frame(CLOSE, payload, mask=False)
             self.closing = True
 
     def feed(self, data):
@@ -104,12 +69,12 @@ class WsEcho:
             got = parse(self.inbox)
             if got is None:
                 return
-            fin, opcode, payload, self.inbox = got
+            fin, _, opcode, payload, self.inbox = got
             self.on_frame(fin, opcode, payload)
 
     def on_frame(self, fin, opcode, payload):
         if opcode == PING:
-            self.out += frame(PONG, payload)
+            self.out += frame(PONG, payload, mask=False)
         elif opcode == CLOSE:
             self.close(payload[:2])
             self.done = True
@@ -125,7 +90,7 @@ class WsEcho:
         if self.path == "/reset":
             self.reset = True
         elif not self.closing:
-            self.out += frame(opcode, payload)
+            self.out += frame(opcode, payload, mask=False)
 
 
 def accept_of(key):
@@ -297,13 +262,9 @@ def main(args):
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(args[at + 1], args[at + 2])
         context.set_alpn_protocols(args[at + 3].split(","))
-    listener = socket.socket()
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind(("127.0.0.1", 0))
-    listener.listen()
-    print("port", listener.getsockname()[1], flush=True)
+    sock_listening = listener()
     while True:
-        sock, _ = listener.accept()
+        sock, _ = sock_listening.accept()
         if context:
             try:
                 sock = context.wrap_socket(sock, server_side=True)
