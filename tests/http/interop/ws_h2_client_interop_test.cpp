@@ -47,6 +47,12 @@ Coro<void> expect_hello(ClientSession& session, const Peer& peer) {
   EXPECT_EQ(co_await r.text(), "hello");
 }
 
+// The test's body against peer, or the test skipped without python3-h2.
+void against(const Peer& peer, Coro<void> body) {
+  if (peer.port == 0) GTEST_SKIP() << "python3-h2 unavailable";
+  run_bounded(std::move(body), 60s);
+}
+
 Coro<void> echo_body(const Peer& peer) {
   ClientSession session(h2c());
   WsOptions opts = over_h2();
@@ -72,8 +78,7 @@ Coro<void> echo_body(const Peer& peer) {
 
 TEST(WsH2ClientInterop, EchoLargeHeartbeatAndClientClose) {
   const Peer peer;
-  if (peer.port == 0) GTEST_SKIP() << "python3-h2 unavailable";
-  run_bounded(echo_body(peer), 60s);
+  against(peer, echo_body(peer));
 }
 
 // The server closes (4000 "bye"): the client answers, and the stream
@@ -90,8 +95,7 @@ Coro<void> server_close_body(const Peer& peer) {
 
 TEST(WsH2ClientInterop, ServerCloses) {
   const Peer peer;
-  if (peer.port == 0) GTEST_SKIP() << "python3-h2 unavailable";
-  run_bounded(server_close_body(peer), 60s);
+  against(peer, server_close_body(peer));
 }
 
 // RST_STREAM(CANCEL) after the first message: 1006 for that WebSocket, and
@@ -109,8 +113,7 @@ Coro<void> reset_body(const Peer& peer) {
 
 TEST(WsH2ClientInterop, ServerResetIs1006AndTheConnectionLives) {
   const Peer peer;
-  if (peer.port == 0) GTEST_SKIP() << "python3-h2 unavailable";
-  run_bounded(reset_body(peer), 60s);
+  against(peer, reset_body(peer));
 }
 
 Coro<void> refused_body(const Peer& peer) {
@@ -128,8 +131,7 @@ Coro<void> refused_body(const Peer& peer) {
 
 TEST(WsH2ClientInterop, RefusalIsAHandshakeError) {
   const Peer peer;
-  if (peer.port == 0) GTEST_SKIP() << "python3-h2 unavailable";
-  run_bounded(refused_body(peer), 60s);
+  against(peer, refused_body(peer));
 }
 
 // Without the setting the client does not try an extended CONNECT: it
@@ -147,8 +149,7 @@ Coro<void> no_setting_body(const Peer& peer) {
 
 TEST(WsH2ClientInterop, FallsBackWithoutTheSetting) {
   const Peer peer({"--no-connect"});
-  if (peer.port == 0) GTEST_SKIP() << "python3-h2 unavailable";
-  run_bounded(no_setting_body(peer), 60s);
+  against(peer, no_setting_body(peer));
 }
 
 // wss://: over h2 where ALPN chose it, else HTTP/1.1's Upgrade.
@@ -172,14 +173,12 @@ Peer tls_peer(std::string alpn) {
 
 TEST(WsH2ClientInterop, WssOverH2ByAlpn) {
   const Peer peer = tls_peer("h2,http/1.1");
-  if (peer.port == 0) GTEST_SKIP() << "python3-h2 unavailable";
-  run_bounded(tls_body(peer, "h2"), 60s);
+  against(peer, tls_body(peer, "h2"));
 }
 
 TEST(WsH2ClientInterop, WssFallsBackWhenAlpnChoosesHttp11) {
   const Peer peer = tls_peer("http/1.1");
-  if (peer.port == 0) GTEST_SKIP() << "python3-h2 unavailable";
-  run_bounded(tls_body(peer, "http/1.1"), 60s);
+  against(peer, tls_body(peer, "http/1.1"));
 }
 
 }  // namespace
