@@ -7,6 +7,8 @@
 #include <corio/gather.hpp>
 #include <corio/sleep.hpp>
 #include <corio/task.hpp>
+#include <corio/testing/virtual_clock.hpp>
+#include <corio/timeout.hpp>
 
 #include "http/h2_frames.hpp"
 #include "http/ws/ws_handshake.hpp"
@@ -17,24 +19,9 @@ namespace corio_ws_test {
 namespace {
 
 namespace h2 = corio_http_test::h2;
-using corio::http::ClientOptions;
 using corio::http::ClientResponse;
 using corio::http::HttpVersion;
 using corio_net_test::run_bounded;
-
-// The h2c session: prior knowledge, as the server speaks h2c on a plain port.
-ClientOptions h2c(std::size_t limit = 100) {
-  ClientOptions o;
-  o.http2_prior_knowledge = true;
-  o.limit = limit;
-  return o;
-}
-
-WsOptions over_h2() {
-  WsOptions o;
-  o.http2 = true;
-  return o;
-}
 
 std::string url(const Server& s, std::string_view path) {
   return "http://127.0.0.1:" + std::to_string(s.port()) + std::string(path);
@@ -315,6 +302,86 @@ Coro<void> cancel_body() {
 }
 
 TEST(ClientWsH2, CancelledConnectAndReceiveLeaveNoStream) { run_bounded(cancel_body(), 60s); }
+
+// A server that takes the extended CONNECT and never ends its side of the
+// stream: when the client's END_STREAM and its RST_STREAM came (loop time).
+struct NeverEnding {
+  double ended_at = -1;
+  double reset_at = -1;
+  std::optional<std::uint32_t> reset;
+  corio::Event done;  // the RST_STREAM came, or the connection ended
+};
+
+void on_frame(const h2::Frame& f, corio::StreamWriter& w, NeverEnding& st) {
+  const double now = corio::get_running_loop().time();
+  if (f.type == h2::kSettings && (f.flags & h2::kAck) == 0) {
+    w.write(h2::frame(h2::kSettings, h2::kAck, 0, ""));
+  }
+  if (f.stream != 1) return;
+  if (f.type == h2::kHeaders) {
+    w.write(h2::frame(h2::kHeaders, h2::kEndHeaders, 1, "\x88"));  // :status 200
+  }
+  if (f.type == h2::kData && (f.flags & h2::kEndStream) != 0) st.ended_at = now;
+  if (f.type == h2::kRst) {
+    st.reset = f.u32(0);
+    st.reset_at = now;
+    st.done.set();
+  }
+}
+
+Coro<void> serve_never_ending(corio::StreamReader r, corio::StreamWriter w,
+                              std::shared_ptr<NeverEnding> st) {
+  w.write(h2::settings({{NGHTTP2_SETTINGS_ENABLE_CONNECT_PROTOCOL, 1}}));
+  try {
+    co_await r.readexactly(h2::kPreface.size());
+    for (;;) {
+      const std::optional<h2::Frame> f = co_await h2::read_frame(r);
+      if (!f) break;
+      on_frame(*f, w, *st);
+    }
+  } catch (const std::exception&) {
+    // The client went.
+  }
+  st->done.set();
+}
+
+// Virtual time: a WebSocket dropped sends END_STREAM, and its stream waits
+// for the peer's own no longer than close_timeout, then resets (CANCEL);
+// the connection stays.
+Coro<void> linger_body() {
+  Ticker ticker;
+  auto st = std::make_shared<NeverEnding>();
+  corio::ClientConnected handler = [st](corio::StreamReader r, corio::StreamWriter w) {
+    return serve_never_ending(std::move(r), std::move(w), st);
+  };
+  corio::Server raw = co_await corio::start_server(std::move(handler), "127.0.0.1", 0);
+  ClientSession session(h2c());
+  WsOptions opts = over_h2();
+  opts.close_timeout = 3s;
+  {
+    const std::string u = "ws://127.0.0.1:" + std::to_string(raw.port()) + "/ws";
+    WebSocket ws = co_await session.ws_connect(u, std::move(opts));
+  }
+  const double dropped_at = corio::get_running_loop().time();
+  try {
+    co_await corio::wait_for(st->done.wait(), 60s);
+  } catch (const corio::TimeoutError&) {
+    ADD_FAILURE() << "the stream is still open a minute later";
+  }
+  EXPECT_EQ(st->reset, h2::kCancel);
+  EXPECT_GE(st->ended_at, dropped_at) << "END_STREAM first";
+  EXPECT_GE(st->reset_at - dropped_at, 3.0);
+  EXPECT_LT(st->reset_at - dropped_at, 3.5);
+  EXPECT_EQ(session.open_connections(), 1u);
+  co_await session.close();
+  raw.close();
+  co_await ticker.stop();
+}
+
+TEST(ClientWsH2, AStreamThePeerNeverEndsLingersOnlyCloseTimeout) {
+  auto clock = std::make_shared<corio::testing::VirtualClock>();
+  corio::run(linger_body(), {.clock = clock});
+}
 
 }  // namespace
 }  // namespace corio_ws_test

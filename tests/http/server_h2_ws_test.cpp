@@ -5,6 +5,8 @@
 // (interop/ws_h2_interop_test.cpp) plays the same with python3-h2. Here:
 // the lifetimes, a WebSocket that outlives its handler, and a connection
 // or server that ends under a WebSocket.
+#include <corio/testing/virtual_clock.hpp>
+
 #include "http/h2_frames.hpp"
 #include "http/ws_handlers_support.hpp"
 #include "http/ws_support.hpp"
@@ -285,6 +287,40 @@ Coro<void> refused_body() {
 }
 
 TEST(ServerH2WebSocket, APlainGetIsNoHandshake) { run_bounded(refused_body(), 30s); }
+
+// Virtual time: the handler's WebSocket closed (its close answered ours,
+// then END_STREAM), and a peer that never ends its side of the stream: the
+// stream is reset (CANCEL) lingering_time later, not at send_timeout (60 s).
+Coro<void> linger_body() {
+  Ticker ticker;
+  ServerOptions so = corio_http_test::quiet();
+  so.lingering_time = 3s;
+  EchoServer es{WsOptions{}, std::move(so)};
+  std::unique_ptr<Peer> p = co_await started(es);
+  p->send_ws(Opcode::close, std::string("\x03\xe8", 2));  // 1000, our stream left open
+  while (!p->ended && !p->reset) {
+    const bool more = co_await p->step();
+    if (!more) break;
+  }
+  EXPECT_TRUE(p->ended);
+  const double ended_at = corio::get_running_loop().time();
+  while (!p->reset) {
+    const bool more = co_await p->step();
+    if (!more) break;
+  }
+  EXPECT_EQ(p->reset, h2::kCancel);
+  const double took = corio::get_running_loop().time() - ended_at;
+  EXPECT_GT(took, 2.5);
+  EXPECT_LT(took, 3.5) << "lingering_time, not send_timeout";
+  EXPECT_EQ(es.seen.close_code, 1000);
+  co_await es.server.shutdown(1s);
+  co_await ticker.stop();
+}
+
+TEST(ServerH2WebSocket, AStreamThePeerNeverEndsLingersOnlyLingeringTime) {
+  auto clock = std::make_shared<corio::testing::VirtualClock>();
+  corio::run(linger_body(), {.clock = clock});
+}
 
 }  // namespace
 }  // namespace corio_ws_test

@@ -11,6 +11,8 @@
 
 #include "http/server_support.hpp"
 #include "http/ws/ws_frame.hpp"
+#include <corio/sleep.hpp>
+#include <corio/task.hpp>
 #include <corio/http/client.hpp>
 #include <corio/http/websocket.hpp>
 
@@ -164,5 +166,42 @@ inline Coro<WsEvent> read_server_frame(corio::StreamReader& r) {
     if (co_await r.fill_buffer() == 0) co_return WsEvent{};
   }
 }
+
+// The WebSocket client's h2 tests: an h2c session (prior knowledge, as
+// their servers speak h2c on a plain port), and ws_connect over h2.
+inline corio::http::ClientOptions h2c(std::size_t limit = 100) {
+  corio::http::ClientOptions o;
+  o.http2_prior_knowledge = true;
+  o.limit = limit;
+  return o;
+}
+
+inline WsOptions over_h2() {
+  WsOptions o;
+  o.http2 = true;
+  return o;
+}
+
+// On virtual time, which jumps to the next timer whenever nothing is
+// ready: while a Ticker runs, it moves in steps of `step` at most, so bytes
+// in flight between two ends on this loop are read within a step of being
+// sent, not after a jump to a distant timer. stop() before the loop ends.
+class Ticker {
+ public:
+  explicit Ticker(std::chrono::milliseconds step = 100ms) : task_(corio::create_task(tick(step))) {}
+  Coro<void> stop() {
+    task_.cancel();
+    try {
+      co_await task_;
+    } catch (const corio::CancelledError&) {
+    }
+  }
+
+ private:
+  static Coro<void> tick(std::chrono::milliseconds step) {
+    for (;;) co_await corio::sleep(step);
+  }
+  corio::Task<void> task_;
+};
 
 }  // namespace corio_ws_test

@@ -76,6 +76,7 @@ struct Deadline;
 struct Exchange;
 struct PreparedRequest;
 struct ProxyConfig;
+struct Route;
 struct TryOptions;
 }
 
@@ -203,8 +204,10 @@ class ClientSession {
   Coro<ClientResponse> options(std::string url, RequestOptions opts = {});  ///< OPTIONS
 
 
-  /// A WebSocket to url (ws://, wss://, or http(s)://), on a connection of
-  /// its own, outside the pool and its limits: the session's headers,
+  /// A WebSocket to url (ws://, wss://, or http(s)://): over HTTP/1.1 on a
+  /// connection of its own, outside the pool and its limits, or as a stream
+  /// of a pooled h2 connection (RFC 8441; WsOptions::http2 says when), never
+  /// through a proxy; either way the session's headers,
   /// cookies, TLS context (without one, the system's CAs are loaded for each
   /// such connection: give the session one to share) and head limits; the
   /// handshake within the session's total timeout. WSServerHandshakeError
@@ -239,7 +242,9 @@ class ClientSession {
                                        const detail::Deadline& deadline, bool fresh);
   Coro<void> discard_body(ClientResponse& hop);
   // ws_connect over an h2 stream (ws_client.cpp); nullopt: go by HTTP/1.1.
-  Coro<std::optional<WebSocket>> ws_over_h2(Url url, const WsOptions& opts, RequestOptions ro);
+  Coro<std::optional<WebSocket>> ws_over_h2(const detail::Route& route, const WsOptions& opts,
+                                            RequestOptions& ro);
+  Coro<UpgradedConnection> upgrade_to(Url url, RequestOptions opts);  // upgrade(), its URL parsed
   ClientResponse respond(detail::Exchange ex, const detail::PreparedRequest& req,
                          const detail::Deadline& deadline, std::vector<Redirect> history);
 

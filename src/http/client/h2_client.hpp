@@ -104,9 +104,11 @@ class H2ClientStream final : public H2TunnelEnd, public std::enable_shared_from_
   // connection ends first; TimeoutError past the deadline).
   Coro<bool> connect_allowed(const Deadline& deadline);
   // After a 2xx head: the stream as a transport, which owns self; stall: how
-  // long a write may wait for a shut window.
+  // long a write may wait for a shut window; linger: how long the stream
+  // waits for the peer's END_STREAM once the transport closed (TunnelLinger).
   static std::unique_ptr<corio::detail::Transport> tunnel(std::shared_ptr<H2ClientStream> self,
-                                                          std::chrono::milliseconds stall);
+                                                          std::chrono::milliseconds stall,
+                                                          std::chrono::milliseconds linger);
   std::optional<std::size_t> tunnel_read(std::span<char> buf) override;
   std::size_t tunnel_write(std::string_view data) override;
   bool tunnel_full() const noexcept override { return out_.size() - out_at_ >= kTunnelOutBuffer; }
@@ -153,6 +155,8 @@ class H2ClientStream final : public H2TunnelEnd, public std::enable_shared_from_
   std::string out_;
   std::size_t out_at_ = 0;
   std::chrono::milliseconds stall_{0};
+  std::chrono::milliseconds linger_{0};
+  TunnelLinger linger_timer_;  // armed by tunnel_gone(), until closed
   bool tunneling_ = false;  // sent as an extended CONNECT
   bool out_done_ = false;   // tunnel_end(): END_STREAM after out_
   bool deferred_ = false;   // tunnel_out() said NGHTTP2_ERR_DEFERRED

@@ -36,12 +36,14 @@ Coro<bool> H2ClientStream::connect_allowed(const Deadline& deadline) {
                                                 NGHTTP2_SETTINGS_ENABLE_CONNECT_PROTOCOL) == 1;
 }
 
-std::unique_ptr<corio::detail::Transport> H2ClientStream::tunnel(std::shared_ptr<H2ClientStream> self,
-                                                                 std::chrono::milliseconds stall) {
+std::unique_ptr<corio::detail::Transport> H2ClientStream::tunnel(
+    std::shared_ptr<H2ClientStream> self, std::chrono::milliseconds stall,
+    std::chrono::milliseconds linger) {
   H2ClientStream& s = *self;
   auto transport = std::make_unique<H2StreamTransport>(
       get_running_loop(), s, s.conn_->peer_address(), s.conn_->local_address(), std::move(self));
   s.stall_ = stall;
+  s.linger_ = linger;
   s.tunnel_ = transport.get();
   return transport;
 }
@@ -110,8 +112,9 @@ void H2ClientStream::tunnel_end() {
 
 // What was written still goes, then END_STREAM; the stream keeps itself
 // (lingering_) until it is closed, dropping what the peer still sends, so
-// that a WebSocket's last close frame is not cut off by a reset. Dropped
-// from the loop, not inside nghttp2's callback that closed it.
+// that a WebSocket's last close frame is not cut off by a reset; for
+// linger_ at most (TunnelLinger). Dropped from the loop, not inside
+// nghttp2's callback that closed it.
 void H2ClientStream::tunnel_gone() noexcept {
   tunnel_ = nullptr;
   discard_ = true;
@@ -124,10 +127,13 @@ void H2ClientStream::tunnel_gone() noexcept {
     if (!out_done_) tunnel_end();
   } catch (...) {
     lingering_.reset();  // out of memory: the owner's release() resets it
+    return;
   }
+  linger_timer_.start(*this, linger_);
 }
 
 void H2ClientStream::linger_over() noexcept {
+  linger_timer_.stop();
   if (!lingering_) return;
   try {
     get_running_loop().call_soon([keep = std::move(lingering_)] {});

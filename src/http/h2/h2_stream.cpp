@@ -116,6 +116,7 @@ void H2Stream::body_end() noexcept {
 
 void H2Stream::closed() noexcept {
   closed_ = true;
+  linger_.stop();
   wake_.set();
   if (tunnel_ != nullptr) {
     tunnel_->readable_now();

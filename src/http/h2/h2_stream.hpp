@@ -164,6 +164,7 @@ class H2Stream final : public RequestSource, public AnswerSink, public H2TunnelE
   Event wake_;                    // body bytes came, room was made, or the stream closed
   TaskRef task_;
   H2StreamTransport* tunnel_ = nullptr;  // taken: its transport, until that closes
+  TunnelLinger linger_;                  // after the transport closed, until the stream does
   std::string protocol_;                 // an extended CONNECT's :protocol
   std::chrono::steady_clock::time_point started_;
   bool in_trailers_ = false;

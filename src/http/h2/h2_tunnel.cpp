@@ -96,8 +96,10 @@ void H2Stream::tunnel_end() {
 }
 
 // What the peer still sends is given back unread, until its END_STREAM
-// closes the stream. With the handler's task over, the stall timer watches
-// it: a peer that never takes our last DATA cannot keep it.
+// closes the stream, for lingering_time at most (TunnelLinger: the time a
+// closing connection keeps reading, h2_connection.cpp). With the handler's
+// task over, the stall timer watches it too: a peer that never takes our
+// last DATA keeps it no longer than send_timeout.
 void H2Stream::tunnel_gone() noexcept {
   tunnel_ = nullptr;
   discard_ = true;
@@ -106,7 +108,27 @@ void H2Stream::tunnel_gone() noexcept {
   in_at_ = 0;
   if (closed_) return;
   if (!out_done_) end_stream();
+  linger_.start(*this, conn_.shared().options.lingering_time);
   if (task_ended_) conn_.watch_answers();
+}
+
+// ---- TunnelLinger -----------------------------------------------------------------------
+
+void TunnelLinger::start(H2TunnelEnd& end, std::chrono::milliseconds after) noexcept {
+  try {
+    timer_ = get_running_loop().call_later(after, [this, &end] {
+      timer_ = TimerHandle();
+      end.tunnel_stalled();
+    });
+  } catch (...) {
+    end.tunnel_stalled();  // no timer to bound the wait: no wait
+  }
+}
+
+void TunnelLinger::stop() noexcept {
+  if (!timer_) return;
+  timer_.cancel();
+  timer_ = TimerHandle();
 }
 
 // ---- H2StreamTransport -----------------------------------------------------------------

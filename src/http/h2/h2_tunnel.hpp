@@ -12,8 +12,8 @@
 // shut for send_timeout resets the stream: a peer that never opens its
 // window pins that buffer, for that long. write_eof() is END_STREAM, and
 // so is close() (after what was written; what the peer still sends is
-// dropped until its END_STREAM): a tunnel ends its stream, never the
-// connection.
+// dropped until its END_STREAM, or a TunnelLinger's time): a tunnel ends
+// its stream, never the connection.
 //
 // The waits are the transport's own WaitSlots (detail/io_wait.hpp): its
 // stream fires them when DATA, room or the end came. One reader and one
@@ -42,6 +42,7 @@
 
 #include <corio/detail/io_wait.hpp>
 #include <corio/detail/transport.hpp>
+#include <corio/handle.hpp>
 #include <corio/socket.hpp>
 
 namespace corio::http::detail {
@@ -71,6 +72,30 @@ inline constexpr std::size_t kTunnelOutBuffer = 64 * 1024;
 // Up to buf.size() of in's bytes from at on, into buf: at moves past them,
 // and in is compacted when the consumed front dominates. The count taken.
 std::size_t take_front(std::string& in, std::size_t& at, std::span<char> buf) noexcept;
+
+// After its transport closed, a tunnel's stream has END_STREAM queued
+// behind what was written, and waits for the peer's own END_STREAM
+// (dropping its DATA) so that a WebSocket's last close frame is not cut off
+// by a reset. A peer that never ends its side, or never opens its window
+// for our last bytes, would hold the stream (a slot of the peer's
+// max_concurrent_streams, and the stream's memory) until the connection
+// ends: past the linger time the stream is reset (CANCEL), as over
+// HTTP/1.1 a WebSocket's socket closes once close_timeout passed.
+class TunnelLinger {
+ public:
+  TunnelLinger() = default;
+  TunnelLinger(const TunnelLinger&) = delete;
+  TunnelLinger& operator=(const TunnelLinger&) = delete;
+  ~TunnelLinger() { stop(); }
+
+  // end.tunnel_stalled() after `after`, unless stop() comes first (out of
+  // memory for the timer: at once).
+  void start(H2TunnelEnd& end, std::chrono::milliseconds after) noexcept;
+  void stop() noexcept;  // the stream closed
+
+ private:
+  TimerHandle timer_;
+};
 
 class H2StreamTransport final : public corio::detail::Transport {
  public:

@@ -101,8 +101,12 @@ RequestOptions offer(const WsOptions& opts) {
 }  // namespace
 
 Coro<UpgradedConnection> ClientSession::upgrade(std::string url, RequestOptions opts) {
+  Url u = Url::parse(http_url(std::move(url)));
+  co_return co_await upgrade_to(std::move(u), std::move(opts));
+}
+
+Coro<UpgradedConnection> ClientSession::upgrade_to(Url u, RequestOptions opts) {
   if (closed()) throw ClientConnectionError("the session is closed");
-  const Url u = Url::parse(http_url(std::move(url)));
   detail::PreparedRequest req = detail::prepare_request("GET", u, opts_, opts);
   req.auto_decompress = false;
   ConnectOptions copts;
@@ -127,19 +131,15 @@ Coro<UpgradedConnection> ClientSession::upgrade(std::string url, RequestOptions 
 }
 
 // RFC 8441 on a stream of the pool's h2 connection to the origin (its
-// stream counted there while the WebSocket lives). nullopt: HTTP/1.1
-// instead, when opts.http2 is unset and no h2 connection is open, the
-// origin chose http/1.1 by ALPN, or its SETTINGS allow no extended CONNECT.
-Coro<std::optional<WebSocket>> ClientSession::ws_over_h2(Url url, const WsOptions& opts,
-                                                          RequestOptions ro) {
-  if (closed()) throw ClientConnectionError("the session is closed");
+// stream counted there while the WebSocket lives), route being one that may
+// speak h2 (ws_connect decided). nullopt: HTTP/1.1 instead, when the origin
+// chose http/1.1 by ALPN, or its SETTINGS allow no extended CONNECT.
+Coro<std::optional<WebSocket>> ClientSession::ws_over_h2(const detail::Route& route,
+                                                         const WsOptions& opts,
+                                                         RequestOptions& ro) {
   const detail::Deadline deadline = detail::start_deadline(ro.timeout.value_or(opts_.timeout));
-  detail::PreparedRequest req = detail::prepare_request("CONNECT", std::move(url), opts_, ro);
+  detail::PreparedRequest req = detail::prepare_request("CONNECT", route.peer, opts_, ro);
   req.auto_decompress = false;
-  const detail::Route route = detail::route_for(req);
-  // Not a connection made only to find it speaks HTTP/1.1: the Upgrade
-  // makes its own.
-  if (!pool_->may_h2(route) || (!opts.http2 && !pool_->has_h2(route))) co_return std::nullopt;
   std::shared_ptr<detail::H2ClientStream> stream;
   Coro<detail::Lease> acquiring = pool_->acquire(route, false, deadline.sock_connect, &stream);
   detail::Lease lease = co_await timeout_at(deadline.for_connect(get_running_loop().time()),
@@ -160,23 +160,35 @@ Coro<std::optional<WebSocket>> ClientSession::ws_over_h2(Url url, const WsOption
   check_agreed(head, opts, setup);
   setup.options = opts;
   auto [reader, writer] = corio::detail::make_streams(
-      detail::H2ClientStream::tunnel(std::move(stream), kTunnelStall), kDefaultStreamLimit);
+      detail::H2ClientStream::tunnel(std::move(stream), kTunnelStall, opts.close_timeout),
+      kDefaultStreamLimit);
   co_return WebSocket(std::move(reader), std::move(writer), std::move(setup));
 }
 
+// Over h2 or not is decided before anything is prepared for it, so that
+// the common case (HTTP/1.1) prepares no CONNECT: ws_connect goes to the
+// origin itself, never through a proxy (neither version does), so its
+// route is the URL's. Unset http2 takes h2 only where the session holds an
+// h2 connection to the origin: not a connection made only to find it
+// speaks HTTP/1.1, since the Upgrade makes its own.
 Coro<WebSocket> ClientSession::ws_connect(std::string url, WsOptions opts) {
-  if (opts.http2.value_or(true)) {
-    std::optional<WebSocket> ws = co_await ws_over_h2(Url::parse(http_url(url)), opts, offer(opts));
+  if (closed()) throw ClientConnectionError("the session is closed");
+  Url u = Url::parse(http_url(std::move(url)));
+  RequestOptions ro = offer(opts);
+  const detail::Route route{u, std::nullopt, {}, false};
+  const bool h2 = opts.http2.value_or(true) && pool_->may_h2(route) &&
+                  (opts.http2.has_value() || pool_->has_h2(route));
+  if (h2) {
+    std::optional<WebSocket> ws = co_await ws_over_h2(route, opts, ro);
     if (ws) co_return std::move(*ws);
   }
   const std::string key = detail::make_ws_key();
-  RequestOptions ro = offer(opts);
   ro.headers.set("Upgrade", "websocket");
   ro.headers.set("Connection", "Upgrade");
   ro.headers.set("Sec-WebSocket-Key", key);
   UpgradedConnection up;
   try {
-    up = co_await upgrade(std::move(url), std::move(ro));
+    up = co_await upgrade_to(std::move(u), std::move(ro));
   } catch (const ClientResponseError& e) {
     throw WSServerHandshakeError(e.status(), std::string("WebSocket handshake: ") + e.what());
   }

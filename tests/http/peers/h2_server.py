@@ -9,7 +9,6 @@ tests (interop/h2_client_interop_test.cpp). Prints "port N" once listening.
   GET /goaway-once   the first time: GOAWAY naming the streams before it as the
                      last processed, then the connection closes; then 200 "answered"
 """
-import socket
 import sys
 import threading
 
@@ -17,6 +16,8 @@ import h2.config
 import h2.connection
 import h2.errors
 import h2.events
+
+from ws_wire import listener
 
 seen = set()
 seen_lock = threading.Lock()
@@ -76,13 +77,9 @@ def serve(sock):
 
 
 def main():
-    listener = socket.socket()
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind(("127.0.0.1", 0))
-    listener.listen()
-    print("port", listener.getsockname()[1], flush=True)
+    sock_listening = listener()
     while True:
-        sock, _ = listener.accept()
+        sock, _ = sock_listening.accept()
         threading.Thread(target=serve, args=(sock,), daemon=True).start()
 
 

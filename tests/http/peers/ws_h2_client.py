@@ -19,7 +19,6 @@ observation, which the test compares.
   deflate   offers permessage-deflate: "extensions <value>", then a message
             compressed both ways: "text <text>"
 """
-import os
 import socket
 import struct
 import sys
@@ -30,46 +29,13 @@ import h2.connection
 import h2.events
 import h2.settings
 
+from ws_wire import frame, parse
+
 TEXT, BINARY, CLOSE, PING, PONG = 1, 2, 8, 9, 10
 
 
 def say(line):
     print(line, flush=True)
-
-
-def frame(opcode, payload, mask=True, rsv1=False):
-    head = bytes([0x80 | (0x40 if rsv1 else 0) | opcode])
-    n = len(payload)
-    bit = 0x80 if mask else 0
-    if n < 126:
-        head += bytes([bit | n])
-    elif n < 65536:
-        head += bytes([bit | 126]) + struct.pack("!H", n)
-    else:
-        head += bytes([bit | 127]) + struct.pack("!Q", n)
-    if not mask:
-        return head + payload
-    key = os.urandom(4)
-    return head + key + bytes(b ^ key[i % 4] for i, b in enumerate(payload))
-
-
-def parse(buf):
-    """The first whole server frame in buf: (fin, rsv1, opcode, payload, rest), or None."""
-    if len(buf) < 2:
-        return None
-    n = buf[1] & 0x7F
-    at = 2
-    if n == 126:
-        if len(buf) < 4:
-            return None
-        n, at = struct.unpack("!H", buf[2:4])[0], 4
-    elif n == 127:
-        if len(buf) < 10:
-            return None
-        n, at = struct.unpack("!Q", buf[2:10])[0], 10
-    if len(buf) < at + n:
-        return None
-    return buf[0] & 0x80, buf[0] & 0x40, buf[0] & 0x0F, buf[at:at + n], buf[at + n:]
 
 
 def closed(got):
