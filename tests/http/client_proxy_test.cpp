@@ -9,6 +9,7 @@
 #include "http/client_support.hpp"
 #include "http/client/proxy.hpp"
 #include "http/server_support.hpp"
+#include "http/ws_support.hpp"
 
 namespace corio_http_test {
 namespace {
@@ -307,6 +308,47 @@ TEST(ClientProxy, RetriesAProxy503ButNeverA407) {
   run_bounded(refused_tries(407, &tries, &thrown));
   EXPECT_EQ(thrown, 407);
   EXPECT_EQ(tries, 1u) << "the same credentials would be refused again";
+}
+
+// A WebSocket through the proxy: the Upgrade in a CONNECT tunnel, ws://
+// too (a proxy forwarding absolute-form requests would not pass it on),
+// the session's proxy headers on the CONNECT only; WsOptions::proxy ""
+// goes direct.
+Coro<void> ws_tunnel_body(ProxyLog* log, std::string* echoed, std::string* direct) {
+  corio_ws_test::EchoServer origin{corio::http::WsOptions{}};
+  co_await origin.server.start("127.0.0.1", 0);
+  corio::Server proxy = co_await start_proxy(log);
+  ClientOptions co;
+  co.proxy = "http://" + at(proxy.port());
+  co.proxy_headers.add("Proxy-Authorization", "Basic dTpw");
+  ClientSession s(co);
+  const std::string url = corio_ws_test::ws_url(origin.server.port());
+  corio::http::WebSocket ws = co_await s.ws_connect(url);
+  co_await ws.send_str("through");
+  std::optional<corio::http::WsMessage> back = co_await ws.receive();
+  *echoed = back ? back->data : "none";
+  co_await ws.close();
+  corio::http::WsOptions none;
+  none.proxy = "";
+  corio::http::WebSocket other = co_await s.ws_connect(url, none);
+  co_await other.send_str("direct");
+  back = co_await other.receive();
+  *direct = back ? back->data : "none";
+  co_await other.close();
+  co_await s.close();
+  proxy.close();
+  co_await origin.server.shutdown(1s);
+}
+
+TEST(ClientProxy, AWebSocketGoesThroughAConnectTunnel) {
+  ProxyLog log;
+  std::string echoed, direct;
+  run_bounded(ws_tunnel_body(&log, &echoed, &direct));
+  EXPECT_EQ(echoed, "through");
+  EXPECT_EQ(direct, "direct");
+  ASSERT_EQ(log.lines.size(), 1u) << "the second WebSocket went direct";
+  EXPECT_TRUE(log.lines[0].starts_with("CONNECT 127.0.0.1:")) << log.lines[0];
+  EXPECT_EQ(log.auth[0], "Basic dTpw");
 }
 
 std::function<const char*(const char*)> env(std::map<std::string, std::string> vars) {

@@ -206,16 +206,15 @@ class ClientSession {
 
   /// A WebSocket to url (ws://, wss://, or http(s)://): over HTTP/1.1 on a
   /// connection of its own, outside the pool and its limits, or as a stream
-  /// of a pooled h2 connection (RFC 8441; WsOptions::http2 says when), never
-  /// through a proxy; either way the session's headers,
-  /// cookies, TLS context (without one, the system's CAs are loaded for each
-  /// such connection: give the session one to share) and head limits; the
-  /// handshake within the session's total timeout. WSServerHandshakeError
+  /// of a pooled h2 connection (RFC 8441; WsOptions::http2 says when), in a
+  /// CONNECT tunnel when the session's proxy (or WsOptions::proxy) applies,
+  /// for ws:// too; either way the session's headers, cookies, TLS context
+  /// and head limits; the handshake within the session's total timeout. WSServerHandshakeError
   /// unless the server switches as RFC 6455 says (websocket.hpp).
   Coro<WebSocket> ws_connect(std::string url, WsOptions opts = {});
   /// The same handshake for any protocol: a GET with opts's headers (which
   /// say "Connection: Upgrade" and "Upgrade: <protocol>") on a connection of
-  /// its own; on a 101 the connection is the caller's, any other answer is
+  /// its own (through a proxy as ws_connect goes); on a 101 the connection is the caller's, any other answer is
   /// ClientResponseError with its status (and the connection is closed).
   Coro<UpgradedConnection> upgrade(std::string url, RequestOptions opts = {});
 
@@ -244,7 +243,7 @@ class ClientSession {
   // ws_connect over an h2 stream (ws_client.cpp); nullopt: go by HTTP/1.1.
   Coro<std::optional<WebSocket>> ws_over_h2(const detail::Route& route, const WsOptions& opts,
                                             RequestOptions& ro);
-  Coro<UpgradedConnection> upgrade_to(Url url, RequestOptions opts);  // upgrade(), its URL parsed
+  Coro<UpgradedConnection> upgrade_to(detail::Route route, RequestOptions opts);  // upgrade(), routed
   ClientResponse respond(detail::Exchange ex, const detail::PreparedRequest& req,
                          const detail::Deadline& deadline, std::vector<Redirect> history);
 

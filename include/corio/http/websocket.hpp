@@ -156,6 +156,11 @@ struct WsOptions {
   /// server that does not say SETTINGS_ENABLE_CONNECT_PROTOCOL = 1 gets the
   /// HTTP/1.1 Upgrade.
   std::optional<bool> http2;
+
+  /// Client only: instead of the session's proxy (ClientOptions::proxy, or
+  /// the environment's with trust_env); "" for none. Through a proxy the
+  /// handshake goes in a CONNECT tunnel, for ws:// as for wss://.
+  std::optional<std::string> proxy;
 };
 
 /// ws_connect's handshake failed: the server answered something other than

@@ -204,29 +204,39 @@ TunnelOptions ConnectionPool::tunnel_options(const Route& route) {
   return topts;
 }
 
-Coro<void> ConnectionPool::connect(const Route& route, Lease& lease,
-                                   std::optional<std::chrono::milliseconds> limit,
-                                   PoolHost* announce) {
+Coro<std::pair<StreamReader, StreamWriter>> ConnectionPool::open(const Route& route,
+                                                                  ConnectOptions direct) {
   const Url& url = route.peer;
-  // The requests that could share this connection if it is h2 wait for it.
-  const Announcing announcing(announce);
   try {
-    std::pair<StreamReader, StreamWriter> streams;
     Coro<std::pair<StreamReader, StreamWriter>> opening =
         route.via ? open_tunnel(*route.via, url.host, url.port, tunnel_options(route))
-                  : open_connection(url.host, url.port, h2_options(route));
-    if (limit) {
-      streams = co_await timeout(*limit, std::move(opening));
-    } else {
-      streams = co_await std::move(opening);
-    }
-    lease.reader = std::move(streams.first);
-    lease.writer = std::move(streams.second);
+                  : open_connection(url.host, url.port, std::move(direct));
+    co_return co_await std::move(opening);
   } catch (const SslError& e) {
     throw ClientSSLError("cannot connect to " + url.origin() + ": " + e.what(), e.code());
   } catch (const std::system_error& e) {
     throw ClientConnectionError("cannot connect to " + url.origin() + ": " + e.what(), e.code());
   }
+}
+
+Coro<std::pair<StreamReader, StreamWriter>> ConnectionPool::open_own(Route route) {
+  co_return co_await open(route, connect_options(route.peer));
+}
+
+Coro<void> ConnectionPool::connect(const Route& route, Lease& lease,
+                                   std::optional<std::chrono::milliseconds> limit,
+                                   PoolHost* announce) {
+  // The requests that could share this connection if it is h2 wait for it.
+  const Announcing announcing(announce);
+  Coro<std::pair<StreamReader, StreamWriter>> opening = open(route, h2_options(route));
+  std::pair<StreamReader, StreamWriter> streams;
+  if (limit) {
+    streams = co_await timeout(*limit, std::move(opening));
+  } else {
+    streams = co_await std::move(opening);
+  }
+  lease.reader = std::move(streams.first);
+  lease.writer = std::move(streams.second);
 }
 
 Coro<Lease> ConnectionPool::acquire(Url url, bool fresh,

@@ -178,6 +178,10 @@ class ConnectionPool : public std::enable_shared_from_this<ConnectionPool> {
   Coro<Lease> acquire(Route route, bool fresh = false,
                       std::optional<std::chrono::milliseconds> sock_connect = {},
                       std::shared_ptr<H2ClientStream>* h2 = nullptr);
+  // A connection of its own, pooled and counted nowhere, for a protocol
+  // that takes it over (an Upgrade): HTTP/1.1, to route.peer, through
+  // route.via's CONNECT tunnel if it has one.
+  Coro<std::pair<StreamReader, StreamWriter>> open_own(Route route);
   // Closes the idle connections; leased ones close when released. Returns
   // the writers closed, for whoever wants to wait for them.
   std::vector<StreamWriter> close();
@@ -205,6 +209,9 @@ class ConnectionPool : public std::enable_shared_from_this<ConnectionPool> {
   void on_expiry();
   void make_room();
   // announce: the host whose h2-able requests wait for this connection.
+  // To route.peer, through route.via's tunnel if any; direct: how a
+  // connection without a proxy connects. ClientConnectionError, ClientSSLError.
+  Coro<std::pair<StreamReader, StreamWriter>> open(const Route& route, ConnectOptions direct);
   Coro<void> connect(const Route& route, Lease& lease,
                      std::optional<std::chrono::milliseconds> limit, PoolHost* announce = nullptr);
   // HTTP/2 (pool_h2.cpp).

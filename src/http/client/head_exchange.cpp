@@ -16,6 +16,12 @@ Coro<HeadExchange> exchange_head(const Url& url, ConnectOptions copts, std::stri
   } catch (const std::system_error& e) {
     throw ClientConnectionError("cannot connect to " + url.origin() + ": " + e.what(), e.code());
   }
+  Coro<HeadExchange> exchange = exchange_head(std::move(streams), std::move(request), limits, url.origin());
+  co_return co_await std::move(exchange);
+}
+
+Coro<HeadExchange> exchange_head(std::pair<StreamReader, StreamWriter> streams, std::string request,
+                                 Limits limits, std::string origin) {
   HeadExchange ex{std::move(streams.first), std::move(streams.second), {}};
   ex.writer.write(request);
   ResponseParser parser(limits);
@@ -26,7 +32,7 @@ Coro<HeadExchange> exchange_head(const Url& url, ConnectOptions copts, std::stri
       co_return ex;
     }
     if (co_await ex.reader.fill_buffer() == 0) {
-      throw ClientConnectionError(url.origin() + " disconnected before its answer's head");
+      throw ClientConnectionError(origin + " disconnected before its answer's head");
     }
   }
 }

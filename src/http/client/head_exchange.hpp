@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 
 #include <corio/coro.hpp>
 #include <corio/http/parser.hpp>
@@ -24,5 +25,9 @@ struct HeadExchange {
 // ClientConnectionError at EOF before it).
 Coro<HeadExchange> exchange_head(const Url& url, ConnectOptions copts, std::string request,
                                  Limits limits);
+// The same on a connection already open to origin (through a proxy's
+// tunnel, say): origin only names it in the error.
+Coro<HeadExchange> exchange_head(std::pair<StreamReader, StreamWriter> streams, std::string request,
+                                 Limits limits, std::string origin);
 
 }  // namespace corio::http::detail

@@ -16,6 +16,7 @@
 #include "http/client/connection_pool.hpp"
 #include "http/client/h2_client.hpp"
 #include "http/client/head_exchange.hpp"
+#include "http/client/proxy.hpp"
 #include "http/ws/ws_handshake.hpp"
 #include "http/ws/ws_session.hpp"
 
@@ -95,24 +96,46 @@ RequestOptions offer(const WsOptions& opts) {
     ro.headers.set("Sec-WebSocket-Protocol", offered);
   }
   if (opts.deflate.enabled) ro.headers.set("Sec-WebSocket-Extensions", detail::offer_deflate(opts.deflate));
+  ro.proxy = opts.proxy;
   return ro;
+}
+
+// An Upgrade goes to the origin itself, in a CONNECT tunnel when a proxy
+// applies, for ws:// too: a proxy that forwards absolute-form requests
+// would not pass the Upgrade on (browsers tunnel ws:// as well).
+detail::Route upgrade_route(Url u, const detail::ProxyConfig* proxies,
+                            const std::optional<std::string>& proxy, const Headers& proxy_headers) {
+  std::optional<Url> via = detail::choose_proxy(proxies, proxy, u);
+  Headers headers = via ? proxy_headers : Headers();
+  return detail::Route{std::move(u), std::move(via), std::move(headers), false};
+}
+
+// The Upgrade's request on a connection of its own, and the answer's head.
+Coro<detail::HeadExchange> upgrade_exchange(detail::ConnectionPool& pool, detail::Route route,
+                                            std::string request, Limits limits) {
+  Coro<std::pair<StreamReader, StreamWriter>> opening = pool.open_own(route);
+  std::pair<StreamReader, StreamWriter> streams = co_await std::move(opening);
+  Coro<detail::HeadExchange> exchange =
+      detail::exchange_head(std::move(streams), std::move(request), limits, route.peer.origin());
+  co_return co_await std::move(exchange);
 }
 
 }  // namespace
 
 Coro<UpgradedConnection> ClientSession::upgrade(std::string url, RequestOptions opts) {
-  Url u = Url::parse(http_url(std::move(url)));
-  co_return co_await upgrade_to(std::move(u), std::move(opts));
+  detail::Route route =
+      upgrade_route(Url::parse(http_url(std::move(url))), proxies_.get(), opts.proxy, opts_.proxy_headers);
+  Coro<UpgradedConnection> upgrading = upgrade_to(std::move(route), std::move(opts));
+  co_return co_await std::move(upgrading);
 }
 
-Coro<UpgradedConnection> ClientSession::upgrade_to(Url u, RequestOptions opts) {
+Coro<UpgradedConnection> ClientSession::upgrade_to(detail::Route route, RequestOptions opts) {
   if (closed()) throw ClientConnectionError("the session is closed");
+  const Url& u = route.peer;
   detail::PreparedRequest req = detail::prepare_request("GET", u, opts_, opts);
   req.auto_decompress = false;
-  ConnectOptions copts;
-  if (u.is_https()) copts.ssl = opts_.ssl ? *opts_.ssl : SslContext::client();
-  Coro<detail::HeadExchange> exchange = detail::exchange_head(
-      u, std::move(copts), detail::serialize_request(req, jar_.filter_cookies(u)), opts_.limits);
+  std::string request = detail::serialize_request(req, jar_.filter_cookies(u));
+  Coro<detail::HeadExchange> exchange = upgrade_exchange(*pool_, route, std::move(request), opts_.limits);
   // The handshake within the total timeout; the new protocol's life has none.
   const std::optional<std::chrono::milliseconds> total = opts.timeout.value_or(opts_.timeout).total;
   detail::HeadExchange hs;
@@ -166,16 +189,17 @@ Coro<std::optional<WebSocket>> ClientSession::ws_over_h2(const detail::Route& ro
 }
 
 // Over h2 or not is decided before anything is prepared for it, so that
-// the common case (HTTP/1.1) prepares no CONNECT: ws_connect goes to the
-// origin itself, never through a proxy (neither version does), so its
-// route is the URL's. Unset http2 takes h2 only where the session holds an
+// the common case (HTTP/1.1) prepares no CONNECT. The route is the
+// origin's, in a tunnel through the proxy if one applies, on either
+// version (an h2 connection through that tunnel is one of the pool's
+// like any other). Unset http2 takes h2 only where the session holds an
 // h2 connection to the origin: not a connection made only to find it
 // speaks HTTP/1.1, since the Upgrade makes its own.
 Coro<WebSocket> ClientSession::ws_connect(std::string url, WsOptions opts) {
   if (closed()) throw ClientConnectionError("the session is closed");
-  Url u = Url::parse(http_url(std::move(url)));
   RequestOptions ro = offer(opts);
-  const detail::Route route{u, std::nullopt, {}, false};
+  detail::Route route =
+      upgrade_route(Url::parse(http_url(std::move(url))), proxies_.get(), ro.proxy, opts_.proxy_headers);
   const bool h2 = opts.http2.value_or(true) && pool_->may_h2(route) &&
                   (opts.http2.has_value() || pool_->has_h2(route));
   if (h2) {
@@ -188,7 +212,8 @@ Coro<WebSocket> ClientSession::ws_connect(std::string url, WsOptions opts) {
   ro.headers.set("Sec-WebSocket-Key", key);
   UpgradedConnection up;
   try {
-    up = co_await upgrade_to(std::move(u), std::move(ro));
+    Coro<UpgradedConnection> upgrading = upgrade_to(std::move(route), std::move(ro));
+    up = co_await std::move(upgrading);
   } catch (const ClientResponseError& e) {
     throw WSServerHandshakeError(e.status(), std::string("WebSocket handshake: ") + e.what());
   }
