@@ -18,6 +18,11 @@ namespace {
 constexpr std::size_t kWriteChunk = 64 * 1024;
 // What the goodbye reads (and drops) at a time.
 constexpr std::size_t kDropChunk = 4 * 1024;
+// A record's plaintext at most (OpenSSL's default max_send_fragment), and
+// what encrypting adds to it at most: the header, and the explicit IV, MAC
+// or tag, padding and content type of any cipher suite.
+constexpr std::size_t kRecordPlaintext = SSL3_RT_MAX_PLAIN_LENGTH;
+constexpr std::size_t kRecordOverhead = SSL3_RT_HEADER_LENGTH + SSL3_RT_MAX_ENCRYPTED_OVERHEAD;
 
 }  // namespace
 
@@ -154,8 +159,18 @@ bool takes_plaintext(TlsSession& s) {
   return false;
 }
 
+// OpenSSL hands `out` one record at a time; appended so, the records of a
+// 64 KiB write grew it twice, copying what it held each time (16 KiB, then
+// 48 KiB: as many bytes again as were written). Room for all of them first.
+// kick_output() gives the room back if nothing was written into it.
+void make_room_for_records(ByteBuffer& out, std::size_t plaintext) {
+  const std::size_t records = (plaintext + kRecordPlaintext - 1) / kRecordPlaintext;
+  out.prepare(plaintext + records * kRecordOverhead);
+}
+
 std::size_t encrypt(TlsSession& s, std::string_view data) {
   if (data.empty()) return 0;  // SSL_write refuses 0 bytes
+  make_room_for_records(s.wire.out, data.size());
   std::size_t n = 0;
   s.clear_errors();
   s.rested = false;
@@ -201,6 +216,8 @@ std::size_t TlsTransport::try_writev(std::span<const std::string_view> pieces) {
 }
 
 Coro<void> TlsTransport::wait_writable() { return wait_drained(s_); }
+
+std::size_t TlsTransport::unsent() const noexcept { return s_->wire.out.size(); }
 
 void TlsTransport::shutdown_write() {
   s_->send_close_notify();
