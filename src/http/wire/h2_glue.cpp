@@ -58,6 +58,8 @@ void H2Output::copy(std::string_view bytes) {
   size_ += bytes.size();
 }
 
+bool H2Output::full() const noexcept { return size_ >= kH2WriteHigh; }
+
 bool H2Output::refer(std::string_view bytes) {
   if (bytes.size() < kH2Refer) {
     copy(bytes);
@@ -145,8 +147,10 @@ int send_h2_pass(nghttp2_session* session, StreamWriter& w, H2Output& out, std::
       return -1;
     }
     if (n == 0) {
+      const bool paused = out.full();  // see H2Output::full(): more may follow
       out.flush(w);
-      return 1;
+      if (!paused) return 1;
+      continue;
     }
     const std::string_view frame(reinterpret_cast<const char*>(data), static_cast<std::size_t>(n));
     if (frame.size() < kH2Gather) {

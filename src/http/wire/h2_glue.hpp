@@ -53,6 +53,12 @@ class H2Output {
   // where a 64 KiB piece read ahead per answer held 100 of them at `-c100`.
   std::string_view pread(int fd, std::uint64_t offset, std::size_t n);
   std::size_t size() const noexcept { return size_; }
+  // As much as a pass takes (kH2WriteHigh). nghttp2 sends the DATA frames
+  // of NGHTTP2_DATA_FLAG_NO_COPY one after another within one mem_send,
+  // stream after stream, as far as the windows allow: a send_data_callback
+  // returns NGHTTP2_ERR_PAUSE once the pass is full, so that it ends there
+  // (send_h2_pass goes on after such a pause while its bound allows).
+  bool full() const noexcept;
   // Passes ended (flushed or dropped): bytes referred to in an earlier pass
   // are free to move.
   std::uint64_t passes() const noexcept { return passes_; }
