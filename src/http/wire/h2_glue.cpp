@@ -58,8 +58,6 @@ void H2Output::copy(std::string_view bytes) {
   size_ += bytes.size();
 }
 
-bool H2Output::full() const noexcept { return size_ >= kH2WriteHigh; }
-
 bool H2Output::refer(std::string_view bytes) {
   if (bytes.size() < kH2Refer) {
     copy(bytes);

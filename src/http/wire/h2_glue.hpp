@@ -32,6 +32,11 @@ using H2Option = std::unique_ptr<nghttp2_option, H2OptionDeleter>;
 H2Callbacks new_h2_callbacks();
 H2Option new_h2_option();
 
+// A pass's bytes at most, over TLS: what one TLS write takes (a chunk and a
+// record, tls_transport.cpp); the rest of a larger pass would be copied into
+// the writer's buffer.
+inline constexpr std::size_t kH2PassBytes = 64 * 1024;
+
 // What one pass of send_h2_frames hands the writer at once, in one
 // writelines(): nghttp2's frames copied together, and the payloads of DATA
 // frames sent with NGHTTP2_DATA_FLAG_NO_COPY (the server's answers) referred
@@ -53,12 +58,15 @@ class H2Output {
   // where a 64 KiB piece read ahead per answer held 100 of them at `-c100`.
   std::string_view pread(int fd, std::uint64_t offset, std::size_t n);
   std::size_t size() const noexcept { return size_; }
-  // As much as a pass takes (kH2WriteHigh). nghttp2 sends the DATA frames
+  // As much as a pass takes (kH2PassBytes). nghttp2 sends the DATA frames
   // of NGHTTP2_DATA_FLAG_NO_COPY one after another within one mem_send,
   // stream after stream, as far as the windows allow: a send_data_callback
   // returns NGHTTP2_ERR_PAUSE once the pass is full, so that it ends there
   // (send_h2_pass goes on after such a pause while its bound allows).
-  bool full() const noexcept;
+  // Over a plain socket a pass may hold more (set_pass_bytes): its payloads
+  // go out by one gathered send, not a copy, and fewer sends cost less.
+  bool full() const noexcept { return size_ >= pass_bytes_; }
+  void set_pass_bytes(std::size_t n) noexcept { pass_bytes_ = n; }
   // Passes ended (flushed or dropped): bytes referred to in an earlier pass
   // are free to move.
   std::uint64_t passes() const noexcept { return passes_; }
@@ -79,6 +87,7 @@ class H2Output {
   std::size_t read_used_ = 0;
   std::size_t size_ = 0;
   std::uint64_t passes_ = 0;
+  std::size_t pass_bytes_ = kH2PassBytes;
 };
 
 // Frames go to w until its buffer holds kH2WriteHigh bytes, then wait for
