@@ -12,10 +12,7 @@
 namespace corio_http_test {
 namespace {
 
-using corio::http::ClientOptions;
-using corio::http::ClientResponse;
-using corio::http::ClientSession;
-using corio::http::HttpVersion;
+namespace client = corio::http;
 
 // Bytes whose every offset is told apart from its neighbours' and not
 // periodic in a frame's or a record's size.
@@ -30,9 +27,9 @@ constexpr std::size_t kBodyBytes = 200'000;
 
 Coro<Response> generated(Request&) { co_return Response::text(numbered(kBodyBytes, 7)); }
 
-Coro<std::string> fetch(ClientSession& session, std::string url) {
-  ClientResponse r = co_await session.get(std::move(url));
-  EXPECT_EQ(r.version(), (HttpVersion{2, 0}));
+Coro<std::string> fetch(client::ClientSession& session, std::string url) {
+  client::ClientResponse r = co_await session.get(std::move(url));
+  EXPECT_EQ(r.version(), (client::HttpVersion{2, 0}));
   co_return co_await r.read();
 }
 
@@ -44,9 +41,9 @@ Coro<void> large_answers_body(const TempDir* dir) {
   server.add_static("/files", dir->path().string());
   server.get("/generated", generated);
   co_await server.start("127.0.0.1", 0);
-  ClientOptions o;
+  client::ClientOptions o;
   o.ssl = corio_net_test::trusting_client();
-  ClientSession session(o);
+  client::ClientSession session(o);
   const std::string base = "https://localhost:" + std::to_string(server.port());
   std::vector<Coro<std::string>> all;
   for (int i = 0; i < 8; ++i) {
