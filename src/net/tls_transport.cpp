@@ -192,13 +192,15 @@ std::size_t TlsTransport::try_write(std::string_view data) {
 // socket keeps up. Copying plaintext costs little beside encrypting it; it
 // goes into a block of the thread's BufferPool, not a fresh string (80 KiB
 // malloc'ed and freed per pass, faulted in again each time). Up to a chunk
-// and a record: an HTTP/2 pass (64 KiB of frames and their headers) goes
-// whole, not as a chunk and a small tail left to the pump.
+// and two records: an HTTP/2 pass (it ends past 64 KiB, by up to a frame of
+// 16 KiB and its 9-byte header: h2_glue.hpp's kH2PassBytes) goes whole, not
+// as a chunk and a small tail left to the writer's buffer. The block is one
+// of 128 KiB either way.
 std::size_t TlsTransport::try_writev(std::span<const std::string_view> pieces) {
   if (pieces.size() == 1) return try_write(pieces.front());
   TlsSession& s = *s_;
   if (!takes_plaintext(s)) return 0;
-  constexpr std::size_t kGathered = kWriteChunk + 16 * 1024;
+  constexpr std::size_t kGathered = kWriteChunk + 32 * 1024;
   std::size_t total = 0;
   for (const std::string_view piece : pieces) total += piece.size();
   const std::size_t want = std::min(total, kGathered);

@@ -126,9 +126,8 @@ namespace {
 // Whether a pass goes on taking frames from nghttp2. Not past `bound`; and a
 // bounded pass with nothing gathered yet (starting, or just flushed) stops
 // while the transport has bytes the socket did not take (TLS's records):
-// the next flush would be refused and copied into the writer's buffer, then
-// taken from there later (at 64 KiB over TLS with epoll: a copy of half the
-// answers' bytes, into blocks faulted in afresh: perf).
+// the next flush would be refused, copied into the writer's buffer, and
+// taken from there later.
 bool pass_goes_on(const StreamWriter& w, const H2Output& out, std::size_t bound) {
   if (w.get_write_buffer_size() + out.size() >= bound) return false;
   return out.size() > 0 || bound == SIZE_MAX || w.is_flushed();

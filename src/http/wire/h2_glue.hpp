@@ -32,9 +32,9 @@ using H2Option = std::unique_ptr<nghttp2_option, H2OptionDeleter>;
 H2Callbacks new_h2_callbacks();
 H2Option new_h2_option();
 
-// A pass's bytes at most, over TLS: what one TLS write takes (a chunk and a
-// record, tls_transport.cpp); the rest of a larger pass would be copied into
-// the writer's buffer.
+// Where a pass over TLS ends (H2Output::full()): past it by a frame at most,
+// it is still what one TLS write takes (tls_transport.cpp's try_writev); the
+// rest of a larger pass would be copied into the writer's buffer.
 inline constexpr std::size_t kH2PassBytes = 64 * 1024;
 
 // What one pass of send_h2_frames hands the writer at once, in one
