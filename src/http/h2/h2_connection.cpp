@@ -13,15 +13,6 @@
 
 namespace corio::http::detail {
 
-namespace {
-
-// h2c: 64 KiB answers at -c10 -m10 cost 10% more CPU in passes of 64 KiB
-// than in whole ones (a sendmsg per pass); 256 KiB is what the pieces'
-// buffers (H2Output::pread) keep spare per thread.
-constexpr std::size_t kH2PlainPassBytes = 256 * 1024;
-
-}  // namespace
-
 void H2Connection::start(LoopServer& server, StreamReader reader, StreamWriter writer,
                          corio::detail::ServerSlot slot) {
   auto c = std::make_unique<H2Connection>(server, std::move(reader), std::move(writer),
@@ -39,7 +30,7 @@ H2Connection::H2Connection(LoopServer& server, StreamReader reader, StreamWriter
       writer_(std::move(writer)),
       session_(new_server_session(*this, server.shared().options)),
       guard_(server.shared().options, get_running_loop().time()) {
-  if (!server.shared().options.ssl) output_.set_pass_bytes(kH2PlainPassBytes);
+  if (server.shared().options.ssl) output_.set_over_tls();
 }
 
 H2Connection::~H2Connection() {

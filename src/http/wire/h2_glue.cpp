@@ -123,14 +123,14 @@ std::string_view H2Output::pread(int fd, std::uint64_t offset, std::size_t n) {
 
 namespace {
 
-// Whether a pass goes on taking frames from nghttp2. Not past `bound`; and a
-// bounded pass with nothing gathered yet (starting, or just flushed) stops
-// while the transport has bytes the socket did not take (TLS's records):
-// the next flush would be refused, copied into the writer's buffer, and
-// taken from there later.
+// Whether a pass goes on taking frames from nghttp2. Not past `bound`; and
+// over TLS, a bounded pass with nothing gathered yet (starting, or just
+// flushed) stops while TLS holds records the socket did not take: the next
+// flush would be refused, copied into the writer's buffer, and taken from
+// there later.
 bool pass_goes_on(const StreamWriter& w, const H2Output& out, std::size_t bound) {
   if (w.get_write_buffer_size() + out.size() >= bound) return false;
-  return out.size() > 0 || bound == SIZE_MAX || w.is_flushed();
+  return !out.over_tls() || out.size() > 0 || bound == SIZE_MAX || w.is_flushed();
 }
 
 }  // namespace
