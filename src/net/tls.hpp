@@ -94,6 +94,11 @@ class TlsTransport final : public Transport {
   std::size_t try_write(std::string_view data) override;
   std::size_t try_writev(std::span<const std::string_view> pieces) override;
   Coro<void> wait_writable() override;
+  // Ciphertext not yet handed to the inner transport (the socket was full):
+  // what wait_writable() waits for. A writer above (HTTP/2's passes) sees
+  // from it that the socket is behind, before its next write would be
+  // refused and copied into its buffer.
+  std::size_t unsent() const noexcept override;
   void shutdown_write() override;
   void close() noexcept override;
   Coro<void> goodbye() override;

@@ -115,6 +115,7 @@ Coro<void> pump_output(Ref<TlsSession> ref) {
 void TlsSession::kick_output() {
   ByteBuffer& out = wire.out;
   if (out_error) out.clear();  // nothing more can go
+  out.trim();                  // room made for records that did not come
   if (pumping || out.empty()) return;
   try {
     out.consume(inner->try_write(out.view()));

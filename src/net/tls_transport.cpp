@@ -18,6 +18,11 @@ namespace {
 constexpr std::size_t kWriteChunk = 64 * 1024;
 // What the goodbye reads (and drops) at a time.
 constexpr std::size_t kDropChunk = 4 * 1024;
+// A record's plaintext at most (OpenSSL's default max_send_fragment), and
+// what encrypting adds to it at most: the header, and the explicit IV, MAC
+// or tag, padding and content type of any cipher suite.
+constexpr std::size_t kRecordPlaintext = SSL3_RT_MAX_PLAIN_LENGTH;
+constexpr std::size_t kRecordOverhead = SSL3_RT_HEADER_LENGTH + SSL3_RT_MAX_ENCRYPTED_OVERHEAD;
 
 }  // namespace
 
@@ -154,8 +159,18 @@ bool takes_plaintext(TlsSession& s) {
   return false;
 }
 
+// OpenSSL hands `out` one record at a time; appended so, the records of a
+// 64 KiB write grew it twice, copying what it held each time (16 KiB, then
+// 48 KiB: as many bytes again as were written). Room for all of them first.
+// kick_output() gives the room back if nothing was written into it.
+void make_room_for_records(ByteBuffer& out, std::size_t plaintext) {
+  const std::size_t records = (plaintext + kRecordPlaintext - 1) / kRecordPlaintext;
+  out.prepare(plaintext + records * kRecordOverhead);
+}
+
 std::size_t encrypt(TlsSession& s, std::string_view data) {
   if (data.empty()) return 0;  // SSL_write refuses 0 bytes
+  make_room_for_records(s.wire.out, data.size());
   std::size_t n = 0;
   s.clear_errors();
   s.rested = false;
@@ -177,13 +192,15 @@ std::size_t TlsTransport::try_write(std::string_view data) {
 // socket keeps up. Copying plaintext costs little beside encrypting it; it
 // goes into a block of the thread's BufferPool, not a fresh string (80 KiB
 // malloc'ed and freed per pass, faulted in again each time). Up to a chunk
-// and a record: an HTTP/2 pass (64 KiB of frames and their headers) goes
-// whole, not as a chunk and a small tail left to the pump.
+// and two records: an HTTP/2 pass (it ends past 64 KiB, by up to a frame of
+// 16 KiB and its 9-byte header: h2_glue.hpp's kH2PassBytes) goes whole, not
+// as a chunk and a small tail left to the writer's buffer. The block is one
+// of 128 KiB either way.
 std::size_t TlsTransport::try_writev(std::span<const std::string_view> pieces) {
   if (pieces.size() == 1) return try_write(pieces.front());
   TlsSession& s = *s_;
   if (!takes_plaintext(s)) return 0;
-  constexpr std::size_t kGathered = kWriteChunk + 16 * 1024;
+  constexpr std::size_t kGathered = kWriteChunk + 32 * 1024;
   std::size_t total = 0;
   for (const std::string_view piece : pieces) total += piece.size();
   const std::size_t want = std::min(total, kGathered);
@@ -201,6 +218,8 @@ std::size_t TlsTransport::try_writev(std::span<const std::string_view> pieces) {
 }
 
 Coro<void> TlsTransport::wait_writable() { return wait_drained(s_); }
+
+std::size_t TlsTransport::unsent() const noexcept { return s_->wire.out.size(); }
 
 void TlsTransport::shutdown_write() {
   s_->send_close_notify();

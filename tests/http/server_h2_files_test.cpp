@@ -2,6 +2,7 @@
 // window lets them go (H2Output::pread), so how a file's answer ends, and
 // what a file that changes under it does, are seen on the wire here.
 #include <filesystem>
+#include <map>
 
 #include "http/client_support.hpp"
 #include "http/h2_frames.hpp"
@@ -103,6 +104,42 @@ Coro<void> shrinking_body(const corio_testing::TempDir* dir) {
 TEST(ServerH2Files, FileCutShortResetsTheStream) {
   corio_testing::TempDir dir;
   run_bounded(shrinking_body(&dir), 10s);
+}
+
+// Windows wide open for ten answers of 200 KB at once: nghttp2 could give
+// all their DATA in one mem_send, and the server pauses it each time a
+// pass is full (H2Output::full()). Every stream's bytes still arrive whole,
+// in order, each answer ended by its last frame.
+Coro<void> wide_windows_body(const corio_testing::TempDir* dir) {
+  write_file(dir->path() / "f.bin", counting(200'000));
+  Server server(quiet());
+  server.add_static("/files", dir->path().string());
+  co_await server.start("127.0.0.1", 0);
+  RawClient c = co_await connect(server.port());
+  constexpr std::uint32_t kStreams = 10;
+  std::string requests = std::string(h2::kPreface) +
+                         h2::settings({{NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, 1u << 30}}) +
+                         h2::window_update(0, (1u << 30) - 65'535);
+  for (std::uint32_t i = 0; i < kStreams; ++i) requests += h2::get(2 * i + 1, "/files/f.bin");
+  c.writer.write(requests);
+  std::map<std::uint32_t, std::string> bodies;
+  std::size_t ended = 0;
+  while (ended < kStreams) {
+    std::optional<h2::Frame> f = co_await h2::read_frame(c.reader);
+    CO_ASSERT(f.has_value());
+    if (f->type != h2::kData) continue;
+    bodies[f->stream] += f->payload;
+    if ((f->flags & h2::kEndStream) != 0) ++ended;
+  }
+  EXPECT_EQ(bodies.size(), kStreams);
+  for (const auto& [id, body] : bodies) EXPECT_TRUE(body == counting(200'000)) << "stream " << id;
+  c.writer.close();
+  server.close();
+}
+
+TEST(ServerH2Files, WideWindowsManyAnswersArriveWhole) {
+  corio_testing::TempDir dir;
+  run_bounded(wide_windows_body(&dir), 10s);
 }
 
 }  // namespace

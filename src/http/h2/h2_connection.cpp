@@ -29,7 +29,9 @@ H2Connection::H2Connection(LoopServer& server, StreamReader reader, StreamWriter
       reader_(std::move(reader)),
       writer_(std::move(writer)),
       session_(new_server_session(*this, server.shared().options)),
-      guard_(server.shared().options, get_running_loop().time()) {}
+      guard_(server.shared().options, get_running_loop().time()) {
+  if (server.shared().options.ssl) output_.set_over_tls();
+}
 
 H2Connection::~H2Connection() {
   stop_timers();     // their callbacks hold this

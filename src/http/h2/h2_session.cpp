@@ -110,14 +110,18 @@ ssize_t read_body(nghttp2_session*, std::int32_t, std::uint8_t*, std::size_t len
 // read_body's frame (NGHTTP2_DATA_FLAG_NO_COPY). The server sets no padding
 // callback, so nghttp2 pads nothing.
 int send_body(nghttp2_session*, nghttp2_frame* frame, const std::uint8_t* framehd, std::size_t length,
-              nghttp2_data_source* source, void*) {
+              nghttp2_data_source* source, void* user_data) {
   if (frame->data.padlen > 0) return NGHTTP2_ERR_CALLBACK_FAILURE;
   try {
     static_cast<H2Stream*>(source->ptr)->send_out(view(framehd, kFrameHeader), length);
   } catch (...) {
     return NGHTTP2_ERR_CALLBACK_FAILURE;
   }
-  return 0;
+  // A full pass ends here (H2Output::full()): without the pause, one
+  // mem_send gave every stream's DATA as far as the windows allowed
+  // (640 KiB at h2load -c10 -m10 for 64 KiB answers), which the writer's
+  // buffer then took as a copy beyond what the socket took.
+  return conn(user_data).output().full() ? NGHTTP2_ERR_PAUSE : 0;
 }
 
 // Read-only once made: shared by every loop's thread.

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <new>
 #include <string>
 #include <string_view>
@@ -120,8 +121,22 @@ std::string_view H2Output::pread(int fd, std::uint64_t offset, std::size_t n) {
   return {at, static_cast<std::size_t>(got)};
 }
 
+namespace {
+
+// Whether a pass goes on taking frames from nghttp2. Not past `bound`; and
+// over TLS, a bounded pass with nothing gathered yet (starting, or just
+// flushed) stops while TLS holds records the socket did not take: the next
+// flush would be refused, copied into the writer's buffer, and taken from
+// there later.
+bool pass_goes_on(const StreamWriter& w, const H2Output& out, std::size_t bound) {
+  if (w.get_write_buffer_size() + out.size() >= bound) return false;
+  return !out.over_tls() || out.size() > 0 || bound == SIZE_MAX || w.is_flushed();
+}
+
+}  // namespace
+
 int send_h2_pass(nghttp2_session* session, StreamWriter& w, H2Output& out, std::size_t bound) {
-  while (w.get_write_buffer_size() + out.size() < bound) {
+  while (pass_goes_on(w, out, bound)) {
     const std::uint8_t* data = nullptr;
     const ssize_t n = nghttp2_session_mem_send(session, &data);
     if (n < 0 || w.is_closing()) {
@@ -129,8 +144,10 @@ int send_h2_pass(nghttp2_session* session, StreamWriter& w, H2Output& out, std::
       return -1;
     }
     if (n == 0) {
+      const bool paused = out.full();  // see H2Output::full(): more may follow
       out.flush(w);
-      return 1;
+      if (!paused) return 1;
+      continue;
     }
     const std::string_view frame(reinterpret_cast<const char*>(data), static_cast<std::size_t>(n));
     if (frame.size() < kH2Gather) {
@@ -152,12 +169,18 @@ Coro<bool> send_h2_frames(nghttp2_session* session, StreamWriter& w, H2Output& o
       out.release();  // idle, or ending: no buffer kept
       co_return pass > 0;
     }
+    if (w.is_flushed() && !w.is_closing()) continue;  // the socket took it all
+    // Above its high-water mark: drain() waits until the buffer is down to
+    // the low one. Else, the transport held some back (pass_goes_on), or
+    // the buffer is on its way: wait until that is out.
+    const bool above = w.get_write_buffer_size() > w.get_write_buffer_limits().second;
+    Coro<void> room = above ? w.drain() : w.wait_writable();
     if (!send_timeout) {
-      co_await w.drain();
+      co_await std::move(room);
       continue;
     }
     try {
-      co_await wait_for(w.drain(), *send_timeout);
+      co_await wait_for(std::move(room), *send_timeout);
     } catch (const TimeoutError&) {
       w.abort();  // a peer that does not read: as HTTP/1.1's send_timeout
       co_return false;

@@ -32,6 +32,16 @@ using H2Option = std::unique_ptr<nghttp2_option, H2OptionDeleter>;
 H2Callbacks new_h2_callbacks();
 H2Option new_h2_option();
 
+// Where a pass over TLS ends (H2Output::full()): past it by a frame at most,
+// it is still what one TLS write takes (tls_transport.cpp's try_writev); the
+// rest of a larger pass would be copied into the writer's buffer.
+inline constexpr std::size_t kH2PassBytes = 64 * 1024;
+// Over a plain socket a pass may hold more: its payloads go out by one
+// gathered send, not a copy, and fewer sends cost less (h2c 64 KiB answers
+// at -c10 -m10: 10% more CPU in passes of 64 KiB). 256 KiB is what the
+// pieces' spare buffers (H2Output::pread) hold per thread.
+inline constexpr std::size_t kH2PlainPassBytes = 256 * 1024;
+
 // What one pass of send_h2_frames hands the writer at once, in one
 // writelines(): nghttp2's frames copied together, and the payloads of DATA
 // frames sent with NGHTTP2_DATA_FLAG_NO_COPY (the server's answers) referred
@@ -53,6 +63,21 @@ class H2Output {
   // where a 64 KiB piece read ahead per answer held 100 of them at `-c100`.
   std::string_view pread(int fd, std::uint64_t offset, std::size_t n);
   std::size_t size() const noexcept { return size_; }
+  // As much as a pass takes (set_over_tls()). nghttp2 sends the DATA frames
+  // of NGHTTP2_DATA_FLAG_NO_COPY one after another within one mem_send,
+  // stream after stream, as far as the windows allow: a send_data_callback
+  // returns NGHTTP2_ERR_PAUSE once the pass is full, so that it ends there
+  // (send_h2_pass goes on after such a pause while its bound allows).
+  bool full() const noexcept { return size_ >= pass_bytes_; }
+  // Over TLS: passes end at kH2PassBytes (else kH2PlainPassBytes), and a
+  // pass waits while TLS holds records the socket did not take
+  // (send_h2_pass). Not over a plain socket, whose only such bytes are
+  // io_uring's send queue, which batches a loop's sends on purpose.
+  void set_over_tls() noexcept {
+    pass_bytes_ = kH2PassBytes;
+    over_tls_ = true;
+  }
+  bool over_tls() const noexcept { return over_tls_; }
   // Passes ended (flushed or dropped): bytes referred to in an earlier pass
   // are free to move.
   std::uint64_t passes() const noexcept { return passes_; }
@@ -73,6 +98,8 @@ class H2Output {
   std::size_t read_used_ = 0;
   std::size_t size_ = 0;
   std::uint64_t passes_ = 0;
+  std::size_t pass_bytes_ = kH2PlainPassBytes;
+  bool over_tls_ = false;
 };
 
 // Frames go to w until its buffer holds kH2WriteHigh bytes, then wait for

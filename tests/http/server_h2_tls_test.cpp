@@ -1,0 +1,69 @@
+// HTTP/2 over TLS on the server's writer path: many streams' large answers
+// (files read as they go, bodies from handlers) are gathered into passes
+// of frames, each encrypted as one write; the bytes must arrive whole and
+// in order on every stream.
+#include <corio/gather.hpp>
+#include <corio/http/client.hpp>
+
+#include "http/client_support.hpp"
+#include "http/server_support.hpp"
+#include "net/tls_support.hpp"
+
+namespace corio_http_test {
+namespace {
+
+namespace client = corio::http;
+
+// Bytes whose every offset is told apart from its neighbours' and not
+// periodic in a frame's or a record's size.
+std::string numbered(std::size_t n, std::size_t seed) {
+  std::string s(n, '\0');
+  for (std::size_t i = 0; i < n; ++i) s[i] = static_cast<char>((i * 7919 + i / 251 + seed) & 0xff);
+  return s;
+}
+
+constexpr std::size_t kFileBytes = 300'000;
+constexpr std::size_t kBodyBytes = 200'000;
+
+Coro<Response> generated(Request&) { co_return Response::text(numbered(kBodyBytes, 7)); }
+
+Coro<std::string> fetch(client::ClientSession& session, std::string url) {
+  client::ClientResponse r = co_await session.get(std::move(url));
+  EXPECT_EQ(r.version(), (client::HttpVersion{2, 0}));
+  co_return co_await r.read();
+}
+
+Coro<void> large_answers_body(const TempDir* dir) {
+  write_file(dir->path() / "big.bin", numbered(kFileBytes, 3));
+  ServerOptions so = quiet();
+  so.ssl = corio_net_test::test_server();
+  Server server(so);
+  server.add_static("/files", dir->path().string());
+  server.get("/generated", generated);
+  co_await server.start("127.0.0.1", 0);
+  client::ClientOptions o;
+  o.ssl = corio_net_test::trusting_client();
+  client::ClientSession session(o);
+  const std::string base = "https://localhost:" + std::to_string(server.port());
+  std::vector<Coro<std::string>> all;
+  for (int i = 0; i < 8; ++i) {
+    all.push_back(fetch(session, base + "/files/big.bin"));
+    all.push_back(fetch(session, base + "/generated"));
+  }
+  const std::vector<std::string> bodies = co_await corio::gather(std::move(all));
+  for (std::size_t i = 0; i < bodies.size(); ++i) {
+    EXPECT_TRUE(bodies[i] == (i % 2 == 0 ? numbered(kFileBytes, 3) : numbered(kBodyBytes, 7)))
+        << "answer " << i << ": " << bodies[i].size() << " bytes";
+  }
+  EXPECT_EQ(session.open_connections(), 1u);
+  co_await session.close();
+  server.close();
+}
+
+TEST(ServerH2Tls, ManyStreamsLargeAnswersArriveWhole) {
+  TempDir dir;
+  run_bounded(large_answers_body(&dir), 30s);
+}
+
+}  // namespace
+}  // namespace corio_http_test
