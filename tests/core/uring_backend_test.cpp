@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/backend/io_uring/uring_impl.hpp"
 #include "uring_test_support.hpp"
 
 namespace {

@@ -14,11 +14,10 @@
 /// beats hashing, and the order the peer sent is kept for proxies and logs.
 ///
 /// A small block's storage outlives it: a Headers destroyed with a few
-/// fields leaves its vector and its fields' heap strings to the next
-/// Headers of its thread (add(), add_copy()), so that a server's answers,
-/// made and dropped per request, allocate nothing on the steady state. At
-/// most a few KiB per thread are kept; what one block held is never seen by
-/// the next (its strings are assigned anew).
+/// fields leaves its vector and its values' heap strings, emptied, to the
+/// next Headers of its thread (add(), add_copy()), so that a server's
+/// answers, made and dropped per request, allocate nothing on the steady
+/// state. At most 12 KiB a thread are kept, and no field's bytes.
 #pragma once
 
 #include <cstddef>
@@ -47,7 +46,9 @@ struct Header {
 class Headers {
  public:
   Headers() = default;  ///< no fields
-  ~Headers();  ///< its storage goes to the thread's spares (see above)
+  ~Headers() {  ///< its storage goes to the thread's spares (see above)
+    if (fields_.capacity() != 0) keep_storage();
+  }
   Headers(const Headers&) = default;  ///< copies every field
   Headers(Headers&&) noexcept = default;  ///< takes every field; other is left empty
   Headers& operator=(const Headers&) = default;  ///< copies every field
@@ -85,6 +86,8 @@ class Headers {
   const Header& operator[](std::size_t i) const noexcept { return fields_[i]; }  ///< the i-th field
 
  private:
+  void keep_storage() noexcept;
+
   std::vector<Header> fields_;
 };
 
