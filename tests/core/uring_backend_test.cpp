@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/backend/io_uring/uring_impl.hpp"
 #include "uring_test_support.hpp"
 
 namespace {
@@ -36,6 +37,27 @@ TEST_F(UringBackend, ReceivesSendsAndSeesEof) {
   EXPECT_EQ(b().try_recv(p.a, buf, true), 0);
   EXPECT_EQ(b().try_recv(p.a, buf, true), 0) << "EOF is sticky";
   b().detach(p.a);
+}
+
+// A stream's fd is a registered file while attached (its receives and
+// sends go with IOSQE_FIXED_FILE); detach() clears its slot before the
+// caller's close(), with no poll after it: the peer sees the hang-up at once.
+TEST_F(UringBackend, AStreamIsARegisteredFileUntilDetached) {
+  auto& u = static_cast<corio::detail::uring::UringBackend&>(b());
+  Pair p;
+  b().attach(p.a);
+  ASSERT_EQ(u.fixed_files(), 1u);
+  start_receiving(b(), p.a);
+  ASSERT_EQ(::write(p.b, "ping", 4), 4);
+  EXPECT_EQ(recv_all(b(), p.a, 4), "ping");
+  EXPECT_EQ(b().try_send(p.a, "pong"), 4);
+  pump(b());
+  EXPECT_EQ(p.peer_read(4), "pong");
+  b().detach(p.a);
+  EXPECT_EQ(u.fixed_files(), 0u);
+  ::close(std::exchange(p.a, -1));
+  char c = 0;
+  EXPECT_EQ(::read(p.b, &c, 1), 0) << "the file is still open (a read times out after 10 s)";
 }
 
 TEST_F(UringBackend, ResetIsAStickyError) {

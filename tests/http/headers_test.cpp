@@ -2,6 +2,9 @@
 // and the comma-separated list helpers.
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <string>
+
 #include <corio/http/headers.hpp>
 
 namespace corio_http_test {
@@ -76,6 +79,57 @@ TEST(Headers, ListTokens) {
   EXPECT_FALSE(h.has_token("connection", "keep-alive"));
   EXPECT_FALSE(h.has_token("upgrade", "close"));
 }
+
+namespace spares {
+
+std::uintptr_t address_of(const std::string& s) { return reinterpret_cast<std::uintptr_t>(s.data()); }
+
+TEST(HeadersSpares, AddCopyCarriesTheFieldsAsAddDoes) {
+  Headers h;
+  h.add_copy("Content-Type", "text/plain; charset=utf-8");
+  h.add_copy("X-Short", "1");
+  ASSERT_EQ(h.size(), 2u);
+  EXPECT_EQ(h[0].name, "Content-Type");
+  EXPECT_EQ(h.get("content-type"), "text/plain; charset=utf-8");
+  EXPECT_EQ(h.get("x-short"), "1");
+}
+
+// A dropped block's storage goes to the next block of the thread: the same
+// vector and the same value buffer, and none of the dropped fields.
+TEST(HeadersSpares, ADroppedBlocksStorageIsReusedWithoutItsFields) {
+  std::uintptr_t fields = 0;
+  std::uintptr_t value = 0;
+  {
+    Headers first;
+    first.add_copy("Content-Type", "text/plain; charset=utf-8");
+    first.add("X-Old", "a value that is long enough to be on the heap");
+    fields = reinterpret_cast<std::uintptr_t>(&first[0]);
+    value = address_of(first[1].value);
+  }
+  Headers next;
+  next.add_copy("Content-Type", "application/problem+json");
+  ASSERT_EQ(next.size(), 1u) << "no field of the dropped block";
+  EXPECT_EQ(next.get("Content-Type"), "application/problem+json");
+  EXPECT_FALSE(next.contains("X-Old"));
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(&next[0]), fields) << "the spare vector";
+  EXPECT_EQ(address_of(next[0].value), value) << "the latest spare string";
+}
+
+// Moved-from, copied and cleared blocks keep their meaning.
+TEST(HeadersSpares, CopiesAndMovesAreUnchanged) {
+  Headers a;
+  a.add_copy("Content-Type", "text/plain; charset=utf-8");
+  Headers b = a;
+  Headers c = std::move(a);
+  EXPECT_TRUE(a.empty());  // NOLINT(bugprone-use-after-move): a moved-from block is empty
+  EXPECT_EQ(b.get("content-type"), "text/plain; charset=utf-8");
+  EXPECT_EQ(c.get("content-type"), "text/plain; charset=utf-8");
+  c.clear();
+  c.add("A", "1");
+  EXPECT_EQ(c.size(), 1u);
+}
+
+}  // namespace spares
 
 }  // namespace
 }  // namespace corio_http_test

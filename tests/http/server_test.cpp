@@ -338,5 +338,39 @@ Coro<void> workers_body() {
 
 TEST(HttpServer, WorkersServeFromSeveralThreads) { run_bounded(workers_body()); }
 
+Coro<Response> tagged(Request&) {
+  Response r = Response::text("tagged", 201, "application/vnd.corio.test+json; v=1");
+  r.headers.add("X-Tag", "a value long enough to live on the heap, then in the spares");
+  co_return r;
+}
+
+// Answers made and dropped one after another reuse their header storage
+// (headers.hpp): each carries its own fields, none of the one before.
+Coro<void> reuse_body() {
+  Server server(quiet());
+  server.get("/tagged", tagged);
+  server.get("/hello", hello);
+  server.post("/json", echo_json);
+  co_await server.start("127.0.0.1", 0);
+  RawClient c = co_await connect(server.port());
+  c.writer.write("GET /tagged HTTP/1.1\r\nHost: x\r\n\r\n" + kGetHello);
+  Reply first = co_await read_reply(c.reader);
+  Reply second = co_await read_reply(c.reader);
+  EXPECT_EQ(first.status, 201);
+  EXPECT_EQ(first.headers.get("Content-Type"), "application/vnd.corio.test+json; v=1");
+  EXPECT_EQ(first.headers.count("X-Tag"), 1u);
+  EXPECT_EQ(second.status, 200);
+  EXPECT_EQ(second.headers.get("Content-Type"), "text/plain; charset=utf-8");
+  EXPECT_FALSE(second.headers.contains("X-Tag"));
+  EXPECT_EQ(second.body, "Hello, World!");
+  c.writer.write("POST /json HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}");
+  Reply third = co_await read_reply(c.reader);
+  EXPECT_EQ(third.status, 201);
+  EXPECT_EQ(third.headers.get_all("Content-Type"), std::vector<std::string_view>{"application/json"});
+  co_await close_then_shutdown(server, std::move(c));
+}
+
+TEST(HttpServer, AnswersCarryTheirOwnHeadersOnly) { run_bounded(reuse_body()); }
+
 }  // namespace
 }  // namespace corio_http_test

@@ -50,7 +50,7 @@ std::string_view reason_phrase(int status) noexcept {
 
 Response Response::text(std::string body, int status, std::string_view content_type) {
   Response r(status);
-  r.headers.add("Content-Type", std::string(content_type));
+  r.headers.add_copy("Content-Type", content_type);  // no allocation on the steady state
   r.body = std::move(body);
   return r;
 }
@@ -87,7 +87,7 @@ Response Response::file(std::string path) {
 
 Response Response::stream(Producer producer, int status, std::string_view content_type) {
   Response r(status);
-  r.headers.add("Content-Type", std::string(content_type));
+  r.headers.add_copy("Content-Type", content_type);
   r.producer = std::move(producer);
   return r;
 }

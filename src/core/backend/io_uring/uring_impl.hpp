@@ -39,6 +39,14 @@ constexpr std::size_t kDirectSend = 16 * 1024;
 // kOwnSpares of them, so that a burst that once starved thousands of streams
 // does not leave each holding 16 KiB for the rest of its life.
 constexpr std::size_t kOwnSpares = 8;
+// Registered files: a stream's fd number is its slot in the ring's file
+// table (fds from kFixedSlots on, or past RLIMIT_NOFILE, stay unregistered),
+// so that its receives and sends go with IOSQE_FIXED_FILE and the kernel
+// skips an fget and an fput (two atomics on the file) per request. The fd
+// stays a real one for everything else (TLS's own syscalls, sendfile,
+// polls, a taken connection); its slot is cleared at detach, in the enter
+// that cancels its requests, before the caller's close().
+constexpr unsigned kFixedSlots = 4096;
 
 [[noreturn]] inline void throw_err(int err, const char* what) {
   throw std::system_error(err, std::generic_category(), what);
@@ -81,6 +89,8 @@ class UringBackend final : public IoBackend {
 
   // Streams' own receive buffers held now (spares not counted): for tests.
   std::size_t own_buffers() const noexcept { return own_buffers_; }
+  // Streams registered in the ring's file table now: for tests.
+  std::size_t fixed_files() const noexcept { return fixed_files_; }
 
  private:
   // ---- uring_backend.cpp ----
@@ -109,7 +119,12 @@ class UringBackend final : public IoBackend {
   Conn* conn(int fd) noexcept;
   void release(Entry& e, bool fd_open) noexcept;
   void keep_sending(Conn& c, bool fd_open) noexcept;
-  void cancel_now(Conn& c) noexcept;
+  void cancel_now(Conn& c, bool any) noexcept;
+  void fix(Conn& c) noexcept;
+  bool unfix(Conn& c) noexcept;
+  static void target(io_uring_sqe* s, const Conn& c) noexcept {
+    if (c.fixed) s->flags |= IOSQE_FIXED_FILE;  // s->fd is c.fd, its slot
+  }
   void drop_received(Conn& c) noexcept;
   static long queued(const Conn& c) noexcept;
   const char* chunk_data(const Conn& c, const Chunk& k) noexcept;
@@ -159,6 +174,8 @@ class UringBackend final : public IoBackend {
   std::vector<std::unique_ptr<SendQueue>> send_spares_;  // drained queues (kSendSpares)
   std::vector<std::unique_ptr<char[]>> own_spares_;       // own buffers read out (kOwnSpares)
   std::size_t own_buffers_ = 0;
+  unsigned fixed_slots_ = 0;  // the file table's size; 0: none registered
+  std::size_t fixed_files_ = 0;
   // File requests: submitted, not yet prepared (FIFO through FileOp::next),
   // and in the ring (their CQE not reaped yet).
   FileOp* files_head_ = nullptr;

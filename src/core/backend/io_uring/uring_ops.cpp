@@ -49,6 +49,36 @@ void UringBackend::attach(int fd) {
   Entry& e = table_.at(fd);
   if (e.conn != nullptr) release(e, false);  // that number was closed without detach(): a new fd
   e.conn = new Conn(fd, kind);
+  if (kind == Kind::stream) fix(*e.conn);
+}
+
+// One register syscall per connection, against an fget and an fput per
+// request it serves (see kFixedSlots). A refusal (a loop attached from
+// another thread than the ring's: SINGLE_ISSUER) leaves the fd unregistered.
+void UringBackend::fix(Conn& c) noexcept {
+  if (static_cast<unsigned>(c.fd) >= fixed_slots_) return;
+  if (io_uring_register_files_update(&ring_.r, static_cast<unsigned>(c.fd), &c.fd, 1) != 1) return;
+  c.fixed = true;
+  ++fixed_files_;
+}
+
+// Queues the clearing of c's slot, for cancel_now()'s enter to carry (the
+// update runs as it is submitted): the table's reference to the file is
+// gone before the caller closes the fd. True if an SQE was queued.
+bool UringBackend::unfix(Conn& c) noexcept {
+  if (!c.fixed) return false;
+  c.fixed = false;
+  --fixed_files_;
+  static int none = -1;  // the kernel reads it during the submit
+  // A ring not enabled yet (no poll() ran) takes no submit: the syscall then.
+  io_uring_sqe* s = enabled_ ? io_uring_get_sqe(&ring_.r) : nullptr;
+  if (s == nullptr) {
+    (void)io_uring_register_files_update(&ring_.r, static_cast<unsigned>(c.fd), &none, 1);
+    return false;
+  }
+  io_uring_prep_files_update(s, &none, 1, c.fd);
+  io_uring_sqe_set_data64(s, kIgnore);
+  return true;
 }
 
 void UringBackend::drop_slots() noexcept {
@@ -89,6 +119,7 @@ void UringBackend::set_interest(int fd, bool read, bool write) {
 // fd was closed without detach(), and the number may be another file's now.
 void UringBackend::release(Entry& e, bool fd_open) noexcept {
   Conn* c = std::exchange(e.conn, nullptr);
+  const bool unfixed = unfix(*c);  // first: keep_sending may give c a new fd
   c->detached = true;
   c->want_read = c->want_write = false;
   drop_received(*c);
@@ -97,7 +128,7 @@ void UringBackend::release(Entry& e, bool fd_open) noexcept {
     c->starved = false;
   }
   if (c->sends_owed()) keep_sending(*c, fd_open);
-  cancel_now(*c);
+  cancel_now(*c, unfixed);
   try {
     detached_.push_back(c);
   } catch (...) {
@@ -141,8 +172,8 @@ void UringBackend::keep_sending(Conn& c, bool fd_open) noexcept {
 // that the kernel's file references are gone before the caller's close():
 // a cancelled multishot recv (or a send to a peer that does not read) would
 // otherwise keep the socket open, and the peer without its FIN or reset.
-void UringBackend::cancel_now(Conn& c) noexcept {
-  bool any = false;
+// `any`: an SQE is queued already (unfix()).
+void UringBackend::cancel_now(Conn& c, bool any) noexcept {
   if (c.send_inflight && !c.owns_fd) any |= prep_cancel(c, kSend);
   if (c.recv_armed) any |= prep_cancel(c, kRecv);
   if (c.own_armed) any |= prep_cancel(c, kOwnRecv);
