@@ -24,7 +24,7 @@ struct IoUringSupport {
   bool multishot_recv = false;        // IORING_RECV_MULTISHOT (Linux 6.0)
   // IORING_SETUP_SINGLE_ISSUER | DEFER_TASKRUN (Linux 6.1): completions run
   // only when the loop waits. The measurements that made io_uring `best`
-  // were taken with it (docs/core-design.md, "Which backend is best").
+  // were taken with it (docs/backend-choice.md).
   bool defer_taskrun = false;
 };
 
