@@ -2,6 +2,7 @@
 #include "http/client/connection_pool.hpp"
 
 #include "http/client/h2_client.hpp"
+#include "http/client/head_exchange.hpp"
 
 #include <cerrno>
 #include <system_error>
@@ -207,16 +208,11 @@ TunnelOptions ConnectionPool::tunnel_options(const Route& route) {
 Coro<std::pair<StreamReader, StreamWriter>> ConnectionPool::open(const Route& route,
                                                                   ConnectOptions direct) {
   const Url& url = route.peer;
-  try {
-    Coro<std::pair<StreamReader, StreamWriter>> opening =
-        route.via ? open_tunnel(*route.via, url.host, url.port, tunnel_options(route))
-                  : open_connection(url.host, url.port, std::move(direct));
-    co_return co_await std::move(opening);
-  } catch (const SslError& e) {
-    throw ClientSSLError("cannot connect to " + url.origin() + ": " + e.what(), e.code());
-  } catch (const std::system_error& e) {
-    throw ClientConnectionError("cannot connect to " + url.origin() + ": " + e.what(), e.code());
-  }
+  Coro<std::pair<StreamReader, StreamWriter>> opening =
+      route.via ? open_tunnel(*route.via, url.host, url.port, tunnel_options(route))
+                : open_connection(url.host, url.port, std::move(direct));
+  Coro<std::pair<StreamReader, StreamWriter>> connected = connecting(url.origin(), std::move(opening));
+  co_return co_await std::move(connected);
 }
 
 Coro<std::pair<StreamReader, StreamWriter>> ConnectionPool::open_own(Route route) {
