@@ -1,8 +1,6 @@
-// Files over HTTP/2, frame by frame: their bytes are taken as the peer's
-// window lets them go (read into the pass, H2Output::pread, or over a
-// plain socket sent from the file, H2Output::refer_file), so how a file's
-// answer ends, and what a file that changes under it does, are seen on the
-// wire here.
+// Files over HTTP/2, frame by frame: their bytes are read as the peer's
+// window lets them go (H2Output::pread), so how a file's answer ends, and
+// what a file that changes under it does, are seen on the wire here.
 #include <filesystem>
 #include <map>
 
@@ -114,8 +112,8 @@ TEST(ServerH2Files, FileCutShortResetsTheStream) {
 // in order, each answer ended by its last frame.
 //
 // With `late`, the client reads nothing for a while first: the socket
-// fills, so the server's frames and the files' bytes wait in its writer
-// (read into it, after their headers), and the rest goes out as it drains.
+// fills, the server's frames and the files' bytes wait in its writer, and
+// the rest goes out as it drains.
 Coro<void> wide_windows_body(const corio_testing::TempDir* dir, std::size_t size, bool late) {
   write_file(dir->path() / "f.bin", counting(size));
   Server server(quiet());
