@@ -50,6 +50,10 @@ constexpr std::size_t kH2Refer = 1024;
 // is listed (small answers: no list to allocate).
 void H2Output::copy(std::string_view bytes) {
   if (bytes.empty()) return;
+  // Room for a pass's small frames at once: grown frame by frame, the arena
+  // was allocated twice per GET /hello (its HEADERS, then its DATA frame),
+  // and released with the pass.
+  if (arena_.capacity() < kH2Gather) arena_.reserve(kH2Gather);
   if (!pieces_.empty()) {
     if (pieces_.back().data != nullptr) pieces_.push_back({nullptr, arena_.size(), 0});
     pieces_.back().size += bytes.size();
