@@ -7,6 +7,7 @@
 
 #include "http/client_support.hpp"
 #include "http/server_support.hpp"
+#include "net/record_count.hpp"
 #include "net/tls_support.hpp"
 
 namespace corio_http_test {

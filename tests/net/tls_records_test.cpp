@@ -2,9 +2,7 @@
 // pieces (an HTTP/2 pass: 9-byte frame headers between payloads) leaves in
 // full records, not a record per piece. Counted on the receiving side with
 // OpenSSL's message callback, which sees each record's inner content type.
-#include <openssl/ssl.h>
-
-#include "net/tls_support.hpp"
+#include "net/record_count.hpp"
 
 namespace corio_net_test {
 namespace {

@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
-#include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 #include <signal.h>
 #include <spawn.h>
@@ -16,8 +15,6 @@
 #include <filesystem>
 #include <memory>
 #include <stdexcept>
-
-#include "net/tls.hpp"
 
 extern char** environ;
 
@@ -136,27 +133,6 @@ corio::SslContext trusting_client() {
 
 corio::SslContext test_server() {
   return corio::SslContext::server(pki().server_cert, pki().server_key);
-}
-
-namespace {
-
-void count_record(int write_p, int, int content_type, const void* buf, std::size_t len, SSL*,
-                  void* arg) {
-  if (write_p != 0 || content_type != SSL3_RT_INNER_CONTENT_TYPE || len != 1) return;
-  if (*static_cast<const unsigned char*>(buf) == SSL3_RT_APPLICATION_DATA) {
-    ++static_cast<RecordCount*>(arg)->application_data;
-  }
-}
-
-}  // namespace
-
-corio::SslContext counting_client(RecordCount& count) {
-  corio::SslContext ctx = trusting_client();
-  SSL_CTX* raw = corio::detail::SslContextAccess::impl(ctx).ctx;
-  SSL_CTX_set_min_proto_version(raw, TLS1_3_VERSION);
-  SSL_CTX_set_msg_callback(raw, count_record);
-  SSL_CTX_set_msg_callback_arg(raw, &count);
-  return ctx;
 }
 
 bool have_openssl_cli() { return std::system("openssl version >/dev/null 2>&1") == 0; }

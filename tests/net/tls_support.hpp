@@ -28,15 +28,6 @@ corio::SslContext trusting_client();
 // A server context presenting the CA-signed certificate.
 corio::SslContext test_server();
 
-// Records of application data a client received, as OpenSSL's message
-// callback sees them: each record's inner content type (TLS 1.3, which
-// protects every record as application data outside, so only 1.3 is
-// offered). `count` must outlive the context.
-struct RecordCount {
-  std::size_t application_data = 0;
-};
-corio::SslContext counting_client(RecordCount& count);
-
 inline corio::ServerOptions tls_server_options(corio::SslContext ctx = test_server()) {
   corio::ServerOptions opts;
   opts.ssl = std::move(ctx);
