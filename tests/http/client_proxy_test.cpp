@@ -188,6 +188,7 @@ Coro<void> tunnel_body(const TempDir* certs) {
     ClientResponse r = co_await s.get(url);
     EXPECT_EQ(co_await r.text(), "/who host=" + at(origin.port()) + " proxy-auth=-")
         << "the proxy's headers stay with the CONNECT, out of the tunnel";
+    EXPECT_EQ(r.version().major, 2) << "h2 by ALPN inside the tunnel";
   }
   CO_ASSERT(log.lines.size() == 1u);  // the tunnel is pooled and reused
   EXPECT_EQ(log.lines[0], "CONNECT " + at(origin.port()) + " HTTP/1.1");
@@ -349,6 +350,54 @@ TEST(ClientProxy, AWebSocketGoesThroughAConnectTunnel) {
   ASSERT_EQ(log.lines.size(), 1u) << "the second WebSocket went direct";
   EXPECT_TRUE(log.lines[0].starts_with("CONNECT 127.0.0.1:")) << log.lines[0];
   EXPECT_EQ(log.auth[0], "Basic dTpw");
+}
+
+// wss:// through the tunnel, over HTTP/1.1 and over h2 (ALPN inside the
+// tunnel). The tunnel's h2 connection is pooled as a request's is: a
+// second WebSocket over h2 is a stream of it, not another CONNECT.
+struct VersionedEcho {
+  std::vector<int> majors;  // each WebSocket request's HTTP version
+  corio_ws_test::Seen seen;
+};
+
+Coro<Response> versioned_echo(Request& req, VersionedEcho& v) {
+  v.majors.push_back(req.version().major);
+  return corio_ws_test::echo(req, corio::http::WsOptions{}, v.seen);
+}
+
+Coro<std::string> echo_once(ClientSession& s, const std::string& url, std::optional<bool> http2) {
+  corio::http::WsOptions wo;
+  wo.http2 = http2;
+  corio::http::WebSocket ws = co_await s.ws_connect(url, wo);
+  co_await ws.send_str("through");
+  const std::optional<corio::http::WsMessage> back = co_await ws.receive();
+  co_await ws.close();
+  co_return back ? back->data : "none";
+}
+
+Coro<void> wss_tunnel_body(const TempDir* certs) {
+  const fs::path dir = certs->path();
+  VersionedEcho v;
+  Server origin(quiet_tls(dir));
+  origin.get("/ws", [&v](Request& r) { return versioned_echo(r, v); });
+  co_await origin.start("127.0.0.1", 0);
+  ProxyLog log;
+  corio::Server proxy = co_await start_proxy(&log);
+  ClientSession s(trusting(dir, "http://" + at(proxy.port())));
+  const std::string url = "wss://" + at(origin.port()) + "/ws";
+  EXPECT_EQ(co_await echo_once(s, url, false), "through");
+  EXPECT_EQ(co_await echo_once(s, url, true), "through");
+  EXPECT_EQ(co_await echo_once(s, url, true), "through");
+  EXPECT_EQ(v.majors, (std::vector<int>{1, 2, 2}));
+  EXPECT_EQ(log.lines.size(), 2u) << "one tunnel for the Upgrade, one for the pooled h2 connection";
+  for (const std::string& line : log.lines) EXPECT_EQ(line, "CONNECT " + at(origin.port()) + " HTTP/1.1");
+  co_await s.close();
+  proxy.close();
+  co_await origin.shutdown(1s);
+}
+
+TEST(ClientProxy, AWssWebSocketGoesThroughTheTunnelOverHttp11AndH2) {
+  with_certificates(wss_tunnel_body);
 }
 
 std::function<const char*(const char*)> env(std::map<std::string, std::string> vars) {

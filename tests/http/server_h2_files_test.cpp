@@ -1,6 +1,8 @@
-// Files over HTTP/2, frame by frame: their bytes are read as the peer's
-// window lets them go (H2Output::pread), so how a file's answer ends, and
-// what a file that changes under it does, are seen on the wire here.
+// Files over HTTP/2, frame by frame: their bytes are taken as the peer's
+// window lets them go (read into the pass, H2Output::pread, or over a
+// plain socket sent from the file, H2Output::refer_file), so how a file's
+// answer ends, and what a file that changes under it does, are seen on the
+// wire here.
 #include <filesystem>
 #include <map>
 
@@ -110,8 +112,12 @@ TEST(ServerH2Files, FileCutShortResetsTheStream) {
 // all their DATA in one mem_send, and the server pauses it each time a
 // pass is full (H2Output::full()). Every stream's bytes still arrive whole,
 // in order, each answer ended by its last frame.
-Coro<void> wide_windows_body(const corio_testing::TempDir* dir) {
-  write_file(dir->path() / "f.bin", counting(200'000));
+//
+// With `late`, the client reads nothing for a while first: the socket
+// fills, so the server's frames and the files' bytes wait in its writer
+// (read into it, after their headers), and the rest goes out as it drains.
+Coro<void> wide_windows_body(const corio_testing::TempDir* dir, std::size_t size, bool late) {
+  write_file(dir->path() / "f.bin", counting(size));
   Server server(quiet());
   server.add_static("/files", dir->path().string());
   co_await server.start("127.0.0.1", 0);
@@ -122,6 +128,7 @@ Coro<void> wide_windows_body(const corio_testing::TempDir* dir) {
                          h2::window_update(0, (1u << 30) - 65'535);
   for (std::uint32_t i = 0; i < kStreams; ++i) requests += h2::get(2 * i + 1, "/files/f.bin");
   c.writer.write(requests);
+  if (late) co_await corio::sleep(300ms);
   std::map<std::uint32_t, std::string> bodies;
   std::size_t ended = 0;
   while (ended < kStreams) {
@@ -132,14 +139,19 @@ Coro<void> wide_windows_body(const corio_testing::TempDir* dir) {
     if ((f->flags & h2::kEndStream) != 0) ++ended;
   }
   EXPECT_EQ(bodies.size(), kStreams);
-  for (const auto& [id, body] : bodies) EXPECT_TRUE(body == counting(200'000)) << "stream " << id;
+  for (const auto& [id, body] : bodies) EXPECT_TRUE(body == counting(size)) << "stream " << id;
   c.writer.close();
   server.close();
 }
 
 TEST(ServerH2Files, WideWindowsManyAnswersArriveWhole) {
   corio_testing::TempDir dir;
-  run_bounded(wide_windows_body(&dir), 10s);
+  run_bounded(wide_windows_body(&dir, 200'000, false), 10s);
+}
+
+TEST(ServerH2Files, AReaderThatFallsBehindGetsEveryByteInOrder) {
+  corio_testing::TempDir dir;
+  run_bounded(wide_windows_body(&dir, 1'000'000, true), 20s);
 }
 
 }  // namespace

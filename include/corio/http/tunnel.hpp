@@ -52,6 +52,9 @@ struct TunnelOptions {
   /// are then the encrypted connection's, after its handshake (start_tls).
   std::optional<SslContext> ssl;
   std::optional<SslContext> proxy_ssl;  ///< for an https proxy; default SslContext::client()
+  /// ALPN protocols offered to host inside the tunnel instead of ssl's (an
+  /// HTTP client offers "h2" there as on a direct connection).
+  std::optional<std::vector<std::string>> alpn_protocols;
 
   /// Connecting to the proxy and its answer; empty: no limit.
   std::optional<std::chrono::milliseconds> timeout = std::chrono::seconds(60);

@@ -2,6 +2,7 @@
 #include "http/client/connection_pool.hpp"
 
 #include "http/client/h2_client.hpp"
+#include "http/client/head_exchange.hpp"
 
 #include <cerrno>
 #include <system_error>
@@ -192,13 +193,16 @@ ConnectOptions ConnectionPool::connect_options(const Url& url) {
   return copts;
 }
 
-// The session's TLS context serves both hops: an https proxy is verified
-// with the same CAs as the origin behind it. No timeout of the tunnel's
-// own: connect()'s limit covers the proxy's answer too.
-TunnelOptions ConnectionPool::tunnel_options(const Route& route) {
+// The tunnel to route's peer carries what a direct connection to it would
+// (inner: its TLS and ALPN, so h2 is negotiated inside the tunnel as
+// outside). The session's TLS context serves both hops: an https proxy is
+// verified with the same CAs as the origin behind it. No timeout of the
+// tunnel's own: connect()'s limit covers the proxy's answer too.
+TunnelOptions ConnectionPool::tunnel_options(const Route& route, ConnectOptions inner) {
   TunnelOptions topts;
   topts.headers = route.proxy_headers;
-  if (route.peer.is_https()) topts.ssl = ssl_context();
+  topts.ssl = std::move(inner.ssl);
+  topts.alpn_protocols = std::move(inner.alpn_protocols);
   if (route.via->is_https()) topts.proxy_ssl = ssl_context();
   topts.timeout.reset();
   return topts;
@@ -207,16 +211,11 @@ TunnelOptions ConnectionPool::tunnel_options(const Route& route) {
 Coro<std::pair<StreamReader, StreamWriter>> ConnectionPool::open(const Route& route,
                                                                   ConnectOptions direct) {
   const Url& url = route.peer;
-  try {
-    Coro<std::pair<StreamReader, StreamWriter>> opening =
-        route.via ? open_tunnel(*route.via, url.host, url.port, tunnel_options(route))
-                  : open_connection(url.host, url.port, std::move(direct));
-    co_return co_await std::move(opening);
-  } catch (const SslError& e) {
-    throw ClientSSLError("cannot connect to " + url.origin() + ": " + e.what(), e.code());
-  } catch (const std::system_error& e) {
-    throw ClientConnectionError("cannot connect to " + url.origin() + ": " + e.what(), e.code());
-  }
+  Coro<std::pair<StreamReader, StreamWriter>> opening =
+      route.via ? open_tunnel(*route.via, url.host, url.port, tunnel_options(route, std::move(direct)))
+                : open_connection(url.host, url.port, std::move(direct));
+  Coro<std::pair<StreamReader, StreamWriter>> connected = connecting(url.origin(), std::move(opening));
+  co_return co_await std::move(connected);
 }
 
 Coro<std::pair<StreamReader, StreamWriter>> ConnectionPool::open_own(Route route) {

@@ -224,7 +224,7 @@ class ConnectionPool : public std::enable_shared_from_this<ConnectionPool> {
   void adopt_h2(PoolHost& host, Lease& lease, std::shared_ptr<H2ClientStream>& stream);
   const SslContext& ssl_context();
   ConnectOptions connect_options(const Url& url);
-  TunnelOptions tunnel_options(const Route& route);
+  TunnelOptions tunnel_options(const Route& route, ConnectOptions inner);
 
   PoolOptions opts_;
   std::unordered_map<std::string, PoolHost> hosts_;  // nodes are stable: leases point at them

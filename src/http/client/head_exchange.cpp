@@ -6,21 +6,25 @@
 
 namespace corio::http::detail {
 
+Coro<Streams> connecting(std::string origin, Coro<Streams> opening) {
+  try {
+    co_return co_await std::move(opening);
+  } catch (const SslError& e) {
+    throw ClientSSLError("cannot connect to " + origin + ": " + e.what(), e.code());
+  } catch (const std::system_error& e) {
+    throw ClientConnectionError("cannot connect to " + origin + ": " + e.what(), e.code());
+  }
+}
+
 Coro<HeadExchange> exchange_head(const Url& url, ConnectOptions copts, std::string request,
                                  Limits limits) {
-  std::pair<StreamReader, StreamWriter> streams;
-  try {
-    streams = co_await open_connection(url.host, url.port, std::move(copts));
-  } catch (const SslError& e) {
-    throw ClientSSLError("cannot connect to " + url.origin() + ": " + e.what(), e.code());
-  } catch (const std::system_error& e) {
-    throw ClientConnectionError("cannot connect to " + url.origin() + ": " + e.what(), e.code());
-  }
+  Coro<Streams> opening = connecting(url.origin(), open_connection(url.host, url.port, std::move(copts)));
+  Streams streams = co_await std::move(opening);
   Coro<HeadExchange> exchange = exchange_head(std::move(streams), std::move(request), limits, url.origin());
   co_return co_await std::move(exchange);
 }
 
-Coro<HeadExchange> exchange_head(std::pair<StreamReader, StreamWriter> streams, std::string request,
+Coro<HeadExchange> exchange_head(Streams streams, std::string request,
                                  Limits limits, std::string origin) {
   HeadExchange ex{std::move(streams.first), std::move(streams.second), {}};
   ex.writer.write(request);

@@ -10,10 +10,13 @@
 
 namespace corio::http::detail {
 
-// Not through a proxy (a CONNECT tunnel keeps HTTP/1.1: its key is shared
-// by whoever goes through it), and not for a body only HTTP/1.1 streams.
+// Not to a proxy taking absolute-form requests, and not for a body only
+// HTTP/1.1 streams (both http1_only). Inside a CONNECT tunnel as on a
+// direct connection: ALPN or prior knowledge with the origin, as curl and
+// browsers do; the tunnel's key names the proxy, so the h2 connection is
+// shared only by requests that would share the tunnel anyway.
 bool ConnectionPool::may_h2(const Route& route) const noexcept {
-  if (route.via || route.http1_only) return false;
+  if (route.http1_only) return false;
   return route.peer.is_https() ? opts_.http2 : opts_.http2_prior_knowledge;
 }
 

@@ -52,6 +52,7 @@ Coro<std::pair<StreamReader, StreamWriter>> open_tunnel(const Url& proxy, std::s
   if (!opts.ssl) co_return std::pair<StreamReader, StreamWriter>(std::move(ex.reader), std::move(ex.writer));
   ConnectOptions tls;
   tls.ssl = std::move(opts.ssl);
+  tls.alpn_protocols = std::move(opts.alpn_protocols);
   try {
     co_return co_await start_tls(std::move(ex.reader), std::move(ex.writer), std::move(host), std::move(tls));
   } catch (const SslError& e) {

@@ -1,6 +1,8 @@
 // H2Stream's answer side, the AnswerSink (see h2_stream.hpp): the head as
 // a HEADERS frame, the body through nghttp2's data provider out of the
 // stream's bounded buffer.
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -20,6 +22,13 @@
 namespace corio::http::detail {
 
 namespace {
+
+// Whether fd's file still reaches `end` (it may have been cut since it was
+// opened); an fstat error is a no.
+bool holds(int fd, std::uint64_t end) noexcept {
+  struct stat st{};
+  return ::fstat(fd, &st) == 0 && static_cast<std::uint64_t>(st.st_size) >= end;
+}
 
 // Fields HTTP/2 forbids (RFC 9113 section 8.2.2), and the framing ones
 // the server sets itself.
@@ -246,12 +255,20 @@ ssize_t H2Stream::read_out(std::size_t length, std::uint32_t* flags) noexcept {
   return static_cast<ssize_t>(n);
 }
 
-// A failed read ends the range (file_range() throws file_error_): 0.
+// A failed read ends the range (file_range() throws file_error_): 0. A
+// file sent at the flush is checked now (one fstat), so that a file cut
+// short resets its stream here, before its frame is announced.
 std::size_t H2Stream::take_file(std::size_t length) noexcept {
   try {
     const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(length, file_left()));
-    file_frame_ = conn_.output().pread(file_fd_, file_at_, want);
-    if (file_frame_.empty()) file_error_ = EIO;  // the file shrank while sent
+    H2Output& out = conn_.output();
+    if (!out.sends_files()) {
+      file_frame_ = out.pread(file_fd_, file_at_, want);
+      file_taken_ = file_frame_.size();
+    } else if (holds(file_fd_, file_at_ + want)) {
+      file_taken_ = want;
+    }
+    if (file_taken_ == 0) file_error_ = EIO;  // the file shrank while sent
   } catch (const std::system_error& e) {
     file_error_ = e.code().value();
   } catch (const std::bad_alloc&) {
@@ -262,15 +279,20 @@ std::size_t H2Stream::take_file(std::size_t length) noexcept {
     wake_.set();
     return 0;
   }
-  file_at_ += file_frame_.size();
-  return file_frame_.size();
+  file_at_ += file_taken_;
+  return file_taken_;
 }
 
 void H2Stream::send_out(std::string_view header, std::size_t length) {
   H2Output& out = conn_.output();
   out.copy(header);
-  if (!file_frame_.empty()) {
-    out.refer(std::exchange(file_frame_, {}));
+  if (file_taken_ > 0) {
+    const std::size_t n = std::exchange(file_taken_, 0);
+    if (file_frame_.empty()) {
+      out.refer_file(file_fd_, file_at_ - n, n);
+    } else {
+      out.refer(std::exchange(file_frame_, {}));
+    }
     return;
   }
   if (out.refer(std::string_view(out_).substr(out_at_, length))) lent_in_ = out.passes();

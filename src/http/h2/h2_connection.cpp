@@ -30,7 +30,11 @@ H2Connection::H2Connection(LoopServer& server, StreamReader reader, StreamWriter
       writer_(std::move(writer)),
       session_(new_server_session(*this, server.shared().options)),
       guard_(server.shared().options, get_running_loop().time()) {
-  if (server.shared().options.ssl) output_.set_over_tls();
+  if (server.shared().options.ssl) {
+    output_.set_over_tls();
+  } else {
+    output_.send_files_to(writer_.fileno());
+  }
 }
 
 H2Connection::~H2Connection() {

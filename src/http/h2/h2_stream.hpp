@@ -157,7 +157,11 @@ class H2Stream final : public RequestSource, public AnswerSink, public H2TunnelE
   int file_fd_ = -1;
   std::uint64_t file_at_ = 0;
   std::uint64_t file_end_ = 0;
-  std::string_view file_frame_;  // read by take_file() for send_out(), in the pass's storage
+  // The next DATA frame's file bytes (take_file() for send_out()): how
+  // many, and where take_file() read them (empty when the flush sends them
+  // from the file: H2Output::sends_files()).
+  std::size_t file_taken_ = 0;
+  std::string_view file_frame_;
   int file_error_ = 0;           // pread failed (errno), or the file shrank (EIO)
   std::optional<std::uint64_t> declared_;  // the head's body length
   std::uint64_t given_ = 0;                // body bytes given so far (appended, or a file's)

@@ -1,6 +1,9 @@
 // The shared nghttp2 glue (see h2_glue.hpp).
 #include "http/wire/h2_glue.hpp"
 
+#include <sys/sendfile.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -59,7 +62,8 @@ void H2Output::copy(std::string_view bytes) {
   // cache serves: 4 KiB from its bins cost more than the two allocations.
   if (arena_.capacity() < kH2Arena) arena_.reserve(kH2Arena);
   if (!pieces_.empty()) {
-    if (pieces_.back().data != nullptr) pieces_.push_back({nullptr, arena_.size(), 0});
+    const Piece& last = pieces_.back();
+    if (last.data != nullptr || last.fd >= 0) pieces_.push_back({nullptr, arena_.size(), 0});
     pieces_.back().size += bytes.size();
   }
   arena_.append(bytes);
@@ -77,6 +81,17 @@ bool H2Output::refer(std::string_view bytes) {
   return true;
 }
 
+void H2Output::refer_file(int fd, std::uint64_t offset, std::size_t n) {
+  if (pieces_.empty() && !arena_.empty()) pieces_.push_back({nullptr, 0, arena_.size()});
+  pieces_.push_back({nullptr, static_cast<std::size_t>(offset), n, fd});
+  size_ += n;
+  has_files_ = true;
+}
+
+std::string_view H2Output::view(const Piece& p) const noexcept {
+  return std::string_view(p.data != nullptr ? p.data : arena_.data() + p.at, p.size);
+}
+
 // The arena's pieces are resolved only now: it may have moved as it grew.
 // However the write ends, the pass is over.
 void H2Output::flush(StreamWriter& w) {
@@ -88,16 +103,105 @@ void H2Output::flush(StreamWriter& w) {
     if (!arena_.empty()) w.write(arena_);
     return;
   }
-  const auto view = [this](const Piece& p) {
-    return std::string_view(p.data != nullptr ? p.data : arena_.data() + p.at, p.size);
-  };
+  if (has_files_) return flush_with_files(w);
   std::vector<std::string_view> views;
   views.reserve(pieces_.size());
   for (const Piece& p : pieces_) views.push_back(view(p));
   w.writelines(views);
 }
 
+void H2Output::flush_with_files(StreamWriter& w) {
+  std::vector<std::string_view> views;
+  views.reserve(pieces_.size());
+  for (const Piece& p : pieces_) {
+    if (p.fd < 0) {
+      views.push_back(view(p));
+      continue;
+    }
+    if (!send_file(w, views, p)) return;
+    views.clear();
+  }
+  w.writelines(views);
+}
+
+namespace {
+
+// Sends what the socket takes of pieces now, without waiting (MSG_MORE: a
+// file's bytes follow), and drops that from their front. False when the
+// socket did not take them all: it is full, or failed (the writer, which
+// takes the rest, then meets the error itself).
+bool send_now(int socket, std::vector<std::string_view>& pieces) {
+  constexpr std::size_t kBatch = 64;
+  std::size_t first = 0;
+  while (first < pieces.size()) {
+    iovec iov[kBatch];
+    const std::size_t count = std::min(kBatch, pieces.size() - first);
+    for (std::size_t i = 0; i < count; ++i) {
+      iov[i] = {const_cast<char*>(pieces[first + i].data()), pieces[first + i].size()};
+    }
+    msghdr msg{};
+    msg.msg_iov = iov;
+    msg.msg_iovlen = count;
+    ssize_t sent = ::sendmsg(socket, &msg, MSG_DONTWAIT | MSG_NOSIGNAL | MSG_MORE);
+    if (sent < 0 && errno == EINTR) continue;
+    if (sent <= 0) break;
+    for (; first < pieces.size() && static_cast<std::size_t>(sent) >= pieces[first].size(); ++first) {
+      sent -= static_cast<ssize_t>(pieces[first].size());
+    }
+    if (sent > 0) pieces[first].remove_prefix(static_cast<std::size_t>(sent));
+  }
+  pieces.erase(pieces.begin(), pieces.begin() + static_cast<std::ptrdiff_t>(first));
+  return pieces.empty();
+}
+
+// Sends n bytes of fd from offset to the socket (non-blocking); how many went.
+std::size_t sendfile_now(int socket, int fd, std::uint64_t offset, std::size_t n) {
+  off_t at = static_cast<off_t>(offset);
+  std::size_t sent = 0;
+  while (sent < n) {
+    const ssize_t k = ::sendfile(socket, fd, &at, n - sent);
+    if (k > 0) {
+      sent += static_cast<std::size_t>(k);
+    } else if (k < 0 && errno == EINTR) {
+      continue;
+    } else {
+      break;  // full, the file's end, or an error the writer meets next
+    }
+  }
+  return sent;
+}
+
+}  // namespace
+
+// A DATA frame's header may already have gone: the file's bytes must follow
+// it, from the file or read into the writer. A file that can no longer give
+// them (cut short since take_file checked it) leaves the frame unfinishable:
+// the connection is aborted (false).
+bool H2Output::send_file(StreamWriter& w, std::vector<std::string_view>& before, const Piece& file) {
+  std::size_t sent = 0;
+  if (!w.is_closing() && w.is_flushed() && send_now(socket_, before)) {
+    sent = sendfile_now(socket_, file.fd, file.at, file.size);
+  }
+  w.writelines(before);
+  const std::uint64_t end = static_cast<std::uint64_t>(file.at) + file.size;
+  for (std::uint64_t at = file.at + sent; at < end;) {
+    std::string_view bytes;
+    try {
+      bytes = pread(file.fd, at, static_cast<std::size_t>(end - at));
+    } catch (const std::system_error&) {
+    }
+    if (bytes.empty()) {
+      w.abort();
+      return false;
+    }
+    w.write(bytes);
+    at += bytes.size();
+  }
+  return true;
+}
+
 void H2Output::drop() noexcept {
+  has_files_ = false;
   arena_.clear();
   pieces_.clear();
   kept_.clear();
