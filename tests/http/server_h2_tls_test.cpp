@@ -7,6 +7,7 @@
 
 #include "http/client_support.hpp"
 #include "http/server_support.hpp"
+#include "net/record_count.hpp"
 #include "net/tls_support.hpp"
 
 namespace corio_http_test {
@@ -59,6 +60,36 @@ Coro<void> large_answers_body(const TempDir* dir) {
   co_await session.close();
   server.close();
 }
+
+Coro<Response> hello(Request&) { co_return Response::text("Hello, World!"); }
+
+// An answer's HEADERS and DATA frames go to TLS together, as one record
+// (one AEAD, one send), as nginx's do: apart, each record costs its
+// encryption and the socket a write (bench/http2/README.md, 2026-12-06).
+// The first answer comes with the connection's setup (SETTINGS and their
+// acknowledgements); the second is counted alone.
+Coro<void> one_record_body() {
+  ServerOptions so = quiet();
+  so.ssl = corio_net_test::test_server();
+  Server server(so);
+  server.get("/hello", hello);
+  co_await server.start("127.0.0.1", 0);
+  corio_net_test::RecordCount count;
+  client::ClientOptions o;
+  o.ssl = corio_net_test::counting_client(count);
+  client::ClientSession session(o);
+  const std::string url = "https://localhost:" + std::to_string(server.port()) + "/hello";
+  const std::string first = co_await fetch(session, url);
+  const std::size_t before = count.application_data;
+  const std::string second = co_await fetch(session, url);
+  EXPECT_EQ(first, "Hello, World!");
+  EXPECT_EQ(second, "Hello, World!");
+  EXPECT_EQ(count.application_data - before, 1u);
+  co_await session.close();
+  server.close();
+}
+
+TEST(ServerH2Tls, AnAnswerLeavesInOneRecord) { run_bounded(one_record_body(), 10s); }
 
 TEST(ServerH2Tls, ManyStreamsLargeAnswersArriveWhole) {
   TempDir dir;

@@ -2,39 +2,10 @@
 // pieces (an HTTP/2 pass: 9-byte frame headers between payloads) leaves in
 // full records, not a record per piece. Counted on the receiving side with
 // OpenSSL's message callback, which sees each record's inner content type.
-#include <openssl/ssl.h>
-
-#include "net/tls.hpp"
-#include "net/tls_support.hpp"
+#include "net/record_count.hpp"
 
 namespace corio_net_test {
 namespace {
-
-using corio::SslContext;
-using corio::detail::SslContextAccess;
-
-struct RecordCount {
-  std::size_t application_data = 0;
-};
-
-// TLS 1.3 protects every record as application data outside; the inner
-// type tells data from tickets and alerts.
-void count_record(int write_p, int, int content_type, const void* buf, std::size_t len, SSL*,
-                  void* arg) {
-  if (write_p != 0 || content_type != SSL3_RT_INNER_CONTENT_TYPE || len != 1) return;
-  if (*static_cast<const unsigned char*>(buf) == SSL3_RT_APPLICATION_DATA) {
-    ++static_cast<RecordCount*>(arg)->application_data;
-  }
-}
-
-SslContext counting_client(RecordCount& count) {
-  SslContext ctx = trusting_client();
-  SSL_CTX* raw = SslContextAccess::impl(ctx).ctx;
-  SSL_CTX_set_min_proto_version(raw, TLS1_3_VERSION);  // the inner type is TLS 1.3's
-  SSL_CTX_set_msg_callback(raw, count_record);
-  SSL_CTX_set_msg_callback_arg(raw, &count);
-  return ctx;
-}
 
 // 64 KiB of payload in 16 frames of 4 KiB, each after a 9-byte header.
 constexpr std::size_t kFrames = 16;

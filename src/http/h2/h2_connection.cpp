@@ -64,7 +64,12 @@ Coro<void> H2Connection::run() {
   idle_since_ = get_running_loop().time();
   arm_idle(shared().options.idle_timeout);
   for (;;) {
-    if (!co_await send_pending()) break;
+    int sent = send_now();
+    if (sent == 0) {
+      const bool ok = co_await send_pending();
+      sent = ok ? 1 : -1;
+    }
+    if (sent < 0) break;
     if (nghttp2_session_want_read(session_) == 0 && nghttp2_session_want_write(session_) == 0) {
       break;  // GOAWAY went both ways (or one way with no stream left)
     }
@@ -97,6 +102,21 @@ bool H2Connection::feed() {
   if (n < 0) return false;  // a bad preface, a connection error: nghttp2 queued its GOAWAY
   reader_.consume(in.size());
   return true;
+}
+
+// Most passes end at once: an answer's frames that the socket takes, or
+// nothing at all after a read that brought a request (its answer comes from
+// the stream's task). Those run here, without send_pending()'s coroutine
+// frame, and nghttp2 is not asked while it has nothing to send. At one
+// stream per connection over TLS, a GET /hello made three passes, two of
+// them with nothing to send: this saved about 1,400 of its 40,000
+// instructions (callgrind; send_h2_frames' frames alone were 600).
+int H2Connection::send_now() {
+  if (writer_.is_closing()) return -1;
+  if (nghttp2_session_want_write(session_) == 0) return 1;
+  const int pass = send_h2_pass(session_, writer_, output_);
+  if (pass != 0) output_.release();  // idle, or ending: no buffer kept (as send_h2_frames)
+  return pass;
 }
 
 Coro<bool> H2Connection::send_pending() {

@@ -92,6 +92,9 @@ class H2Connection final : public Adopted {
  private:
   static Coro<void> serve(std::shared_ptr<LoopServer> server, std::unique_ptr<H2Connection> c);
   Coro<void> run();
+  // One pass that does not wait: 1 when nghttp2 has nothing more to send, 0
+  // when the writer is full (send_pending() goes on), -1 as its false.
+  int send_now();
   Coro<bool> send_pending();  // false: the session failed, or the peer is too slow
   bool feed();                // the reader's bytes to nghttp2; false on a connection error
   Coro<void> end_streams();

@@ -50,7 +50,7 @@ bool H2Stream::add_field(std::string_view name, std::string_view value) {
     return conn_.guard().head_within(head_bytes_);
   }
   if (in_trailers_ || name.empty() || name[0] != ':') {
-    fields.add(std::string(name), std::string(value));
+    fields.add_copy(name, value);  // into the thread's spare strings (headers.hpp)
   } else if (name == ":method") {
     head_.method = value;
     head_only_ = value == "HEAD";
@@ -59,7 +59,7 @@ bool H2Stream::add_field(std::string_view name, std::string_view value) {
   } else if (name == ":protocol") {
     protocol_ = value;
   } else if (name == ":authority") {
-    if (!head_.headers.contains("host")) head_.headers.add("host", std::string(value));
+    if (!head_.headers.contains("host")) head_.headers.add_copy("host", value);
     if (head_.target.empty()) head_.target = value;  // CONNECT's authority-form
   }
   return true;

@@ -44,12 +44,20 @@ constexpr std::size_t kH2Gather = 4096;
 // to: a piece of its own costs more than the copy.
 constexpr std::size_t kH2Refer = 1024;
 
+// The arena's first size (copy()): a small answer's HEADERS and DATA frames.
+constexpr std::size_t kH2Arena = 512;
+
 }  // namespace
 
 // Until a payload is referred to, the arena is the whole pass and no piece
 // is listed (small answers: no list to allocate).
 void H2Output::copy(std::string_view bytes) {
   if (bytes.empty()) return;
+  // Room for an answer's small frames at once: grown frame by frame, the
+  // arena was allocated twice per GET /hello (its HEADERS, then its DATA
+  // frame), and released with the pass. No more than malloc's per-thread
+  // cache serves: 4 KiB from its bins cost more than the two allocations.
+  if (arena_.capacity() < kH2Arena) arena_.reserve(kH2Arena);
   if (!pieces_.empty()) {
     if (pieces_.back().data != nullptr) pieces_.push_back({nullptr, arena_.size(), 0});
     pieces_.back().size += bytes.size();
