@@ -180,10 +180,7 @@ void UringBackend::prepare() {
   work.swap(prep_);
   for (Conn* c : work) {
     c->in_prep = false;
-    if (c->kind == Kind::stream) {
-      prepare_send(*c);  // first: a detached Conn still owes its sends
-      if (!c->detached) prepare_recv(*c);
-    }
+    if (c->kind == Kind::stream) prepare_stream(*c);
     if (!c->detached) {
       if (c->kind == Kind::listener) prepare_accept(*c);
       prepare_poll(*c);
@@ -194,17 +191,29 @@ void UringBackend::prepare() {
   if (prep_.empty() && prep_.capacity() < work.capacity()) prep_.swap(work);  // reuse its memory
 }
 
-// Never throws: detach() cancels too. False when the kernel takes no SQE.
-bool UringBackend::prep_cancel(Conn& c, Op op) noexcept {
+// sqe() for detach(), which must not throw: null when the kernel takes no SQE.
+io_uring_sqe* UringBackend::sqe_now() noexcept {
   io_uring_sqe* s = io_uring_get_sqe(&ring_.r);
   if (s == nullptr) {
     (void)io_uring_submit(&ring_.r);
     s = io_uring_get_sqe(&ring_.r);
   }
+  return s;
+}
+
+bool UringBackend::prep_cancel(Conn& c, Op op) noexcept {
+  io_uring_sqe* s = sqe_now();
   if (s == nullptr) return false;
   io_uring_prep_cancel64(s, tag(&c, op), 0);
   io_uring_sqe_set_data64(s, kIgnore);
   return true;
+}
+
+void UringBackend::prepare_stream(Conn& c) {
+  const bool fixing = c.fix_wanted && !c.detached && fix(c);
+  prepare_send(c);  // first: a detached Conn still owes its sends
+  if (!c.detached) prepare_recv(c);
+  c.fixed = c.fixed || fixing;  // from the next batch on (fix())
 }
 
 void UringBackend::prepare_recv(Conn& c) {

@@ -49,29 +49,37 @@ void UringBackend::attach(int fd) {
   Entry& e = table_.at(fd);
   if (e.conn != nullptr) release(e, false);  // that number was closed without detach(): a new fd
   e.conn = new Conn(fd, kind);
-  if (kind == Kind::stream) fix(*e.conn);
+  e.conn->fix_wanted = kind == Kind::stream && static_cast<unsigned>(fd) < fixed_slots_;
 }
 
-// One register syscall per connection, against an fget and an fput per
-// request it serves (see kFixedSlots). A refusal (a loop attached from
-// another thread than the ring's: SINGLE_ISSUER) leaves the fd unregistered.
-void UringBackend::fix(Conn& c) noexcept {
-  if (static_cast<unsigned>(c.fd) >= fixed_slots_) return;
-  if (io_uring_register_files_update(&ring_.r, static_cast<unsigned>(c.fd), &c.fd, 1) != 1) return;
-  c.fixed = true;
+// Queues the filling of c's slot, ahead of c's first requests (see
+// kFixedSlots): an SQE in the batch they go in, where a register syscall
+// per connection cost one more syscall than epoll's accept path. The
+// update cannot fail but on a closed fd (then so do the requests that
+// follow it). True if queued: the caller's SQEs of this batch still name
+// the fd, and only the next prepare() names the slot, so that none can
+// run before the update whatever order the kernel takes a batch in.
+bool UringBackend::fix(Conn& c) noexcept {
+  c.fix_wanted = false;
+  io_uring_sqe* s = sqe_now();
+  if (s == nullptr) return false;
+  io_uring_prep_files_update(s, &c.fd, 1, c.fd);  // the kernel reads c.fd during the submit
+  io_uring_sqe_set_data64(s, kIgnore);
   ++fixed_files_;
+  return true;
 }
 
 // Queues the clearing of c's slot, for cancel_now()'s enter to carry (the
 // update runs as it is submitted): the table's reference to the file is
-// gone before the caller closes the fd. True if an SQE was queued.
+// gone before the caller closes the fd. True if an SQE was queued. A stream
+// detached before its first submit has nothing in its slot to clear.
 bool UringBackend::unfix(Conn& c) noexcept {
+  c.fix_wanted = false;
   if (!c.fixed) return false;
   c.fixed = false;
   --fixed_files_;
   static int none = -1;  // the kernel reads it during the submit
-  // A ring not enabled yet (no poll() ran) takes no submit: the syscall then.
-  io_uring_sqe* s = enabled_ ? io_uring_get_sqe(&ring_.r) : nullptr;
+  io_uring_sqe* s = sqe_now();
   if (s == nullptr) {
     (void)io_uring_register_files_update(&ring_.r, static_cast<unsigned>(c.fd), &none, 1);
     return false;
@@ -127,8 +135,8 @@ void UringBackend::release(Entry& e, bool fd_open) noexcept {
     starved_.erase(std::find(starved_.begin(), starved_.end(), c));
     c->starved = false;
   }
-  if (c->sends_owed()) keep_sending(*c, fd_open);
-  cancel_now(*c, unfixed);
+  const bool sending = c->sends_owed() && keep_sending(*c, fd_open);
+  cancel_now(*c, unfixed || sending);
   try {
     detached_.push_back(c);
   } catch (...) {
@@ -151,30 +159,58 @@ bool resets_on_close(int fd) noexcept {
 
 }  // namespace
 
-// Sends owed at detach go on from a dup of the fd, as the kernel's own send
-// buffer goes on after a close(). A socket set to reset on close (a server
-// giving up on a slow reader) drops them instead, as the kernel drops its
-// own, and so does one already closed or with no fd left to dup: the send in
-// the ring is then cancelled (cancel_now), so that the close is the last
-// reference.
-void UringBackend::keep_sending(Conn& c, bool fd_open) noexcept {
-  const int dup = fd_open && !resets_on_close(c.fd) ? ::fcntl(c.fd, F_DUPFD_CLOEXEC, 0) : -1;
-  if (dup >= 0) {
-    c.fd = dup;
-    c.owns_fd = true;
-    return;
+// Sends owed at detach go on after the caller's close(), as the kernel's own
+// send buffer does. With none in the ring (an answer queued, then the
+// connection closed: every `Connection: close` response), all of it goes in
+// one last send, submitted by cancel_now()'s enter: that request holds the
+// file until it is done, and MSG_WAITALL spares it a second request, which
+// would need the fd. Otherwise they go on from a dup of the fd. A socket
+// set to reset on close (a server giving up on a slow reader) drops them
+// instead, as the kernel drops its own, and so does one already closed or
+// with no fd left to dup: the send in the ring is then cancelled
+// (cancel_now), so that the close is the last reference. True if an SQE
+// was queued.
+bool UringBackend::keep_sending(Conn& c, bool fd_open) noexcept {
+  if (fd_open && !resets_on_close(c.fd)) {
+    if (!c.send_inflight && c.shutdown_how < 0 && send_last(c)) return true;
+    if (const int dup = ::fcntl(c.fd, F_DUPFD_CLOEXEC, 0); dup >= 0) {
+      c.fd = dup;
+      c.owns_fd = true;
+      return false;
+    }
   }
   if (c.out) c.out->pending.clear();
   c.send_error = -ECONNRESET;  // what the cancelled send reports is dropped (on_send)
+  return false;
+}
+
+// The whole queue in one send naming the fd (its slot is being cleared).
+bool UringBackend::send_last(Conn& c) noexcept {
+  if (!enabled_) return false;  // a ring no poll() has run takes no submit yet
+  SendQueue& q = *c.out;
+  try {
+    q.inflight.erase(0, q.off);
+    q.off = 0;
+    q.inflight += q.pending;
+  } catch (...) {
+    return false;  // no memory to join them: the dup goes on with the queue as it is
+  }
+  q.pending.clear();
+  io_uring_sqe* s = sqe_now();
+  if (s == nullptr) return false;
+  io_uring_prep_send(s, c.fd, q.inflight.data(), q.inflight.size(), MSG_NOSIGNAL | MSG_WAITALL);
+  io_uring_sqe_set_data64(s, tag(&c, kSend));
+  c.send_inflight = true;
+  return true;
 }
 
 // One enter submits the cancels and runs the completions they cause, so
 // that the kernel's file references are gone before the caller's close():
 // a cancelled multishot recv (or a send to a peer that does not read) would
 // otherwise keep the socket open, and the peer without its FIN or reset.
-// `any`: an SQE is queued already (unfix()).
+// `any`: an SQE is queued already (unfix(), keep_sending()).
 void UringBackend::cancel_now(Conn& c, bool any) noexcept {
-  if (c.send_inflight && !c.owns_fd) any |= prep_cancel(c, kSend);
+  if (c.send_inflight && c.send_error != 0) any |= prep_cancel(c, kSend);  // dropped
   if (c.recv_armed) any |= prep_cancel(c, kRecv);
   if (c.own_armed) any |= prep_cancel(c, kOwnRecv);
   if (c.accept_armed) any |= prep_cancel(c, kAccept);
