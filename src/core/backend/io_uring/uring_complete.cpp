@@ -106,8 +106,6 @@ void UringBackend::on_send(Conn& c, int res) {
   c.send_inflight = false;
   if (res < 0 && c.send_error == 0) c.send_error = res;  // sticky
   if (res > 0) c.out->off += static_cast<std::size_t>(res);  // short: the rest goes next
-  // ...but not after a last send (keep_sending()): its fd is closed.
-  if (c.detached && !c.owns_fd && c.send_error == 0 && c.queued_out() > 0) c.send_error = -EPIPE;
   // After an error what was still owed is lost with the connection.
   if (c.send_error == 0 && c.queued_out() > 0) {
     mark_prep(c);

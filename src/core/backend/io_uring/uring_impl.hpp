@@ -122,8 +122,7 @@ class UringBackend final : public IoBackend {
   // ---- uring_ops.cpp ----
   Conn* conn(int fd) noexcept;
   void release(Entry& e, bool fd_open) noexcept;
-  bool keep_sending(Conn& c, bool fd_open) noexcept;
-  bool send_last(Conn& c) noexcept;
+  void keep_sending(Conn& c, bool fd_open) noexcept;
   void cancel_now(Conn& c, bool any) noexcept;
   bool fix(Conn& c) noexcept;
   bool unfix(Conn& c) noexcept;

@@ -135,8 +135,8 @@ void UringBackend::release(Entry& e, bool fd_open) noexcept {
     starved_.erase(std::find(starved_.begin(), starved_.end(), c));
     c->starved = false;
   }
-  const bool sending = c->sends_owed() && keep_sending(*c, fd_open);
-  cancel_now(*c, unfixed || sending);
+  if (c->sends_owed()) keep_sending(*c, fd_open);
+  cancel_now(*c, unfixed);
   try {
     detached_.push_back(c);
   } catch (...) {
@@ -159,58 +159,40 @@ bool resets_on_close(int fd) noexcept {
 
 }  // namespace
 
-// Sends owed at detach go on after the caller's close(), as the kernel's own
-// send buffer does. With none in the ring (an answer queued, then the
-// connection closed: every `Connection: close` response), all of it goes in
-// one last send, submitted by cancel_now()'s enter: that request holds the
-// file until it is done, and MSG_WAITALL spares it a second request, which
-// would need the fd. Otherwise they go on from a dup of the fd. A socket
-// set to reset on close (a server giving up on a slow reader) drops them
-// instead, as the kernel drops its own, and so does one already closed or
-// with no fd left to dup: the send in the ring is then cancelled
-// (cancel_now), so that the close is the last reference. True if an SQE
-// was queued.
-bool UringBackend::keep_sending(Conn& c, bool fd_open) noexcept {
-  if (fd_open && !resets_on_close(c.fd)) {
-    if (!c.send_inflight && c.shutdown_how < 0 && send_last(c)) return true;
-    if (const int dup = ::fcntl(c.fd, F_DUPFD_CLOEXEC, 0); dup >= 0) {
-      c.fd = dup;
-      c.owns_fd = true;
-      return false;
-    }
+// Sends owed at detach go on from a dup of the fd, as the kernel's own send
+// buffer goes on after a close(). A socket set to reset on close (a server
+// giving up on a slow reader) drops them instead, as the kernel drops its
+// own, and so does one already closed or with no fd left to dup: the send in
+// the ring is then cancelled (cancel_now), so that the close is the last
+// reference.
+//
+// Not one last send in the detach's enter, holding the file while it runs,
+// though that spares a connection closed with its answer queued (every
+// `Connection: close` response) the dup and its close: the caller's close()
+// then ends the socket at once, where the dup's close comes a poll() later,
+// when the peer's later bytes wait unread in the socket, and resets it. A
+// stream whose bytes the multishot receive took, and the application never
+// read (a TLS peer's abort), resets its peer on epoll; here only that later
+// close does, and with the last send the peer saw an EOF instead (a TLS
+// peer: "unexpected EOF"; the stream conformance suite's PeerReset tests).
+void UringBackend::keep_sending(Conn& c, bool fd_open) noexcept {
+  const int dup = fd_open && !resets_on_close(c.fd) ? ::fcntl(c.fd, F_DUPFD_CLOEXEC, 0) : -1;
+  if (dup >= 0) {
+    c.fd = dup;
+    c.owns_fd = true;
+    return;
   }
   if (c.out) c.out->pending.clear();
   c.send_error = -ECONNRESET;  // what the cancelled send reports is dropped (on_send)
-  return false;
-}
-
-// The whole queue in one send naming the fd (its slot is being cleared).
-bool UringBackend::send_last(Conn& c) noexcept {
-  if (!enabled_) return false;  // a ring no poll() has run takes no submit yet
-  SendQueue& q = *c.out;
-  try {
-    q.inflight.erase(0, q.off);
-    q.off = 0;
-    q.inflight += q.pending;
-  } catch (...) {
-    return false;  // no memory to join them: the dup goes on with the queue as it is
-  }
-  q.pending.clear();
-  io_uring_sqe* s = sqe_now();
-  if (s == nullptr) return false;
-  io_uring_prep_send(s, c.fd, q.inflight.data(), q.inflight.size(), MSG_NOSIGNAL | MSG_WAITALL);
-  io_uring_sqe_set_data64(s, tag(&c, kSend));
-  c.send_inflight = true;
-  return true;
 }
 
 // One enter submits the cancels and runs the completions they cause, so
 // that the kernel's file references are gone before the caller's close():
 // a cancelled multishot recv (or a send to a peer that does not read) would
 // otherwise keep the socket open, and the peer without its FIN or reset.
-// `any`: an SQE is queued already (unfix(), keep_sending()).
+// `any`: an SQE is queued already (unfix()).
 void UringBackend::cancel_now(Conn& c, bool any) noexcept {
-  if (c.send_inflight && c.send_error != 0) any |= prep_cancel(c, kSend);  // dropped
+  if (c.send_inflight && !c.owns_fd) any |= prep_cancel(c, kSend);
   if (c.recv_armed) any |= prep_cancel(c, kRecv);
   if (c.own_armed) any |= prep_cancel(c, kOwnRecv);
   if (c.accept_armed) any |= prep_cancel(c, kAccept);
