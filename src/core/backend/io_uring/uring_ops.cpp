@@ -12,9 +12,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <new>
+#include <numeric>
 #include <system_error>
 
 #include "core/backend/io_uring/uring_impl.hpp"
@@ -23,6 +25,15 @@
 namespace corio::detail::uring {
 
 namespace {
+
+// What FILES_UPDATE puts in slot n is fd n, read by the kernel when the SQE
+// is submitted: from here, not from the Conn, which a detach may change
+// (keep_sending's dup) or free before an enter that failed is retried.
+constexpr std::array<int, kFixedSlots> kSlotFds = [] {
+  std::array<int, kFixedSlots> fds{};
+  std::iota(fds.begin(), fds.end(), 0);
+  return fds;
+}();
 
 Kind kind_of(int fd) {
   int type = 0;
@@ -63,7 +74,8 @@ bool UringBackend::fix(Conn& c) noexcept {
   c.fix_wanted = false;
   io_uring_sqe* s = sqe_now();
   if (s == nullptr) return false;
-  io_uring_prep_files_update(s, &c.fd, 1, c.fd);  // the kernel reads c.fd during the submit
+  int* fd = const_cast<int*>(&kSlotFds[static_cast<unsigned>(c.fd)]);  // only read
+  io_uring_prep_files_update(s, fd, 1, c.fd);
   io_uring_sqe_set_data64(s, kIgnore);
   ++fixed_files_;
   return true;
