@@ -177,16 +177,10 @@ bool resets_on_close(int fd) noexcept {
 // own, and so does one already closed or with no fd left to dup: the send in
 // the ring is then cancelled (cancel_now), so that the close is the last
 // reference.
-//
-// Not one last send in the detach's enter, holding the file while it runs,
-// though that spares a connection closed with its answer queued (every
-// `Connection: close` response) the dup and its close: the caller's close()
-// then ends the socket at once, where the dup's close comes a poll() later,
-// when the peer's later bytes wait unread in the socket, and resets it. A
-// stream whose bytes the multishot receive took, and the application never
-// read (a TLS peer's abort), resets its peer on epoll; here only that later
-// close does, and with the last send the peer saw an EOF instead (a TLS
-// peer: "unexpected EOF"; the stream conformance suite's PeerReset tests).
+// Not one last send in detach's enter instead (no dup, no second close):
+// the socket would end at the caller's close(), and a TLS stream aborted
+// with bytes unread would give its peer an EOF, not the reset the dup's
+// later close gives (docs/backend-choice.md, "Short connections").
 void UringBackend::keep_sending(Conn& c, bool fd_open) noexcept {
   const int dup = fd_open && !resets_on_close(c.fd) ? ::fcntl(c.fd, F_DUPFD_CLOEXEC, 0) : -1;
   if (dup >= 0) {
