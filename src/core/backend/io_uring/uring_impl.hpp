@@ -102,6 +102,7 @@ class UringBackend final : public IoBackend {
   void enter(int timeout_ms);
   void prepare();
   void prepare_stream(Conn& c);
+  bool fix(Conn& c) noexcept;
   void prepare_recv(Conn& c);
   void prepare_own_recv(Conn& c);
   void prepare_accept(Conn& c);
@@ -124,7 +125,6 @@ class UringBackend final : public IoBackend {
   void release(Entry& e, bool fd_open) noexcept;
   void keep_sending(Conn& c, bool fd_open) noexcept;
   void cancel_now(Conn& c, bool any) noexcept;
-  bool fix(Conn& c) noexcept;
   bool unfix(Conn& c) noexcept;
   static void target(io_uring_sqe* s, const Conn& c) noexcept {
     if (c.fixed) s->flags |= IOSQE_FIXED_FILE;  // s->fd is c.fd, its slot
