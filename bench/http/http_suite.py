@@ -33,9 +33,15 @@ TARGETS = {"corio": "corio_cli", "beast": "beast_hello", "curl": "curl_multi_get
 CORIO_CLIENT_HEADER = ROOT / "include" / "corio" / "http" / "client.hpp"  # corio_get needs it
 NGINX = "/usr/sbin/nginx"
 REQUESTS, CONCURRENCY = 10000, 100  # the client part: GETs, and how many in flight
-# wrk's connections per server run: the first is the suite's classic table (metrics
-# http_*), the others add their own (http_c<N>_*).
-WRK_CONNS = [100, 1000]
+# wrk's runs per server, (connections, Connection: close): the first is the suite's
+# classic table (metrics http_*), the others add their own (http_c<N>_*, and
+# http_close_c<N>_* for a connection per request: crawlers, HTTP/1.0 clients, health
+# checks, where accept, the first receive and the close are the work). The
+# Connection: close runs are only for CLOSE_IMPLS, the servers the shape was asked of
+# (issue 29: io_uring pays per connection where epoll does not).
+WRK_SHAPES = [(100, False), (1000, False), (100, True)]
+WRK_CONNS = [conns for conns, close in WRK_SHAPES if not close]
+CLOSE_IMPLS = ("corio", "corio-uring", "corio-base", "nginx")
 # Below this a server's core was waiting for wrk: its requests/s is wrk's, not its own.
 SATURATED_PCT = 90.0
 
@@ -184,11 +190,13 @@ def serving_pid(impl, proc):
     return proc.pid  # taskset execs the server, so proc.pid is the server itself
 
 
-def wrk(url, duration, cpu, latency, conns=CONCURRENCY, script=None, env=None):
+def wrk(url, duration, cpu, latency, conns=CONCURRENCY, script=None, env=None, headers=()):
     """One wrk run (1 thread, conns connections; script: a Lua script, env: its
-    environment's additions): parse_wrk's dict, or None."""
+    environment's additions, headers: "Name: value" added to each request): parse_wrk's
+    dict, or None."""
     cmd = ["wrk", "-t1", f"-c{conns}", f"-d{duration}s"] + (["--latency"] if latency else [])
     cmd += ["-s", str(script)] if script else []
+    cmd += [arg for header in headers for arg in ("-H", header)]
     cmd = pinned(cmd + [url], cpu)
     log("+", " ".join(cmd))
     try:
@@ -205,18 +213,25 @@ def wrk(url, duration, cpu, latency, conns=CONCURRENCY, script=None, env=None):
     return report
 
 
-def metric_prefix(conns):
+def metric_prefix(conns, close=False):
+    """
+    >>> [metric_prefix(c, close) for c, close in WRK_SHAPES]
+    ['http_', 'http_c1000_', 'http_close_c100_']
+    """
+    if close:
+        return f"http_close_c{conns}_"
     return "http_" if conns == WRK_CONNS[0] else f"http_c{conns}_"
 
 
-def measured_wrk(impl, proc, port, duration, cpu, conns):
+def measured_wrk(impl, proc, port, duration, cpu, conns, close=False):
     """A 1 s warm-up, then one measured wrk run with the serving process's CPU sampled
     just before and after it: {metric: (value, unit)}."""
     url = f"http://127.0.0.1:{port}/hello"
-    wrk(url, 1, cpu, latency=False, conns=conns)
+    headers = ["Connection: close"] if close else []
+    wrk(url, 1, cpu, latency=False, conns=conns, headers=headers)
     pid = serving_pid(impl, proc)
     before = cpu_sample(pid)
-    report = wrk(url, duration, cpu, latency=True, conns=conns) or {}
+    report = wrk(url, duration, cpu, latency=True, conns=conns, headers=headers) or {}
     after = cpu_sample(pid)
     units = {"rps": "req/s", "p50": "us", "p99": "us", "errors": "count"}
     out = {k: (v, units[k]) for k, v in report.items() if k in units}
@@ -228,10 +243,13 @@ def server_rounds(servers, duration, rounds, cpu):
     """wrk against each server in turn, `rounds` times."""
     samples = {}
     for _ in range(rounds):
-        for conns in WRK_CONNS:
+        for conns, close in WRK_SHAPES:
             for impl, (proc, port) in list(servers.items()):
-                prefix = metric_prefix(conns)
-                for key, (value, unit) in measured_wrk(impl, proc, port, duration, cpu, conns).items():
+                if close and impl not in CLOSE_IMPLS:
+                    continue
+                prefix = metric_prefix(conns, close)
+                measured = measured_wrk(impl, proc, port, duration, cpu, conns, close)
+                for key, (value, unit) in measured.items():
                     samples.setdefault((impl, prefix + key), []).append(
                         {"impl": impl, "metric": prefix + key, "value": value, "unit": unit})
                 if proc.poll() is not None:
@@ -329,9 +347,11 @@ def server_tables(results, duration, rounds):
         print("\nHTTP server: no participant ran.")
         return
     rps, cap = None, None
-    for conns in WRK_CONNS:
-        got = server_table(val, [i for i in impls if (i, metric_prefix(conns) + "rps") in val],
-                           conns, duration, rounds)
+    for conns, close in WRK_SHAPES:
+        shown = [i for i in impls if (i, metric_prefix(conns, close) + "rps") in val]
+        if not shown:
+            continue
+        got = server_table(val, shown, conns, duration, rounds, close)
         rps, cap = (rps, cap) if rps is not None else got
     goals = [[f"corio/{NAMES[p]}", f"{'>' if strict else '>='} {g:g}x ({why})",
               ratio(rps["corio"], rps[p]), _verdict(rps["corio"], rps[p], g, strict),
@@ -343,10 +363,12 @@ def server_tables(results, duration, rounds):
     server_footnotes(val, impls)
 
 
-def server_table(val, impls, conns, duration, rounds):
-    """The throughput and capacity tables of the wrk runs with `conns` connections:
-    ({impl: requests/s}, {impl: requests per CPU-second})."""
-    prefix = metric_prefix(conns)
+def server_table(val, impls, conns, duration, rounds, close=False):
+    """The throughput and capacity tables of the wrk runs with `conns` connections
+    (close: a connection per request): ({impl: requests/s}, {impl: requests per
+    CPU-second})."""
+    prefix = metric_prefix(conns, close)
+    shape = f"-c{conns}" + (" Connection: close" if close else "")
     rps = {i: val[(i, prefix + "rps")] for i in impls}
     cpu = {i: (val.get((i, prefix + "cpu_user_us")), val.get((i, prefix + "cpu_sys_us")))
            for i in impls}
@@ -364,10 +386,11 @@ def server_table(val, impls, conns, duration, rounds):
         cells.append("n/a" if rss is None else f"{rss / 2**20:.1f}")
         return cells + ([vs_corio(rps, i)] if corio else [])
 
-    show(f"HTTP server: wrk -t1 -c{conns} -d{duration:g}s GET /hello, median of {rounds} round(s)",
+    show(f"HTTP server: wrk -t1 -c{conns} -d{duration:g}s GET /hello"
+         f"{', Connection: close' if close else ''}, median of {rounds} round(s)",
          ["server", "requests/s", "p50 (us)", "p99 (us)", "server CPU µs/req (user+sys)", "busy %",
           "peak RSS (MiB)"] + (["corio/server"] if corio else []), [row(i) for i in impls])
-    show(f"HTTP server capacity at -c{conns}: requests per server CPU-second (1e6 / CPU µs per "
+    show(f"HTTP server capacity at {shape}: requests per server CPU-second (1e6 / CPU µs per "
          "request)", ["server", "requests/CPU-s"] + (["corio/server"] if corio else []),
          [[NAMES[i], num(cap[i])] + ([vs_corio(cap, i)] if corio else []) for i in impls])
     return rps, cap
@@ -376,7 +399,8 @@ def server_table(val, impls, conns, duration, rounds):
 def server_footnotes(val, impls):
     print()
     print("Ratios > 1 mean corio serves more requests per second (per CPU-second). Servers on "
-          "core 0 (one thread, one loop; nginx: 1 worker), wrk on core 1, loopback, keep-alive; "
+          "core 0 (one thread, one loop; nginx: 1 worker), wrk on core 1, loopback, keep-alive "
+          "(but in the Connection: close tables, a connection per request); "
           "p50/p99 from wrk --latency. Peak RSS: VmHWM of the serving process (nginx: its worker).")
     print("Server CPU: utime + stime of the serving process (/proc/PID/stat) just before and "
           "after each measured wrk run, over wrk's request count; busy % = that CPU time over "
@@ -384,7 +408,7 @@ def server_footnotes(val, impls):
           "req/s on this machine, so a server whose core is not ~100% busy is waiting for wrk, "
           "its requests/s is wrk's limit and throughput ratios shrink toward 1; requests per "
           "CPU-second is what its core could serve on its own.")
-    prefixes = [metric_prefix(c) for c in WRK_CONNS]
+    prefixes = [metric_prefix(*shape) for shape in WRK_SHAPES]
     waiting = [NAMES[i] for i in impls
                if any(val.get((i, p + "busy_pct"), 100) < SATURATED_PCT for p in prefixes)]
     if waiting:

@@ -17,6 +17,7 @@
 #include <span>
 #include <string>
 #include <system_error>
+#include <utility>
 
 #include "core/backend/io_uring/probe.hpp"
 #include "core/backend/io_uring/uring_backend.hpp"
@@ -113,6 +114,16 @@ struct Pair {
     return got;
   }
 };
+
+// Closes old.a and gives its number to fresh.a, as the OS reuses numbers.
+inline void reuse_number(Pair& old, Pair& fresh) {
+  const int number = std::exchange(old.a, -1);
+  ::close(number);
+  if (fresh.a == number) return;
+  ASSERT_EQ(::dup2(fresh.a, number), number);
+  ::close(fresh.a);
+  fresh.a = number;
+}
 
 inline int tcp_listener(SocketAddress* addr) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);

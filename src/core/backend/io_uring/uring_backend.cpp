@@ -72,6 +72,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
+#include <numeric>
 
 #include "core/backend/io_uring/uring_impl.hpp"
 
@@ -89,6 +91,15 @@ int enable_rings(io_uring& ring) noexcept {
                             nullptr, 0);
   return rc < 0 ? -errno : 0;
 }
+
+// What FILES_UPDATE puts in slot n is fd n, read by the kernel when the SQE
+// is submitted: from here, not from the Conn, which a detach may change
+// (keep_sending's dup) or free before an enter that failed is retried.
+constexpr std::array<int, kFixedSlots> kSlotFds = [] {
+  std::array<int, kFixedSlots> fds{};
+  std::iota(fds.begin(), fds.end(), 0);
+  return fds;
+}();
 
 }  // namespace
 
@@ -180,10 +191,7 @@ void UringBackend::prepare() {
   work.swap(prep_);
   for (Conn* c : work) {
     c->in_prep = false;
-    if (c->kind == Kind::stream) {
-      prepare_send(*c);  // first: a detached Conn still owes its sends
-      if (!c->detached) prepare_recv(*c);
-    }
+    if (c->kind == Kind::stream) prepare_stream(*c);
     if (!c->detached) {
       if (c->kind == Kind::listener) prepare_accept(*c);
       prepare_poll(*c);
@@ -194,16 +202,46 @@ void UringBackend::prepare() {
   if (prep_.empty() && prep_.capacity() < work.capacity()) prep_.swap(work);  // reuse its memory
 }
 
-// Never throws: detach() cancels too. False when the kernel takes no SQE.
-bool UringBackend::prep_cancel(Conn& c, Op op) noexcept {
+// sqe() for detach(), which must not throw: null when the kernel takes no SQE.
+io_uring_sqe* UringBackend::sqe_now() noexcept {
   io_uring_sqe* s = io_uring_get_sqe(&ring_.r);
   if (s == nullptr) {
     (void)io_uring_submit(&ring_.r);
     s = io_uring_get_sqe(&ring_.r);
   }
+  return s;
+}
+
+bool UringBackend::prep_cancel(Conn& c, Op op) noexcept {
+  io_uring_sqe* s = sqe_now();
   if (s == nullptr) return false;
   io_uring_prep_cancel64(s, tag(&c, op), 0);
   io_uring_sqe_set_data64(s, kIgnore);
+  return true;
+}
+
+void UringBackend::prepare_stream(Conn& c) {
+  const bool fixing = c.fix_wanted && !c.detached && fix(c);
+  prepare_send(c);  // first: a detached Conn still owes its sends
+  if (!c.detached) prepare_recv(c);
+  c.fixed = c.fixed || fixing;  // from the next batch on (fix())
+}
+
+// Queues the filling of c's slot, ahead of c's first requests (see
+// kFixedSlots): an SQE in the batch they go in, where a register syscall
+// per connection cost one more syscall than epoll's accept path. The
+// update cannot fail but on a closed fd (then so do the requests that
+// follow it). True if queued: the caller's SQEs of this batch still name
+// the fd, and only the next prepare() names the slot, so that none can
+// run before the update whatever order the kernel takes a batch in.
+bool UringBackend::fix(Conn& c) noexcept {
+  c.fix_wanted = false;
+  io_uring_sqe* s = sqe_now();
+  if (s == nullptr) return false;
+  int* fd = const_cast<int*>(&kSlotFds[static_cast<unsigned>(c.fd)]);  // only read
+  io_uring_prep_files_update(s, fd, 1, c.fd);
+  io_uring_sqe_set_data64(s, kIgnore);
+  ++fixed_files_;
   return true;
 }
 

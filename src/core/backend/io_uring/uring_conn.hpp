@@ -85,6 +85,7 @@ struct Conn {
   bool detached : 1 = false;  // the loop let go of the fd; it lives on for its requests
   bool owns_fd : 1 = false;   // fd is a dup made at detach() for the sends still owed
   bool fixed : 1 = false;     // fd is registered in the ring's file table, at slot fd
+  bool fix_wanted : 1 = false;  // a stream to register: by the first submit with its SQEs
   // Whether the stream's reads and writes go through try_recv/try_send. Code
   // that waits for readiness and makes its own syscalls (a pipe transport
   // handed a socket, a TLS library) gets readiness (POLL_ADD) instead, or a

@@ -44,8 +44,10 @@ constexpr std::size_t kOwnSpares = 8;
 // so that its receives and sends go with IOSQE_FIXED_FILE and the kernel
 // skips an fget and an fput (two atomics on the file) per request. The fd
 // stays a real one for everything else (TLS's own syscalls, sendfile,
-// polls, a taken connection); its slot is cleared at detach, in the enter
-// that cancels its requests, before the caller's close().
+// polls, a taken connection). The slot is filled by a FILES_UPDATE SQE in
+// the first submit that carries the stream's requests (no register syscall
+// per connection) and cleared at detach, in the enter that cancels its
+// requests, before the caller's close().
 constexpr unsigned kFixedSlots = 4096;
 
 [[noreturn]] inline void throw_err(int err, const char* what) {
@@ -89,15 +91,18 @@ class UringBackend final : public IoBackend {
 
   // Streams' own receive buffers held now (spares not counted): for tests.
   std::size_t own_buffers() const noexcept { return own_buffers_; }
-  // Streams registered in the ring's file table now: for tests.
+  // Streams registered in the ring's file table now (or by the SQEs queued): for tests.
   std::size_t fixed_files() const noexcept { return fixed_files_; }
 
  private:
   // ---- uring_backend.cpp ----
   io_uring_sqe* sqe();
+  io_uring_sqe* sqe_now() noexcept;
   bool prep_cancel(Conn& c, Op op) noexcept;
   void enter(int timeout_ms);
   void prepare();
+  void prepare_stream(Conn& c);
+  bool fix(Conn& c) noexcept;
   void prepare_recv(Conn& c);
   void prepare_own_recv(Conn& c);
   void prepare_accept(Conn& c);
@@ -120,7 +125,6 @@ class UringBackend final : public IoBackend {
   void release(Entry& e, bool fd_open) noexcept;
   void keep_sending(Conn& c, bool fd_open) noexcept;
   void cancel_now(Conn& c, bool any) noexcept;
-  void fix(Conn& c) noexcept;
   bool unfix(Conn& c) noexcept;
   static void target(io_uring_sqe* s, const Conn& c) noexcept {
     if (c.fixed) s->flags |= IOSQE_FIXED_FILE;  // s->fd is c.fd, its slot

@@ -49,29 +49,20 @@ void UringBackend::attach(int fd) {
   Entry& e = table_.at(fd);
   if (e.conn != nullptr) release(e, false);  // that number was closed without detach(): a new fd
   e.conn = new Conn(fd, kind);
-  if (kind == Kind::stream) fix(*e.conn);
-}
-
-// One register syscall per connection, against an fget and an fput per
-// request it serves (see kFixedSlots). A refusal (a loop attached from
-// another thread than the ring's: SINGLE_ISSUER) leaves the fd unregistered.
-void UringBackend::fix(Conn& c) noexcept {
-  if (static_cast<unsigned>(c.fd) >= fixed_slots_) return;
-  if (io_uring_register_files_update(&ring_.r, static_cast<unsigned>(c.fd), &c.fd, 1) != 1) return;
-  c.fixed = true;
-  ++fixed_files_;
+  e.conn->fix_wanted = kind == Kind::stream && static_cast<unsigned>(fd) < fixed_slots_;
 }
 
 // Queues the clearing of c's slot, for cancel_now()'s enter to carry (the
 // update runs as it is submitted): the table's reference to the file is
-// gone before the caller closes the fd. True if an SQE was queued.
+// gone before the caller closes the fd. True if an SQE was queued. A stream
+// detached before its first submit has nothing in its slot to clear.
 bool UringBackend::unfix(Conn& c) noexcept {
+  c.fix_wanted = false;
   if (!c.fixed) return false;
   c.fixed = false;
   --fixed_files_;
   static int none = -1;  // the kernel reads it during the submit
-  // A ring not enabled yet (no poll() ran) takes no submit: the syscall then.
-  io_uring_sqe* s = enabled_ ? io_uring_get_sqe(&ring_.r) : nullptr;
+  io_uring_sqe* s = sqe_now();
   if (s == nullptr) {
     (void)io_uring_register_files_update(&ring_.r, static_cast<unsigned>(c.fd), &none, 1);
     return false;
@@ -157,6 +148,10 @@ bool resets_on_close(int fd) noexcept {
 // own, and so does one already closed or with no fd left to dup: the send in
 // the ring is then cancelled (cancel_now), so that the close is the last
 // reference.
+// Not one last send in detach's enter instead (no dup, no second close):
+// the socket would end at the caller's close(), and a TLS stream aborted
+// with bytes unread would give its peer an EOF, not the reset the dup's
+// later close gives (docs/backend-choice.md, "Short connections").
 void UringBackend::keep_sending(Conn& c, bool fd_open) noexcept {
   const int dup = fd_open && !resets_on_close(c.fd) ? ::fcntl(c.fd, F_DUPFD_CLOEXEC, 0) : -1;
   if (dup >= 0) {
