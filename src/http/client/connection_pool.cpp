@@ -208,13 +208,12 @@ TunnelOptions ConnectionPool::tunnel_options(const Route& route, ConnectOptions 
   return topts;
 }
 
-Coro<std::pair<StreamReader, StreamWriter>> ConnectionPool::open(const Route& route,
-                                                                  ConnectOptions direct) {
+Coro<Streams> ConnectionPool::open(const Route& route, ConnectOptions direct) {
   const Url& url = route.peer;
-  Coro<std::pair<StreamReader, StreamWriter>> opening =
+  Coro<Streams> opening =
       route.via ? open_tunnel(*route.via, url.host, url.port, tunnel_options(route, std::move(direct)))
                 : open_connection(url.host, url.port, std::move(direct));
-  Coro<std::pair<StreamReader, StreamWriter>> connected = connecting(url.origin(), std::move(opening));
+  Coro<Streams> connected = connecting(url.origin(), std::move(opening));
   co_return co_await std::move(connected);
 }
 

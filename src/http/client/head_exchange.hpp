@@ -28,7 +28,8 @@ using Streams = std::pair<StreamReader, StreamWriter>;
 // "cannot connect to <origin>: <why>".
 Coro<Streams> connecting(std::string origin, Coro<Streams> opening);
 
-// Connects to url's host and port (connecting()'s errors), writes request, reads the first response head (ParseError if it is bad,
+// Connects to url's host and port (connecting()'s errors), writes request,
+// reads the first response head (ParseError if it is bad,
 // ClientConnectionError at EOF before it).
 Coro<HeadExchange> exchange_head(const Url& url, ConnectOptions copts, std::string request,
                                  Limits limits);

@@ -107,17 +107,10 @@ bool H2Connection::feed() {
 // Most passes end at once: an answer's frames that the socket takes, or
 // nothing at all after a read that brought a request (its answer comes from
 // the stream's task). Those run here, without send_pending()'s coroutine
-// frame, and nghttp2 is not asked while it has nothing to send. At one
-// stream per connection over TLS, a GET /hello made three passes, two of
-// them with nothing to send: this saved about 1,400 of its 40,000
-// instructions (callgrind; send_h2_frames' frames alone were 600).
-int H2Connection::send_now() {
-  if (writer_.is_closing()) return -1;
-  if (nghttp2_session_want_write(session_) == 0) return 1;
-  const int pass = send_h2_pass(session_, writer_, output_);
-  if (pass != 0) output_.release();  // idle, or ending: no buffer kept (as send_h2_frames)
-  return pass;
-}
+// frame. At one stream per connection over TLS, a GET /hello made three
+// passes, two of them with nothing to send: this saved about 1,400 of its
+// 40,000 instructions (callgrind; send_h2_frames' frames alone were 600).
+int H2Connection::send_now() { return send_h2_ready(session_, writer_, output_); }
 
 Coro<bool> H2Connection::send_pending() {
   return send_h2_frames(session_, writer_, output_, shared().options.send_timeout);

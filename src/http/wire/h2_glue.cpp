@@ -169,14 +169,19 @@ int send_h2_pass(nghttp2_session* session, StreamWriter& w, H2Output& out, std::
   return 0;
 }
 
+int send_h2_ready(nghttp2_session* session, StreamWriter& w, H2Output& out) {
+  if (w.is_closing()) return -1;
+  if (nghttp2_session_want_write(session) == 0) return 1;
+  const int pass = send_h2_pass(session, w, out);
+  if (pass != 0) out.release();  // idle, or ending: no buffer kept
+  return pass;
+}
+
 Coro<bool> send_h2_frames(nghttp2_session* session, StreamWriter& w, H2Output& out,
                           std::optional<std::chrono::duration<double>> send_timeout) {
   for (;;) {
-    const int pass = send_h2_pass(session, w, out);
-    if (pass != 0) {
-      out.release();  // idle, or ending: no buffer kept
-      co_return pass > 0;
-    }
+    const int pass = send_h2_ready(session, w, out);
+    if (pass != 0) co_return pass > 0;
     if (w.is_flushed() && !w.is_closing()) continue;  // the socket took it all
     // Above its high-water mark: drain() waits until the buffer is down to
     // the low one. Else, the transport held some back (pass_goes_on), or

@@ -114,5 +114,10 @@ Coro<bool> send_h2_frames(nghttp2_session* session, StreamWriter& w, H2Output& o
 // 0 when w holds `bound` bytes, -1 as send_h2_frames' false.
 int send_h2_pass(nghttp2_session* session, StreamWriter& w, H2Output& out,
                  std::size_t bound = kH2WriteHigh);
+// send_h2_frames' step before any wait: a pass only when nghttp2 has output
+// (most calls after a read find none), out's buffers released when the pass
+// ends it (idle, or ending). As send_h2_pass: 1, 0 (then wait and call
+// again) or -1. Callable without a coroutine frame, for the common case.
+int send_h2_ready(nghttp2_session* session, StreamWriter& w, H2Output& out);
 
 }  // namespace corio::http::detail
