@@ -15,6 +15,10 @@ namespace {
 
 // Ciphertext read from the inner transport at a time: a full record and more.
 constexpr std::size_t kFeedChunk = 32 * 1024;
+// How long a connection is quiet before OpenSSL's buffers go back (rest()):
+// past the gap between two requests of a busy connection, well within the
+// seconds an idle one waits.
+constexpr std::chrono::milliseconds kRestDelay{50};
 
 struct BioFree {
   void operator()(BIO* bio) const noexcept { BIO_free(bio); }
@@ -124,6 +128,36 @@ void TlsSession::kick_output() {
     return;
   }
   if (!out.empty()) start_pump();
+}
+
+TlsSession::~TlsSession() {
+  if (rest_timer) rest_timer->cancel();  // its callback holds this
+}
+
+void TlsSession::rest() noexcept {
+  if (rested) return;
+  rested = true;
+  quiet_since = loop.time();
+  if (!rest_timer) arm_rest(kRestDelay);
+}
+
+void TlsSession::arm_rest(std::chrono::duration<double> delay) noexcept {
+  try {
+    rest_timer = loop.call_later(delay, [this] { quiet_for_a_while(); });
+  } catch (...) {
+    SSL_free_buffers(ssl.get());  // no timer (out of memory, or the loop is closing): now
+  }
+}
+
+void TlsSession::quiet_for_a_while() noexcept {
+  rest_timer.reset();
+  if (!rested) return;  // busy again: its next rest() arms the timer
+  const std::chrono::duration<double> quiet(loop.time() - quiet_since);
+  if (quiet < kRestDelay) {
+    arm_rest(kRestDelay - quiet);
+    return;
+  }
+  SSL_free_buffers(ssl.get());
 }
 
 bool TlsSession::pull() {
