@@ -245,9 +245,9 @@ void H2Connection::open_stream(std::int32_t id) {
   streams_.emplace(id, std::make_unique<H2Stream>(*this, id));
 }
 
-// The task's end is a done-callback, not the task's own last step: a task
-// cancelled before its first step (the connection ended in the same read
-// that brought the request) never runs.
+// The task's end is heard from its completion (H2Stream::started()), not
+// from its own last step: a task cancelled before its first step (the
+// connection ended in the same read that brought the request) never runs.
 bool H2Connection::start_request(H2Stream& s) {
   if (calmed_) return false;
   if (!guard_.may_start(running_)) {
@@ -255,9 +255,7 @@ bool H2Connection::start_request(H2Stream& s) {
     return false;
   }
   guard_.earned();
-  Task<void> task = get_running_loop().create_task(H2Stream::run(&s));
-  task.add_done_callback([stream = &s](const Future<void>&) { stream->task_done(); });
-  s.started(std::move(task));
+  s.started(get_running_loop().create_task(H2Stream::run(&s)));
   ++running_;
   ++requests_;
   return true;

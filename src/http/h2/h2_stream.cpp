@@ -185,9 +185,20 @@ Coro<void> H2Stream::run(H2Stream* self) {
   }
 }
 
+void H2Stream::started(TaskRef task) noexcept {
+  task_ = std::move(task);
+  task_ended_ = false;
+  done_.stream = this;
+  done_.fire = [](corio::detail::Callback* cb, corio::detail::FutureStateBase&) noexcept {
+    static_cast<Done*>(cb)->stream->task_done();
+  };
+  task_.task()->add_callback(&done_);
+}
+
 // Lifetime rule 2 of h2_connection.hpp: however the task ended (run() may
 // never have run), its connection hears of it; its frame (and the Request
-// in it) is gone by then. A tunnel whose transport lives on (a WebSocket
+// in it) is gone by then: a task's root frame is destroyed before its
+// completion fires. A tunnel whose transport lives on (a WebSocket
 // moved out of its handler) keeps reading.
 void H2Stream::task_done() noexcept {
   task_ended_ = true;

@@ -72,14 +72,14 @@ class H2Stream final : public RequestSource, public AnswerSink, public H2TunnelE
   // the connection's output.
   void send_out(std::string_view header, std::size_t length);
 
-  // The handler's task; task_done() (its done-callback) tells the
-  // connection when it ended.
+  // The handler's task; task_done() tells the connection when it ended.
+  // started() links the stream into the task's completion: task_done() runs
+  // inside it, as TaskGroup's children do (library code only), not as a
+  // done-callback a ready-queue step later. That callback cost a pooled
+  // node, a std::function on the heap and a step per request.
   static Coro<void> run(H2Stream* self);
   void task_done() noexcept;
-  void started(TaskRef task) noexcept {
-    task_ = std::move(task);
-    task_ended_ = false;
-  }
+  void started(TaskRef task) noexcept;
   void cancel() noexcept;
   void stalled() noexcept;  // its answer waited too long for the peer's window: reset
   bool tunneled() const noexcept { return tunnel_ != nullptr; }
@@ -163,6 +163,10 @@ class H2Stream final : public RequestSource, public AnswerSink, public H2TunnelE
   std::uint64_t given_ = 0;                // body bytes given so far (appended, or a file's)
   Event wake_;                    // body bytes came, room was made, or the stream closed
   TaskRef task_;
+  // Linked into task_'s completion (started()); task_ keeps the state alive while it is.
+  struct Done : corio::detail::Callback {
+    H2Stream* stream = nullptr;
+  } done_;
   H2StreamTransport* tunnel_ = nullptr;  // taken: its transport, until that closes
   TunnelLinger linger_;                  // after the transport closed, until the stream does
   std::string protocol_;                 // an extended CONNECT's :protocol
