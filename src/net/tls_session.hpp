@@ -7,10 +7,10 @@
 // Bytes in: the reader tries, as over any transport (transport.hpp's
 // contract). try_read() calls SSL_read; when OpenSSL wants ciphertext it
 // tries the inner transport once into `in` ("pulls") and calls again; when
-// nothing is there, it gives OpenSSL's record buffers back (SSL_free_buffers:
-// the reader goes idle) and returns nullopt, and the reader awaits the inner
-// transport's readability. So an idle connection holds no buffer of ours
-// or OpenSSL's and no coroutine frame of the transport's.
+// nothing is there, it rests (OpenSSL's record buffers go back once it has
+// stayed quiet a moment: rest()) and returns nullopt, and the reader awaits
+// the inner transport's readability. So an idle connection holds no buffer
+// of ours or OpenSSL's and no coroutine frame of the transport's.
 //
 // The handshake and close()'s goodbye wait for ciphertext themselves
 // ("feed"). One task feeds at a time; another that needs bytes meanwhile
