@@ -1,6 +1,7 @@
-// Files over HTTP/2, frame by frame: their bytes are read as the peer's
-// window lets them go (H2Output::pread), so how a file's answer ends, and
-// what a file that changes under it does, are seen on the wire here.
+// Files over HTTP/2, frame by frame: their bytes are read a piece at a
+// time, no further ahead than the peer's windows let them go
+// (H2FileReader), so how a file's answer ends, and what a file that
+// changes under it does, are seen on the wire here.
 #include <filesystem>
 #include <map>
 
@@ -150,6 +151,88 @@ TEST(ServerH2Files, WideWindowsManyAnswersArriveWhole) {
 TEST(ServerH2Files, AReaderThatFallsBehindGetsEveryByteInOrder) {
   corio_testing::TempDir dir;
   run_bounded(wide_windows_body(&dir, 1'000'000, true), 20s);
+}
+
+// Bytes past the stream's window are read only once it opens: a file
+// rewritten (same size) while the window is shut sends its new bytes from
+// there on, as a read per frame did, not a piece read ahead before.
+Coro<void> window_bound_body(const corio_testing::TempDir* dir) {
+  const std::filesystem::path file = dir->path() / "f.bin";
+  write_file(file, counting(200'000));
+  Server server(quiet());
+  server.add_static("/files", dir->path().string());
+  co_await server.start("127.0.0.1", 0);
+  RawClient c = co_await connect(server.port());
+  c.writer.write(std::string(h2::kPreface) + h2::settings({{NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, 1000}}) +
+                 h2::get(1, "/files/f.bin"));
+  std::string body;
+  while (body.size() < 1000) {
+    std::optional<h2::Frame> f = co_await h2::read_frame(c.reader);
+    CO_ASSERT(f.has_value());
+    if (f->stream == 1 && f->type == h2::kData) body += f->payload;
+  }
+  const std::string rewritten = counting(1000) + std::string(199'000, 'z');
+  write_file(file, rewritten);
+  c.writer.write(h2::window_update(0, 200'000) + h2::window_update(1, 200'000));
+  const std::vector<h2::Frame> rest = co_await data_of(c.reader, 1);
+  expect_ended_by_bytes(rest);
+  EXPECT_TRUE(body + body_of(rest) == rewritten);
+  c.writer.close();
+  server.close();
+}
+
+TEST(ServerH2Files, ReadsNoFurtherAheadThanTheWindow) {
+  corio_testing::TempDir dir;
+  run_bounded(window_bound_body(&dir), 10s);
+}
+
+// Ten answers larger than a piece, whole files and ranges (odd streams'
+// requests alternate), with wide stream windows and a connection window
+// that opens only as the client reads: the streams' read-ahead shares
+// that window and the pass's room, and every body still arrives whole and
+// in order, each ended by its last frame.
+Coro<void> shared_window_body(const corio_testing::TempDir* dir) {
+  constexpr std::size_t kSize = 300'000;
+  write_file(dir->path() / "f.bin", counting(kSize));
+  Server server(quiet());
+  server.add_static("/files", dir->path().string());
+  co_await server.start("127.0.0.1", 0);
+  RawClient c = co_await connect(server.port());
+  constexpr std::uint32_t kStreams = 10;
+  std::string requests =
+      std::string(h2::kPreface) + h2::settings({{NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, 1u << 30}});
+  for (std::uint32_t i = 0; i < kStreams; ++i) {
+    const std::string range = i % 2 == 0 ? std::string() : h2::literal("range", "bytes=1000-250999");
+    requests += h2::frame(h2::kHeaders, h2::kEndHeaders | h2::kEndStream, 2 * i + 1,
+                          h2::get_block("/files/f.bin") + range);
+  }
+  c.writer.write(requests);
+  std::map<std::uint32_t, std::vector<h2::Frame>> frames;
+  std::size_t ended = 0;
+  while (ended < kStreams) {
+    std::optional<h2::Frame> f = co_await h2::read_frame(c.reader);
+    CO_ASSERT(f.has_value());
+    if (f->type != h2::kData && f->type != h2::kRst) continue;
+    if (!f->payload.empty() && f->type == h2::kData) {
+      c.writer.write(h2::window_update(0, static_cast<std::uint32_t>(f->payload.size())));
+    }
+    ended += f->type == h2::kRst || (f->flags & h2::kEndStream) != 0 ? 1 : 0;
+    frames[f->stream].push_back(std::move(*f));
+  }
+  EXPECT_EQ(frames.size(), kStreams);
+  for (const auto& [id, got] : frames) {
+    const bool ranged = (id - 1) / 2 % 2 == 1;
+    expect_ended_by_bytes(got);
+    EXPECT_TRUE(body_of(got) == (ranged ? counting(kSize).substr(1000, 250'000) : counting(kSize)))
+        << "stream " << id;
+  }
+  c.writer.close();
+  server.close();
+}
+
+TEST(ServerH2Files, StreamsSharingAConnectionWindowGetWholeFilesAndRanges) {
+  corio_testing::TempDir dir;
+  run_bounded(shared_window_body(&dir), 10s);
 }
 
 }  // namespace

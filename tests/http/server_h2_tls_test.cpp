@@ -1,7 +1,7 @@
 // HTTP/2 over TLS on the server's writer path: many streams' large answers
-// (files read as they go, bodies from handlers) are gathered into passes
-// of frames, each encrypted as one write; the bytes must arrive whole and
-// in order on every stream.
+// (files read a piece at a time as they go, whole or ranges; bodies from
+// handlers) are gathered into passes of frames, each encrypted as one
+// write; the bytes must arrive whole and in order on every stream.
 #include <corio/gather.hpp>
 #include <corio/http/client.hpp>
 
@@ -61,6 +61,41 @@ Coro<void> large_answers_body(const TempDir* dir) {
   server.close();
 }
 
+Coro<std::string> fetch_range(client::ClientSession& session, std::string url, std::string range) {
+  client::RequestOptions opts;
+  opts.headers.add("Range", std::move(range));
+  client::ClientResponse r = co_await session.get(std::move(url), std::move(opts));
+  EXPECT_EQ(r.status(), 206);
+  co_return co_await r.read();
+}
+
+// Ranges larger than a file's read piece (64 KiB), each starting and ending
+// off a piece's and a frame's bounds, several at once on one connection.
+Coro<void> ranges_body(const TempDir* dir) {
+  write_file(dir->path() / "big.bin", numbered(kFileBytes, 5));
+  ServerOptions so = quiet();
+  so.ssl = corio_net_test::test_server();
+  Server server(so);
+  server.add_static("/files", dir->path().string());
+  co_await server.start("127.0.0.1", 0);
+  client::ClientOptions o;
+  o.ssl = corio_net_test::trusting_client();
+  client::ClientSession session(o);
+  const std::string url = "https://localhost:" + std::to_string(server.port()) + "/files/big.bin";
+  std::vector<Coro<std::string>> all;
+  for (std::size_t i = 0; i < 6; ++i) {
+    all.push_back(fetch_range(session, url, "bytes=" + std::to_string(1001 * i) + "-" +
+                                                std::to_string(200'000 + 7 * i)));
+  }
+  const std::vector<std::string> bodies = co_await corio::gather(std::move(all));
+  for (std::size_t i = 0; i < bodies.size(); ++i) {
+    EXPECT_TRUE(bodies[i] == numbered(kFileBytes, 5).substr(1001 * i, 200'001 + 7 * i - 1001 * i))
+        << "range " << i << ": " << bodies[i].size() << " bytes";
+  }
+  co_await session.close();
+  server.close();
+}
+
 Coro<Response> hello(Request&) { co_return Response::text("Hello, World!"); }
 
 // An answer's HEADERS and DATA frames go to TLS together, as one record
@@ -94,6 +129,11 @@ TEST(ServerH2Tls, AnAnswerLeavesInOneRecord) { run_bounded(one_record_body(), 10
 TEST(ServerH2Tls, ManyStreamsLargeAnswersArriveWhole) {
   TempDir dir;
   run_bounded(large_answers_body(&dir), 30s);
+}
+
+TEST(ServerH2Tls, RangesLargerThanAPieceArriveWhole) {
+  TempDir dir;
+  run_bounded(ranges_body(&dir), 30s);
 }
 
 }  // namespace
