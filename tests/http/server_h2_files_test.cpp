@@ -86,7 +86,8 @@ Coro<std::vector<h2::Frame>> after_change(const corio_testing::TempDir* dir,
   server.add_static("/files", dir->path().string());
   co_await server.start("127.0.0.1", 0);
   RawClient c = co_await connect(server.port());
-  c.writer.write(std::string(h2::kPreface) + h2::settings({{NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, 1000}}) +
+  c.writer.write(std::string(h2::kPreface) +
+                 h2::settings({{NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, 1000}}) +
                  h2::get(1, "/files/f.bin"));
   while (first->size() < 1000) {
     std::optional<h2::Frame> f = co_await h2::read_frame(c.reader);
@@ -110,7 +111,8 @@ Coro<std::vector<h2::Frame>> after_change(const corio_testing::TempDir* dir,
 Coro<void> shrinking_body(const corio_testing::TempDir* dir) {
   std::string first;
   const std::vector<h2::Frame> rest = co_await after_change(
-      dir, [](const std::filesystem::path& file) { std::filesystem::resize_file(file, 500); }, &first);
+      dir, [](const std::filesystem::path& file) { std::filesystem::resize_file(file, 500); },
+      &first);
   CO_ASSERT(!rest.empty());
   EXPECT_EQ(rest.back().type, h2::kRst);
   EXPECT_EQ(rest.back().u32(0), NGHTTP2_INTERNAL_ERROR);
@@ -156,7 +158,8 @@ Coro<void> shared_window_body(const corio_testing::TempDir* dir) {
   std::string requests =
       std::string(h2::kPreface) + h2::settings({{NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, 1u << 30}});
   for (std::uint32_t i = 0; i < kStreams; ++i) {
-    const std::string range = i % 2 == 0 ? std::string() : h2::literal("range", "bytes=1000-250999");
+    const std::string range =
+        i % 2 == 0 ? std::string() : h2::literal("range", "bytes=1000-250999");
     requests += h2::frame(h2::kHeaders, h2::kEndHeaders | h2::kEndStream, 2 * i + 1,
                           h2::get_block("/files/f.bin") + range);
   }

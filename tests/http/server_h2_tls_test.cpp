@@ -62,7 +62,9 @@ Coro<void> large_answers_body(const TempDir* dir) {
     all.push_back(fetch(session, base + "/files/big.bin"));
     all.push_back(fetch(session, base + "/generated"));
   }
-  for (std::size_t i = 0; i < kRanges; ++i) all.push_back(fetch(session, base + "/files/big.bin", range(i)));
+  for (std::size_t i = 0; i < kRanges; ++i) {
+    all.push_back(fetch(session, base + "/files/big.bin", range(i)));
+  }
   const std::vector<std::string> bodies = co_await corio::gather(std::move(all));
   for (std::size_t i = 0; i < 16; ++i) {
     EXPECT_TRUE(bodies[i] == (i % 2 == 0 ? numbered(kFileBytes, 3) : numbered(kBodyBytes, 7)))

@@ -254,9 +254,11 @@ std::size_t H2Stream::take_file(std::size_t length) noexcept {
   std::size_t ahead = length;
   if (file_.buffered() == 0) {
     nghttp2_session* session = conn_.session();
-    const auto open = [](std::int64_t w) { return static_cast<std::size_t>(std::max<std::int64_t>(w, 0)); };
-    const std::size_t connection = open(std::int64_t{nghttp2_session_get_remote_window_size(session)} -
-                                        static_cast<std::int64_t>(out.ahead()));
+    const auto open = [](std::int64_t w) {
+      return static_cast<std::size_t>(std::max<std::int64_t>(w, 0));
+    };
+    const std::int64_t shared = nghttp2_session_get_remote_window_size(session);
+    const std::size_t connection = open(shared - static_cast<std::int64_t>(out.ahead()));
     const std::size_t stream = open(nghttp2_session_get_stream_remote_window_size(session, id_));
     ahead = std::max(length, std::min({stream, connection, out.read_room() + length}));
   }

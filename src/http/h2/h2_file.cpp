@@ -25,8 +25,8 @@ void H2FileReader::start(int fd, ByteRange range) noexcept {
 bool H2FileReader::read(std::size_t ahead, H2Output& out) noexcept {
   try {
     if (piece_.empty()) piece_ = take_piece_buffer();
-    const std::size_t want = static_cast<std::size_t>(
-        std::min<std::uint64_t>({left(), ahead, piece_.size()}));
+    const std::size_t want =
+        static_cast<std::size_t>(std::min<std::uint64_t>({left(), ahead, piece_.size()}));
     const ssize_t got = ::pread(fd_, piece_.data(), want, static_cast<off_t>(at_));
     error_ = got < 0 ? errno : got == 0 ? EIO : 0;
     if (error_ == 0) {

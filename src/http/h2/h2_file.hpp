@@ -51,10 +51,10 @@ class H2FileReader {
   bool read(std::size_t ahead, H2Output& out) noexcept;
 
   int fd_ = -1;
-  std::uint64_t at_ = 0;   // the next byte a frame takes
-  std::uint64_t end_ = 0;  // one past the range's last byte
-  std::string piece_;      // a piece buffer (body_file.hpp), or none
-  std::size_t piece_at_ = 0;   // piece_'s bytes from here to piece_end_ are at_'s on
+  std::uint64_t at_ = 0;      // the next byte a frame takes
+  std::uint64_t end_ = 0;     // one past the range's last byte
+  std::string piece_;         // a piece buffer (body_file.hpp), or none
+  std::size_t piece_at_ = 0;  // piece_'s bytes from here to piece_end_ are at_'s on
   std::size_t piece_end_ = 0;
   std::uint64_t lent_in_ = UINT64_MAX;  // the pass whose frames refer to piece_
   int error_ = 0;
