@@ -4,16 +4,18 @@
 // frame by frame (NGHTTP2_DATA_FLAG_NO_COPY) from that piece.
 //
 // A pread per frame cost a 64 KiB answer four 16 KiB reads (the frame size
-// clients allow) where nginx makes two; one piece per pass reads it at once
-// over h2c. The bytes read ahead are bounded twice:
+// clients allow) where nginx makes two; one piece reads it at once, over
+// h2c and TLS (bench/http2/README.md). The bytes read ahead are bounded
+// twice:
 //   - per stream, by the windows: only bytes nghttp2 may send without the
 //     peer's leave are read, so a peer that never opens its window pins no
 //     file bytes, and at most one piece (kFilePiece) otherwise, kept only
 //     while the pass or the socket is behind;
-//   - per connection, by the pass (H2Output::read_room()): the streams'
-//     unsent bytes read ahead count against the pass's room, so that ten
-//     streams interleaved frame by frame do not read ten pieces for one pass
-//     (past the room a stream reads one frame, as before).
+//   - per connection, by the pass (H2Output::read_room(), and the frame
+//     being taken past it, as a pass ends past its bound by a frame): the
+//     streams' unsent bytes read ahead count against the pass's room, so
+//     that ten streams interleaved frame by frame do not read ten pieces for
+//     one pass (past the room a stream reads one frame, as before).
 // A piece whose last frame was taken goes to the pass (H2Output::keep_piece),
 // recycled once the pass's write is over.
 #pragma once
