@@ -1,7 +1,7 @@
 // HTTP/2 over TLS on the server's writer path: many streams' large answers
-// (files read as they go, bodies from handlers) are gathered into passes
-// of frames, each encrypted as one write; the bytes must arrive whole and
-// in order on every stream.
+// (files read a piece at a time as they go, whole or ranges; bodies from
+// handlers) are gathered into passes of frames, each encrypted as one
+// write; the bytes must arrive whole and in order on every stream.
 #include <corio/gather.hpp>
 #include <corio/http/client.hpp>
 
@@ -28,10 +28,21 @@ constexpr std::size_t kBodyBytes = 200'000;
 
 Coro<Response> generated(Request&) { co_return Response::text(numbered(kBodyBytes, 7)); }
 
-Coro<std::string> fetch(client::ClientSession& session, std::string url) {
-  client::ClientResponse r = co_await session.get(std::move(url));
+// The body at url, or the range of it (a Range header's value, then 206).
+Coro<std::string> fetch(client::ClientSession& session, std::string url, std::string range = {}) {
+  client::RequestOptions opts;
+  if (!range.empty()) opts.headers.add("Range", range);
+  client::ClientResponse r = co_await session.get(std::move(url), std::move(opts));
   EXPECT_EQ(r.version(), (client::HttpVersion{2, 0}));
+  EXPECT_EQ(r.status(), range.empty() ? 200 : 206);
   co_return co_await r.read();
+}
+
+// Ranges larger than a file's read piece (64 KiB), each starting and ending
+// off a piece's and a frame's bounds.
+constexpr std::size_t kRanges = 6;
+std::string range(std::size_t i) {
+  return "bytes=" + std::to_string(1001 * i) + "-" + std::to_string(200'000 + 1007 * i);
 }
 
 Coro<void> large_answers_body(const TempDir* dir) {
@@ -51,10 +62,17 @@ Coro<void> large_answers_body(const TempDir* dir) {
     all.push_back(fetch(session, base + "/files/big.bin"));
     all.push_back(fetch(session, base + "/generated"));
   }
+  for (std::size_t i = 0; i < kRanges; ++i) {
+    all.push_back(fetch(session, base + "/files/big.bin", range(i)));
+  }
   const std::vector<std::string> bodies = co_await corio::gather(std::move(all));
-  for (std::size_t i = 0; i < bodies.size(); ++i) {
+  for (std::size_t i = 0; i < 16; ++i) {
     EXPECT_TRUE(bodies[i] == (i % 2 == 0 ? numbered(kFileBytes, 3) : numbered(kBodyBytes, 7)))
         << "answer " << i << ": " << bodies[i].size() << " bytes";
+  }
+  for (std::size_t i = 0; i < kRanges; ++i) {
+    EXPECT_TRUE(bodies[16 + i] == numbered(kFileBytes, 3).substr(1001 * i, 200'001 + 6 * i))
+        << "range " << i << ": " << bodies[16 + i].size() << " bytes";
   }
   EXPECT_EQ(session.open_connections(), 1u);
   co_await session.close();

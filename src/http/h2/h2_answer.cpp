@@ -155,25 +155,22 @@ Coro<void> H2Stream::file_range(int fd, ByteRange range) {
   struct Done {  // however the wait ends, nothing reads the file any more
     H2Stream& s;
     ~Done() {
-      s.file_fd_ = -1;
-      s.file_at_ = s.file_end_ = 0;
+      s.file_.finish(s.conn_.output());
       s.file_ends_body_ = false;
     }
   } done{*this};
-  file_fd_ = fd;
-  file_at_ = range.first;
-  file_end_ = range.last + 1;
+  file_.start(fd, range);
   given_ += range.length();
   file_ends_body_ = declared_ && given_ == *declared_;
   resume();
-  while (file_left() > 0) {
+  while (file_.left() > 0) {
     co_await wait(conn_.shared().options.send_timeout);
     // A stream that took its last frame closes with it: not a reset.
-    if (closed_ && file_left() > 0) {
+    if (closed_ && file_.left() > 0) {
       throw std::system_error(ECONNRESET, std::generic_category(), "HTTP/2 stream reset");
     }
   }
-  if (file_error_ != 0) throw std::system_error(file_error_, std::generic_category(), "pread");
+  if (file_.error() != 0) throw std::system_error(file_.error(), std::generic_category(), "pread");
   out_done_ = out_done_ || file_ends_body_;
 }
 
@@ -225,7 +222,7 @@ void H2Stream::resume() noexcept {
 ssize_t H2Stream::read_out(std::size_t length, std::uint32_t* flags) noexcept {
   trim();
   std::size_t n = std::min(length, pending());
-  const bool from_file = n == 0 && file_left() > 0;
+  const bool from_file = n == 0 && file_.left() > 0;
   if (from_file) {
     n = take_file(length);
     if (n == 0) return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;  // nghttp2 resets the stream
@@ -237,7 +234,7 @@ ssize_t H2Stream::read_out(std::size_t length, std::uint32_t* flags) noexcept {
   *flags |= NGHTTP2_DATA_FLAG_NO_COPY;
   conn_.data_sent();
   const std::size_t rest = from_file ? 0 : pending() - n;
-  if (rest == 0 && file_left() == 0 && (out_done_ || file_ends_body_)) {
+  if (rest == 0 && file_.left() == 0 && (out_done_ || file_ends_body_)) {
     *flags |= NGHTTP2_DATA_FLAG_EOF;
     answer_sent();
   }
@@ -246,23 +243,27 @@ ssize_t H2Stream::read_out(std::size_t length, std::uint32_t* flags) noexcept {
   return static_cast<ssize_t>(n);
 }
 
-// A failed read ends the range (file_range() throws file_error_): 0.
+// Read ahead as far as the peer's windows let nghttp2 send (the
+// connection's less what other streams read ahead for it), and the pass's
+// room (h2_file.hpp) and a frame past it, as a pass ends past its bound
+// by a frame at most (so a 64 KiB answer over TLS, its HEADERS frame
+// first, is one read and one pass, not a second of the last 111 bytes).
+// A failed read ends the range (file_range() throws its error): 0.
 std::size_t H2Stream::take_file(std::size_t length) noexcept {
-  try {
-    const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(length, file_left()));
-    file_frame_ = conn_.output().pread(file_fd_, file_at_, want);
-    if (file_frame_.empty()) file_error_ = EIO;  // the file shrank while sent
-  } catch (const std::system_error& e) {
-    file_error_ = e.code().value();
-  } catch (const std::bad_alloc&) {
-    file_error_ = ENOMEM;
+  H2Output& out = conn_.output();
+  std::size_t ahead = length;
+  if (file_.buffered() == 0) {
+    nghttp2_session* session = conn_.session();
+    const auto open = [](std::int64_t w) {
+      return static_cast<std::size_t>(std::max<std::int64_t>(w, 0));
+    };
+    const std::int64_t shared = nghttp2_session_get_remote_window_size(session);
+    const std::size_t connection = open(shared - static_cast<std::int64_t>(out.ahead()));
+    const std::size_t stream = open(nghttp2_session_get_stream_remote_window_size(session, id_));
+    ahead = std::max(length, std::min({stream, connection, out.read_room() + length}));
   }
-  if (file_error_ != 0) {
-    file_at_ = file_end_;
-    wake_.set();
-    return 0;
-  }
-  file_at_ += file_frame_.size();
+  file_frame_ = file_.take(length, ahead, out);
+  if (file_frame_.empty()) wake_.set();
   return file_frame_.size();
 }
 

@@ -17,9 +17,9 @@
 //     trimmed only once that pass is over (lent());
 //     a producer (a stream) that got more than kOutBuffer ahead of
 //     it waits in its write, within send_timeout, so a peer that never
-//     opens its window pins that buffer and no more. A file is not
-//     buffered at all: its bytes are read as nghttp2 takes them, into the
-//     pass's own storage (H2Output::pread), and its producer waits, within
+//     opens its window pins that buffer and no more. A file is read
+//     as nghttp2 takes it, a piece at a time, no further ahead than the
+//     peer's windows allow (H2FileReader), and its producer waits, within
 //     send_timeout too, until the range was all taken.
 //
 // An extended CONNECT (RFC 8441: `:protocol websocket`) reaches the router
@@ -44,6 +44,7 @@
 #include <corio/http/request.hpp>
 #include <corio/task.hpp>
 
+#include "http/h2/h2_file.hpp"
 #include "http/h2/h2_tunnel.hpp"
 #include "http/server/answer_sink.hpp"
 #include "http/server/request_source.hpp"
@@ -132,7 +133,6 @@ class H2Stream final : public RequestSource, public AnswerSink, public H2TunnelE
   void resume() noexcept;  // more of the answer's body is there
   void answer_sent() noexcept;
   std::size_t pending() const noexcept { return out_.size() - out_at_; }
-  std::uint64_t file_left() const noexcept { return file_end_ - file_at_; }
   std::size_t take_file(std::size_t length) noexcept;  // the next DATA frame's, from the file
   // The output's current pass refers to out_'s bytes: out_ must not move.
   bool lent() const noexcept;
@@ -152,13 +152,8 @@ class H2Stream final : public RequestSource, public AnswerSink, public H2TunnelE
   std::string out_;               // the answer's body, from out_at_ on not yet taken by nghttp2
   std::size_t out_at_ = 0;
   std::uint64_t lent_in_ = UINT64_MAX;  // the output's pass that refers to out_
-  // A file range (file_range()), read as nghttp2 takes it, after out_'s
-  // bytes: file_at_ to file_end_ of file_fd_ are still to be read.
-  int file_fd_ = -1;
-  std::uint64_t file_at_ = 0;
-  std::uint64_t file_end_ = 0;
-  std::string_view file_frame_;  // read by take_file() for send_out(), in the pass's storage
-  int file_error_ = 0;           // pread failed (errno), or the file shrank (EIO)
+  H2FileReader file_;             // a file range (file_range()), taken after out_'s bytes
+  std::string_view file_frame_;   // taken by take_file() for send_out()
   std::optional<std::uint64_t> declared_;  // the head's body length
   std::uint64_t given_ = 0;                // body bytes given so far (appended, or a file's)
   Event wake_;                    // body bytes came, room was made, or the stream closed

@@ -41,9 +41,10 @@ inline constexpr std::size_t kFilePiece = 64 * 1024;
 // zero-filled before pread overwrites it (6% of an h2c 64 KiB answer's CPU,
 // perf), and a 64 KiB block freed at the heap's top goes back to the kernel
 // and is faulted in again by the next answer (5%). Their users read a piece
-// only as it goes out (HTTP/2: H2Output::pread), so a loop needs one or two
-// at a time: at most kSparePieces wait (256 KiB per thread), and a burst of
-// large answers does not pin its peak.
+// only as it goes out (HTTP/2: H2FileReader, a pass's worth at most per
+// connection), so a loop needs one or two at a time: at most kSparePieces
+// wait (256 KiB per thread), and a burst of large answers does not pin its
+// peak.
 inline constexpr std::size_t kSparePieces = 4;
 // Nor does a loop that has gone idle: spares that no answer took for this
 // long are freed (body_file.cpp), as an idle connection frees its buffers.

@@ -1,15 +1,11 @@
 // The shared nghttp2 glue (see h2_glue.hpp).
 #include "http/wire/h2_glue.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cstdint>
 #include <new>
 #include <string>
 #include <string_view>
-#include <system_error>
 
 #include <corio/errors.hpp>
 #include <corio/timeout.hpp>
@@ -101,9 +97,8 @@ void H2Output::drop() noexcept {
   arena_.clear();
   pieces_.clear();
   kept_.clear();
-  for (std::string& buffer : reads_) recycle_piece(std::move(buffer));
-  reads_.clear();
-  read_used_ = 0;
+  for (std::string& piece : pieces_kept_) recycle_piece(std::move(piece));
+  pieces_kept_.clear();
   size_ = 0;
   ++passes_;
 }
@@ -113,20 +108,7 @@ void H2Output::release() noexcept {
   std::string().swap(arena_);
   std::vector<Piece>().swap(pieces_);
   std::vector<std::string>().swap(kept_);
-  std::vector<std::string>().swap(reads_);
-}
-
-std::string_view H2Output::pread(int fd, std::uint64_t offset, std::size_t n) {
-  n = std::min(n, kFilePiece);
-  if (reads_.empty() || kFilePiece - read_used_ < n) {
-    reads_.push_back(take_piece_buffer());
-    read_used_ = 0;
-  }
-  char* at = reads_.back().data() + read_used_;
-  const ssize_t got = ::pread(fd, at, n, static_cast<off_t>(offset));
-  if (got < 0) throw std::system_error(errno, std::generic_category(), "pread");
-  read_used_ += static_cast<std::size_t>(got);
-  return {at, static_cast<std::size_t>(got)};
+  std::vector<std::string>().swap(pieces_kept_);
 }
 
 namespace {

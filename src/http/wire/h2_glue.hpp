@@ -39,7 +39,7 @@ inline constexpr std::size_t kH2PassBytes = 64 * 1024;
 // Over a plain socket a pass may hold more: its payloads go out by one
 // gathered send, not a copy, and fewer sends cost less (h2c 64 KiB answers
 // at -c10 -m10: 10% more CPU in passes of 64 KiB). 256 KiB is what the
-// pieces' spare buffers (H2Output::pread) hold per thread.
+// pieces' spare buffers (H2Output::keep_piece) hold per thread.
 inline constexpr std::size_t kH2PlainPassBytes = 256 * 1024;
 
 // What one pass of send_h2_frames hands the writer at once, in one
@@ -55,13 +55,22 @@ class H2Output {
   // False: copied instead (a small payload is cheaper copied than gathered).
   bool refer(std::string_view bytes);
   void keep(std::string buffer) { kept_.push_back(std::move(buffer)); }
-  // Up to n bytes (at most kFilePiece) of fd from offset, read into the
-  // pass's own storage, where they stay until the pass ends: the bytes read,
-  // empty at the file's end; std::system_error if pread fails. A file's
-  // DATA is read here as nghttp2 takes it, so a loop's answers share the
-  // pass's one or two buffers (recycled: body_file.hpp), warm in the cache,
-  // where a 64 KiB piece read ahead per answer held 100 of them at `-c100`.
-  std::string_view pread(int fd, std::uint64_t offset, std::size_t n);
+  // A file's piece buffer (body_file.hpp) that the pass may refer to, given
+  // up by its stream (H2FileReader): kept until the pass ends, then recycled,
+  // so that a loop's answers share a few buffers warm in the cache, where a
+  // 64 KiB piece held per answer until its end held 100 of them at `-c100`.
+  void keep_piece(std::string piece) { pieces_kept_.push_back(std::move(piece)); }
+  // File bytes read ahead of their DATA frames by this connection's streams
+  // (H2FileReader), not yet taken: they count against the pass's room, and
+  // outlive a pass that ends before taking them.
+  void add_ahead(std::size_t n) noexcept { ahead_ += n; }
+  void sub_ahead(std::size_t n) noexcept { ahead_ -= n; }
+  std::size_t ahead() const noexcept { return ahead_; }
+  // What the pass still takes besides its frames so far and the bytes read
+  // ahead for it.
+  std::size_t read_room() const noexcept {
+    return size_ + ahead_ < pass_bytes_ ? pass_bytes_ - size_ - ahead_ : 0;
+  }
   std::size_t size() const noexcept { return size_; }
   // As much as a pass takes (set_over_tls()). nghttp2 sends the DATA frames
   // of NGHTTP2_DATA_FLAG_NO_COPY one after another within one mem_send,
@@ -94,9 +103,9 @@ class H2Output {
   std::string arena_;
   std::vector<Piece> pieces_;
   std::vector<std::string> kept_;
-  std::vector<std::string> reads_;  // pread()'s piece buffers; the last one filled up to read_used_
-  std::size_t read_used_ = 0;
+  std::vector<std::string> pieces_kept_;  // keep_piece()'s
   std::size_t size_ = 0;
+  std::size_t ahead_ = 0;
   std::uint64_t passes_ = 0;
   std::size_t pass_bytes_ = kH2PlainPassBytes;
   bool over_tls_ = false;
