@@ -25,9 +25,9 @@ void LoopIo::remove_timer(TimerNode* node) noexcept {
 
 // ---- 2. sockets ---------------------------------------------------------------
 
-void LoopIo::attach_fd(int fd) {
+void LoopIo::attach_fd(int fd, bool stream) {
   if (core_->closed) throw RuntimeError("Event loop is closed");
-  backend_->attach(fd);
+  backend_->attach(fd, stream);
 }
 
 // The socket is closing: its waiters learn it (EBADF) instead of hanging.

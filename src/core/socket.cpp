@@ -161,7 +161,7 @@ int Socket::release() noexcept {
 void Socket::watch(EventLoop& loop) {
   if (fd_ < 0) throw_errno(EBADF, "socket operation on a closed socket");
   if (watched_by_ == &loop) return;
-  loop.io().attach_fd(fd_);
+  loop.io().attach_fd(fd_, stream_);
   watched_by_ = &loop;
 }
 

@@ -1,8 +1,9 @@
 // The io_uring backend's cost per connection, kept honest: a stream's slot in
 // the ring's file table is filled by an SQE in its first submit, not by a
-// register syscall at attach. That must keep what the syscall gave: every
-// answer arrives, then the hang-up; no fd or slot outlives its connection,
-// and a number reused finds nothing of the old stream.
+// register syscall at attach, and an accepted stream is not asked its
+// SO_TYPE. That must keep what the syscalls gave: every answer arrives,
+// then the hang-up; no fd or slot outlives its connection, and a number
+// reused finds nothing of the old stream.
 #include <dirent.h>
 
 #include "core/backend/io_uring/uring_impl.hpp"
@@ -33,17 +34,6 @@ std::string read_to_eof(int fd) {
   return got;
 }
 
-int accept_one(IoBackend& b, int lfd) {
-  SocketAddress peer;
-  long fd = b.try_accept(lfd, &peer);
-  for (int i = 0; i < 10 && fd == -EAGAIN; ++i) {
-    b.arm(lfd, false);
-    (void)wait_for(b, lfd, false, 1);
-    fd = b.try_accept(lfd, &peer);
-  }
-  return static_cast<int>(fd);
-}
-
 corio::detail::uring::UringBackend& uring(IoBackend& b) {
   return static_cast<corio::detail::uring::UringBackend&>(b);
 }
@@ -60,7 +50,7 @@ TEST_F(UringShortConnections, EveryOneIsAnsweredAndNothingLeaks) {
     ASSERT_EQ(::write(client, "GET", 3), 3);
     const int fd = accept_one(b(), lfd);
     ASSERT_GE(fd, 0) << "connection " << i;
-    b().attach(fd);
+    b().attach(fd, true);
     start_receiving(b(), fd);
     ASSERT_EQ(recv_all(b(), fd, 3), "GET");
     EXPECT_EQ(uring(b()).fixed_files(), 1u);

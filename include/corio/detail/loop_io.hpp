@@ -9,7 +9,8 @@
 //      (its expire() runs on the loop when `when` has passed); remove_timer()
 //      takes it out, and does nothing when it is not in.
 //   2. Sockets. attach_fd() registers an fd with the backend once (Socket::
-//      watch); detach_fd() forgets it and fails its parked waits with EBADF.
+//      watch; `stream`: a SOCK_STREAM socket, so the backend need not ask);
+//      detach_fd() forgets it and fails its parked waits with EBADF.
 //      try_recv_into() / try_send() make the syscall or its backend
 //      equivalent now (try_sendv() sends pieces in order, gathered in one
 //      sendmsg(2) where the backend can): nullopt / 0 mean "would block", then await
@@ -74,7 +75,7 @@ class LoopIo {
   void remove_timer(TimerNode* node) noexcept;
 
   // 2. Sockets
-  void attach_fd(int fd);
+  void attach_fd(int fd, bool stream);
   void detach_fd(int fd) noexcept;
   std::optional<std::size_t> try_recv_into(Socket& sock, std::span<char> buf);
   bool lends_recv(Socket& sock);

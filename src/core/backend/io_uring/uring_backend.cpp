@@ -359,6 +359,7 @@ int UringBackend::poll(int timeout_ms, IoEvent* out, int capacity) {
   prepare();
   enter(ready_.empty() ? timeout_ms : 0);
   reap();
+  fd_limit_stale_ = true;  // within_fd_limit()
   return report(out, capacity);
 }
 
