@@ -119,6 +119,13 @@ class IoBackend {
   // drops them as the kernel drops its own; nothing of the fd's is touched
   // afterwards.
   virtual void detach(int fd) noexcept = 0;
+  // detach() for a caller about to close fd. True: the backend took fd, to
+  // close it itself once the sends it owes are done (the caller must not
+  // close it; a completion backend then needs no dup to send them from).
+  virtual bool detach_to_close(int fd) noexcept {
+    detach(fd);
+    return false;
+  }
   // A task parked a wait on fd: poll() must report it when the direction
   // may be ready (epoll's edges already do; a completion backend may have to
   // ask the kernel).

@@ -69,6 +69,7 @@ class UringBackend final : public IoBackend {
   void set_interest(int fd, bool read, bool write) override;
   void attach(int fd, bool stream) override;
   void detach(int fd) noexcept override;
+  bool detach_to_close(int fd) noexcept override;
   void arm(int fd, bool write) override;
 
   long try_recv(int fd, std::span<char> buf, bool stream) noexcept override;
@@ -123,8 +124,12 @@ class UringBackend final : public IoBackend {
   bool writable(const Conn& c) const noexcept;
 
   // ---- uring_table.cpp ----
-  void release(Entry& e, bool fd_open) noexcept;
-  void keep_sending(Conn& c, bool fd_open) noexcept;
+  // What becomes of a released Conn's fd: closed already (its number may
+  // be another file's now), kept by the caller, or closed by it next.
+  enum class Fd { closed, kept, closing };
+  bool let_go(int fd, Fd fate) noexcept;
+  bool release(Entry& e, Fd fate) noexcept;
+  bool keep_sending(Conn& c, Fd fate) noexcept;
   void cancel_now(Conn& c, bool any) noexcept;
   bool unfix(Conn& c) noexcept;
 

@@ -38,7 +38,7 @@ void UringBackend::attach(int fd, bool stream) {
   if (fd < 0) throw_err(EBADF, "socket operation on a closed socket");
   const Kind kind = stream ? Kind::stream : kind_of(fd);
   Entry& e = table_.at(fd);
-  if (e.conn != nullptr) release(e, false);  // that number was closed without detach(): a new fd
+  if (e.conn != nullptr) release(e, Fd::closed);  // that number was closed without detach(): a new fd
   e.conn = new Conn(fd, kind);
   e.conn->fix_wanted = kind == Kind::stream && static_cast<unsigned>(fd) < fixed_slots_;
 }
@@ -65,14 +65,18 @@ bool UringBackend::unfix(Conn& c) noexcept {
 
 void UringBackend::drop_slots() noexcept {
   for (int fd = 0; Entry* e = table_.find(fd); ++fd) {
-    if (e->conn != nullptr) release(*e, true);
+    if (e->conn != nullptr) release(*e, Fd::kept);
   }
   table_.clear();
 }
 
-void UringBackend::detach(int fd) noexcept {
+void UringBackend::detach(int fd) noexcept { (void)let_go(fd, Fd::kept); }
+
+bool UringBackend::detach_to_close(int fd) noexcept { return let_go(fd, Fd::closing); }
+
+bool UringBackend::let_go(int fd, Fd fate) noexcept {
   Entry* e = table_.find(fd);
-  if (e != nullptr && e->conn != nullptr && e->conn->kind != Kind::watched) release(*e, true);
+  return e != nullptr && e->conn != nullptr && e->conn->kind != Kind::watched && release(*e, fate);
 }
 
 void UringBackend::set_interest(int fd, bool read, bool write) {
@@ -82,7 +86,7 @@ void UringBackend::set_interest(int fd, bool read, bool write) {
   if (c != nullptr && c->kind != Kind::watched) throw_err(EBUSY, "fd is in use by socket operations");
   const unsigned mask = (read ? POLLIN : 0u) | (write ? POLLOUT : 0u);
   if (mask == 0) {
-    if (c != nullptr) release(e, true);
+    if (c != nullptr) release(e, Fd::kept);
     return;
   }
   if (c == nullptr) {
@@ -97,9 +101,10 @@ void UringBackend::set_interest(int fd, bool read, bool write) {
   mark_prep(*c);
 }
 
-// Lets go of e's Conn (lifetime rule 2 in uring_backend.cpp); !fd_open: its
-// fd was closed without detach(), and the number may be another file's now.
-void UringBackend::release(Entry& e, bool fd_open) noexcept {
+// Lets go of e's Conn (lifetime rule 2 in uring_backend.cpp); Fd::closed:
+// its fd was closed without detach(), and the number may be another file's
+// now. True if the Conn took the fd, to close it itself (keep_sending).
+bool UringBackend::release(Entry& e, Fd fate) noexcept {
   Conn* c = std::exchange(e.conn, nullptr);
   const bool unfixed = unfix(*c);  // first: keep_sending may give c a new fd
   c->detached = true;
@@ -109,16 +114,17 @@ void UringBackend::release(Entry& e, bool fd_open) noexcept {
     starved_.erase(std::find(starved_.begin(), starved_.end(), c));
     c->starved = false;
   }
-  if (c->sends_owed()) keep_sending(*c, fd_open);
+  const bool taken = c->sends_owed() && keep_sending(*c, fate);
   cancel_now(*c, unfixed);
   try {
     detached_.push_back(c);
   } catch (...) {
     // No memory to track it: it leaks, which is safer than freeing it with
     // requests in the ring.
-    return;
+    return taken;
   }
   maybe_free(c);
+  return taken;
 }
 
 namespace {
@@ -133,27 +139,32 @@ bool resets_on_close(int fd) noexcept {
 
 }  // namespace
 
-// Sends owed at detach go on from a dup of the fd, as the kernel's own send
-// buffer goes on after a close(). A socket set to reset on close (a server
-// giving up on a slow reader) drops them instead, as the kernel drops its
-// own, and so does one already closed or with no fd left to dup: the send in
-// the ring is then cancelled (cancel_now), so that the close is the last
-// reference.
-// Not one last send at detach instead (no dup, no second close), in its
-// enter or by a send(2): the socket would end at the caller's close(), a
-// loop iteration before the dup's, and a peer whose bytes were still on
-// their way (a TLS client of the same loop, its answer queued) would get a
-// FIN where epoll's close, and the dup's later one, reset it
-// (docs/backend-choice.md, "Short connections").
-void UringBackend::keep_sending(Conn& c, bool fd_open) noexcept {
-  const int dup = fd_open && !resets_on_close(c.fd) ? ::fcntl(c.fd, F_DUPFD_CLOEXEC, 0) : -1;
-  if (dup >= 0) {
-    c.fd = dup;
-    c.owns_fd = true;
-    return;
+// Sends owed at detach go on after it, as the kernel's own send buffer goes
+// on after a close(): from the fd itself when its caller was about to close
+// it (detach_to_close: the Conn closes it after the last send, not the
+// caller), else from a dup of it (a Socket released, not closed). A socket
+// set to reset on close (a server giving up on a slow reader) drops them
+// instead, as the kernel drops its own, and so does one already closed or
+// with no fd left to dup: the send in the ring is then cancelled
+// (cancel_now), so that the close is the last reference. True if the Conn
+// took the fd.
+// Not one last send at detach (in its enter, or a send(2)) and the caller's
+// close at once: the socket would end a loop iteration before it does
+// here, and a peer whose bytes were still on their way (a TLS client of the
+// same loop, its data queued) would get a FIN where epoll's close, and this
+// later one, reset it (docs/backend-choice.md, "Short connections").
+bool UringBackend::keep_sending(Conn& c, Fd fate) noexcept {
+  if (fate != Fd::closed && !resets_on_close(c.fd)) {
+    const int own = fate == Fd::closing ? c.fd : ::fcntl(c.fd, F_DUPFD_CLOEXEC, 0);
+    if (own >= 0) {
+      c.fd = own;
+      c.owns_fd = true;
+      return fate == Fd::closing;
+    }
   }
   if (c.out) c.out->pending.clear();
   c.send_error = -ECONNRESET;  // what the cancelled send reports is dropped (on_send)
+  return false;
 }
 
 // One enter submits the cancels and runs the completions they cause, so
