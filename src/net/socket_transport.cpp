@@ -26,9 +26,8 @@ bool packs(const SocketAddress& a) noexcept {
   return a.size() == 0 || (a.family() == AF_INET && a.size() == sizeof(sockaddr_in)) ||
          (a.family() == AF_INET6 && a.size() == sizeof(sockaddr_in6));
 }
-}  // namespace
-
-namespace {
+// A transparent proxy's listener (IP_TRANSPARENT): its connections' local
+// addresses are the ones their peers asked for, not its own.
 bool transparent(const Socket& listener, int level, int name) noexcept {
   int on = 0;
   socklen_t len = sizeof on;
@@ -39,9 +38,8 @@ bool transparent(const Socket& listener, int level, int name) noexcept {
 SocketAddress accepted_local(const Socket& listener, const SocketAddress& bound) noexcept {
   if (bound.family() == AF_INET) {
     const auto* v4 = reinterpret_cast<const sockaddr_in*>(bound.data());
-    if (v4->sin_addr.s_addr != htonl(INADDR_ANY) && !transparent(listener, SOL_IP, IP_TRANSPARENT)) {
-      return bound;
-    }
+    const bool any = v4->sin_addr.s_addr == htonl(INADDR_ANY);
+    if (!any && !transparent(listener, SOL_IP, IP_TRANSPARENT)) return bound;
   } else if (bound.family() == AF_INET6) {
     const auto* v6 = reinterpret_cast<const sockaddr_in6*>(bound.data());
     if (!IN6_IS_ADDR_UNSPECIFIED(&v6->sin6_addr) && v6->sin6_scope_id == 0 &&

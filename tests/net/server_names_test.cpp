@@ -23,7 +23,8 @@ Coro<void> names_match(const char* listen_host, const char* connect_host) {
   for (int i = 0; i < 3; ++i) {  // the second and third: nothing left of the first's
     auto [reader, writer] = co_await corio::open_connection(connect_host, server.port());
     const std::string told = co_await reader.readline();
-    EXPECT_EQ(told, writer.get_extra_info("sockname") + " " + writer.get_extra_info("peername") + "\n")
+    const std::string local = writer.get_extra_info("sockname");
+    EXPECT_EQ(told, local + " " + writer.get_extra_info("peername") + "\n")
         << "listening on '" << listen_host << "'";
     EXPECT_EQ(writer.peername().host(), connect_host);
     writer.close();

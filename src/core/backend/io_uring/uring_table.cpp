@@ -38,7 +38,7 @@ void UringBackend::attach(int fd, bool stream) {
   if (fd < 0) throw_err(EBADF, "socket operation on a closed socket");
   const Kind kind = stream ? Kind::stream : kind_of(fd);
   Entry& e = table_.at(fd);
-  if (e.conn != nullptr) release(e, Fd::closed);  // that number was closed without detach(): a new fd
+  if (e.conn != nullptr) release(e, Fd::closed);  // closed without detach(): a new fd
   e.conn = new Conn(fd, kind);
   e.conn->fix_wanted = kind == Kind::stream && static_cast<unsigned>(fd) < fixed_slots_;
 }
