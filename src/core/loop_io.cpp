@@ -25,18 +25,24 @@ void LoopIo::remove_timer(TimerNode* node) noexcept {
 
 // ---- 2. sockets ---------------------------------------------------------------
 
-void LoopIo::attach_fd(int fd) {
+void LoopIo::attach_fd(int fd, bool stream) {
   if (core_->closed) throw RuntimeError("Event loop is closed");
-  backend_->attach(fd);
+  backend_->attach(fd, stream);
 }
 
 // The socket is closing: its waiters learn it (EBADF) instead of hanging.
-void LoopIo::detach_fd(int fd) noexcept {
+bool LoopIo::detach_fd(int fd, bool closing) noexcept {
   FdSlot* w = core_->closed ? nullptr : backend_->find(fd);
-  if (!w) return;
-  backend_->detach(fd);
+  if (!w) return false;
+  bool taken = false;
+  if (closing) {
+    taken = backend_->detach_to_close(fd);
+  } else {
+    backend_->detach(fd);
+  }
   if (w->read_wait) state_->fire(w->read_wait, true);
   if (w->write_wait) state_->fire(w->write_wait, true);
+  return taken;
 }
 
 // The backends return -errno; these raise it as std::system_error.

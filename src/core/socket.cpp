@@ -148,8 +148,13 @@ Socket& Socket::operator=(Socket&& o) noexcept {
   return *this;
 }
 
+// The backend may take the fd to close itself, after the sends it owes
+// (io_uring's queue, which would otherwise go on from a dup of it).
 void Socket::close() noexcept {
-  if (fd_ >= 0) (void)detail::socket_system().close(release());
+  if (fd_ < 0) return;
+  EventLoop* loop = reachable(std::exchange(watched_by_, nullptr));
+  const int fd = std::exchange(fd_, -1);
+  if (loop == nullptr || !loop->io().detach_fd(fd, true)) (void)detail::socket_system().close(fd);
 }
 
 int Socket::release() noexcept {
@@ -161,7 +166,7 @@ int Socket::release() noexcept {
 void Socket::watch(EventLoop& loop) {
   if (fd_ < 0) throw_errno(EBADF, "socket operation on a closed socket");
   if (watched_by_ == &loop) return;
-  loop.io().attach_fd(fd_);
+  loop.io().attach_fd(fd_, stream_);
   watched_by_ = &loop;
 }
 

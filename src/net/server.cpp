@@ -50,7 +50,7 @@ class ServerState {
 
   void add_listener(Socket sock);
   void start_accepting();
-  void start_client(Socket sock);
+  void start_client(Socket sock, const SocketAddress& peer, std::size_t listener);
   void close() noexcept;
   // At max_connections: below_cap is cleared for the accept loops to wait on.
   bool at_capacity() noexcept {
@@ -82,6 +82,7 @@ class ServerState {
   std::chrono::milliseconds ssl_shutdown_timeout;
   std::vector<Socket> listeners;
   std::vector<SocketAddress> addresses;
+  std::vector<SocketAddress> accepted_locals;  // per listener: accepted_local()
   std::vector<Task<void>> acceptors;
   ListHead clients;
   std::string unix_path;
@@ -143,7 +144,7 @@ Coro<void> accept_loop(Ref<ServerState> ref, std::size_t index) {
     }
     if (s.closed) co_return;
     if (err == 0) {
-      s.start_client(std::move(accepted.first));
+      s.start_client(std::move(accepted.first), accepted.second, index);
       reported = false;
       continue;
     }
@@ -283,6 +284,7 @@ Coro<void> run_client(ServerSlot slot, std::unique_ptr<Transport> transport) {
 
 void ServerState::add_listener(Socket sock) {
   addresses.push_back(sock.local_address());
+  accepted_locals.push_back(accepted_local(sock, addresses.back()));
   listeners.push_back(std::move(sock));
 }
 
@@ -293,9 +295,10 @@ void ServerState::start_accepting() {
   }
 }
 
-void ServerState::start_client(Socket sock) {
+void ServerState::start_client(Socket sock, const SocketAddress& peer, std::size_t listener) {
   ServerSlot slot(Ref<ServerState>::share(this));
-  auto transport = std::make_unique<SocketTransport>(loop, std::move(sock));
+  auto transport =
+      std::make_unique<SocketTransport>(loop, std::move(sock), peer, accepted_locals[listener]);
   if (adopt && !ssl) {
     static_cast<void>(give_streams(*this, slot, nullptr, std::move(transport)));  // adopted
   } else {

@@ -10,12 +10,14 @@
 namespace corio::detail {
 
 namespace {
-// An address the OS may not have (an unnamed Unix peer, a peer already gone)
-// is left empty rather than failing the connection.
+// `known`, or else the OS's. An address the OS may not have (an unnamed Unix
+// peer, a peer already gone) is left empty rather than failing the
+// connection.
 template <class F>
-SocketAddress address_or_empty(F get) noexcept {
+SocketAddress known_or_asked(const SocketAddress& known, F ask) noexcept {
+  if (known.size() > 0) return known;
   try {
-    return get();
+    return ask();
   } catch (const std::system_error&) {
     return {};
   }
@@ -24,7 +26,29 @@ bool packs(const SocketAddress& a) noexcept {
   return a.size() == 0 || (a.family() == AF_INET && a.size() == sizeof(sockaddr_in)) ||
          (a.family() == AF_INET6 && a.size() == sizeof(sockaddr_in6));
 }
+// A transparent proxy's listener (IP_TRANSPARENT): its connections' local
+// addresses are the ones their peers asked for, not its own.
+bool transparent(const Socket& listener, int level, int name) noexcept {
+  int on = 0;
+  socklen_t len = sizeof on;
+  return ::getsockopt(listener.fd(), level, name, &on, &len) == 0 && on != 0;
+}
 }  // namespace
+
+SocketAddress accepted_local(const Socket& listener, const SocketAddress& bound) noexcept {
+  if (bound.family() == AF_INET) {
+    const auto* v4 = reinterpret_cast<const sockaddr_in*>(bound.data());
+    const bool any = v4->sin_addr.s_addr == htonl(INADDR_ANY);
+    if (!any && !transparent(listener, SOL_IP, IP_TRANSPARENT)) return bound;
+  } else if (bound.family() == AF_INET6) {
+    const auto* v6 = reinterpret_cast<const sockaddr_in6*>(bound.data());
+    if (!IN6_IS_ADDR_UNSPECIFIED(&v6->sin6_addr) && v6->sin6_scope_id == 0 &&
+        !transparent(listener, SOL_IPV6, IPV6_TRANSPARENT)) {
+      return bound;
+    }
+  }
+  return {};
+}
 
 std::optional<std::string_view> Transport::try_read_lent() {
   throw RuntimeError("try_read_lent() on a transport that does not lend");
@@ -47,10 +71,11 @@ std::size_t Transport::try_writev(std::span<const std::string_view> pieces) {
   return total;
 }
 
-SocketTransport::SocketTransport(EventLoop& loop, Socket sock)
+SocketTransport::SocketTransport(EventLoop& loop, Socket sock, const SocketAddress& known_peer,
+                                 const SocketAddress& known_local)
     : loop_(loop), sock_(std::move(sock)) {
-  const SocketAddress peer = address_or_empty([this] { return sock_.peer_address(); });
-  const SocketAddress local = address_or_empty([this] { return sock_.local_address(); });
+  const SocketAddress peer = known_or_asked(known_peer, [this] { return sock_.peer_address(); });
+  const SocketAddress local = known_or_asked(known_local, [this] { return sock_.local_address(); });
   if (packs(peer) && packs(local)) {
     std::memcpy(&peer_.bytes, peer.data(), peer.size());
     std::memcpy(&local_.bytes, local.data(), local.size());

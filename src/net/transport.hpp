@@ -19,11 +19,22 @@
 
 namespace corio::detail {
 
+// The local address of every TCP connection `listener` (bound to `bound`)
+// accepts: its own, unless that is a wildcard (the address the peer reached
+// is the connection's), a scoped IPv6 one, or the listener is a transparent
+// proxy's (IP_TRANSPARENT: the address the peer asked for); then empty, for
+// the transport to ask of each. Unix listeners' are asked too.
+SocketAddress accepted_local(const Socket& listener, const SocketAddress& bound) noexcept;
+
 class SocketTransport final : public Transport {
  public:
   // Takes a connected, non-blocking socket. TCP sockets get TCP_NODELAY, as
   // asyncio sets it on every TCP transport: the writer buffers already.
-  SocketTransport(EventLoop& loop, Socket sock);
+  // `peer` and `local`: its names where the caller knows them already (an
+  // accept's peer, the listener's address: server.cpp), so that a short
+  // connection does not ask the kernel again; an empty one is asked.
+  SocketTransport(EventLoop& loop, Socket sock, const SocketAddress& peer = {},
+                  const SocketAddress& local = {});
 
   std::optional<std::size_t> try_read(std::span<char> buf) override {
     return loop_.io().try_recv_into(sock_, buf);

@@ -1,8 +1,10 @@
 // The io_uring backend's cost per connection, kept honest: a stream's slot in
 // the ring's file table is filled by an SQE in its first submit, not by a
-// register syscall at attach. That must keep what the syscall gave: every
-// answer arrives, then the hang-up; no fd or slot outlives its connection,
-// and a number reused finds nothing of the old stream.
+// register syscall at attach, an accepted stream is not asked its
+// SO_TYPE, and the answer owed at close goes from the fd itself, which the
+// backend closes after it, not from a dup. That must keep what the syscalls
+// gave: every answer arrives, then the hang-up; no fd or slot outlives its
+// connection, and a number reused finds nothing of the old stream.
 #include <dirent.h>
 
 #include "core/backend/io_uring/uring_impl.hpp"
@@ -33,49 +35,66 @@ std::string read_to_eof(int fd) {
   return got;
 }
 
-int accept_one(IoBackend& b, int lfd) {
-  SocketAddress peer;
-  long fd = b.try_accept(lfd, &peer);
-  for (int i = 0; i < 10 && fd == -EAGAIN; ++i) {
-    b.arm(lfd, false);
-    (void)wait_for(b, lfd, false, 1);
-    fd = b.try_accept(lfd, &peer);
-  }
-  return static_cast<int>(fd);
-}
-
 corio::detail::uring::UringBackend& uring(IoBackend& b) {
   return static_cast<corio::detail::uring::UringBackend&>(b);
 }
 
 // Connection: close, 300 times: a request read, an answer queued, the
-// socket detached and closed. The peer has the answer and the hang-up, and
-// the server is left with the fds and slots it had before.
-TEST_F(UringShortConnections, EveryOneIsAnsweredAndNothingLeaks) {
+// socket let go of. The peer has the answer and the hang-up, and the server
+// is left with the fds and slots it had before. `hand_over`: as
+// Socket::close() does, the fd goes to the backend (detach_to_close), which
+// sends the answer from it and closes it, with no dup made; else detach()
+// and close(), as a Socket released and then closed, the answer going on
+// from a dup.
+void short_connections(IoBackend& b, bool hand_over) {
   SocketAddress addr;
-  const int lfd = accepting_listener(b(), &addr);
+  const int lfd = accepting_listener(b, &addr);
   const std::size_t fds = open_fds();
   for (int i = 0; i < 300; ++i) {
     const int client = tcp_client(addr);
     ASSERT_EQ(::write(client, "GET", 3), 3);
-    const int fd = accept_one(b(), lfd);
+    const int fd = accept_one(b, lfd);
     ASSERT_GE(fd, 0) << "connection " << i;
-    b().attach(fd);
-    start_receiving(b(), fd);
-    ASSERT_EQ(recv_all(b(), fd, 3), "GET");
-    EXPECT_EQ(uring(b()).fixed_files(), 1u);
-    ASSERT_EQ(b().try_send(fd, "answer"), 6);  // queued: nothing has gone out
-    b().detach(fd);
-    ::close(fd);
-    EXPECT_EQ(uring(b()).fixed_files(), 0u);
-    pump(b());  // the answer goes from a dup of the fd (sends owed at detach)
+    b.attach(fd, true);
+    start_receiving(b, fd);
+    ASSERT_EQ(recv_all(b, fd, 3), "GET");
+    EXPECT_EQ(uring(b).fixed_files(), 1u);
+    ASSERT_EQ(b.try_send(fd, "answer"), 6);  // queued: nothing has gone out
+    const std::size_t open = open_fds();
+    if (hand_over) {
+      ASSERT_TRUE(b.detach_to_close(fd)) << "an answer owed: the backend closes the fd";
+      EXPECT_EQ(open_fds(), open) << "a dup was made";
+    } else {
+      b.detach(fd);
+      ::close(fd);
+    }
+    EXPECT_EQ(uring(b).fixed_files(), 0u);
+    pump(b);  // the answer goes (sends owed at detach)
     ASSERT_EQ(read_to_eof(client), "answer") << "connection " << i;
     ::close(client);
   }
-  pump(b());
+  pump(b);
   EXPECT_EQ(open_fds(), fds) << "an fd of a closed connection is still open";
-  b().detach(lfd);
+  b.detach(lfd);
   ::close(lfd);
+}
+
+TEST_F(UringShortConnections, EveryOneIsAnsweredAndNothingLeaks) { short_connections(b(), false); }
+
+TEST_F(UringShortConnections, AClosedStreamSendsItsAnswerFromItsOwnFd) {
+  short_connections(b(), true);
+}
+
+// With nothing owed, the caller closes the fd, at once.
+TEST_F(UringShortConnections, AClosedStreamOwingNothingIsTheCallersToClose) {
+  Pair p;
+  b().attach(p.a, true);
+  start_receiving(b(), p.a);
+  pump(b());
+  EXPECT_FALSE(b().detach_to_close(p.a));
+  ::close(std::exchange(p.a, -1));
+  char c = 0;
+  EXPECT_EQ(::read(p.b, &c, 1), 0) << "no EOF: the file is still open";
 }
 
 // A stream detached and closed before any poll() submitted its requests:

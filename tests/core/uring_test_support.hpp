@@ -155,6 +155,19 @@ inline int tcp_client(const SocketAddress& to) {
   return fd;
 }
 
+// The next connection a listener's multishot accept queued, waiting for it
+// as the loop would: the fd, or -errno (-EMFILE: held, as accept4 would fail).
+inline int accept_one(IoBackend& b, int lfd) {
+  SocketAddress peer;
+  long fd = b.try_accept(lfd, &peer);
+  for (int i = 0; i < 10 && fd == -EAGAIN; ++i) {
+    b.arm(lfd, false);
+    (void)wait_for(b, lfd, false, 1);
+    fd = b.try_accept(lfd, &peer);
+  }
+  return static_cast<int>(fd);
+}
+
 class UringFixture : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -9,7 +9,10 @@
 //      (its expire() runs on the loop when `when` has passed); remove_timer()
 //      takes it out, and does nothing when it is not in.
 //   2. Sockets. attach_fd() registers an fd with the backend once (Socket::
-//      watch); detach_fd() forgets it and fails its parked waits with EBADF.
+//      watch; `stream`: a SOCK_STREAM socket, so the backend need not ask);
+//      detach_fd() forgets it and fails its parked waits with EBADF;
+//      `closing`: the caller closes fd next, unless this returns true (the
+//      backend took fd, to close it once the sends it owes are done).
 //      try_recv_into() / try_send() make the syscall or its backend
 //      equivalent now (try_sendv() sends pieces in order, gathered in one
 //      sendmsg(2) where the backend can): nullopt / 0 mean "would block", then await
@@ -74,8 +77,8 @@ class LoopIo {
   void remove_timer(TimerNode* node) noexcept;
 
   // 2. Sockets
-  void attach_fd(int fd);
-  void detach_fd(int fd) noexcept;
+  void attach_fd(int fd, bool stream);
+  bool detach_fd(int fd, bool closing = false) noexcept;
   std::optional<std::size_t> try_recv_into(Socket& sock, std::span<char> buf);
   bool lends_recv(Socket& sock);
   std::optional<std::string_view> try_recv_lent(Socket& sock);

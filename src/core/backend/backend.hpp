@@ -109,12 +109,23 @@ class IoBackend {
 
   // ---- socket operations ------------------------------------------------------
   // Takes fd (a non-blocking socket or pipe) for the operations below.
-  virtual void attach(int fd) = 0;
+  // `stream`: the caller made fd as a SOCK_STREAM socket, or accepted it
+  // from one, so a backend that treats streams apart (io_uring) need not
+  // ask the kernel (false: not known, the backend asks if it must).
+  virtual void attach(int fd, bool stream) = 0;
+  void attach(int fd) { attach(fd, false); }
   // Before fd is closed: operations already accepted (queued sends) still
   // happen, unless the socket is set to reset on close (SO_LINGER 0), which
   // drops them as the kernel drops its own; nothing of the fd's is touched
   // afterwards.
   virtual void detach(int fd) noexcept = 0;
+  // detach() for a caller about to close fd. True: the backend took fd, to
+  // close it itself once the sends it owes are done (the caller must not
+  // close it; a completion backend then needs no dup to send them from).
+  virtual bool detach_to_close(int fd) noexcept {
+    detach(fd);
+    return false;
+  }
   // A task parked a wait on fd: poll() must report it when the direction
   // may be ready (epoll's edges already do; a completion backend may have to
   // ask the kernel).

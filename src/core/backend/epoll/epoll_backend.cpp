@@ -117,7 +117,7 @@ class EpollBackend final : public IoBackend {
     return count;
   }
 
-  void attach(int fd) override {
+  void attach(int fd, bool) override {
     EpollFd& st = entry(fd, "socket operation");
     epoll_event ev{};
     ev.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;

@@ -39,8 +39,10 @@
 //      lists and the end of poll() are the safe points where it is freed.
 //   2. detach() cancels its receive, accept and poll at once (one enter, so
 //      the kernel drops its file references before the caller's close());
-//      sends still owed go on from a dup of the fd, which the last send's
-//      completion closes (after a shutdown() that waited for them). A
+//      sends still owed go on from the fd itself (detach_to_close(): the
+//      caller does not close it) or from a dup of it (detach()), which the
+//      Conn closes once the last send completed (after a shutdown() that
+//      waited for them). A
 //      socket set to reset on close (SO_LINGER 0), or one closed before
 //      its detach (attach() finds its number reused), owes nothing: its
 //      queue is dropped and its send in the ring cancelled with the rest.
@@ -359,6 +361,7 @@ int UringBackend::poll(int timeout_ms, IoEvent* out, int capacity) {
   prepare();
   enter(ready_.empty() ? timeout_ms : 0);
   reap();
+  fd_limit_stale_ = true;  // within_fd_limit()
   return report(out, capacity);
 }
 

@@ -83,7 +83,7 @@ struct Conn {
   std::uint16_t interest = 0, poll_mask = 0, revents = 0;
 
   bool detached : 1 = false;  // the loop let go of the fd; it lives on for its requests
-  bool owns_fd : 1 = false;   // fd is a dup made at detach() for the sends still owed
+  bool owns_fd : 1 = false;   // fd is ours to close after the sends owed at detach (keep_sending)
   bool fixed : 1 = false;     // fd is registered in the ring's file table, at slot fd
   bool fix_wanted : 1 = false;  // a stream to register: by the first submit with its SQEs
   // Whether the stream's reads and writes go through try_recv/try_send. Code

@@ -1,10 +1,12 @@
-// The io_uring backend's class, shared by its two files: uring_backend.cpp
-// (the ring, poll(): prepare, submit-and-wait, reap, report) and uring_ops.cpp
-// (the socket operations the loop calls between polls). Built only with
-// liburing; see uring_backend.cpp for the design.
+// The io_uring backend's class, shared by its files: uring_backend.cpp
+// (the ring, poll(): prepare, submit-and-wait, reap, report), uring_table.cpp
+// (attach, detach, registrations) and uring_ops.cpp (the socket operations
+// the loop calls between polls). Built only with liburing; see
+// uring_backend.cpp for the design.
 #pragma once
 
 #include <liburing.h>
+#include <sys/resource.h>
 
 #include <string>
 #include <system_error>
@@ -65,8 +67,9 @@ class UringBackend final : public IoBackend {
   void drop_slots() noexcept override;
 
   void set_interest(int fd, bool read, bool write) override;
-  void attach(int fd) override;
+  void attach(int fd, bool stream) override;
   void detach(int fd) noexcept override;
+  bool detach_to_close(int fd) noexcept override;
   void arm(int fd, bool write) override;
 
   long try_recv(int fd, std::span<char> buf, bool stream) noexcept override;
@@ -120,12 +123,18 @@ class UringBackend final : public IoBackend {
   bool readable(const Conn& c) const noexcept;
   bool writable(const Conn& c) const noexcept;
 
-  // ---- uring_ops.cpp ----
-  Conn* conn(int fd) noexcept;
-  void release(Entry& e, bool fd_open) noexcept;
-  void keep_sending(Conn& c, bool fd_open) noexcept;
+  // ---- uring_table.cpp ----
+  // What becomes of a released Conn's fd: closed already (its number may
+  // be another file's now), kept by the caller, or closed by it next.
+  enum class Fd { closed, kept, closing };
+  bool let_go(int fd, Fd fate) noexcept;
+  bool release(Entry& e, Fd fate) noexcept;
+  bool keep_sending(Conn& c, Fd fate) noexcept;
   void cancel_now(Conn& c, bool any) noexcept;
   bool unfix(Conn& c) noexcept;
+
+  // ---- uring_ops.cpp ----
+  Conn* conn(int fd) noexcept;
   static void target(io_uring_sqe* s, const Conn& c) noexcept {
     if (c.fixed) s->flags |= IOSQE_FIXED_FILE;  // s->fd is c.fd, its slot
   }
@@ -136,7 +145,7 @@ class UringBackend final : public IoBackend {
   long copy_out(Conn& c, std::span<char> buf) noexcept;
   void advance(Conn& c, std::size_t n) noexcept;
   void caught_up(Conn& c) noexcept;
-  static int within_fd_limit(int& fd) noexcept;
+  int within_fd_limit(int& fd) noexcept;
   void flushed(Conn& c) noexcept;
   SendQueue& new_send_queue(Conn& c);
   SendQueue& send_queue(Conn& c) { return c.out ? *c.out : new_send_queue(c); }
@@ -180,6 +189,8 @@ class UringBackend final : public IoBackend {
   std::size_t own_buffers_ = 0;
   unsigned fixed_slots_ = 0;  // the file table's size; 0: none registered
   std::size_t fixed_files_ = 0;
+  rlim_t fd_limit_ = 0;          // RLIMIT_NOFILE as within_fd_limit() last read it
+  bool fd_limit_stale_ = true;   // a poll() came since: read it again
   // File requests: submitted, not yet prepared (FIFO through FileOp::next),
   // and in the ring (their CQE not reaped yet).
   FileOp* files_head_ = nullptr;

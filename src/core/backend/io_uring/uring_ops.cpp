@@ -1,14 +1,12 @@
 // The io_uring backend's operations (design: uring_backend.cpp). They run in
 // a task's step, between two poll()s, and never enter the ring: they take
 // from the queues the completions filled, queue sends, and mark what the next
-// poll() must submit. The exceptions are detach() and add_reader/add_writer
-// removal, which cancel at once so that the caller may close the fd.
+// poll() must submit. The table's operations, detach() among them, are in
+// uring_table.cpp.
 #ifdef CORIO_HAVE_LIBURING
 
 #include <fcntl.h>
-#include <poll.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -22,159 +20,9 @@
 
 namespace corio::detail::uring {
 
-namespace {
-
-Kind kind_of(int fd) {
-  int type = 0;
-  socklen_t len = sizeof type;
-  if (::getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0) {
-    return type == SOCK_STREAM ? Kind::stream : Kind::socket;
-  }
-  if (errno == ENOTSOCK) return Kind::socket;  // a pipe: readiness, as a datagram socket
-  throw_err(errno, "socket operation");
-}
-
-}  // namespace
-
 Conn* UringBackend::conn(int fd) noexcept {
   Entry* e = table_.find(fd);
   return e != nullptr ? e->conn : nullptr;
-}
-
-// ---- the table --------------------------------------------------------------------
-
-void UringBackend::attach(int fd) {
-  if (fd < 0) throw_err(EBADF, "socket operation on a closed socket");
-  const Kind kind = kind_of(fd);
-  Entry& e = table_.at(fd);
-  if (e.conn != nullptr) release(e, false);  // that number was closed without detach(): a new fd
-  e.conn = new Conn(fd, kind);
-  e.conn->fix_wanted = kind == Kind::stream && static_cast<unsigned>(fd) < fixed_slots_;
-}
-
-// Queues the clearing of c's slot, for cancel_now()'s enter to carry (the
-// update runs as it is submitted): the table's reference to the file is
-// gone before the caller closes the fd. True if an SQE was queued. A stream
-// detached before its first submit has nothing in its slot to clear.
-bool UringBackend::unfix(Conn& c) noexcept {
-  c.fix_wanted = false;
-  if (!c.fixed) return false;
-  c.fixed = false;
-  --fixed_files_;
-  static int none = -1;  // the kernel reads it during the submit
-  io_uring_sqe* s = sqe_now();
-  if (s == nullptr) {
-    (void)io_uring_register_files_update(&ring_.r, static_cast<unsigned>(c.fd), &none, 1);
-    return false;
-  }
-  io_uring_prep_files_update(s, &none, 1, c.fd);
-  io_uring_sqe_set_data64(s, kIgnore);
-  return true;
-}
-
-void UringBackend::drop_slots() noexcept {
-  for (int fd = 0; Entry* e = table_.find(fd); ++fd) {
-    if (e->conn != nullptr) release(*e, true);
-  }
-  table_.clear();
-}
-
-void UringBackend::detach(int fd) noexcept {
-  Entry* e = table_.find(fd);
-  if (e != nullptr && e->conn != nullptr && e->conn->kind != Kind::watched) release(*e, true);
-}
-
-void UringBackend::set_interest(int fd, bool read, bool write) {
-  if (fd < 0) throw_err(EBADF, "add_reader/add_writer");
-  Entry& e = table_.at(fd);
-  Conn* c = e.conn;
-  if (c != nullptr && c->kind != Kind::watched) throw_err(EBUSY, "fd is in use by socket operations");
-  const unsigned mask = (read ? POLLIN : 0u) | (write ? POLLOUT : 0u);
-  if (mask == 0) {
-    if (c != nullptr) release(e, true);
-    return;
-  }
-  if (c == nullptr) {
-    // A poll on a regular file completes at once, forever; epoll refuses such
-    // fds, and asyncio's add_reader with it: refuse them here too, at once.
-    struct stat st{};
-    if (::fstat(fd, &st) < 0) throw_err(errno, "add_reader/add_writer");
-    if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) throw_err(EPERM, "add_reader/add_writer");
-    c = e.conn = new Conn(fd, Kind::watched);
-  }
-  c->interest = static_cast<std::uint16_t>(mask);
-  mark_prep(*c);
-}
-
-// Lets go of e's Conn (lifetime rule 2 in uring_backend.cpp); !fd_open: its
-// fd was closed without detach(), and the number may be another file's now.
-void UringBackend::release(Entry& e, bool fd_open) noexcept {
-  Conn* c = std::exchange(e.conn, nullptr);
-  const bool unfixed = unfix(*c);  // first: keep_sending may give c a new fd
-  c->detached = true;
-  c->want_read = c->want_write = false;
-  drop_received(*c);
-  if (c->starved) {
-    starved_.erase(std::find(starved_.begin(), starved_.end(), c));
-    c->starved = false;
-  }
-  if (c->sends_owed()) keep_sending(*c, fd_open);
-  cancel_now(*c, unfixed);
-  try {
-    detached_.push_back(c);
-  } catch (...) {
-    // No memory to track it: it leaks, which is safer than freeing it with
-    // requests in the ring.
-    return;
-  }
-  maybe_free(c);
-}
-
-namespace {
-
-// SO_LINGER 0: close() is to drop what is unsent and reset the connection.
-bool resets_on_close(int fd) noexcept {
-  ::linger lg{};
-  socklen_t len = sizeof lg;
-  return ::getsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, &len) == 0 && lg.l_onoff != 0 &&
-         lg.l_linger == 0;
-}
-
-}  // namespace
-
-// Sends owed at detach go on from a dup of the fd, as the kernel's own send
-// buffer goes on after a close(). A socket set to reset on close (a server
-// giving up on a slow reader) drops them instead, as the kernel drops its
-// own, and so does one already closed or with no fd left to dup: the send in
-// the ring is then cancelled (cancel_now), so that the close is the last
-// reference.
-// Not one last send in detach's enter instead (no dup, no second close):
-// the socket would end at the caller's close(), and a TLS stream aborted
-// with bytes unread would give its peer an EOF, not the reset the dup's
-// later close gives (docs/backend-choice.md, "Short connections").
-void UringBackend::keep_sending(Conn& c, bool fd_open) noexcept {
-  const int dup = fd_open && !resets_on_close(c.fd) ? ::fcntl(c.fd, F_DUPFD_CLOEXEC, 0) : -1;
-  if (dup >= 0) {
-    c.fd = dup;
-    c.owns_fd = true;
-    return;
-  }
-  if (c.out) c.out->pending.clear();
-  c.send_error = -ECONNRESET;  // what the cancelled send reports is dropped (on_send)
-}
-
-// One enter submits the cancels and runs the completions they cause, so
-// that the kernel's file references are gone before the caller's close():
-// a cancelled multishot recv (or a send to a peer that does not read) would
-// otherwise keep the socket open, and the peer without its FIN or reset.
-// `any`: an SQE is queued already (unfix()).
-void UringBackend::cancel_now(Conn& c, bool any) noexcept {
-  if (c.send_inflight && !c.owns_fd) any |= prep_cancel(c, kSend);
-  if (c.recv_armed) any |= prep_cancel(c, kRecv);
-  if (c.own_armed) any |= prep_cancel(c, kOwnRecv);
-  if (c.accept_armed) any |= prep_cancel(c, kAccept);
-  if (c.poll_mask != 0) any |= prep_cancel(c, kPoll);
-  if (any) (void)io_uring_submit_and_get_events(&ring_.r);
 }
 
 const char* UringBackend::chunk_data(const Conn& c, const Chunk& k) noexcept {
@@ -297,9 +145,16 @@ void UringBackend::caught_up(Conn& c) noexcept {
 // reads it per call. So that a lowered limit still means EMFILE (which a
 // server pauses on, and a test of that relies on), an fd past the current
 // limit moves under it, or stays queued with -EMFILE until one is free.
+// The limit is read by the first accept after each poll() and for an fd
+// at or past it (raised since?), not per accept (a prlimit64 per
+// connection): a limit lowered during a step holds from the next pass on.
 int UringBackend::within_fd_limit(int& fd) noexcept {
-  rlimit lim{};
-  if (::getrlimit(RLIMIT_NOFILE, &lim) != 0 || static_cast<rlim_t>(fd) < lim.rlim_cur) return fd;
+  if (fd_limit_stale_ || static_cast<rlim_t>(fd) >= fd_limit_) {
+    rlimit lim{};
+    fd_limit_ = ::getrlimit(RLIMIT_NOFILE, &lim) == 0 ? lim.rlim_cur : RLIM_INFINITY;
+    fd_limit_stale_ = false;
+  }
+  if (static_cast<rlim_t>(fd) < fd_limit_) return fd;
   const int low = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);  // the lowest free number, within the limit
   if (low < 0) return -errno;
   ::close(fd);

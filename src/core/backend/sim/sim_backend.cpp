@@ -21,7 +21,7 @@ SimSocket* SimBackend::sock(int fd) noexcept {
 
 void SimBackend::set_interest(int, bool, bool) { not_simulated("add_reader/add_writer"); }
 
-void SimBackend::attach(int fd) {
+void SimBackend::attach(int fd, bool) {
   if (sock(fd) == nullptr) not_simulated("an fd that is not a simulated socket of this host");
   (void)table_.at(fd);
 }

@@ -40,7 +40,7 @@ class SimBackend final : public IoBackend {
   void drop_slots() noexcept override { table_.clear(); }
 
   void set_interest(int fd, bool read, bool write) override;
-  void attach(int fd) override;
+  void attach(int fd, bool stream) override;
   void detach(int fd) noexcept override;
   void arm(int fd, bool write) override;
 
