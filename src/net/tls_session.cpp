@@ -137,7 +137,7 @@ TlsSession::~TlsSession() {
 void TlsSession::rest() noexcept {
   if (rested) return;
   rested = true;
-  quiet_since = loop.time();
+  quiet_since = loop.pass_time();  // twice a request: no clock read (event_loop.hpp)
   if (!rest_timer) arm_rest(kRestDelay);
 }
 
@@ -152,7 +152,7 @@ void TlsSession::arm_rest(std::chrono::duration<double> delay) noexcept {
 void TlsSession::quiet_for_a_while() noexcept {
   rest_timer.reset();
   if (!rested) return;  // busy again: its next rest() arms the timer
-  const std::chrono::duration<double> quiet(loop.time() - quiet_since);
+  const std::chrono::duration<double> quiet(loop.pass_time() - quiet_since);
   if (quiet < kRestDelay) {
     arm_rest(kRestDelay - quiet);
     return;
