@@ -5,7 +5,7 @@
 // frames do: nghttp2 allocates and frees about five small blocks per
 // request (a stream, its frames' items), and a loop that takes many
 // requests per turn overflows glibc's per-size cache of 7 blocks, whose
-// slow path was most of the 2,300 instructions malloc and free cost an h2
+// slow path was most of the 2,700 instructions malloc and free cost an h2
 // GET over TLS (callgrind, h2load -c100 -m1).
 #include "http/h2/h2_memory.hpp"
 
